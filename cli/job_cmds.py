@@ -1,0 +1,29 @@
+"""``memkeeper job KIND``: run one background job in this process (what start_job spawns)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("job", help="run a background job now (internal; hooks start these)")
+    parser.add_argument("kind", help="job kind, e.g. summary, flush, l1")
+    parser.add_argument("--options", default="{}", help="JSON options for the job")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_USAGE, CliError
+    from memkeeper.core.jobs import run_job
+    from memkeeper.core.store import paths_for
+
+    try:
+        options = json.loads(args.options)
+    except ValueError:
+        raise CliError("--options is not valid JSON", EXIT_USAGE) from None
+    try:
+        run_job(paths_for(args.project), args.kind, options)
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    return 0

@@ -1,0 +1,77 @@
+"""Atomic file writes: a reader never sees half a file.
+
+Every state file is written to a temp file in the same folder, fsynced, then renamed
+over the target. Appends are whole chunks written with ``O_APPEND``. Files are 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FILE_MODE = 0o600
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def dumps_js(obj: Any) -> str:
+    """JSON as the JS plugin writes it: ``JSON.stringify(obj, null, 2)``, no trailing newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def atomic_write_json(path: Path, obj: Any, mode: int = FILE_MODE) -> None:
+    atomic_write_text(path, dumps_js(obj), mode)
+
+
+def append_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Append ``data`` in one write with O_APPEND, creating the file 0600 if needed."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def append_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
+    append_bytes(path, text.encode("utf-8"), mode)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,126 @@
+"""The validated configuration: a pydantic model over project → global → defaults.
+
+Keys keep the JS plugin's names (``saveInterval``, ``memoryRotation``, ``memory``) so
+one config file serves both. A bad value is a :class:`ConfigError` with one line that
+names the file and the key; an unknown key is a warning, never an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memkeeper.core.settings import (
+    DEFAULT_FLUSH_EVERY,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_SAVE_INTERVAL,
+    config_layers,
+    deep_merge,
+    scaled_threshold,
+)
+from memkeeper.core.store import StorePaths
+from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message is one line."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class RotationConfig(_Section):
+    enabled: bool = True
+    thresholdTokens: int | None = Field(default=None, gt=0)
+    carryoverTokens: int | None = Field(default=None, gt=0)
+
+
+class MemoryConfig(_Section):
+    enabled: bool = True
+    flushEvery: int = Field(default=DEFAULT_FLUSH_EVERY, gt=0)
+    retentionDays: int = Field(default=DEFAULT_RETENTION_DAYS, gt=0)
+
+
+class SummarizerConfig(_Section):
+    #: "auto" picks claude when it is on PATH, then anthropic with a key, then extractive.
+    backend: Literal["auto", "claude", "anthropic", "command", "extractive"] = "auto"
+    model: str = "haiku"
+    command: list[str] | None = None
+    timeoutSeconds: float = Field(default=120.0, gt=0)
+
+
+class BudgetConfig(_Section):
+    dailyCalls: int = Field(default=200, ge=0)
+    dailyTokens: int = Field(default=2_000_000, ge=0)
+
+
+class Config(_Section):
+    saveInterval: int = Field(default=DEFAULT_SAVE_INTERVAL, gt=0)
+    memoryRotation: RotationConfig = Field(default_factory=RotationConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    summarizer: SummarizerConfig = Field(default_factory=SummarizerConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+
+    @property
+    def threshold_tokens(self) -> int:
+        """Rotation threshold: ``floor(thresholdTokens × 0.95)`` if set, else 23,750."""
+        return scaled_threshold(self.memoryRotation.thresholdTokens, ROTATION_THRESHOLD_TOKENS)
+
+    @property
+    def carryover_tokens(self) -> int:
+        return scaled_threshold(self.memoryRotation.carryoverTokens, CARRYOVER_TOKENS)
+
+
+def _unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
+    found: list[str] = []
+    for key in (model.model_extra or {}):
+        found.append(prefix + key)
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            found.extend(_unknown_keys(value, f"{prefix}{name}."))
+    return found
+
+
+class LoadedConfig(BaseModel):
+    config: Config
+    warnings: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+
+
+def load_config(paths: StorePaths) -> LoadedConfig:
+    """Merge the layers and validate; raise ConfigError naming the file and key."""
+    merged: dict[str, Any] = {}
+    warnings: list[str] = []
+    sources: list[str] = []
+    for path, data, error in config_layers(paths):
+        if error:
+            raise ConfigError(error)
+        if data is None:
+            continue
+        sources.append(str(path))
+        _validate_layer(path, data)
+        warnings.extend(f"{path}: unknown key '{key}' (ignored)" for key in _unknown_keys(Config.model_validate(data)))
+        merged = deep_merge(merged, data)
+    return LoadedConfig(config=Config.model_validate(merged), warnings=warnings, sources=sources)
+
+
+def _validate_layer(path: Path, data: dict[str, Any]) -> None:
+    try:
+        Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: bad value for '{key}': {first['msg']}") from None
+
+
+def load_config_or_default(paths: StorePaths) -> tuple[Config, list[str]]:
+    """The config, or the defaults plus the error as a warning (for paths that must go on)."""
+    try:
+        loaded = load_config(paths)
+    except ConfigError as exc:
+        return Config(), [str(exc)]
+    return loaded.config, loaded.warnings

@@ -1,0 +1,206 @@
+"""``memory-index.json``: its one locked read-modify-write, corruption recovery, rebuild.
+
+Stdlib only (the hook path uses it). The file keeps the JS plugin's key names and order
+(``JSON.stringify(obj, null, 2)``, no trailing newline) and every key we do not know.
+A file that does not parse is moved aside to ``memory-index.json.corrupt-<UTC>`` and
+the index is rebuilt from the archives and summaries on disk, never reset to empty.
+The typed view is :mod:`memkeeper.core.index_model`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.store import ARCHIVE_PREFIX, StorePaths, is_safe_basename
+from memkeeper.core.tokens import tokens_for_bytes
+
+T = TypeVar("T")
+
+ARCHIVE_RE = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
+DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
+
+
+class IndexRecovered(Exception):
+    """Not raised: recorded in the rebuilt index's ``recoveredFrom`` for status/doctor."""
+
+
+def iso_now() -> str:
+    """ISO-8601 UTC with milliseconds and Z, as JS ``new Date().toISOString()``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def default_index() -> dict[str, Any]:
+    return {
+        "version": 1,
+        "current": "memory.md",
+        "rotatedFiles": [],
+        "stats": {"totalRotations": 0, "lastRotation": None},
+        "counter": 0,
+    }
+
+
+def summary_name(archive: str) -> str:
+    """``memory_X.md`` → ``memory_X.summary.json`` (as the JS ``replace('.md', …)``)."""
+    return archive.replace(".md", ".summary.json", 1)
+
+
+def date_range(text: str) -> dict[str, str] | None:
+    dates = DATE_HEADER_RE.findall(text)
+    if not dates:
+        return None
+    return {"first": min(dates), "last": max(dates)}
+
+
+def list_archives(paths: StorePaths) -> list[str]:
+    """Archive basenames on disk (``memory_*.md`` but not memory.md), sorted by name."""
+    try:
+        names = os.listdir(paths.root)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        n for n in names if n.startswith(ARCHIVE_PREFIX) and n.endswith(".md") and n != "memory.md"
+    )
+
+
+def _summary_ok(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict)
+
+
+def archive_entry(paths: StorePaths, name: str, rotated_at: str | None = None) -> dict[str, Any]:
+    """An index entry for an archive on disk, in the reference's key order."""
+    path = paths.archive(name)
+    data = path.read_bytes()
+    entry: dict[str, Any] = {
+        "file": name,
+        "rotatedAt": rotated_at or _rotated_at_from_name(name, path),
+        "tokens": tokens_for_bytes(len(data)),
+        "bytes": len(data),
+        "summary": summary_name(name),
+        "summaryGenerated": _summary_ok(paths.archive(summary_name(name))),
+    }
+    found = date_range(data.decode("utf-8", "replace"))
+    if found:
+        entry["dateRange"] = found
+    return entry
+
+
+def _rotated_at_from_name(name: str, path: Path) -> str:
+    match = ARCHIVE_RE.match(name)
+    if match:
+        day, clock = match.groups()
+        try:
+            stamp = datetime.strptime(day + clock, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+            return stamp.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        except ValueError:  # legacy names like _235960 are not real times
+            pass
+    mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    return mtime.strftime("%Y-%m-%dT%H:%M:%S.") + f"{mtime.microsecond // 1000:03d}Z"
+
+
+def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
+    """An index made from the files on disk, keeping what ``salvage`` text still tells."""
+    index = default_index()
+    for name in list_archives(paths):
+        try:
+            index["rotatedFiles"].append(archive_entry(paths, name))
+        except OSError:
+            continue
+    if index["rotatedFiles"]:
+        index["stats"] = {
+            "totalRotations": len(index["rotatedFiles"]),
+            "lastRotation": max(e["rotatedAt"] for e in index["rotatedFiles"]),
+        }
+    match = re.search(r'"lastMemoryUpdateTs"\s*:\s*"([^"]+)"', salvage)
+    if match:
+        index["lastMemoryUpdateTs"] = match.group(1)
+    return index
+
+
+def _corrupt_backup_name(paths: StorePaths) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    candidate = paths.index.with_name(f"{paths.index.name}.corrupt-{stamp}")
+    n = 1
+    while candidate.exists():
+        candidate = paths.index.with_name(f"{paths.index.name}.corrupt-{stamp}-{n}")
+        n += 1
+    return candidate
+
+
+def _load_unlocked(paths: StorePaths) -> tuple[dict[str, Any], bool]:
+    """(index, changed): changed is True when it was created or recovered and must be written."""
+    try:
+        raw = paths.index.read_bytes()
+    except FileNotFoundError:
+        return rebuild_index(paths), True
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("rotatedFiles", []), list):
+            raise ValueError("not an index object")
+    except (ValueError, UnicodeDecodeError):
+        backup = _corrupt_backup_name(paths)
+        os.replace(paths.index, backup)
+        index = rebuild_index(paths, raw.decode("utf-8", "replace"))
+        index["recoveredFrom"] = backup.name
+        return index, True
+    changed = False
+    for key, value in default_index().items():
+        if key not in data:
+            data[key] = value
+            changed = True
+    return data, changed
+
+
+def read_index(paths: StorePaths) -> dict[str, Any]:
+    """The index as a dict; recovers (under the lock) if it is missing or corrupt."""
+    try:
+        data = json.loads(paths.index.read_bytes().decode("utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("rotatedFiles", []), list):
+            return data
+    except FileNotFoundError:
+        if not paths.root.is_dir():
+            return default_index()
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return update_index(paths, lambda index: index)
+
+
+def update_index(paths: StorePaths, change: Callable[[dict[str, Any]], T]) -> T:
+    """Under the store lock: read (recovering if needed), apply ``change``, write atomically.
+
+    ``change`` edits the dict in place; its return value is passed back.
+    """
+    with reentrant_lock(paths.lock):
+        index, _ = _load_unlocked(paths)
+        result = change(index)
+        atomic_write_json(paths.index, index)
+        return result
+
+
+def safe_entries(index: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Entries whose file and summary are plain names inside the store, and warnings for the rest."""
+    good: list[dict[str, Any]] = []
+    refused: list[str] = []
+    for entry in index.get("rotatedFiles", []):
+        if not isinstance(entry, dict):
+            refused.append(f"index entry is not an object: {entry!r:.80}")
+            continue
+        name = entry.get("file")
+        summary = entry.get("summary", summary_name(name) if isinstance(name, str) else None)
+        if isinstance(name, str) and is_safe_basename(name) and isinstance(summary, str) and is_safe_basename(summary):
+            good.append(entry)
+        else:
+            refused.append(f"index entry names a file outside the memory folder (refused): {name!r:.120}")
+    return good, refused

@@ -1,0 +1,129 @@
+"""Detached, single-flight background jobs: hooks decide, jobs do.
+
+A hook never does heavy work itself: it calls :func:`start_job`, which spawns
+``python -m memkeeper.cli.main --project P job KIND`` in a new session with stdio on
+/dev/null, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
+The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
+it records a rerun request and exits, and the holder runs once more before it quits,
+so work is never dropped and never done twice at once. Runners are plain functions
+registered in :data:`JOB_RUNNERS` as ``"module:function"`` taking (paths, options).
+Set ``MEMKEEPER_NO_JOBS=1`` to run nothing in the background (tests, the jobs themselves).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.atomic import append_text
+from memkeeper.core.lock import try_lock
+from memkeeper.core.store import StorePaths, ensure_store
+
+#: kind -> "module:function(paths, options) -> None". Later features add their kinds.
+JOB_RUNNERS: dict[str, str] = {}
+
+MAX_RERUNS = 5
+
+
+def register_runner(kind: str, target: str) -> None:
+    JOB_RUNNERS[kind] = target
+
+
+def _rerun_flag(paths: StorePaths, kind: str) -> Path:
+    return paths.state / f"job-{kind}.rerun"
+
+
+def jobs_disabled() -> bool:
+    return os.environ.get("MEMKEEPER_NO_JOBS") == "1"
+
+
+def spawn_detached(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` fully detached (new session, no stdio); returns its pid."""
+    proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return proc.pid
+
+
+def start_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None) -> int | None:
+    """Spawn the job ``kind`` for this store in the background; None if jobs are disabled."""
+    if jobs_disabled():
+        return None
+    argv = [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "job", kind]
+    if options:
+        argv += ["--options", json.dumps(options)]
+    env = dict(os.environ)
+    env["MEMKEEPER_IN_JOB"] = "1"
+    return spawn_detached(argv, cwd=paths.project if paths.project.is_dir() else None, env=env)
+
+
+def resolve_runner(kind: str) -> Callable[[StorePaths, dict[str, Any]], None]:
+    try:
+        target = JOB_RUNNERS[kind]
+    except KeyError:
+        raise ValueError(f"unknown job kind {kind!r} (known: {', '.join(sorted(JOB_RUNNERS))})") from None
+    module, _, func = target.partition(":")
+    runner: Callable[[StorePaths, dict[str, Any]], None] = getattr(import_module(module), func)
+    return runner
+
+
+def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None) -> bool:
+    """Run ``kind`` in this process, single-flight. False if another instance was running.
+
+    A call that finds the job busy leaves a rerun flag; the running instance sees it and
+    runs again (at most MAX_RERUNS times), so a request is never lost.
+    """
+    runner = resolve_runner(kind)
+    ensure_store(paths)
+    flag = _rerun_flag(paths, kind)
+    with try_lock(paths.state / f"job-{kind}.lock") as acquired:
+        if not acquired:
+            flag.touch(mode=0o600, exist_ok=True)
+            return False
+        for _ in range(MAX_RERUNS):
+            flag.unlink(missing_ok=True)
+            try:
+                runner(paths, options or {})
+            except Exception as exc:  # a job never raises into a hook; it logs
+                log_error(paths, f"job {kind}: {type(exc).__name__}: {exc}")
+            if not flag.exists():
+                break
+        return True
+
+
+LOG_MAX_BYTES = 256 * 1024
+
+
+def log_error(paths: StorePaths, message: str) -> None:
+    """One line in ``logs/memkeeper.log``, which is kept under 256 KB (halved when full)."""
+    from memkeeper.core.index import iso_now
+
+    try:
+        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log = paths.logs / "memkeeper.log"
+        line = f"{iso_now()} {message}".replace("\n", " ")[:2000] + "\n"
+        try:
+            if log.stat().st_size > LOG_MAX_BYTES:
+                keep = log.read_bytes()[-LOG_MAX_BYTES // 2 :]
+                keep = keep[keep.find(b"\n") + 1 :]
+                from memkeeper.core.atomic import atomic_write_bytes
+
+                atomic_write_bytes(log, keep)
+        except FileNotFoundError:
+            pass
+        append_text(log, line)
+    except OSError:
+        pass

@@ -1,0 +1,138 @@
+"""Rotation of ``memory.md`` into ``memory_YYYYMMDD_HHMMSS.md`` archives.
+
+As the JS plugin: rotate when ``ceil(bytes / 4) >= threshold`` (94,997 bytes by
+default), the archive is a byte-identical copy named by the UTC time, the new
+``memory.md`` is the line-aligned carryover tail, an index entry is appended.
+Better than it: an archive name is never reused (the second is bumped until free),
+and bytes appended to ``memory.md`` by another process while we rotate are carried
+into the new file instead of being lost. The whole operation holds the store lock;
+the order archive → memory.md → index means a kill at any point loses nothing (an
+archive missing from the index is picked up by :func:`reconcile_archives`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memkeeper.core.atomic import append_bytes, atomic_write_bytes
+from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
+from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.tokens import (
+    CARRYOVER_TOKENS,
+    ROTATION_THRESHOLD_TOKENS,
+    extract_tail_bytes,
+    tokens_for_bytes,
+)
+
+ROTATE_TRIGGER = "[MEMORY_KEEPER_ROTATE] file={}"
+
+
+@dataclass(frozen=True)
+class RotationResult:
+    archive: str
+    tokens: int
+    bytes: int
+    carryover_bytes: int
+    late_bytes: int  # appended by someone else during the rotation, carried over
+
+    @property
+    def trigger_line(self) -> str:
+        return ROTATE_TRIGGER.format(self.archive)
+
+
+def memory_tokens(paths: StorePaths) -> int:
+    try:
+        return tokens_for_bytes(paths.memory.stat().st_size)
+    except FileNotFoundError:
+        return 0
+
+
+def is_due(paths: StorePaths, threshold_tokens: int = ROTATION_THRESHOLD_TOKENS) -> bool:
+    """Cheap check (one stat) used by the hook path."""
+    return memory_tokens(paths) >= threshold_tokens
+
+
+def archive_name_for(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("memory_%Y%m%d_%H%M%S.md")
+
+
+def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
+    """The archive name for ``moment`` (now), bumped a second at a time until unused."""
+    moment = moment or datetime.now(UTC)
+    taken = set(list_archives(paths))
+    name = archive_name_for(moment)
+    while name in taken or paths.archive(name).exists():
+        moment += timedelta(seconds=1)
+        name = archive_name_for(moment)
+    return name
+
+
+def rotate(
+    paths: StorePaths,
+    threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
+    carryover_tokens: int = CARRYOVER_TOKENS,
+    force: bool = False,
+) -> RotationResult | None:
+    """Rotate if due (or ``force`` and non-empty); None when there is nothing to do."""
+    ensure_store(paths)
+    with reentrant_lock(paths.lock):
+        try:
+            fd = os.open(paths.memory, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        with os.fdopen(fd, "rb") as old:
+            content = old.read()
+            tokens = tokens_for_bytes(len(content))
+            if not content or (tokens < threshold_tokens and not force):
+                return None
+            name = free_archive_name(paths)
+            atomic_write_bytes(paths.archive(name), content)
+            carryover = extract_tail_bytes(content, carryover_tokens)
+            atomic_write_bytes(paths.memory, carryover)
+            # ``old`` still reads the replaced file: anything another process appended
+            # to it after our read belongs at the end of the new memory.md.
+            late = old.read()
+            if late:
+                append_bytes(paths.memory, late)
+        moment = iso_now()
+
+        def add_entry(index: dict[str, Any]) -> None:
+            entry = archive_entry(paths, name, rotated_at=moment)
+            entry["tokens"] = tokens
+            # A missing index is rebuilt from disk inside update_index and may already
+            # list the new archive: replace rather than duplicate.
+            index["rotatedFiles"] = [
+                e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") == name)
+            ]
+            index["rotatedFiles"].append(entry)
+            stats = index.get("stats") if isinstance(index.get("stats"), dict) else {}
+            stats["totalRotations"] = int(stats.get("totalRotations") or 0) + 1
+            stats["lastRotation"] = moment
+            index["stats"] = stats
+
+        update_index(paths, add_entry)
+        return RotationResult(name, tokens, len(content), len(carryover), len(late))
+
+
+def reconcile_archives(paths: StorePaths) -> list[str]:
+    """Add index entries for archives on disk that the index does not list (after a kill)."""
+
+    def add_missing(index: dict[str, Any]) -> list[str]:
+        known = {e.get("file") for e in index.get("rotatedFiles", []) if isinstance(e, dict)}
+        added = [n for n in list_archives(paths) if n not in known]
+        for name in added:
+            index["rotatedFiles"].append(archive_entry(paths, name))
+        return added
+
+    with reentrant_lock(paths.lock):
+        if not set(list_archives(paths)) - _indexed(paths):
+            return []
+        return update_index(paths, add_missing)
+
+
+def _indexed(paths: StorePaths) -> set[str]:
+    return {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}

@@ -1,0 +1,109 @@
+"""The raw configuration layers and the few settings the hook path needs, stdlib only.
+
+The hook runs on every tool call, so it must not import pydantic. It reads the same
+files as :mod:`memkeeper.core.config` (project ``.claude/memory/config.json``, then the
+global ``~/.claude/memory-keeper/config.json``, then defaults) and falls back to the
+default for any value it cannot use; ``memkeeper status`` reports such values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.store import StorePaths
+from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
+
+DEFAULT_SAVE_INTERVAL = 25
+DEFAULT_FLUSH_EVERY = 10
+DEFAULT_RETENTION_DAYS = 30
+
+
+def global_config_path() -> Path:
+    return Path(os.path.expanduser("~")) / ".claude" / "memory-keeper" / "config.json"
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, None if the file is missing; ValueError if unusable."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("the top level is not a JSON object")
+    return data
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def config_layers(paths: StorePaths) -> list[tuple[Path, dict[str, Any] | None, str | None]]:
+    """(path, data or None, error or None) for the global then the project file."""
+    layers: list[tuple[Path, dict[str, Any] | None, str | None]] = []
+    for path in (global_config_path(), paths.config):
+        try:
+            layers.append((path, read_json_object(path), None))
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            layers.append((path, None, f"{path}: not valid JSON ({exc})"))
+    return layers
+
+
+def scaled_threshold(configured: Any, default: int) -> int:
+    """``floor(configured * 0.95)`` for a configured positive number, else ``default``."""
+    if isinstance(configured, bool) or not isinstance(configured, (int, float)) or configured <= 0:
+        return default
+    return math.floor(configured * 0.95)
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    rotation_enabled: bool = True
+    threshold_tokens: int = ROTATION_THRESHOLD_TOKENS
+    carryover_tokens: int = CARRYOVER_TOKENS
+    memory_enabled: bool = True
+    flush_every: int = DEFAULT_FLUSH_EVERY
+    save_interval: int = DEFAULT_SAVE_INTERVAL
+
+
+def _get(data: dict[str, Any], section: str, key: str) -> Any:
+    part = data.get(section)
+    return part.get(key) if isinstance(part, dict) else None
+
+
+def _positive_int(value: Any, default: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return default
+    return value
+
+
+def hook_settings(paths: StorePaths) -> HookSettings:
+    merged: dict[str, Any] = {}
+    for _path, data, _error in config_layers(paths):
+        if data:
+            merged = deep_merge(merged, data)
+    rotation_enabled = _get(merged, "memoryRotation", "enabled")
+    memory_enabled = _get(merged, "memory", "enabled")
+    return HookSettings(
+        rotation_enabled=rotation_enabled if isinstance(rotation_enabled, bool) else True,
+        threshold_tokens=scaled_threshold(
+            _get(merged, "memoryRotation", "thresholdTokens"), ROTATION_THRESHOLD_TOKENS
+        ),
+        carryover_tokens=scaled_threshold(
+            _get(merged, "memoryRotation", "carryoverTokens"), CARRYOVER_TOKENS
+        ),
+        memory_enabled=memory_enabled if isinstance(memory_enabled, bool) else True,
+        flush_every=_positive_int(_get(merged, "memory", "flushEvery"), DEFAULT_FLUSH_EVERY),
+        save_interval=_positive_int(merged.get("saveInterval"), DEFAULT_SAVE_INTERVAL),
+    )

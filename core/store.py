@@ -1,0 +1,140 @@
+"""Where things are: project resolution, the store's paths, creating it privately.
+
+The project comes from an explicit ``--project``, then ``CLAUDE_PROJECT_DIR``, then
+the hook's ``cwd``, then the current directory. It never walks up the tree, so a
+project without ``.claude/`` can never land on ``$HOME/.claude``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MEMORY_SUBDIR = (".claude", "memory")
+MEMORY_FILE = "memory.md"
+INDEX_FILE = "memory-index.json"
+CONFIG_FILE = "config.json"
+LOCK_FILE = ".memkeeper.lock"
+COUNTERS_FILE = "counters.json"
+SEARCH_DB = ".search.sqlite3"
+ARCHIVE_PREFIX = "memory_"
+#: Files loaded at session start and written by ``memory-set``.
+NAMED_MEMORY_FILES = {
+    "project": "project.md",
+    "architecture": "architecture.md",
+    "conventions": "conventions.md",
+}
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def resolve_project(
+    explicit: str | os.PathLike[str] | None = None,
+    hook_cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Path:
+    """Return the project directory: explicit > CLAUDE_PROJECT_DIR > hook cwd > cwd."""
+    environ = os.environ if env is None else env
+    for candidate in (explicit, environ.get("CLAUDE_PROJECT_DIR"), hook_cwd):
+        if candidate:
+            return Path(candidate).expanduser().absolute()
+    return Path.cwd()
+
+
+@dataclass(frozen=True)
+class StorePaths:
+    """Every path of one project's memory store, derived from the project directory."""
+
+    project: Path
+
+    @property
+    def root(self) -> Path:
+        return self.project.joinpath(*MEMORY_SUBDIR)
+
+    @property
+    def memory(self) -> Path:
+        return self.root / MEMORY_FILE
+
+    @property
+    def index(self) -> Path:
+        return self.root / INDEX_FILE
+
+    @property
+    def config(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    @property
+    def lock(self) -> Path:
+        return self.root / LOCK_FILE
+
+    @property
+    def counters(self) -> Path:
+        return self.state / COUNTERS_FILE
+
+    @property
+    def sessions(self) -> Path:
+        return self.root / "sessions"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def state(self) -> Path:
+        """Private working state of memkeeper (job locks, offsets, budget log)."""
+        return self.root / ".state"
+
+    @property
+    def trash(self) -> Path:
+        return self.root / ".trash"
+
+    @property
+    def backups(self) -> Path:
+        return self.root / ".backups"
+
+    @property
+    def search_db(self) -> Path:
+        return self.root / SEARCH_DB
+
+    def archive(self, name: str) -> Path:
+        """Path of an archive or summary by basename; refuses anything outside the store."""
+        if not is_safe_basename(name):
+            raise ValueError(f"refusing a file name outside the memory folder: {name!r}")
+        return self.root / name
+
+    def named(self, name: str) -> Path:
+        """Path of project.md / architecture.md / conventions.md by short name."""
+        try:
+            return self.root / NAMED_MEMORY_FILES[name]
+        except KeyError:
+            allowed = ", ".join(NAMED_MEMORY_FILES)
+            raise ValueError(f"unknown memory file {name!r} (allowed: {allowed})") from None
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+
+def is_safe_basename(name: str) -> bool:
+    """True for a plain file name: no separators, no parent references, not hidden."""
+    return (
+        bool(name)
+        and name == os.path.basename(name)
+        and "\\" not in name
+        and "\x00" not in name
+        and name not in (".", "..")
+    )
+
+
+def paths_for(project: str | os.PathLike[str] | None = None, hook_cwd: str | None = None) -> StorePaths:
+    return StorePaths(resolve_project(project, hook_cwd))
+
+
+def ensure_store(paths: StorePaths) -> None:
+    """Create the store's folders (0700). Existing files are left alone."""
+    for folder in (paths.root, paths.sessions, paths.logs, paths.state):
+        folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        try:
+            os.chmod(folder, DIR_MODE)
+        except OSError:
+            pass
