@@ -25,8 +25,12 @@ from memkeeper.core.atomic import append_text
 from memkeeper.core.lock import try_lock
 from memkeeper.core.store import StorePaths, ensure_store
 
-#: kind -> "module:function(paths, options) -> None". Later features add their kinds.
-JOB_RUNNERS: dict[str, str] = {}
+#: kind -> "module:function(paths, options) -> None".
+JOB_RUNNERS: dict[str, str] = {
+    "summary": "memkeeper.core.summary:run_summary_job",  # pending L3 summaries
+    "l1": "memkeeper.core.l1:run_l1_job",  # refine a transcript into its L1 copy
+    "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
+}
 
 MAX_RERUNS = 5
 
