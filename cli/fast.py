@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from memkeeper.core import counters, rotation
-from memkeeper.core.jobs import start_job
+from memkeeper.core import counters
 from memkeeper.core.lock import LockTimeout
 from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import ensure_store, paths_for
+from memkeeper.core.tokens import tokens_for_bytes
 
 
 def run_check(project: str | None) -> int:
@@ -22,7 +22,15 @@ def run_check(project: str | None) -> int:
         ensure_store(paths)
         counters.bump(paths, None, tool_uses=1)
         settings = hook_settings(paths)
-        if settings.rotation_enabled and rotation.is_due(paths, settings.threshold_tokens):
+        try:
+            size = paths.memory.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        # Rotation and jobs are imported only when a rotation is due (rarely).
+        if settings.rotation_enabled and tokens_for_bytes(size) >= settings.threshold_tokens:
+            from memkeeper.core import rotation
+            from memkeeper.core.jobs import start_job
+
             result = rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
             if result is not None:
                 sys.stdout.write(result.trigger_line + "\n")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # importing typing would cost the hook path ~3 ms
 if TYPE_CHECKING:
     import argparse
 
@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 COMMAND_MODULES = (
     "memkeeper.cli.store_cmds",
     "memkeeper.cli.job_cmds",
+    "memkeeper.cli.l1_cmds",
+    "memkeeper.cli.summary_cmds",
+    "memkeeper.cli.doctor_cmds",
+    "memkeeper.cli.plugin_cmds",
 )
 
 #: JS memory-keeper command names kept working as aliases.
@@ -70,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     if fast is not None:
         return fast
     for i, word in enumerate(args_list):
+        if i > 0 and args_list[i - 1] == "--project":
+            continue  # the value of --project is not the command
         if not word.startswith("-"):
             if word in ALIASES:
                 args_list[i] = ALIASES[word]

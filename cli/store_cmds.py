@@ -1,26 +1,399 @@
-"""Store commands: status, check, rotate (the foundation helper extends this module)."""
+"""Store commands: status, check, rotate, migrate-legacy, reset, memory-set/get/list, demo.
+
+Thin handlers over :mod:`memkeeper.core`; each imports what it needs when it runs so
+that building the parser stays cheap. ``check`` is registered here for ``--help`` but
+normally never reaches argparse: :mod:`memkeeper.cli.fast` runs it.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memkeeper.core.store import StorePaths
+
+BAR_WIDTH = 30
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("status", help="memory.md size against the threshold, archives, summaries, sessions")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_status)
+
+    parser = sub.add_parser("check", help="count one tool use and rotate memory.md if due (the PostToolUse hook)")
+    parser.set_defaults(handler=run_check)
+
     parser = sub.add_parser("rotate", help="rotate memory.md into an archive if due")
     parser.add_argument("--force", action="store_true", help="rotate even below the threshold")
     parser.set_defaults(handler=run_rotate)
 
+    parser = sub.add_parser(
+        "migrate-legacy", help="split an oversized legacy memory.md into dated archives (nothing is lost)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    parser.add_argument("--json", action="store_true", help="print the plan or result as JSON")
+    parser.set_defaults(handler=run_migrate)
 
-def run_rotate(args: argparse.Namespace) -> int:
-    from memkeeper.core import rotation
-    from memkeeper.core.config import load_config
+    parser = sub.add_parser("reset", help="reset the tool-use counter to 0")
+    parser.set_defaults(handler=run_reset)
+
+    parser = sub.add_parser("memory-set", help="write project.md, architecture.md or conventions.md")
+    parser.add_argument("name", help="project, architecture or conventions")
+    parser.add_argument("text", nargs="+", help="the new content")
+    parser.set_defaults(handler=run_memory_set)
+
+    parser = sub.add_parser("memory-get", help="show project.md / architecture.md / conventions.md")
+    parser.add_argument("name", nargs="?", help="project, architecture or conventions (default: all)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_memory_get)
+
+    parser = sub.add_parser("memory-list", help="list the memory files and their sizes")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_memory_list)
+
+    parser = sub.add_parser("demo", help="create a realistic demo store and print its project directory")
+    parser.add_argument("dir", nargs="?", help="project directory to create it in (default: a new temp dir)")
+    parser.add_argument("--seed", type=int, default=0, help="variation of the generated content")
+    parser.set_defaults(handler=run_demo)
+
+
+def _paths(args: argparse.Namespace) -> StorePaths:
     from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    return paths_for(args.project)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from memkeeper.cli.output import EXIT_USAGE, CliError
+    from memkeeper.core.demo import create_demo_store
+
+    target = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memkeeper-demo-"))
+    try:
+        paths = create_demo_store(target, seed=args.seed)
+    except FileExistsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    print(paths.project)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from memkeeper.cli.fast import run_check as fast_check
+
+    return fast_check(args.project)
+
+
+def run_rotate(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING
+    from memkeeper.core import rotation
+    from memkeeper.core.config import load_config
+    from memkeeper.core.jobs import start_job
+
+    paths = _paths(args)
     cfg = load_config(paths).config
     result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
     if result is None:
-        print("[MEMORY_KEEPER] Nothing to rotate")
-        return 3
+        tokens = rotation.memory_tokens(paths)
+        if tokens == 0:
+            print("[MEMORY_KEEPER] Nothing to rotate: memory.md is empty or missing")
+        else:
+            print(
+                f"[MEMORY_KEEPER] Nothing to rotate: memory.md is {tokens:,} tokens, "
+                f"under the threshold of {cfg.threshold_tokens:,} (use --force to rotate anyway)"
+            )
+        return EXIT_NOTHING
     print(result.trigger_line)
+    start_job(paths, "summary")
+    return 0
+
+
+def run_reset(args: argparse.Namespace) -> int:
+    from memkeeper.core import counters
+
+    counters.reset(_paths(args))
+    print("[MEMORY_KEEPER] Counter reset.")
+    return 0
+
+
+def _summary_rows(paths: StorePaths) -> tuple[list[dict[str, Any]], dict[str, int], list[str], dict[str, Any]]:
+    from memkeeper.core.index_model import load_index
+
+    index = load_index(paths)
+    counts = {"generated": 0, "pending": 0, "failed": 0}
+    rows: list[dict[str, Any]] = []
+    for entry in index.rotatedFiles:
+        counts[entry.state] += 1
+        rows.append(
+            {
+                "file": entry.file,
+                "rotatedAt": entry.rotatedAt,
+                "tokens": entry.tokens,
+                "bytes": entry.bytes,
+                "dateRange": entry.dateRange.model_dump() if entry.dateRange else None,
+                "summary": entry.state,
+                "error": entry.summaryError,
+                "attempts": entry.summaryAttempts,
+                "exists": paths.root.joinpath(entry.file).is_file(),
+            }
+        )
+    extra = {
+        "lastRotation": index.stats.lastRotation,
+        "lastFlushAt": index.lastFlushAt,
+        "lastMemoryUpdateTs": index.lastMemoryUpdateTs,
+        "recoveredFrom": (index.model_extra or {}).get("recoveredFrom"),
+    }
+    return rows, counts, index.refused, extra
+
+
+def _session_count(paths: StorePaths) -> int:
+    try:
+        return sum(1 for p in paths.sessions.iterdir() if p.name.endswith((".l1.jsonl", ".l1.jsonl.gz")))
+    except OSError:
+        return 0
+
+
+def collect_status(paths: StorePaths) -> dict[str, Any]:
+    """Everything ``memkeeper status`` shows, as plain data (also its ``--json``)."""
+    from memkeeper.core import counters, rotation
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.index import list_archives
+
+    config, warnings = load_config_or_default(paths)
+    exists = paths.exists()
+    memory_bytes = paths.memory.stat().st_size if paths.memory.is_file() else 0
+    tokens = rotation.memory_tokens(paths)
+    threshold = config.threshold_tokens
+    archives_on_disk = list_archives(paths)
+    rows, counts, refused, extra = _summary_rows(paths) if exists else ([], {"generated": 0, "pending": 0, "failed": 0}, [], {})
+    indexed = {row["file"] for row in rows}
+    for name in archives_on_disk:
+        if name not in indexed:
+            warnings.append(f"archive {name} is not in memory-index.json (run: memkeeper doctor)")
+    for row in rows:
+        if not row["exists"]:
+            warnings.append(f"memory-index.json lists {row['file']}, which is missing")
+    warnings.extend(refused)
+    if extra.get("recoveredFrom"):
+        warnings.append(f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}")
+    tool_uses = int(counters.read_counters(paths).get("toolUses") or 0) if exists else 0
+    return {
+        "project": str(paths.project),
+        "store": str(paths.root),
+        "exists": exists,
+        "memory": {
+            "bytes": memory_bytes,
+            "tokens": tokens,
+            "thresholdTokens": threshold,
+            "carryoverTokens": config.carryover_tokens,
+            "percent": round(100 * tokens / threshold, 1) if threshold else 0.0,
+            "rotationEnabled": config.memoryRotation.enabled,
+        },
+        "archives": {
+            "count": len(archives_on_disk),
+            "bytes": sum(paths.root.joinpath(n).stat().st_size for n in archives_on_disk if paths.root.joinpath(n).is_file()),
+            "files": rows,
+        },
+        "summaries": counts,
+        "sessions": {"count": _session_count(paths)},
+        "toolUsesSinceReset": tool_uses,
+        "lastRotation": extra.get("lastRotation"),
+        "lastFlushAt": extra.get("lastFlushAt"),
+        "lastMemoryUpdateTs": extra.get("lastMemoryUpdateTs"),
+        "warnings": warnings,
+    }
+
+
+def _bar(percent: float) -> str:
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * percent / 100))
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+
+    paths = _paths(args)
+    status = collect_status(paths)
+    if args.json:
+        print_json(status)
+        return 0 if status["exists"] else EXIT_NOTHING
+    out = console()
+    if not status["exists"]:
+        out.print(literal(f"No memory store at {status['store']}"))
+        out.print("Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold].")
+        return EXIT_NOTHING
+    from rich.table import Table
+
+    mem = status["memory"]
+    color = "green" if mem["percent"] < 70 else "yellow" if mem["percent"] < 100 else "red"
+    out.print(literal(f"memkeeper · {status['project']}"), style="bold")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    rotation_note = "" if mem["rotationEnabled"] else "  (rotation disabled)"
+    grid.add_row(
+        "memory.md",
+        f"[{color}]{_bar(mem['percent'])}[/{color}] {mem['percent']:.0f}%  "
+        f"{mem['tokens']:,} / {mem['thresholdTokens']:,} tokens{rotation_note}",
+    )
+    arch = status["archives"]
+    grid.add_row("archives", f"{arch['count']}  ({arch['bytes']:,} bytes)")
+    sums = status["summaries"]
+    summary_text = f"{sums['generated']} generated, {sums['pending']} pending"
+    if sums["failed"]:
+        summary_text += f", [red]{sums['failed']} failed[/red]"
+    grid.add_row("summaries", summary_text)
+    grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
+    grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
+    for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
+        grid.add_row(label, literal(status[key] or "never"))
+    out.print(grid)
+    unfinished = [row for row in arch["files"] if row["summary"] != "generated"]
+    if unfinished:
+        table = Table(title="summaries to do", title_justify="left", show_edge=False)
+        table.add_column("archive", no_wrap=True)
+        table.add_column("dates", no_wrap=True)
+        table.add_column("state")
+        table.add_column("last error", overflow="fold")
+        for row in unfinished:
+            dates = f"{row['dateRange']['first']}…{row['dateRange']['last']}" if row["dateRange"] else ""
+            state = "[red]failed[/red]" if row["summary"] == "failed" else "[yellow]pending[/yellow]"
+            table.add_row(literal(row["file"]), dates, state, literal(row["error"] or ""))
+        out.print(table)
+    for warning in status["warnings"]:
+        out.print(literal(f"warning: {warning}"), style="yellow")
+    return 0
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, print_json
+    from memkeeper.core.migrate import migrate_legacy
+
+    paths = _paths(args)
+    result = migrate_legacy(paths, dry_run=args.dry_run)
+    if args.json:
+        print_json(result.as_dict())
+        return 0 if result.needed else EXIT_NOTHING
+    if not result.needed:
+        print(f"[MEMORY_KEEPER] No migration needed ({result.reason})")
+        return EXIT_NOTHING
+    if args.dry_run:
+        print(f"Plan ({result.reason}); nothing is changed (--dry-run):")
+        for archive in result.archives:
+            print(
+                f"  {archive.name}  {archive.first_date}…{archive.last_date}  "
+                f"{archive.sections} sections  {archive.tokens:,} tokens  {archive.bytes:,} bytes"
+            )
+        print(
+            f"  memory.md keeps the last {result.carryover_bytes:,} bytes; "
+            "the original is copied to .backups/ first."
+        )
+        return 0
+    print(f"[MEMORY_KEEPER] Legacy split: {len(result.archives)} archives created")
+    for line in result.trigger_lines:
+        print(line)
+    print(f"[MEMORY_KEEPER] Original saved as {paths.backups / (result.backup or '')}")
+    return 0
+
+
+def _named_key(name: str) -> str:
+    from memkeeper.cli.output import EXIT_USAGE, CliError
+    from memkeeper.core.store import NAMED_MEMORY_FILES
+
+    key = name.removesuffix(".md")
+    if key not in NAMED_MEMORY_FILES:
+        allowed = ", ".join(NAMED_MEMORY_FILES)
+        raise CliError(f"unknown memory file {name!r} (allowed: {allowed})", EXIT_USAGE)
+    return key
+
+
+NAMED_TITLES = {"project": "Project Overview", "architecture": "Architecture", "conventions": "Conventions"}
+
+
+def run_memory_set(args: argparse.Namespace) -> int:
+    import sys
+
+    from memkeeper.core.atomic import atomic_write_text
+    from memkeeper.core.lock import reentrant_lock
+    from memkeeper.core.store import ensure_store
+
+    key = _named_key(args.name)
+    text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
+    if not text.endswith("\n"):
+        text += "\n"
+    paths = _paths(args)
+    ensure_store(paths)
+    with reentrant_lock(paths.lock):
+        atomic_write_text(paths.named(key), text)
+    print(f"[MEMORY_KEEPER] Saved {NAMED_TITLES[key]} to .claude/memory/{paths.named(key).name}")
+    return 0
+
+
+def _read_named(paths: StorePaths, key: str) -> str | None:
+    try:
+        return paths.named(key).read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+
+
+def run_memory_get(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from memkeeper.core.store import NAMED_MEMORY_FILES
+
+    paths = _paths(args)
+    keys = [_named_key(args.name)] if args.name else list(NAMED_MEMORY_FILES)
+    found = {key: _read_named(paths, key) for key in keys}
+    if args.json:
+        print_json({key: {"file": paths.named(key).name, "content": text} for key, text in found.items()})
+    else:
+        out = console()
+        for key, text in found.items():
+            out.print(f"[bold]## {NAMED_TITLES[key]}[/bold] [dim]({paths.named(key).name})[/dim]")
+            if text is None:
+                out.print("[dim](not set)[/dim]")
+            else:
+                out.print(literal(text.rstrip("\n")), soft_wrap=True)
+            out.print()
+    return 0 if any(text is not None for text in found.values()) else EXIT_NOTHING
+
+
+def run_memory_list(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES
+    from memkeeper.core.tokens import tokens_for_bytes
+
+    paths = _paths(args)
+    rows: list[dict[str, Any]] = []
+    for name in (MEMORY_FILE, *NAMED_MEMORY_FILES.values()):
+        path = paths.root / name
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            rows.append({"file": name, "exists": False, "bytes": 0, "tokens": 0, "modified": None})
+            continue
+        modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
+        rows.append(
+            {"file": name, "exists": True, "bytes": info.st_size, "tokens": tokens_for_bytes(info.st_size),
+             "modified": modified}
+        )
+    if args.json:
+        print_json({"store": str(paths.root), "files": rows})
+        return 0
+    from rich.table import Table
+
+    table = Table(title=str(paths.root), title_justify="left", show_edge=False)
+    table.add_column("file")
+    table.add_column("bytes", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("modified (UTC)")
+    for row in rows:
+        if row["exists"]:
+            table.add_row(row["file"], f"{row['bytes']:,}", f"{row['tokens']:,}", row["modified"])
+        else:
+            table.add_row(row["file"], "[dim]-[/dim]", "[dim]-[/dim]", "[dim]not set[/dim]")
+    console().print(literal("") if not rows else table)
     return 0

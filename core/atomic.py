@@ -6,19 +6,33 @@ over the target. Appends are whole chunks written with ``O_APPEND``. Files are 0
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_MODE = 0o600
+_serial = itertools.count()
+
+
+def _temp_file(path: Path, mode: int) -> tuple[int, str]:
+    """A new private file next to ``path`` (what tempfile.mkstemp does, without its import cost)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode), tmp
+        except FileExistsError:
+            continue
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
     """Write ``data`` to ``path`` atomically (temp file, fsync, rename)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_file(path, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

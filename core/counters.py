@@ -8,23 +8,45 @@ never waits behind a rotation or migration). Stdlib only: this is the hottest pa
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+import time
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import file_lock
 from memkeeper.core.store import StorePaths, ensure_store
 
+TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_SESSIONS = 200
 
 
-@dataclass(frozen=True)
 class Counts:
-    tool_uses: int  # since the last reset, all sessions (the JS ``counter``)
-    session_tool_uses: int
-    session_messages: int
-    unflushed_messages: int  # prompts + tool uses since the last flush of this session
+    """Counts after a bump (a plain class: no dataclasses import on the hook path)."""
+
+    __slots__ = ("session_messages", "session_tool_uses", "tool_uses", "unflushed_messages")
+
+    def __init__(
+        self, tool_uses: int, session_tool_uses: int, session_messages: int, unflushed_messages: int
+    ) -> None:
+        self.tool_uses = tool_uses  # since the last reset, all sessions (the JS ``counter``)
+        self.session_tool_uses = session_tool_uses
+        self.session_messages = session_messages
+        self.unflushed_messages = unflushed_messages  # prompts + tool uses since this session's last flush
+
+    def _key(self) -> tuple[int, int, int, int]:
+        return (self.tool_uses, self.session_tool_uses, self.session_messages, self.unflushed_messages)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Counts) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "Counts(tool_uses={}, session_tool_uses={}, session_messages={}, unflushed_messages={})".format(
+            *self._key()
+        )
 
 
 def _read(paths: StorePaths) -> dict[str, Any]:
@@ -61,7 +83,7 @@ def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messa
         entry["toolUses"] = int(entry.get("toolUses") or 0) + tool_uses
         entry["messages"] = int(entry.get("messages") or 0) + messages
         entry["unflushed"] = int(entry.get("unflushed") or 0) + tool_uses + messages
-        entry["lastSeen"] = datetime.now(UTC).isoformat(timespec="seconds")
+        entry["lastSeen"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
         sessions: dict[str, Any] = data["sessions"]
         if len(sessions) > MAX_SESSIONS:
             oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))

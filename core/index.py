@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
-from datetime import UTC, datetime
+import time
 from pathlib import Path
-from typing import Any, TypeVar
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import ARCHIVE_PREFIX, StorePaths, is_safe_basename
 from memkeeper.core.tokens import tokens_for_bytes
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 ARCHIVE_RE = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
 DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
@@ -34,8 +37,13 @@ class IndexRecovered(Exception):
 
 def iso_now() -> str:
     """ISO-8601 UTC with milliseconds and Z, as JS ``new Date().toISOString()``."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return iso_from_epoch(time.time())
+
+
+def iso_from_epoch(seconds: float) -> str:
+    whole = int(seconds)
+    millis = min(999, int(round((seconds - whole) * 1000)))
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
 def default_index() -> dict[str, Any]:
@@ -98,6 +106,8 @@ def archive_entry(paths: StorePaths, name: str, rotated_at: str | None = None) -
 
 
 def _rotated_at_from_name(name: str, path: Path) -> str:
+    from datetime import UTC, datetime
+
     match = ARCHIVE_RE.match(name)
     if match:
         day, clock = match.groups()
@@ -106,8 +116,7 @@ def _rotated_at_from_name(name: str, path: Path) -> str:
             return stamp.strftime("%Y-%m-%dT%H:%M:%S.000Z")
         except ValueError:  # legacy names like _235960 are not real times
             pass
-    mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    return mtime.strftime("%Y-%m-%dT%H:%M:%S.") + f"{mtime.microsecond // 1000:03d}Z"
+    return iso_from_epoch(path.stat().st_mtime)
 
 
 def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
@@ -130,7 +139,7 @@ def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
 
 
 def _corrupt_backup_name(paths: StorePaths) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
     candidate = paths.index.with_name(f"{paths.index.name}.corrupt-{stamp}")
     n = 1
     while candidate.exists():
@@ -174,7 +183,11 @@ def read_index(paths: StorePaths) -> dict[str, Any]:
             return default_index()
     except (ValueError, UnicodeDecodeError):
         pass
-    return update_index(paths, lambda index: index)
+    try:
+        return update_index(paths, lambda index: index)
+    except OSError:
+        # A read-only or vanished folder: show what the disk holds, change nothing.
+        return rebuild_index(paths)
 
 
 def update_index(paths: StorePaths, change: Callable[[dict[str, Any]], T]) -> T:

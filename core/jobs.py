@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
-from typing import Any
 
 from memkeeper.core.atomic import append_text
 from memkeeper.core.lock import try_lock
 from memkeeper.core.store import StorePaths, ensure_store
+
+TYPE_CHECKING = False  # typing is not imported at run time (hook path)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 #: kind -> "module:function(paths, options) -> None".
 JOB_RUNNERS: dict[str, str] = {
@@ -49,6 +51,8 @@ def jobs_disabled() -> bool:
 
 def spawn_detached(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
     """Start ``argv`` fully detached (new session, no stdio); returns its pid."""
+    import subprocess  # only when a job really starts: it costs the hook path ~4 ms
+
     proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
         argv,
         stdin=subprocess.DEVNULL,

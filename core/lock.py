@@ -10,11 +10,13 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import threading
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing is not imported at run time (hook path)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class LockTimeout(TimeoutError):
@@ -83,6 +85,8 @@ class _Held:
     __slots__ = ("depth", "fd", "thread_lock")
 
     def __init__(self) -> None:
+        import threading  # only for the store lock, which the plain hook path never takes
+
         self.thread_lock = threading.RLock()
         self.depth = 0
         self.fd = -1

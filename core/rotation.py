@@ -13,9 +13,7 @@ archive missing from the index is picked up by :func:`reconcile_archives`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+import time
 
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
 from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
@@ -28,16 +26,31 @@ from memkeeper.core.tokens import (
     tokens_for_bytes,
 )
 
+TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
 ROTATE_TRIGGER = "[MEMORY_KEEPER_ROTATE] file={}"
 
 
-@dataclass(frozen=True)
 class RotationResult:
-    archive: str
-    tokens: int
-    bytes: int
-    carryover_bytes: int
-    late_bytes: int  # appended by someone else during the rotation, carried over
+    """What a rotation did (a plain class: no dataclasses import on the hook path)."""
+
+    __slots__ = ("archive", "bytes", "carryover_bytes", "late_bytes", "tokens")
+
+    def __init__(self, archive: str, tokens: int, bytes: int, carryover_bytes: int, late_bytes: int) -> None:
+        self.archive = archive
+        self.tokens = tokens
+        self.bytes = bytes
+        self.carryover_bytes = carryover_bytes
+        self.late_bytes = late_bytes  # appended by someone else during the rotation, carried over
+
+    def __repr__(self) -> str:
+        return (
+            f"RotationResult(archive={self.archive!r}, tokens={self.tokens}, bytes={self.bytes}, "
+            f"carryover_bytes={self.carryover_bytes}, late_bytes={self.late_bytes})"
+        )
 
     @property
     def trigger_line(self) -> str:
@@ -57,17 +70,22 @@ def is_due(paths: StorePaths, threshold_tokens: int = ROTATION_THRESHOLD_TOKENS)
 
 
 def archive_name_for(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("memory_%Y%m%d_%H%M%S.md")
+    """``memory_YYYYMMDD_HHMMSS.md`` for an aware datetime, in UTC."""
+    return _archive_name(moment.timestamp())
+
+
+def _archive_name(epoch: float) -> str:
+    return time.strftime("memory_%Y%m%d_%H%M%S.md", time.gmtime(int(epoch)))
 
 
 def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
     """The archive name for ``moment`` (now), bumped a second at a time until unused."""
-    moment = moment or datetime.now(UTC)
+    epoch = int(moment.timestamp() if moment is not None else time.time())
     taken = set(list_archives(paths))
-    name = archive_name_for(moment)
+    name = _archive_name(epoch)
     while name in taken or paths.archive(name).exists():
-        moment += timedelta(seconds=1)
-        name = archive_name_for(moment)
+        epoch += 1
+        name = _archive_name(epoch)
     return name
 
 
@@ -105,12 +123,15 @@ def rotate(
             entry["tokens"] = tokens
             # A missing index is rebuilt from disk inside update_index and may already
             # list the new archive: replace rather than duplicate.
+            before = len(index["rotatedFiles"])
             index["rotatedFiles"] = [
                 e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") == name)
             ]
+            rebuilt = before - len(index["rotatedFiles"])  # already counted by the rebuild
             index["rotatedFiles"].append(entry)
-            stats = index.get("stats") if isinstance(index.get("stats"), dict) else {}
-            stats["totalRotations"] = int(stats.get("totalRotations") or 0) + 1
+            raw_stats = index.get("stats")
+            stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
+            stats["totalRotations"] = int(stats.get("totalRotations") or 0) + 1 - rebuilt
             stats["lastRotation"] = moment
             index["stats"] = stats
 
@@ -135,4 +156,4 @@ def reconcile_archives(paths: StorePaths) -> list[str]:
 
 
 def _indexed(paths: StorePaths) -> set[str]:
-    return {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}
+    return {str(e.get("file")) for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}

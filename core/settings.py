@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_SAVE_INTERVAL = 25
 DEFAULT_FLUSH_EVERY = 10
@@ -67,14 +69,45 @@ def scaled_threshold(configured: Any, default: int) -> int:
     return math.floor(configured * 0.95)
 
 
-@dataclass(frozen=True)
 class HookSettings:
-    rotation_enabled: bool = True
-    threshold_tokens: int = ROTATION_THRESHOLD_TOKENS
-    carryover_tokens: int = CARRYOVER_TOKENS
-    memory_enabled: bool = True
-    flush_every: int = DEFAULT_FLUSH_EVERY
-    save_interval: int = DEFAULT_SAVE_INTERVAL
+    """The settings the hooks use (a plain class: no dataclasses import on the hook path)."""
+
+    __slots__ = (
+        "carryover_tokens", "flush_every", "memory_enabled", "rotation_enabled", "save_interval",
+        "threshold_tokens",
+    )
+
+    def __init__(
+        self,
+        rotation_enabled: bool = True,
+        threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
+        carryover_tokens: int = CARRYOVER_TOKENS,
+        memory_enabled: bool = True,
+        flush_every: int = DEFAULT_FLUSH_EVERY,
+        save_interval: int = DEFAULT_SAVE_INTERVAL,
+    ) -> None:
+        self.rotation_enabled = rotation_enabled
+        self.threshold_tokens = threshold_tokens
+        self.carryover_tokens = carryover_tokens
+        self.memory_enabled = memory_enabled
+        self.flush_every = flush_every
+        self.save_interval = save_interval
+
+    def _key(self) -> tuple[bool, int, int, bool, int, int]:
+        return (
+            self.rotation_enabled, self.threshold_tokens, self.carryover_tokens, self.memory_enabled,
+            self.flush_every, self.save_interval,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookSettings) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, " \
+            "flush_every={}, save_interval={})".format(*self._key())
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:

@@ -1,0 +1,69 @@
+"""``memkeeper doctor [--repair] [--json]``: check the store and repair what can be repaired.
+
+Exit 0 when the store is healthy or every problem was repaired, 1 when problems remain.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "doctor",
+        help="check the memory store (index, locks, temp files, summaries, sessions, permissions)",
+    )
+    parser.add_argument("--repair", action="store_true",
+                        help="fix what can be fixed; everything replaced is backed up first")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, print_json
+    from memkeeper.core.doctor import diagnose, problems_left, repair
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    findings = repair(paths) if args.repair else diagnose(paths)
+    left = problems_left(findings)
+    code = EXIT_OK if not left else EXIT_ERROR
+    if args.json:
+        print_json({
+            "store": str(paths.root),
+            "exists": paths.exists(),
+            "healthy": not left,
+            "repairRan": bool(args.repair),
+            "findings": [f.to_dict() for f in findings],
+        })
+        return code
+    out = console()
+    if not paths.exists():
+        out.print(literal(f"No memory store at {paths.root}: nothing to check."), soft_wrap=True)
+        return EXIT_OK
+    if not findings:
+        out.print(literal(f"The memory store at {paths.root} is healthy."), soft_wrap=True)
+        return EXIT_OK
+    for finding in findings:
+        if finding.repaired:
+            mark = "repaired"
+        elif args.repair and not finding.fixable:
+            mark = "needs you"
+        else:
+            mark = finding.severity
+        where = f" ({finding.path})" if finding.path and finding.path not in finding.message else ""
+        out.print(literal(f"{mark:>9}: {finding.message}{where}"), soft_wrap=True)
+    repaired = [f for f in findings if f.repaired]
+    if args.repair:
+        if repaired:
+            folder = paths.backups
+            out.print(literal(f"Repaired {len(repaired)} problem(s); anything replaced was backed up in {folder}."),
+                      soft_wrap=True)
+        if left:
+            out.print(literal(f"{len(left)} problem(s) remain that doctor cannot repair."), soft_wrap=True)
+    else:
+        fixable = [f for f in left if f.fixable]
+        out.print(literal(f"Found {len(left)} problem(s)."
+                          + (f" Run `memkeeper doctor --repair` to fix {len(fixable)} of them." if fixable else "")),
+                  soft_wrap=True)
+    return code

@@ -1,0 +1,194 @@
+"""L1 commands: ``final``, ``refine-all``, ``dedupe-l1``, ``compress``, ``sessions``.
+
+Thin argument parsing over :mod:`memkeeper.core.l1`; the transcript of "this project" is
+found in Claude Code's folder for exactly this directory, never by a substring match.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    final = sub.add_parser("final", help="copy the current session into its L1 file now")
+    final.add_argument("--transcript", metavar="PATH", help="transcript to refine (default: newest of this project)")
+    final.add_argument("--session", metavar="ID", help="session id (default: read from the transcript)")
+    final.add_argument("--json", action="store_true", help="print the result as JSON")
+    final.set_defaults(handler=run_final)
+
+    refine = sub.add_parser("refine-all", help="refine every transcript of this project Claude Code still keeps")
+    refine.add_argument("--json", action="store_true", help="print the results as JSON")
+    refine.set_defaults(handler=run_refine_all)
+
+    dedupe = sub.add_parser("dedupe-l1", help="move L1 files contained in another file of the same session to trash")
+    dedupe.add_argument("--dry-run", action="store_true", help="only show what would be moved")
+    dedupe.add_argument("--json", action="store_true", help="print the result as JSON")
+    dedupe.set_defaults(handler=run_dedupe)
+
+    compress = sub.add_parser("compress", help="gzip L1 files older than retentionDays (they stay searchable)")
+    compress.add_argument("--days", type=int, metavar="N", help="age in days (default: memory.retentionDays)")
+    compress.add_argument("--json", action="store_true", help="print the result as JSON")
+    compress.set_defaults(handler=run_compress)
+
+    sessions = sub.add_parser("sessions", help="list the L1 session files with message and tool counts")
+    sessions.add_argument("--json", action="store_true", help="print the list as JSON")
+    sessions.set_defaults(handler=run_sessions)
+
+
+def _short(path: Path | None, root: Path) -> str:
+    if path is None:
+        return "-"
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def run_final(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, CliError, print_json
+    from memkeeper.core import l1, transcript
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    path: Path | None = Path(args.transcript).expanduser() if args.transcript else None
+    if path is None and args.session:
+        path = transcript.find_transcript(args.session, paths.project)
+        if path is None:
+            raise CliError(f"no transcript for session {args.session} under {transcript.claude_projects_root()}",
+                           EXIT_NOTHING)
+    if path is None:
+        path = transcript.newest_transcript(paths.project)
+        if path is None:
+            folder = transcript.claude_projects_root() / transcript.encode_project_dir(paths.project)
+            raise CliError(f"no transcript of this project in {folder}", EXIT_NOTHING)
+    if not path.is_file():
+        raise CliError(f"transcript not found: {path}", EXIT_NOTHING)
+    result = l1.refine_transcript(paths, path, args.session)
+    if args.json:
+        print_json(result.as_dict())
+        return 0
+    _print_result(result, paths.root)
+    return 0
+
+
+def _print_result(result: Any, root: Path) -> None:
+    from memkeeper.cli.output import console, literal
+
+    line = (
+        f"L1: {_short(result.l1_path, root)}  +{result.new_entries} entries"
+        f" (total {result.total_entries}) from {result.transcript.name}"
+    )
+    if result.broken_lines:
+        line += f", {result.broken_lines} unreadable line(s) skipped"
+    console().print(literal(line), soft_wrap=True)
+
+
+def run_refine_all(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, print_json, warn
+    from memkeeper.core import l1, transcript
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    results = []
+    failures: list[str] = []
+    for path in transcript.list_transcripts(paths.project):
+        try:
+            results.append(l1.refine_transcript(paths, path))
+        except OSError as exc:
+            failures.append(f"{path.name}: {exc.strerror or exc}")
+    if args.json:
+        print_json({"results": [result.as_dict() for result in results], "errors": failures})
+    else:
+        for result in results:
+            _print_result(result, paths.root)
+        for failure in failures:
+            warn(failure)
+        if not results and not failures:
+            print("[MEMORY_KEEPER] No transcripts for this project")
+    return 0 if results or failures else EXIT_NOTHING
+
+
+def run_dedupe(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import print_json
+    from memkeeper.core import l1
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    result = l1.dedupe_l1(paths, dry_run=args.dry_run)
+    if args.json:
+        print_json({"removed": result.removed, "kept": result.kept, "dryRun": args.dry_run})
+        return 0
+    verb = "would move" if args.dry_run else "moved"
+    for name in result.removed:
+        print(f"{verb} to trash: {name}")
+    print(f"[MEMORY_KEEPER] {len(result.removed)} duplicate L1 file(s) {verb} to trash")
+    return 0
+
+
+def run_compress(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_USAGE, CliError, print_json, warn
+    from memkeeper.core import l1
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    days = args.days
+    if days is None:
+        config, warnings = load_config_or_default(paths)
+        for message in warnings:
+            warn(message)
+        days = config.memory.retentionDays
+    if days < 0:
+        raise CliError("--days must be 0 or more", EXIT_USAGE)
+    done = l1.compress(paths, days)
+    if args.json:
+        print_json({"compressed": done, "days": days})
+        return 0
+    for name in done:
+        print(f"compressed: {name}")
+    print(f"[MEMORY_KEEPER] {len(done)} L1 file(s) older than {days} days compressed")
+    return 0
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from memkeeper.core import l1
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    files = l1.list_l1(paths)
+    if args.json:
+        print_json([info.as_dict() for info in files])
+        return 0 if files else EXIT_NOTHING
+    if not files:
+        print("[MEMORY_KEEPER] No L1 sessions")
+        return EXIT_NOTHING
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("file", "session", "started", "messages", "tools", "entries", "size"):
+        numeric = column in ("messages", "tools", "entries", "size")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+    for info in files:
+        table.add_row(
+            literal(info.name),
+            literal((info.session_id or "-")[:8] + (" (js)" if info.legacy else "")),
+            (info.started or "-")[:19].replace("T", " "),
+            str(info.messages),
+            str(info.tools),
+            str(info.entries),
+            _human(info.size) + (" gz" if info.compressed else ""),
+        )
+    console().print(table)
+    return 0
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024 or unit == "MB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"

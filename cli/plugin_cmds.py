@@ -1,0 +1,160 @@
+"""Plugin commands: install, uninstall, hook (registered for --help), flush, save.
+
+``memkeeper hook EVENT`` is dispatched by :mod:`memkeeper.cli.main` before argparse is
+imported (it runs on every tool call); the parser here only documents it and serves
+the rare call with extra arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memkeeper.plugin.install import Step
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("install", help="register the memkeeper plugin with Claude Code (local marketplace)")
+    parser.add_argument("--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope")
+    parser.add_argument("--no-register", action="store_true", help="only write the marketplace; print the claude commands")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run_install)
+
+    parser = sub.add_parser("uninstall", help="remove the memkeeper plugin from Claude Code (memory stays)")
+    parser.add_argument("--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run_uninstall)
+
+    parser = sub.add_parser(
+        "hook",
+        help="run one Claude Code hook (reads its JSON on stdin; the plugin calls this)",
+        description="Run one Claude Code hook with its JSON on stdin. Always exits 0.",
+    )
+    parser.add_argument("event", choices=HOOK_EVENTS, help="the hook event")
+    parser.set_defaults(handler=run_hook)
+
+    parser = sub.add_parser("flush", help="summarize the new session entries into memory.md now")
+    parser.add_argument("--session", metavar="ID", help="the session id (default: every recent session)")
+    parser.add_argument("--transcript", metavar="PATH", help="the session's transcript to refine first")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(handler=run_flush)
+
+    parser = sub.add_parser("save", help="append a note to memory.md now (a dated section of bullets)")
+    parser.add_argument("text", nargs="+", help="the note; each line becomes a '- [note]: …' bullet unless it is one")
+    parser.set_defaults(handler=run_save)
+
+
+def run_hook(args: argparse.Namespace) -> int:
+    from memkeeper.plugin.hook import main as hook_main
+
+    return hook_main([args.event])
+
+
+def _steps_json(steps: list[Step]) -> list[dict[str, object]]:
+    return [{"argv": s.argv, "returncode": s.returncode, "output": s.output} for s in steps]
+
+
+def run_install(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_ERROR, console, literal, print_json
+    from memkeeper.plugin.install import install
+
+    report = install(scope=args.scope, register=not args.no_register)
+    if args.json:
+        print_json(
+            {
+                "marketplace": str(report.marketplace),
+                "pluginDir": str(report.plugin_dir),
+                "python": report.python,
+                "claude": report.claude,
+                "registered": report.registered,
+                "steps": _steps_json(list(report.steps)),
+                "manual": report.manual,
+            }
+        )
+    else:
+        out = console()
+        out.print(literal(f"Plugin copied to {report.plugin_dir} (Python: {report.python})"))
+        for step in report.steps:
+            mark = "ok" if step.returncode == 0 else f"failed ({step.returncode})"
+            out.print(literal(f"$ {' '.join(step.argv)}  → {mark}"))
+            if step.returncode != 0 and step.output:
+                out.print(literal("  " + step.output.splitlines()[-1]))
+        if report.registered:
+            out.print("memkeeper is installed in Claude Code; new sessions load it.")
+        elif report.manual:
+            reason = "" if report.claude else "(claude is not on PATH) "
+            out.print(literal(f"To finish, run {reason}:"))
+            for line in report.manual:
+                out.print(literal(f"  {line}"))
+    if report.claude and not report.registered and not args.no_register:
+        return EXIT_ERROR
+    return 0
+
+
+def run_uninstall(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.plugin.install import uninstall
+
+    report = uninstall(scope=args.scope)
+    if args.json:
+        print_json({"marketplace": str(report.marketplace), "removed": report.removed, "steps": _steps_json(list(report.steps))})
+        return 0
+    out = console()
+    for step in report.steps:
+        mark = "ok" if step.returncode == 0 else f"failed ({step.returncode})"
+        out.print(literal(f"$ {' '.join(step.argv)}  → {mark}"))
+    out.print(literal(f"Removed {report.marketplace}" if report.removed else "No marketplace copy to remove."))
+    out.print("Memory stores in your projects (.claude/memory/) are kept.")
+    return 0
+
+
+def run_flush(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from memkeeper.core.flush import flush_pending, refine_sessions
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    options: dict[str, str] = {}
+    if args.session:
+        options["session_id"] = args.session
+    if args.transcript:
+        options["transcript_path"] = args.transcript
+    refine_sessions(paths, options)
+    result = flush_pending(paths)
+    if args.json:
+        print_json(
+            {
+                "sections": result.sections,
+                "skipped": result.skipped,
+                "entries": result.entries,
+                "generators": result.generators,
+                "watermark": result.watermark,
+                "more": result.more,
+            }
+        )
+    elif result.entries == 0:
+        console().print("Nothing new to flush.")
+    else:
+        console().print(
+            literal(
+                f"Flushed {result.entries} entries: {result.sections} section(s) appended to memory.md, "
+                f"{result.skipped} skipped as not worth keeping ({', '.join(sorted(set(result.generators)))})."
+            )
+        )
+    return 0 if result.entries else EXIT_NOTHING
+
+
+def run_save(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal
+    from memkeeper.core.flush import append_note
+    from memkeeper.core.store import paths_for
+
+    try:
+        section = append_note(paths_for(args.project), "\n".join(args.text))
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    console().print(literal(f"Saved to memory.md:{section.rstrip()}"))
+    return 0

@@ -1,0 +1,460 @@
+"""The L2 flush: new L1 entries become 2-4 English bullets appended to memory.md.
+
+The asynchronous flush of the source design (spec 002), run as the detached ``flush``
+job (:func:`run_flush_job`): bring the L1 copies of the recently seen sessions up to
+date, take the L1 entries after the watermark (``lastMemoryUpdateTs`` in the index,
+the ``ts`` of the last entry processed, as the JS plugin's fixed versions use), ask
+the configured summarizer for ``- [topic]: fact`` bullets or ``SKIP``, and append
+
+    \\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n
+
+to memory.md. The append and the watermark move happen in one step under the store
+lock, after checking that the watermark is still the one the entries were read
+against, so nothing is appended twice or skipped; a small journal written before the
+append makes that hold across a kill between the two writes. When the model is not
+available or today's budget is spent, a deterministic extractive set of bullets is
+written instead, so memory is never silently lost. Then the rotation check, then the
+pending L3 summaries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
+from memkeeper.core.index import iso_now, read_index, update_index
+from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.store import StorePaths, ensure_store
+
+#: The entries of one summarizer call are cut to about this many characters.
+MAX_PROMPT_CHARS = 24_000
+#: At most this many chunks per run; the rest waits for the next flush.
+MAX_CHUNKS = 6
+#: With no watermark yet (first flush of a store), only the newest entries are taken.
+FIRST_FLUSH_ENTRIES = 50
+MAX_BULLETS = 6
+MAX_BULLET_CHARS = 300
+JOURNAL = "flush-journal.json"
+RUNS_LOG = "flush-runs.jsonl"
+RUNS_LOG_MAX_BYTES = 64 * 1024
+RUNS_LOG_KEEP = 200
+
+FLUSH_PROMPT = """You are a conversation memory extractor.
+Summarize the coding session excerpt below into ENGLISH structured memory entries.
+
+Rules:
+- Output 2-4 bullet points, each one sentence.
+- Keep decisions, facts learned, user preferences, outcomes and open problems; skip greetings, small talk and transient errors.
+- If nothing is worth remembering, output exactly: SKIP
+- Format every bullet as "- [topic]: fact" and output nothing else.
+
+Example output:
+- [build]: The project moved its packaging from setup.py to pyproject.toml with setuptools.
+- [preference]: The user wants commit messages written in English.
+
+Conversation:
+{conversation}
+"""
+
+BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(.+?)\s*$")
+TOPIC_RE = re.compile(r"^\*{0,2}\[([^\]\n]{1,60})\]\*{0,2}\s*[:：\-–—]?\s*(.+)$")
+
+#: (section text or None for SKIP, generator name) from a chunk of entries.
+Summarize = Callable[[StorePaths, list[dict[str, Any]]], tuple[list[str] | None, str]]
+
+
+@dataclass
+class FlushResult:
+    sections: int = 0  # sections appended to memory.md
+    skipped: int = 0  # chunks the summarizer judged not worth remembering
+    entries: int = 0  # L1 entries processed (the watermark moved past them)
+    generators: list[str] = field(default_factory=list)
+    watermark: str | None = None
+    more: bool = False  # entries are left for the next run
+
+
+# --- formatting entries -------------------------------------------------------------
+
+
+def _flat(text: Any, limit: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def tool_info(entry: dict[str, Any]) -> str:
+    """The short description of a tool call, as the JS delta file had it."""
+    if entry.get("cmd"):
+        return _flat(entry["cmd"], 200)
+    if entry.get("target"):
+        info = str(entry["target"])
+        if entry.get("diff"):
+            info += " (edited)"
+        if entry.get("size") is not None:
+            info += f" ({entry['size']} bytes)"
+        return _flat(info, 200)
+    if entry.get("pattern"):
+        where = f" in {entry['path']}" if entry.get("path") else ""
+        return _flat(f"{entry['pattern']}{where}", 200)
+    if entry.get("params"):
+        return _flat(entry["params"], 200)
+    return ""
+
+
+def format_entry(entry: dict[str, Any]) -> str:
+    """One line of the conversation given to the summarizer ('' for entries left out)."""
+    role = entry.get("role")
+    prefix = "[subagent] " if entry.get("sidechain") else ""
+    if role == "user" and entry.get("text"):
+        return f"{prefix}User: {_flat(entry['text'], 1_500)}"
+    if role == "assistant" and entry.get("text"):
+        return f"{prefix}Claude: {_flat(entry['text'], 1_500)}"
+    if role == "tool":
+        return f"{prefix}Tool({entry.get('name') or 'tool'}): {tool_info(entry)}".rstrip(": ")
+    if role == "tool_result" and entry.get("result") == "error":
+        return f"{prefix}Tool error: {_flat(entry.get('output'), 200)}"
+    return ""
+
+
+def chunk_entries(entries: list[dict[str, Any]], max_chars: int = MAX_PROMPT_CHARS) -> list[list[dict[str, Any]]]:
+    """Split into chunks of about ``max_chars`` of text, never between two entries with one ``ts``.
+
+    The watermark is a ``ts``: a chunk boundary inside a group of equal stamps would
+    make the rest of the group look processed.
+    """
+    chunks: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    size = 0
+    for i, entry in enumerate(entries):
+        current.append(entry)
+        size += len(format_entry(entry)) + 1
+        following = entries[i + 1] if i + 1 < len(entries) else None
+        if size >= max_chars and (following is None or following.get("ts") != entry.get("ts")):
+            chunks.append(current)
+            current, size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def build_prompt(entries: list[dict[str, Any]]) -> str:
+    lines = [line for line in (format_entry(e) for e in entries) if line]
+    return FLUSH_PROMPT.format(conversation="\n".join(lines))
+
+
+# --- model output -------------------------------------------------------------------
+
+
+def parse_bullets(text: str) -> list[str] | None:
+    """Normalized ``- [topic]: fact`` bullets; None for SKIP; [] when the answer is unusable."""
+    stripped = text.strip().strip("`").strip()
+    if re.fullmatch(r"(?i)\**skip\**\.?", stripped):
+        return None
+    bullets: list[str] = []
+    for line in stripped.splitlines():
+        match = BULLET_RE.match(line)
+        if not match:
+            continue
+        body = match.group(1)
+        topic_match = TOPIC_RE.match(body)
+        if topic_match:
+            topic, fact = topic_match.group(1).strip(), topic_match.group(2).strip()
+        else:
+            topic, fact = "note", body
+        fact = _flat(fact, MAX_BULLET_CHARS)
+        if fact:
+            bullets.append(f"- [{_flat(topic, 60)}]: {fact}")
+    if not bullets and stripped.splitlines() and stripped.splitlines()[0].strip().upper() == "SKIP":
+        return None
+    return bullets[:MAX_BULLETS]
+
+
+def extractive_bullets(entries: list[dict[str, Any]]) -> list[str] | None:
+    """Deterministic bullets from the entries themselves; None when there is nothing to keep."""
+    main = [e for e in entries if not e.get("sidechain")]
+    prompts = [e for e in main if e.get("role") == "user" and str(e.get("text") or "").strip()]
+    answers = [e for e in main if e.get("role") == "assistant" and str(e.get("text") or "").strip()]
+    tools = [e for e in entries if e.get("role") == "tool"]
+    bullets: list[str] = []
+    if prompts:
+        bullets.append(f"- [request]: The user asked: {_flat(prompts[0]['text'], 200)}")
+        if len(prompts) > 1:
+            bullets.append(f"- [request]: Later the user asked: {_flat(prompts[-1]['text'], 200)}")
+    if tools:
+        counts: dict[str, int] = {}
+        targets: list[str] = []
+        for entry in tools:
+            name = str(entry.get("name") or "tool")
+            counts[name] = counts.get(name, 0) + 1
+            target = entry.get("target")
+            if isinstance(target, str) and target and Path(target).name not in targets:
+                targets.append(Path(target).name)
+        used = ", ".join(f"{n} ×{c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:5])
+        files = f" touching {', '.join(targets[:4])}" if targets else ""
+        bullets.append(f"- [work]: {len(tools)} tool calls ({used}){files}.")
+    if answers:
+        bullets.append(f"- [outcome]: {_flat(answers[-1]['text'], 240)}")
+    return bullets[:4] or None
+
+
+def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> tuple[list[str] | None, str]:
+    """Ask the configured summarizer; the extractive bullets when it fails or the budget is spent."""
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.jobs import log_error
+    from memkeeper.core.summarizers import SummarizerError, complete, resolve_backend_name
+
+    config, _warnings = load_config_or_default(paths)
+    try:
+        if resolve_backend_name(config) == "extractive":
+            return extractive_bullets(entries), "extractive"
+        completion = complete(paths, config, build_prompt(entries), purpose="flush")
+    except SummarizerError as exc:
+        log_error(paths, f"flush: summarizer unavailable, extractive bullets written instead: {exc}")
+        return extractive_bullets(entries), "extractive"
+    bullets = parse_bullets(completion.text)
+    if bullets is None:
+        return None, completion.model or "model"
+    if not bullets:
+        log_error(paths, f"flush: summarizer answer had no bullets, extractive used: {completion.text[:120]!r}")
+        return extractive_bullets(entries), "extractive"
+    return bullets, completion.model or "model"
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+def section_text(bullets: list[str], moment: datetime | None = None) -> str:
+    """``\\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n`` (UTC first, as the JS skill)."""
+    moment = moment or datetime.now(UTC)
+    local = moment.astimezone()
+    header = f"## {moment.astimezone(UTC):%Y-%m-%d_%H%M} (local {local:%m-%d_%H%M})"
+    return f"\n{header}\n" + "\n".join(bullets) + "\n"
+
+
+def _redact(text: str) -> str:
+    from memkeeper.core.privacy import redact
+
+    return redact(text)
+
+
+def _journal(paths: StorePaths) -> Path:
+    return paths.state / JOURNAL
+
+
+def _set_watermark(paths: StorePaths, watermark: str, generator: str | None) -> None:
+    def change(index: dict[str, Any]) -> None:
+        index["lastMemoryUpdateTs"] = watermark
+        index["lastFlushAt"] = iso_now()
+        if generator:
+            index["lastFlushGenerator"] = generator
+
+    update_index(paths, change)
+
+
+def _already_written(paths: StorePaths, section: str) -> bool:
+    """True if ``section`` is in memory.md or (after a rotation) in the newest archive."""
+    needle = section.strip()
+    candidates = [paths.memory]
+    from memkeeper.core.index import list_archives
+
+    archives = list_archives(paths)
+    if archives:
+        candidates.append(paths.archive(archives[-1]))
+    for path in candidates:
+        try:
+            if needle in path.read_text("utf-8", "replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def recover_journal(paths: StorePaths) -> None:
+    """Finish a commit that a kill interrupted between the append and the watermark move."""
+    with reentrant_lock(paths.lock):
+        try:
+            journal = json.loads(_journal(paths).read_text("utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            _journal(paths).unlink(missing_ok=True)
+            return
+        current = read_index(paths).get("lastMemoryUpdateTs")
+        if isinstance(journal, dict) and current == journal.get("expected") and journal.get("watermark"):
+            section = str(journal.get("section") or "")
+            if section and not _already_written(paths, section):
+                append_text(paths.memory, section)
+            _set_watermark(paths, str(journal["watermark"]), journal.get("generator"))
+        _journal(paths).unlink(missing_ok=True)
+
+
+def commit(
+    paths: StorePaths, expected: str | None, watermark: str, section: str | None, generator: str | None = None
+) -> bool:
+    """Append ``section`` (None: nothing) and move the watermark, atomically with respect to
+    other flushes; False (nothing done) if the watermark is no longer ``expected``."""
+    with reentrant_lock(paths.lock):
+        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+            return False
+        if section:
+            journal = {"expected": expected, "watermark": watermark, "section": section, "generator": generator}
+            atomic_write_json(_journal(paths), journal)
+            append_text(paths.memory, section)
+        _set_watermark(paths, watermark, generator)
+        _journal(paths).unlink(missing_ok=True)
+        return True
+
+
+def append_note(paths: StorePaths, text: str) -> str:
+    """Append a note the user asked to keep (``memkeeper save``) as a dated section; returns it."""
+    ensure_store(paths)
+    lines = [line.rstrip() for line in _redact(text).strip().splitlines() if line.strip()]
+    bullets = [line if BULLET_RE.match(line) else f"- [note]: {line.strip()}" for line in lines]
+    if not bullets:
+        raise ValueError("nothing to save: the note is empty")
+    section = section_text(bullets)
+    with reentrant_lock(paths.lock):
+        append_text(paths.memory, section)
+    return section
+
+
+# --- the flush ----------------------------------------------------------------------
+
+
+def _new_entries(paths: StorePaths, watermark: str | None) -> list[dict[str, Any]]:
+    from memkeeper.core.l1 import entries_since
+
+    # entries_since compares stamps as instants and returns them oldest first.
+    entries = [e for e in entries_since(paths, watermark) if isinstance(e, dict) and isinstance(e.get("ts"), str)]
+    if watermark is None:
+        entries = entries[-FIRST_FLUSH_ENTRIES:]
+    return entries
+
+
+def flush_pending(
+    paths: StorePaths, *, summarize: Summarize | None = None, max_chunks: int = MAX_CHUNKS
+) -> FlushResult:
+    """Flush the L1 entries after the watermark into memory.md (no transcript refining)."""
+    ensure_store(paths)
+    summarize = summarize or summarize_with_backend
+    recover_journal(paths)
+    result = FlushResult()
+    for _ in range(max_chunks):
+        expected = read_index(paths).get("lastMemoryUpdateTs")
+        expected = expected if isinstance(expected, str) else None
+        entries = _new_entries(paths, expected)
+        if not entries:
+            result.more = False
+            break
+        chunk = chunk_entries(entries)[0]
+        bullets, generator = summarize(paths, chunk)
+        section = None
+        if bullets:
+            section = section_text([_redact(b).replace("\n", " ") for b in bullets])
+        if not commit(paths, expected, str(chunk[-1]["ts"]), section, generator):
+            break  # someone else flushed meanwhile: their run covers these entries
+        result.entries += len(chunk)
+        result.generators.append(generator)
+        result.watermark = str(chunk[-1]["ts"])
+        if section:
+            result.sections += 1
+        else:
+            result.skipped += 1
+        result.more = len(chunk) < len(entries)
+    return result
+
+
+def record_run(paths: StorePaths, options: dict[str, Any], result: FlushResult) -> None:
+    """One line per flush run in ``.state/flush-runs.jsonl`` (what ran, why, with what result)."""
+    line = {
+        "ts": iso_now(),
+        "reason": options.get("reason") or "manual",
+        "session": options.get("session_id"),
+        "entries": result.entries,
+        "sections": result.sections,
+        "skipped": result.skipped,
+        "generators": sorted(set(result.generators)),
+    }
+    log = paths.state / RUNS_LOG
+    try:
+        if log.stat().st_size > RUNS_LOG_MAX_BYTES:
+            kept = log.read_bytes().splitlines(keepends=True)[-RUNS_LOG_KEEP:]
+            atomic_write_bytes(log, b"".join(kept))
+    except FileNotFoundError:
+        pass
+    append_text(log, json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def read_runs(paths: StorePaths) -> list[dict[str, Any]]:
+    """The recorded flush runs, oldest first (unreadable lines skipped)."""
+    try:
+        lines = (paths.state / RUNS_LOG).read_text("utf-8", "replace").splitlines()
+    except FileNotFoundError:
+        return []
+    runs: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            runs.append(item)
+    return runs
+
+
+def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
+    """Bring the L1 copies up to date: the session named in ``options``, then the others seen lately."""
+    from memkeeper.core import live_sessions
+    from memkeeper.core.jobs import log_error
+
+    wanted: list[tuple[str, str | None]] = []
+    transcript = options.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        sid = options.get("session_id")
+        wanted.append((transcript, sid if isinstance(sid, str) else None))
+    for sid, info in live_sessions.read_sessions(paths).items():
+        path = info.get("transcript")
+        if isinstance(path, str) and path and all(path != w[0] for w in wanted):
+            wanted.append((path, sid))
+    if not wanted:
+        return
+    from memkeeper.core.l1 import refine_transcript
+
+    for path, sid in wanted:
+        if not Path(path).is_file():
+            continue
+        try:
+            refine_transcript(paths, Path(path), session_id=sid)
+        except Exception as exc:  # one bad transcript must not stop the others
+            log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
+
+
+def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """The ``flush`` job: refine, flush into memory.md, rotate if due, then pending L3 summaries."""
+    from memkeeper.core import counters, rotation
+    from memkeeper.core.jobs import start_job
+    from memkeeper.core.settings import hook_settings
+
+    ensure_store(paths)
+    session_id = options.get("session_id")
+    if isinstance(session_id, str) and session_id:
+        counters.mark_flushed(paths, session_id)
+    refine_sessions(paths, options)
+    settings = hook_settings(paths)
+    result = flush_pending(paths) if settings.memory_enabled else FlushResult()
+    record_run(paths, options, result)
+    if settings.rotation_enabled:
+        rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
+    index = read_index(paths)
+    pending = [
+        e
+        for e in index.get("rotatedFiles", [])
+        if isinstance(e, dict) and not e.get("summaryGenerated") and not e.get("summaryError")
+    ]
+    if pending:
+        start_job(paths, "summary")

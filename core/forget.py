@@ -1,0 +1,195 @@
+"""Forgetting into the store's trash, and restoring from it.
+
+Forgetting an L1 session or an archive never deletes anything: the files move into
+``<store>/.trash/<trash id>/`` beside a ``manifest.json`` that records where each one
+came from (and, for an archive, its index entry), so :func:`restore` can put everything
+back. Each operation holds the store lock; the index is changed through
+:func:`memkeeper.core.index.update_index`. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.index import archive_entry, iso_now, summary_name, update_index
+from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.store import DIR_MODE, StorePaths, is_safe_basename
+
+MANIFEST = "manifest.json"
+L1_SUFFIXES = (".l1.jsonl", ".l1.jsonl.gz")
+
+
+class ForgetError(ValueError):
+    """The request names nothing that can be forgotten or restored (message is one line)."""
+
+
+@dataclass(frozen=True)
+class TrashItem:
+    """One forgotten thing in the trash."""
+
+    id: str
+    kind: str  # "l1" | "archive"
+    name: str  # the session file or archive basename
+    deleted_at: str  # ISO-8601 UTC
+    files: tuple[str, ...]  # paths relative to the store root, as they were
+
+
+def _trash_id(paths: StorePaths, kind: str, name: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+    candidate = f"{stamp}_{kind}_{stem}"
+    n = 1
+    while (paths.trash / candidate).exists():
+        n += 1
+        candidate = f"{stamp}_{kind}_{stem}_{n}"
+    return candidate
+
+
+def _move_into_trash(paths: StorePaths, kind: str, name: str, files: list[Path], extra: dict[str, Any]) -> TrashItem:
+    """Move ``files`` (inside the store) into a new trash folder with its manifest."""
+    paths.trash.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    trash_id = _trash_id(paths, kind, name)
+    folder = paths.trash / trash_id
+    folder.mkdir(mode=DIR_MODE)
+    relative = [str(f.relative_to(paths.root)) for f in files]
+    manifest: dict[str, Any] = {
+        "id": trash_id,
+        "kind": kind,
+        "name": name,
+        "deletedAt": iso_now(),
+        "files": [{"original": rel, "stored": f"{i}_{Path(rel).name}"} for i, rel in enumerate(relative)],
+        **extra,
+    }
+    # The manifest goes first: if we are killed halfway, restore still knows every file.
+    atomic_write_json(folder / MANIFEST, manifest)
+    for source, item in zip(files, manifest["files"], strict=True):
+        os.replace(source, folder / item["stored"])
+    return TrashItem(trash_id, kind, name, manifest["deletedAt"], tuple(relative))
+
+
+def forget_l1(paths: StorePaths, name: str) -> TrashItem:
+    """Move the L1 session file ``name`` (and its ``.raw.jsonl`` sibling) into the trash."""
+    if not is_safe_basename(name) or not name.endswith(L1_SUFFIXES):
+        raise ForgetError(f"not an L1 session file name: {name!r}")
+    with reentrant_lock(paths.lock):
+        path = paths.sessions / name
+        if not path.is_file():
+            raise ForgetError(f"no such L1 session: {name}")
+        stem = name.split(".l1.jsonl", 1)[0]
+        files = [path] + [p for p in (paths.sessions / f"{stem}.raw.jsonl",) if p.is_file()]
+        return _move_into_trash(paths, "l1", name, files, {})
+
+
+def forget_archive(paths: StorePaths, name: str) -> TrashItem:
+    """Move the archive ``name`` with its summary (and raw output) into the trash; drop its index entry."""
+    if not is_safe_basename(name) or not name.startswith("memory_") or not name.endswith(".md") or name == "memory.md":
+        raise ForgetError(f"not an archive name: {name!r}")
+    with reentrant_lock(paths.lock):
+        path = paths.archive(name)
+        if not path.is_file():
+            raise ForgetError(f"no such archive: {name}")
+        summary_prefix = summary_name(name).removesuffix(".json")  # memory_X.summary
+        companions = sorted(
+            paths.root / n for n in os.listdir(paths.root) if n.startswith(summary_prefix + ".") and n != name
+        )
+        removed: list[dict[str, Any]] = []
+
+        def drop(index: dict[str, Any]) -> None:
+            keep = []
+            for entry in index.get("rotatedFiles", []):
+                if isinstance(entry, dict) and entry.get("file") == name:
+                    removed.append(entry)
+                else:
+                    keep.append(entry)
+            index["rotatedFiles"] = keep
+
+        item = _move_into_trash(paths, "archive", name, [path, *companions], {})
+        update_index(paths, drop)
+        if removed:
+            manifest_path = paths.trash / item.id / MANIFEST
+            manifest = json.loads(manifest_path.read_text("utf-8"))
+            manifest["indexEntry"] = removed[0]
+            atomic_write_json(manifest_path, manifest)
+        return item
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def list_trash(paths: StorePaths) -> list[TrashItem]:
+    """Everything in the trash, newest first (folders without a readable manifest are skipped)."""
+    try:
+        folders = [p for p in paths.trash.iterdir() if p.is_dir()]
+    except FileNotFoundError:
+        return []
+    items: list[TrashItem] = []
+    for folder in folders:
+        manifest = _read_manifest(folder)
+        if manifest is None:
+            continue
+        files = tuple(str(f.get("original", "")) for f in manifest.get("files", []) if isinstance(f, dict))
+        items.append(
+            TrashItem(
+                id=folder.name,
+                kind=str(manifest.get("kind", "?")),
+                name=str(manifest.get("name", folder.name)),
+                deleted_at=str(manifest.get("deletedAt", "")),
+                files=files,
+            )
+        )
+    return sorted(items, key=lambda item: (item.deleted_at, item.id), reverse=True)
+
+
+def restore(paths: StorePaths, trash_id: str) -> TrashItem:
+    """Put a trashed item back where it was (refusing to overwrite), and its index entry."""
+    if not is_safe_basename(trash_id):
+        raise ForgetError(f"not a trash id: {trash_id!r}")
+    with reentrant_lock(paths.lock):
+        folder = paths.trash / trash_id
+        manifest = _read_manifest(folder)
+        if manifest is None:
+            raise ForgetError(f"nothing in the trash with id {trash_id}")
+        moves: list[tuple[Path, Path]] = []
+        for item in manifest.get("files", []):
+            original = Path(str(item.get("original", "")))
+            stored = str(item.get("stored", ""))
+            if original.is_absolute() or ".." in original.parts or not is_safe_basename(stored):
+                raise ForgetError(f"trash manifest {trash_id} names a path outside the store")
+            target = paths.root / original
+            if target.exists():
+                raise ForgetError(f"{original} exists again; move it away before restoring")
+            moves.append((folder / stored, target))
+        for source, target in moves:
+            target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            os.replace(source, target)
+        name = str(manifest.get("name", ""))
+        if manifest.get("kind") == "archive":
+            saved = manifest.get("indexEntry")
+
+            def put_back(index: dict[str, Any]) -> None:
+                entries = [e for e in index.get("rotatedFiles", []) if not (isinstance(e, dict) and e.get("file") == name)]
+                entry = saved if isinstance(saved, dict) else archive_entry(paths, name)
+                entries.append(entry)
+                entries.sort(key=lambda e: str(e.get("file", "")) if isinstance(e, dict) else "")
+                index["rotatedFiles"] = entries
+
+            update_index(paths, put_back)
+        (folder / MANIFEST).unlink()
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # something unexpected was left in it; keep it rather than delete it
+        files = tuple(str(f.get("original", "")) for f in manifest.get("files", []))
+        return TrashItem(trash_id, str(manifest.get("kind", "?")), name, str(manifest.get("deletedAt", "")), files)

@@ -1,0 +1,778 @@
+"""L1: one redacted JSONL copy of each Claude Code session, kept up to date incrementally.
+
+``sessions/<UTC YYYY-MM-DD_HHMMSS of the first entry>_<session id[:8]>.l1.jsonl`` holds the
+JS plugin's role entries (reference §4.2: ``user``, ``assistant``, ``tool``, ``tool_result``,
+same keys in the same order, compact JSON, literal non-ASCII) and fixes what that format
+lost: typed prompts, tool calls that share a message with text, ``tool_use_id`` on calls
+and results, subagent work (``sidechain: true`` + ``agentId``, read from
+``<session>/subagents/agent-*.jsonl``) and the full ``session`` id on every entry. Every
+string goes through :mod:`memkeeper.core.privacy` before it is written.
+
+Refinement is incremental and idempotent: ``.state/l1/<session>.json`` keeps, per source
+file, the byte offset up to which whole lines were consumed. A run appends only what is
+new, under a per-session lock, with a two-phase record (``pending``) so a run killed
+between the append and the offset update is rolled back, not duplicated. If that state
+is lost, or a source file shrank, the run compares against the lines already in the L1
+file instead of trusting offsets. Resuming a session appends to the same file, and the
+copy outlives Claude Code's 30-day transcript cleanup.
+
+Files are written with a trailing newline per line; readers also accept the JS plugin's
+files, which have none. Old files can be gzipped (``.l1.jsonl.gz``) and are still read.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.lock import file_lock, reentrant_lock
+from memkeeper.core.privacy import redact
+from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.transcript import (
+    ParseStats,
+    TranscriptEvent,
+    find_transcript,
+    first_session_id,
+    iter_events,
+    list_transcripts,
+    newest_transcript,
+    subagent_transcripts,
+)
+
+L1_SUFFIX = ".l1.jsonl"
+GZ_SUFFIX = ".l1.jsonl.gz"
+OUTPUT_LIMIT = 200  # tool_result output, UTF-16 units (JS)
+CMD_LIMIT = 200  # Bash command, UTF-16 units (JS)
+DIFF_LIMIT = 100  # each side of an Edit diff (JS)
+DETAIL_LIMIT = 200
+#: Redact this much of a long text before clipping it, so a secret cut by the clip is still seen.
+REDACT_WINDOW = 4096
+
+_NAME = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<hh>\d{2})(?P<mm>\d{2})(?P<ss>\d{2})?"
+    r"(?:_(?P<sid>[A-Za-z0-9_-]{1,36}))?\.l1\.jsonl(?P<gz>\.gz)?$"
+)
+
+
+# --- results -------------------------------------------------------------------------
+
+
+@dataclass
+class RefineResult:
+    """What one refinement of one session did."""
+
+    session_id: str
+    transcript: Path
+    l1_path: Path | None
+    new_entries: int = 0
+    total_entries: int = 0
+    broken_lines: int = 0
+    bytes_read: int = 0
+    sources: int = 0
+    partial_tail: bool = False
+    reconciled: bool = False  # offsets were missing or stale; existing lines were compared
+    unknown_types: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session_id,
+            "transcript": str(self.transcript),
+            "l1": str(self.l1_path) if self.l1_path else None,
+            "newEntries": self.new_entries,
+            "totalEntries": self.total_entries,
+            "brokenLines": self.broken_lines,
+            "bytesRead": self.bytes_read,
+            "sources": self.sources,
+            "partialTail": self.partial_tail,
+            "reconciled": self.reconciled,
+            "unknownTypes": self.unknown_types,
+        }
+
+
+@dataclass
+class L1File:
+    """One L1 file of the store, as listed by :func:`list_l1`."""
+
+    path: Path
+    session_id: str | None
+    started: str | None  # ISO-8601 UTC of the first entry (or from the name)
+    last: str | None = None
+    entries: int | None = None
+    messages: int | None = None  # user + assistant entries
+    tools: int | None = None
+    size: int = 0
+    compressed: bool = False
+    legacy: bool = False  # written by the JS plugin (no session field)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.name,
+            "session": self.session_id,
+            "started": self.started,
+            "last": self.last,
+            "entries": self.entries,
+            "messages": self.messages,
+            "tools": self.tools,
+            "bytes": self.size,
+            "compressed": self.compressed,
+            "legacy": self.legacy,
+        }
+
+
+# --- JS-compatible string helpers ----------------------------------------------------
+
+
+def utf16_len(text: str) -> int:
+    """``text.length`` in JavaScript."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_slice(text: str, limit: int) -> str:
+    """``text.slice(0, limit)`` in JavaScript, but never splitting a surrogate pair."""
+    if len(text) * 2 <= limit or (len(text) <= limit and text.isascii()):
+        return text
+    prefix = text[:limit]
+    if utf16_len(prefix) <= limit:
+        return prefix
+    units = 0
+    for index, char in enumerate(prefix):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return prefix[:index]
+    return prefix
+
+
+def clip(text: str, limit: int) -> str:
+    """Redact, then cut to ``limit`` UTF-16 units (redacting first so no secret is half-cut)."""
+    if len(text) <= REDACT_WINDOW:
+        return js_slice(redact(text), limit)
+    window = REDACT_WINDOW
+    while True:
+        redacted = redact(text[:window])
+        if len(redacted) >= limit + 1024 or window >= len(text):
+            return js_slice(redacted, limit)
+        window *= 4
+
+
+def _js_number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# --- events → entries ----------------------------------------------------------------
+
+
+def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them."""
+    fields: dict[str, Any] = {}
+    if name == "Read":
+        target = tool_input.get("file_path") or tool_input.get("path")
+        if target:
+            fields["target"] = redact(str(target))
+        offset = tool_input.get("offset")
+        if offset and isinstance(offset, (int, float)):
+            limit = tool_input.get("limit") or 100
+            end = offset + limit if isinstance(limit, (int, float)) else offset + 100
+            fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
+    elif name == "Edit":
+        target = tool_input.get("file_path") or tool_input.get("path")
+        if target:
+            fields["target"] = redact(str(target))
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        if isinstance(old, str) and isinstance(new, str) and old and new:
+            fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
+    elif name == "Write":
+        target = tool_input.get("file_path") or tool_input.get("path")
+        if target:
+            fields["target"] = redact(str(target))
+        content = tool_input.get("content")
+        if isinstance(content, str):
+            fields["size"] = utf16_len(content)
+    elif name == "Bash":
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            fields["cmd"] = clip(command, CMD_LIMIT)
+    elif name == "Grep":
+        for key in ("pattern", "path"):
+            if tool_input.get(key) is not None:
+                fields[key] = redact(str(tool_input[key]))
+    elif name == "Glob":
+        if tool_input.get("pattern") is not None:
+            fields["pattern"] = redact(str(tool_input["pattern"]))
+    else:
+        fields["params"] = ",".join(tool_input.keys())
+        detail = _tool_detail(tool_input)
+        if detail:
+            fields["detail"] = detail
+    return fields
+
+
+def _diff_side(text: str) -> str:
+    return js_slice(redact("\n".join(text.split("\n")[:3])), DIFF_LIMIT)
+
+
+_DETAIL_KEYS = ("description", "query", "url", "skill", "subagent_type", "prompt", "command", "file_path")
+
+
+def _tool_detail(tool_input: dict[str, Any]) -> str:
+    """A short readable hint for tools the JS format only listed by parameter names."""
+    for key in _DETAIL_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return clip(value.strip(), DETAIL_LIMIT)
+    return ""
+
+
+def _result_output(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+
+
+def entry_from_event(
+    event: TranscriptEvent, ts: str, session_id: str, agent_id: str | None = None, sidechain: bool = False
+) -> dict[str, Any] | None:
+    """The L1 entry for one transcript event (None for events L1 does not keep)."""
+    entry: dict[str, Any]
+    kind = event.kind
+    if kind in ("prompt", "command", "user_text"):
+        text = redact(event.text)
+        if not text.strip():
+            return None
+        entry = {"ts": ts, "role": "user", "text": text}
+    elif kind == "assistant_text":
+        text = redact(event.text)
+        if not text.strip():
+            return None
+        entry = {"ts": ts, "role": "assistant", "text": text}
+    elif kind == "tool_use":
+        entry = {"ts": ts, "role": "tool", "name": event.name}
+        entry.update(_tool_fields(event.name, event.input))
+        if event.tool_use_id:
+            entry["tool_use_id"] = event.tool_use_id
+    elif kind == "tool_result":
+        entry = {"ts": ts, "role": "tool_result"}
+        if event.tool_use_id:
+            entry["tool_use_id"] = event.tool_use_id
+        entry["result"] = "error" if event.is_error else "ok"
+        output = clip(_result_output(event.content), OUTPUT_LIMIT)
+        if output or event.is_error:
+            entry["output"] = output
+    else:
+        return None
+    if sidechain or event.sidechain:
+        entry["sidechain"] = True
+        agent = event.agent_id or agent_id
+        if agent:
+            entry["agentId"] = agent
+    entry["session"] = session_id
+    return entry
+
+
+def dumps_entry(entry: dict[str, Any]) -> bytes:
+    """One compact JSON line with literal non-ASCII (lone surrogates kept as JSON escapes)."""
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def _now_iso() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def parse_ts(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _short_id(session_id: str) -> str:
+    """The first 8 characters of a session id, safe in a file name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", session_id[:8]) or "session"
+
+
+def l1_name(first_ts: str, session_id: str) -> str:
+    stamp = parse_ts(first_ts) or datetime.now(UTC)
+    return f"{stamp:%Y-%m-%d_%H%M%S}_{_short_id(session_id)}{L1_SUFFIX}"
+
+
+# --- state ---------------------------------------------------------------------------
+
+
+def _state_dir(paths: StorePaths) -> Path:
+    return paths.state / "l1"
+
+
+def _safe_key(session_id: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", session_id) and not session_id.startswith("."):
+        return session_id
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _state_path(paths: StorePaths, session_id: str) -> Path:
+    return _state_dir(paths) / f"{_safe_key(session_id)}.json"
+
+
+def _session_lock(paths: StorePaths, session_id: str) -> Path:
+    return _state_dir(paths) / f"{_safe_key(session_id)}.lock"
+
+
+def _load_state(paths: StorePaths, session_id: str) -> dict[str, Any] | None:
+    """The session's refine state; None if absent. An unreadable one is backed up, not lost."""
+    path = _state_path(paths, session_id)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        _backup_unreadable(paths, path)
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("sources"), dict):
+        _backup_unreadable(paths, path)
+        return None
+    return data
+
+
+def _backup_unreadable(paths: StorePaths, path: Path) -> None:
+    paths.backups.mkdir(mode=0o700, parents=True, exist_ok=True)
+    target = paths.backups / f"{path.name}.unreadable-{int(time.time())}"
+    try:
+        os.replace(path, target)
+    except OSError:
+        pass
+
+
+def _save_state(paths: StorePaths, session_id: str, state: dict[str, Any]) -> None:
+    _state_dir(paths).mkdir(mode=0o700, parents=True, exist_ok=True)
+    atomic_write_json(_state_path(paths, session_id), state)
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _append_durable(path: Path, data: bytes) -> None:
+    """Append whole lines with O_APPEND and fsync; a missing final newline is repaired first."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _find_session_file(paths: StorePaths, session_id: str) -> Path | None:
+    """An existing (uncompressed) L1 file of this session, written by memkeeper."""
+    if not paths.sessions.is_dir():
+        return None
+    for path in sorted(paths.sessions.glob(f"*_{glob.escape(_short_id(session_id))}{L1_SUFFIX}")):
+        first = next(read_l1(path), None)
+        if first is not None and first.get("session") == session_id:
+            return path
+    return None
+
+
+def _existing_lines(path: Path | None) -> Counter[bytes]:
+    if path is None or not path.exists():
+        return Counter()
+    lines: Counter[bytes] = Counter()
+    for entry in read_l1(path):
+        lines[dumps_entry(entry)] += 1
+    return lines
+
+
+@dataclass
+class _Source:
+    key: str  # "main" or "agent:<id>": offsets do not depend on where the transcript lives
+    path: Path
+    agent_id: str | None
+    sidechain: bool
+
+
+def _sources(transcript: Path, session_id: str) -> list[_Source]:
+    found = [_Source("main", transcript, None, False)]
+    for path in subagent_transcripts(transcript, session_id):
+        agent = path.stem.removeprefix("agent-")
+        found.append(_Source(f"agent:{agent}", path, agent, True))
+    return found
+
+
+def refine_transcript(paths: StorePaths, transcript_path: Path | str, session_id: str | None = None) -> RefineResult:
+    """Bring the session's L1 file up to date with ``transcript_path`` (and its subagents)."""
+    transcript = Path(transcript_path).expanduser().absolute()
+    if not transcript.is_file():
+        raise FileNotFoundError(2, "transcript not found", str(transcript))
+    session = session_id or first_session_id(transcript) or transcript.stem
+    ensure_store(paths)
+    _state_dir(paths).mkdir(mode=0o700, parents=True, exist_ok=True)
+    with file_lock(_session_lock(paths, session), timeout=60.0):
+        return _refine_locked(paths, transcript, session)
+
+
+def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineResult:
+    result = RefineResult(session_id=session, transcript=transcript, l1_path=None)
+    state = _load_state(paths, session)
+    reconcile = state is None
+    if state is None:
+        state = {"session": session, "l1": None, "entries": 0, "sources": {}, "pending": None}
+    l1_path: Path | None = paths.sessions / state["l1"] if state.get("l1") else None
+    pending = state.get("pending")
+    if isinstance(pending, dict) and l1_path is not None and l1_path.exists():
+        # A run died between its append and its offset update: undo the append.
+        keep = int(pending.get("l1_size", 0))
+        if l1_path.stat().st_size > keep:
+            os.truncate(l1_path, keep)
+        state["entries"] = int(pending.get("entries", state.get("entries", 0)))
+    state["pending"] = None
+    if l1_path is not None and not l1_path.exists():
+        l1_path = None  # compressed, deduplicated or deleted: later entries start a new file
+        state["l1"] = None
+        state["entries"] = 0
+    if l1_path is None and reconcile:
+        l1_path = _find_session_file(paths, session)
+    sources = _sources(transcript, session)
+    offsets: dict[str, Any] = state["sources"]
+    for source in sources:
+        known = offsets.get(source.key)
+        if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
+            reconcile = True  # the source shrank (rewritten?): compare content, not offsets
+            offsets.pop(source.key, None)
+    seen = _existing_lines(l1_path) if reconcile else Counter()
+    if reconcile and l1_path is not None:
+        state["entries"] = sum(seen.values())
+    result.reconciled = reconcile
+
+    chunks: list[bytes] = []
+    first_ts: str | None = None
+    new_offsets: dict[str, dict[str, Any]] = {}
+    for source in sources:
+        known = offsets.get(source.key)
+        start = int(known.get("offset", 0)) if isinstance(known, dict) else 0
+        last_ts = known.get("last_ts") if isinstance(known, dict) else None
+        stats = ParseStats()
+        for event in iter_events(source.path, start, stats):
+            ts = event.ts or last_ts or _now_iso()
+            last_ts = ts
+            entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
+            if entry is None:
+                continue
+            line = dumps_entry(entry)
+            if seen[line] > 0:
+                seen[line] -= 1
+                continue
+            if first_ts is None:
+                first_ts = ts
+            chunks.append(line)
+        result.sources += 1
+        result.broken_lines += stats.broken_lines
+        result.bytes_read += stats.bytes_read
+        result.partial_tail = result.partial_tail or stats.partial_tail
+        for name, count in stats.unknown_types.items():
+            result.unknown_types[name] = result.unknown_types.get(name, 0) + count
+        new_offsets[source.key] = {
+            "path": str(source.path),
+            "offset": stats.end_offset,
+            "size": source.path.stat().st_size,
+            "last_ts": last_ts,
+        }
+
+    if chunks:
+        if l1_path is None:
+            l1_path = paths.sessions / l1_name(first_ts or _now_iso(), session)
+        state["l1"] = l1_path.name
+        size_before = l1_path.stat().st_size if l1_path.exists() else 0
+        state["pending"] = {"l1_size": size_before, "entries": state.get("entries", 0)}
+        _save_state(paths, session, state)
+        _append_durable(l1_path, b"".join(chunks))
+        state["entries"] = int(state.get("entries", 0)) + len(chunks)
+        state["pending"] = None
+    offsets.update(new_offsets)
+    state["session"] = session
+    state["updatedAt"] = _now_iso()
+    _save_state(paths, session, state)
+    result.l1_path = l1_path
+    result.new_entries = len(chunks)
+    result.total_entries = int(state.get("entries", 0))
+    return result
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def read_l1(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries of an L1 file (``.l1.jsonl`` or ``.l1.jsonl.gz``); bad lines are skipped."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            for raw in handle:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    value = json.loads(raw.decode("utf-8", errors="replace"))
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    yield value
+    except (OSError, EOFError):  # unreadable or truncated gzip: what was read stands
+        return
+
+
+def _l1_paths(paths: StorePaths) -> list[Path]:
+    if not paths.sessions.is_dir():
+        return []
+    return sorted(
+        path
+        for path in paths.sessions.iterdir()
+        if path.is_file() and (path.name.endswith(L1_SUFFIX) or path.name.endswith(GZ_SUFFIX))
+    )
+
+
+def _started_from_name(name: str) -> str | None:
+    match = _NAME.match(name)
+    if not match:
+        return None
+    return f"{match['date']}T{match['hh']}:{match['mm']}:{match['ss'] or '00'}Z"
+
+
+def list_l1(paths: StorePaths, counts: bool = True) -> list[L1File]:
+    """Every L1 file of the store, oldest first; ``counts`` reads each file to count entries."""
+    files: list[L1File] = []
+    for path in _l1_paths(paths):
+        match = _NAME.match(path.name)
+        info = L1File(
+            path=path,
+            session_id=match["sid"] if match and match["sid"] else None,
+            started=_started_from_name(path.name),
+            size=path.stat().st_size,
+            compressed=path.name.endswith(".gz"),
+        )
+        entries = read_l1(path)
+        first = next(entries, None)
+        if first is None:
+            info.entries = info.messages = info.tools = 0 if counts else None
+            files.append(info)
+            continue
+        if isinstance(first.get("session"), str):
+            info.session_id = first["session"]
+        else:
+            info.legacy = True
+        if isinstance(first.get("ts"), str):
+            info.started = first["ts"]
+        if counts:
+            total = messages = tools = 0
+            last: str | None = None
+            last_when: datetime | None = None
+            for entry in _chain(first, entries):
+                total += 1
+                role = entry.get("role")
+                if role in ("user", "assistant"):
+                    messages += 1
+                elif role == "tool":
+                    tools += 1
+                when = parse_ts(entry.get("ts"))
+                if when is not None and (last_when is None or when > last_when):
+                    last, last_when = entry["ts"], when
+            info.entries, info.messages, info.tools = total, messages, tools
+            info.last = last
+        files.append(info)
+    return files
+
+
+def _chain(first: dict[str, Any], rest: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest
+
+
+def entries_since(paths: StorePaths, watermark_ts: str | None) -> list[dict[str, Any]]:
+    """Every L1 entry newer than ``watermark_ts`` (all of them when None), oldest first.
+
+    Timestamps are compared as instants, not strings, so ``…:00Z`` and ``…:00.500Z`` order
+    correctly. Files last modified before the watermark cannot hold newer entries and are
+    not opened.
+    """
+    mark = parse_ts(watermark_ts) if watermark_ts else None
+    found: list[tuple[datetime, int, dict[str, Any]]] = []
+    order = 0
+    for path in _l1_paths(paths):
+        if mark is not None:
+            try:
+                modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except OSError:
+                continue
+            if modified < mark:
+                continue
+        for entry in read_l1(path):
+            when = parse_ts(entry.get("ts"))
+            if when is None:
+                if mark is not None:
+                    continue
+                when = datetime.min.replace(tzinfo=UTC)
+            if mark is not None and when <= mark:
+                continue
+            found.append((when, order, entry))
+            order += 1
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [entry for _when, _order, entry in found]
+
+
+# --- jobs and maintenance ------------------------------------------------------------
+
+
+def run_l1_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """Job runner ``l1``: options ``transcript_path`` and/or ``session_id``."""
+    transcript = options.get("transcript_path")
+    session = options.get("session_id")
+    path: Path | None = Path(transcript) if transcript else None
+    if path is None and session:
+        path = find_transcript(str(session), paths.project)
+    if path is None:
+        path = newest_transcript(paths.project)
+    if path is None or not path.is_file():
+        return
+    refine_transcript(paths, path, str(session) if session else None)
+
+
+def refine_all(paths: StorePaths) -> list[RefineResult]:
+    """Refine every transcript of this project that Claude Code still keeps."""
+    return [refine_transcript(paths, path) for path in list_transcripts(paths.project)]
+
+
+@dataclass
+class DedupeResult:
+    kept: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+def _canonical_lines(path: Path) -> set[str]:
+    return {json.dumps(entry, sort_keys=True, ensure_ascii=False) for entry in read_l1(path)}
+
+
+def dedupe_l1(paths: StorePaths, dry_run: bool = False) -> DedupeResult:
+    """Move L1 files whose every entry is also in a larger file of the same session to trash.
+
+    Files are grouped by session (the ``session`` field, else the 8-character id in the
+    name); JS files without a session id are grouped by their first timestamp. Unlike the
+    JS plugin, equal-size duplicates are removed too, and a file is only removed when its
+    content is really contained in the one kept. Nothing is unlinked.
+    """
+    result = DedupeResult()
+    groups: dict[tuple[str, str], list[L1File]] = {}
+    for info in list_l1(paths, counts=False):
+        if info.session_id:
+            key = ("session", _short_id(info.session_id))
+        elif info.started:
+            key = ("ts", info.started)
+        else:
+            continue
+        groups.setdefault(key, []).append(info)
+    with reentrant_lock(paths.lock):
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            members.sort(key=lambda info: (-info.size, info.name))
+            keeper = members[0]
+            kept_lines = _canonical_lines(keeper.path)
+            result.kept.append(keeper.name)
+            for other in members[1:]:
+                if not _canonical_lines(other.path) <= kept_lines:
+                    result.kept.append(other.name)
+                    continue
+                result.removed.append(other.name)
+                if not dry_run:
+                    _to_trash(paths, other)
+    return result
+
+
+def _to_trash(paths: StorePaths, info: L1File) -> None:
+    paths.trash.mkdir(mode=0o700, parents=True, exist_ok=True)
+    target = paths.trash / info.name
+    if target.exists():
+        target = paths.trash / f"{info.name}.{int(time.time())}"
+    if info.session_id and not info.legacy and len(info.session_id) > 8:
+        with file_lock(_session_lock(paths, info.session_id), timeout=60.0):
+            os.replace(info.path, target)
+    else:
+        os.replace(info.path, target)
+
+
+def compress(paths: StorePaths, retention_days: int) -> list[str]:
+    """Gzip L1 files not modified for ``retention_days`` into ``.l1.jsonl.gz``; never deletes data.
+
+    The gzip keeps the original modification time, so age-based reads still skip it.
+    """
+    cutoff = time.time() - retention_days * 86400
+    done: list[str] = []
+    for info in list_l1(paths, counts=False):
+        if info.compressed or info.path.stat().st_mtime >= cutoff:
+            continue
+        target = info.path.with_name(info.name + ".gz")
+        if target.exists():
+            continue
+        if info.session_id and not info.legacy and len(info.session_id) > 8:
+            with file_lock(_session_lock(paths, info.session_id), timeout=60.0):
+                _gzip_file(info.path, target)
+        else:
+            _gzip_file(info.path, target)
+        done.append(target.name)
+    return done
+
+
+def _gzip_file(source: Path, target: Path) -> None:
+    stat = source.stat()
+    tmp = target.with_name(f".{target.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw,
+                                                        mtime=int(stat.st_mtime)) as packed:
+            with open(source, "rb") as handle:
+                shutil.copyfileobj(handle, packed)
+            packed.flush()
+        with open(tmp, "rb+") as sync:
+            os.fsync(sync.fileno())
+        os.replace(tmp, target)
+        os.utime(target, (stat.st_atime, stat.st_mtime))
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    source.unlink()

@@ -1,0 +1,40 @@
+"""Search over every tier of the store: one incremental SQLite FTS5 index, progressive disclosure.
+
+``search`` answers a query tier by tier (memory.md, L3 summaries, L2 archives, then L1
+sessions with ``deep``); ``show`` and ``timeline`` expand a hit; ``refresh`` updates the
+index incrementally and ``reindex`` rebuilds it; ``scan_search`` answers without the
+index (the fallback, and the tests' oracle). Stdlib only.
+"""
+
+from __future__ import annotations
+
+from memkeeper.core.search.disclosure import show, timeline
+from memkeeper.core.search.engine import CAP, DEFAULT_LIMIT, scan_search, search
+from memkeeper.core.search.indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
+from memkeeper.core.search.model import Entry, Hit, NotFound, SearchResults, TierResult, Timeline
+from memkeeper.core.search.query import MAX_QUERY_CHARS, QueryError
+from memkeeper.core.search.sources import TIERS, TYPES_BY_TIER
+
+__all__ = [
+    "CAP",
+    "DEFAULT_LIMIT",
+    "MAX_QUERY_CHARS",
+    "TIERS",
+    "TYPES_BY_TIER",
+    "Entry",
+    "Hit",
+    "IndexBusy",
+    "NotFound",
+    "Progress",
+    "QueryError",
+    "RefreshStats",
+    "SearchResults",
+    "TierResult",
+    "Timeline",
+    "refresh",
+    "reindex",
+    "scan_search",
+    "search",
+    "show",
+    "timeline",
+]

@@ -1,0 +1,431 @@
+"""Answering a query: through the index, or by reading every file (the same answer).
+
+Both paths produce the same :class:`Doc` values (see :mod:`.sources`), keep those every
+term matches, and rank them with :mod:`.query`; the index only narrows down which docs
+to look at. Per tier, at most ``cap`` matches are ranked: for an archive or L1 tier that
+holds more, the newest ``cap`` (by file name, then position) are the ones ranked, and
+the tier says ``more``. ``scan_search`` is the fallback when the index cannot be used
+(busy, damaged beyond repair) and the oracle the tests compare the index with.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memkeeper.core.search import schema
+from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
+from memkeeper.core.search.model import Hit, SearchResults, TierResult
+from memkeeper.core.search.query import (
+    Query,
+    QueryError,
+    day_number,
+    fts_expression,
+    matches,
+    parse_date_arg,
+    parse_query,
+    recency_bonus,
+    relevance,
+    snippet,
+)
+from memkeeper.core.search.sources import (
+    BIG_TIERS,
+    BLOCK_CHARS,
+    SMALL_TIERS,
+    TIERS,
+    TYPES_BY_TIER,
+    Doc,
+    SourceFile,
+    discover,
+    docs_of,
+    l1_doc,
+    l1_session_from_name,
+    line_of_offset,
+    name_date,
+    read_source,
+)
+from memkeeper.core.store import StorePaths
+from memkeeper.core.tokens import estimate_tokens
+
+DEFAULT_LIMIT = 20
+CAP = 1000
+LOCK_WAIT_SECONDS = 5.0
+_BATCH = 256
+_READ_CHUNK = 8192
+
+
+@dataclass(frozen=True)
+class Filters:
+    tiers: tuple[str, ...]
+    types: frozenset[str] | None
+    since: str | None
+    until: str | None
+    limit: int
+    cap: int
+
+    def tier_types(self, tier: str) -> bool:
+        return self.types is None or bool(self.types & set(TYPES_BY_TIER[tier]))
+
+    def keep(self, doc: Doc) -> bool:
+        if self.types is not None and doc.type not in self.types:
+            return False
+        if self.since or self.until:
+            day = (doc.date or "")[:10]
+            if len(day) < 10:
+                return False
+            if self.since and day < self.since:
+                return False
+            if self.until and day > self.until:
+                return False
+        return True
+
+
+def make_filters(
+    tiers: Iterable[str] | None,
+    types: Iterable[str] | None,
+    since: str | None,
+    until: str | None,
+    deep: bool,
+    limit: int,
+    cap: int = CAP,
+) -> Filters:
+    """Validate the options; QueryError names the bad one."""
+    if tiers:
+        wanted = {t.strip().lower() for t in tiers if t and t.strip()}
+        unknown = wanted - set(TIERS)
+        if unknown:
+            raise QueryError(f"unknown tier {sorted(unknown)[0]!r} (tiers: {', '.join(TIERS)})")
+        chosen = tuple(t for t in TIERS if t in wanted)
+    else:
+        chosen = TIERS if deep else TIERS[:3]
+    type_set: frozenset[str] | None = None
+    if types:
+        type_set = frozenset(t.strip().lower() for t in types if t and t.strip())
+        known = {t for ts in TYPES_BY_TIER.values() for t in ts}
+        unknown_types = type_set - known
+        if unknown_types:
+            raise QueryError(
+                f"unknown type {sorted(unknown_types)[0]!r} (types: {', '.join(sorted(known))})"
+            )
+    since_day = parse_date_arg(since, "since")
+    until_day = parse_date_arg(until, "until")
+    if since_day and until_day and since_day > until_day:
+        raise QueryError(f"--since {since_day} is after --until {until_day}")
+    if limit < 1:
+        raise QueryError("--limit must be at least 1")
+    return Filters(chosen, type_set, since_day, until_day, min(limit, cap), cap)
+
+
+# -- ranking (shared) -------------------------------------------------------------------
+
+
+def rank(tier: str, docs: list[Doc], query: Query, filters: Filters, more: bool, base: Path) -> TierResult:
+    newest = max((d for d in (day_number(doc.date) for doc in docs) if d is not None), default=None)
+    scored: list[tuple[float, int, Doc]] = []
+    for doc in docs:
+        day = day_number(doc.date)
+        score = relevance(doc.body.lower(), query.terms) + recency_bonus(day, newest)
+        scored.append((score, day or 0, doc))
+    scored.sort(key=lambda s: (-s[0], -s[1], s[2].file, _loc_key(s[2].loc)))
+    hits = tuple(_hit(doc, score, query, base) for score, _day, doc in scored[: filters.limit])
+    return TierResult(tier=tier, hits=hits, total=len(docs), more=more)
+
+
+def _loc_key(loc: str) -> tuple[int, str]:
+    return (int(loc), "") if loc.isdigit() else (0, loc)
+
+
+def _hit(doc: Doc, score: float, query: Query, base: Path) -> Hit:
+    line = doc.line
+    if line is None and doc.tier in BIG_TIERS:
+        line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
+    text, spans = snippet(doc.body, query.terms)
+    return Hit(
+        id=doc.id,
+        tier=doc.tier,
+        type=doc.type,
+        file=doc.file,
+        line=line,
+        session=doc.session,
+        date=doc.date,
+        title=doc.title,
+        snippet=text,
+        tokens=estimate_tokens(doc.body),
+        score=round(score, 4),
+        highlights=tuple(spans),
+    )
+
+
+def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:
+    return filters.keep(doc) and matches(doc.body.lower(), query.terms)
+
+
+# -- the full scan ----------------------------------------------------------------------
+
+
+def _scan_tier(
+    paths: StorePaths, sources: list[SourceFile], tier: str, query: Query, filters: Filters
+) -> TierResult:
+    found: list[Doc] = []
+    for source in sources:
+        if source.tier != tier:
+            continue
+        data = read_source(paths, source)
+        found.extend(doc for doc in docs_of(source, data) if _wanted(doc, query, filters))
+    more = False
+    if tier in BIG_TIERS and len(found) > filters.cap:
+        found, more = found[-filters.cap :], True
+    return rank(tier, found, query, filters, more, paths.root)
+
+
+def scan_search(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    types: Iterable[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    deep: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    cap: int = CAP,
+) -> SearchResults:
+    """Search by reading every file: no index involved."""
+    parsed = parse_query(query)
+    filters = make_filters(tiers, types, since, until, deep, limit, cap)
+    return _scan(paths, parsed, filters, ())
+
+
+def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[str, ...]) -> SearchResults:
+    if not paths.root.is_dir():
+        return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"))
+    sources = discover(paths)
+    results = tuple(
+        _scan_tier(paths, sources, tier, parsed, filters) if filters.tier_types(tier) else TierResult(tier, (), 0)
+        for tier in filters.tiers
+    )
+    return SearchResults(parsed.text, parsed.terms, results, "scan", warnings)
+
+
+def _empty(parsed: Query, filters: Filters, source: str, warnings: tuple[str, ...]) -> SearchResults:
+    return SearchResults(
+        parsed.text, parsed.terms, tuple(TierResult(t, (), 0) for t in filters.tiers), source, warnings
+    )
+
+
+# -- through the index ------------------------------------------------------------------
+
+
+class _Reader:
+    """Reads the docs of an index block back from its archive or L1 file, each file opened once."""
+
+    def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
+        self.root = paths.root
+        self.paths = paths
+        self.sources: dict[int, tuple[str, str, str]] = {
+            row[0]: (row[1], row[2], row[3])
+            for row in conn.execute("SELECT id, rel, tier, kind FROM sources WHERE tier IN ('l1', 'l2')")
+        }
+        self.fds: dict[int, int] = {}
+        self.whole: dict[int, list[Doc]] = {}
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+    def block(self, rowid: int) -> list[Doc]:
+        """The docs of the block at ``rowid`` in file order (maybe a few of the next block too)."""
+        src = rowid >> schema.OFFSET_BITS
+        offset = rowid & schema.OFFSET_MASK
+        known = self.sources.get(src)
+        if known is None:  # a dead row of a removed or rewritten file
+            return []
+        rel, tier, kind = known
+        if kind == "l1":
+            return self._l1_block(src, rel, offset)
+        docs = self.whole.get(src)
+        if docs is None:
+            source = SourceFile(rel, tier, kind, 0, 0)
+            docs = list(docs_of(source, read_source(self.paths, source)))
+            self.whole[src] = docs
+        out: list[Doc] = []
+        size = 0
+        for doc in docs:  # files read whole are small (archives) or rare (.gz)
+            if int(doc.loc) < offset:
+                continue
+            out.append(doc)
+            size += len(doc.body)
+            if size >= BLOCK_CHARS:
+                break
+        return out
+
+    def _l1_block(self, src: int, rel: str, offset: int) -> list[Doc]:
+        fd = self.fds.get(src)
+        if fd is None:
+            try:
+                fd = os.open(self.root / rel, os.O_RDONLY)
+            except OSError:
+                return []
+            self.fds[src] = fd
+        name = rel.rsplit("/", 1)[-1]
+        fallback, session = name_date(name), l1_session_from_name(name)
+        out: list[Doc] = []
+        size = 0
+        buf = b""
+        base = offset  # file offset of buf[0]
+        chunk = _READ_CHUNK
+        eof = False
+        while size < BLOCK_CHARS:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if eof:
+                    if buf:
+                        doc = l1_doc(rel, fallback, session, base, None, buf)
+                        if doc:
+                            out.append(doc)
+                    break
+                piece = os.pread(fd, chunk, base + len(buf))
+                eof = len(piece) < chunk
+                buf += piece
+                chunk = min(chunk * 2, 1 << 22)
+                continue
+            doc = l1_doc(rel, fallback, session, base, None, buf[:nl])
+            if doc:
+                out.append(doc)
+                size += len(doc.body)
+            base += nl + 1
+            buf = buf[nl + 1 :]
+        return out
+
+
+def _index_big_tier(
+    conn: sqlite3.Connection, reader: _Reader, tier: str, query: Query, filters: Filters, expr: str
+) -> TierResult:
+    table = schema.BIG_FTS[tier]
+    cur = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC",  # noqa: S608 - fixed name
+        (expr,),
+    )
+    found: list[Doc] = []
+    seen: set[tuple[str, str]] = set()
+    while len(found) <= filters.cap:
+        batch = cur.fetchmany(_BATCH)
+        if not batch:
+            break
+        for (rowid,) in batch:
+            for doc in reversed(reader.block(rowid)):  # newest first, like the rowids
+                key = (doc.file, doc.loc)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if _wanted(doc, query, filters):
+                    found.append(doc)
+            if len(found) > filters.cap:
+                break
+    cur.close()
+    more = len(found) > filters.cap
+    found = found[: filters.cap]
+    found.reverse()  # oldest first, as the scan collects them
+    for doc in found:
+        doc.line = None  # the scan knows lines; _hit counts them for the few shown
+    return rank(tier, found, query, filters, more, reader.root)
+
+
+def _index_small_tier(
+    conn: sqlite3.Connection, tier: str, query: Query, filters: Filters, expr: str | None, root: Path
+) -> TierResult:
+    columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, f.body, d.session"
+    joins = "FROM docs d JOIN fts_small f ON f.rowid = d.rowid JOIN sources s ON s.id = d.src"
+    if expr is None:
+        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ?", (tier,))  # noqa: S608
+    else:
+        cur = conn.execute(
+            f"SELECT {columns} {joins} WHERE fts_small MATCH ? AND d.tier = ?",  # noqa: S608
+            (expr, tier),
+        )
+    found = [doc for doc in (Doc(*row) for row in cur) if _wanted(doc, query, filters)]
+    return rank(tier, found, query, filters, False, root)
+
+
+def _index_search(
+    paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
+) -> tuple[TierResult, ...]:
+    expr = fts_expression(query)
+    reader = _Reader(paths, conn)
+    sources: list[SourceFile] | None = None
+    out: list[TierResult] = []
+    try:
+        for tier in filters.tiers:
+            if not filters.tier_types(tier):
+                out.append(TierResult(tier, (), 0))
+            elif tier in SMALL_TIERS:
+                out.append(_index_small_tier(conn, tier, query, filters, expr, paths.root))
+            elif expr is not None:
+                out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
+            else:  # only words shorter than a trigram: nothing the index can narrow
+                if sources is None:
+                    sources = discover(paths)
+                out.append(_scan_tier(paths, sources, tier, query, filters))
+    finally:
+        reader.close()
+    return tuple(out)
+
+
+def search(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    types: Iterable[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    deep: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    refresh: bool = True,
+    cap: int = CAP,
+    lock_wait: float = LOCK_WAIT_SECONDS,
+) -> SearchResults:
+    """Search the store, tier by tier (memory, l3, l2, then l1 when ``deep`` or asked for).
+
+    Raises QueryError for an unusable query or option. Never raises for the index: a
+    missing store gives no hits and a warning; a busy or broken index, a full scan.
+    """
+    parsed = parse_query(query)
+    filters = make_filters(tiers, types, since, until, deep, limit, cap)
+    if not paths.root.is_dir():
+        return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",))
+    notes: list[str] = []
+    try:
+        with writer(paths, lock_wait):
+            conn, notes = schema.open_index(paths.search_db)
+            try:
+                if refresh:
+                    stats = refresh_locked(paths, conn)
+                    notes.extend(stats.notes)
+                tiers_out = _index_search(paths, conn, parsed, filters)
+            finally:
+                conn.close()
+    except IndexBusy as exc:
+        return _scan(paths, parsed, filters, (f"{exc}: answered by reading the files",))
+    except (sqlite3.Error, schema.CorruptIndex) as exc:
+        warning = f"search index unavailable ({exc}): answered by reading the files"
+        if isinstance(exc, sqlite3.DatabaseError) and schema.is_corruption(exc):
+            try:
+                with writer(paths, 0.5):
+                    warning = schema.move_aside(paths.search_db) + " on the next search"
+            except IndexBusy:
+                pass
+        return _scan(paths, parsed, filters, (warning,))
+    except OSError as exc:
+        return _scan(paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",))
+    return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+
+
+def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:
+    """Every doc of the store in tier and file order (for timelines and tests)."""
+    for source in discover(paths):
+        yield from docs_of(source, read_source(paths, source))

@@ -1,0 +1,133 @@
+"""The answers of search: compact hits, per-tier groups, full entries and timelines.
+
+Plain dataclasses (stdlib) so the CLI, the TUI and the MCP server share them cheaply;
+``to_dict()`` gives their JSON shape. A snippet is plain text plus the (start, end)
+spans of the matched terms, so no caller ever has to parse markers out of user text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One compact search result (progressive disclosure, layer 1)."""
+
+    id: str
+    tier: str
+    type: str
+    file: str
+    line: int | None
+    session: str | None
+    date: str | None
+    title: str
+    snippet: str
+    tokens: int
+    score: float
+    highlights: tuple[tuple[int, int], ...] = ()
+
+    def marked_snippet(self, open_mark: str = "«", close_mark: str = "»") -> str:
+        """The snippet with each match wrapped in the given marks (plain text)."""
+        out: list[str] = []
+        last = 0
+        for start, end in self.highlights:
+            out.append(self.snippet[last:start])
+            out.append(open_mark + self.snippet[start:end] + close_mark)
+            last = end
+        out.append(self.snippet[last:])
+        return "".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["highlights"] = [list(span) for span in self.highlights]
+        return data
+
+
+@dataclass(frozen=True)
+class TierResult:
+    tier: str
+    hits: tuple[Hit, ...]
+    total: int  # matches found (at most the candidate cap)
+    more: bool = False  # True when the tier had more matches than were ranked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "total": self.total,
+            "more": self.more,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """Hits grouped by tier in the spec's order: memory, l3, l2, l1."""
+
+    query: str
+    terms: tuple[str, ...]
+    tiers: tuple[TierResult, ...]
+    source: str  # "index" or "scan"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [hit for tier in self.tiers for hit in tier.hits]
+
+    @property
+    def total(self) -> int:
+        return sum(t.total for t in self.tiers)
+
+    def __bool__(self) -> bool:
+        return any(t.hits for t in self.tiers)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "terms": list(self.terms),
+            "source": self.source,
+            "warnings": list(self.warnings),
+            "total": self.total,
+            "tiers": [t.to_dict() for t in self.tiers],
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The full entry behind a hit (progressive disclosure, layer 3)."""
+
+    id: str
+    tier: str
+    type: str
+    file: str
+    line: int | None
+    session: str | None
+    date: str | None
+    title: str
+    text: str
+    tokens: int
+    raw: Any = None  # the L1 JSON object or the L3 item, when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What came just before and after an entry in the same file (layer 2)."""
+
+    anchor: Entry
+    before: tuple[Hit, ...] = field(default_factory=tuple)
+    after: tuple[Hit, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "anchor": self.anchor.to_dict(),
+            "before": [h.to_dict() for h in self.before],
+            "after": [h.to_dict() for h in self.after],
+        }
+
+
+class NotFound(LookupError):
+    """No entry has this id (the file changed or the id is mistyped)."""

@@ -1,0 +1,174 @@
+"""What a query means: parsing, matching, ranking and snippets (shared by index and scan).
+
+A query is words, ANDed, and ``"quoted phrases"``; each is a case-insensitive substring
+of an entry, so Korean and other text without spaces matches inside words. Nothing of
+the user's text ever reaches SQL as syntax: the index is only asked for trigrams, quoted.
+Ranking is a BM25-style term-frequency score with a mild bonus for recent entries,
+computed here so the index and the full scan rank identically.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date as Date
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 32
+TRIGRAM = 3
+SNIPPET_CHARS = 160
+
+_K1 = 1.2
+_B = 0.75
+_AVG_CHARS = 400.0
+_RECENCY_WEIGHT = 0.3
+_RECENCY_DAYS = 30.0
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_TOKEN_RE = re.compile(r'"([^"]*)"?|(\S+)')
+_SPACE_RE = re.compile(r"\s+")
+_DATE_ARG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class QueryError(ValueError):
+    """A query or filter that cannot be run, with a message for a person."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: lowercased terms (words or phrases), all required."""
+
+    text: str
+    terms: tuple[str, ...]
+
+    @property
+    def long_terms(self) -> tuple[str, ...]:
+        """Terms the trigram index can look up (3 characters or more)."""
+        return tuple(t for t in self.terms if len(t) >= TRIGRAM)
+
+
+def parse_query(text: str) -> Query:
+    """Parse a query; QueryError for an empty, too long or all-blank one."""
+    if not isinstance(text, str):
+        raise QueryError("the query must be text")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is too long ({len(text):,} characters; at most {MAX_QUERY_CHARS:,})")
+    cleaned = _CONTROL_RE.sub(" ", text)
+    terms: list[str] = []
+    for match in _TOKEN_RE.finditer(cleaned):
+        phrase, word = match.group(1), match.group(2)
+        term = _SPACE_RE.sub(" ", phrase).strip() if phrase is not None else word
+        if term:
+            term = term.lower()
+            if term not in terms:
+                terms.append(term)
+    if not terms:
+        raise QueryError("the query is empty: give at least one word")
+    if len(terms) > MAX_TERMS:
+        raise QueryError(f"too many words in the query ({len(terms)}; at most {MAX_TERMS})")
+    # a term inside another one adds nothing to matching: keep the longer one
+    kept = tuple(t for t in terms if not any(t != o and t in o for o in terms))
+    return Query(text=cleaned.strip(), terms=kept)
+
+
+def parse_date_arg(value: str | None, name: str) -> str | None:
+    """``YYYY-MM-DD`` (or an ISO timestamp) as ``YYYY-MM-DD``; QueryError otherwise."""
+    if value is None or value == "":
+        return None
+    day = value.strip()[:10]
+    if not _DATE_ARG_RE.match(day):
+        raise QueryError(f"--{name} wants a date like 2026-01-31, not {value!r:.40}")
+    try:
+        Date.fromisoformat(day)
+    except ValueError:
+        raise QueryError(f"--{name}: {day} is not a real date") from None
+    return day
+
+
+def fts_expression(query: Query) -> str | None:
+    """An FTS5 MATCH expression selecting a superset of the matches, or None (no long term).
+
+    Each long term contributes the trigrams that cover it; every trigram is a quoted
+    string, so FTS syntax in the user's text (``"``, ``*``, ``NEAR``, ``-``, ``:``) is inert.
+    """
+    grams: list[str] = []
+    for term in query.long_terms:
+        for gram in covering_trigrams(term):
+            if gram not in grams:
+                grams.append(gram)
+    if not grams:
+        return None
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def covering_trigrams(term: str) -> list[str]:
+    """Non-overlapping trigrams of ``term`` plus its last one: enough to narrow the candidates."""
+    n = len(term)
+    starts = list(range(0, n - TRIGRAM + 1, TRIGRAM))
+    if starts[-1] != n - TRIGRAM:
+        starts.append(n - TRIGRAM)
+    return [term[i : i + TRIGRAM] for i in starts]
+
+
+def matches(lowered: str, terms: tuple[str, ...]) -> bool:
+    return all(t in lowered for t in terms)
+
+
+def relevance(lowered: str, terms: tuple[str, ...]) -> float:
+    """BM25-style: saturating term frequency, normalised by length; longer terms weigh more."""
+    norm = _K1 * (1.0 - _B + _B * len(lowered) / _AVG_CHARS)
+    total = 0.0
+    for term in terms:
+        tf = lowered.count(term)
+        weight = 1.0 + min(len(term), 12) / 12.0
+        total += weight * tf * (_K1 + 1.0) / (tf + norm)
+    return total
+
+
+def day_number(value: str | None) -> int | None:
+    if not value or len(value) < 10:
+        return None
+    try:
+        return Date.fromisoformat(value[:10]).toordinal()
+    except ValueError:
+        return None
+
+
+def recency_bonus(day: int | None, newest: int | None) -> float:
+    """A mild bonus, at most ``_RECENCY_WEIGHT``, that halves after a month behind the newest hit."""
+    if day is None or newest is None:
+        return 0.0
+    age = max(0, newest - day)
+    return _RECENCY_WEIGHT / (1.0 + age / _RECENCY_DAYS)
+
+
+def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> tuple[str, list[tuple[int, int]]]:
+    """A one-line window of ``body`` around the first match, and the (start, end) of each match in it."""
+    flat = _SPACE_RE.sub(" ", _CONTROL_RE.sub(" ", body)).strip()
+    lowered = flat.lower()
+    if len(lowered) != len(flat):  # a character whose lowercase is longer: match on the text as is
+        lowered = flat
+    first = min((i for i in (lowered.find(t) for t in terms) if i >= 0), default=0)
+    start = max(0, first - width // 3)
+    end = min(len(flat), start + width)
+    start = max(0, min(start, end - width))
+    text = flat[start:end]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    window = lowered[start:end]
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        pos = window.find(term)
+        while pos >= 0 and term:
+            spans.append((pos + len(prefix), pos + len(prefix) + len(term)))
+            pos = window.find(term, pos + len(term))
+    return prefix + text + suffix, _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

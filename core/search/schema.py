@@ -1,0 +1,173 @@
+"""The search database: its schema, opening it, and recovering from a bad one.
+
+The database (``.search.sqlite3`` in the memory folder, hidden by its leading dot) is
+derived data: it can be deleted at any time and is rebuilt from the files. Tables:
+
+- ``sources``: one row per indexed file with its (size, mtime_ns), the byte offset read
+  so far (L1 files are appended) and fingerprints that tell an append from a rewrite.
+  Ids are never reused (AUTOINCREMENT), so index rows of a removed file stay dead.
+- ``docs`` + ``fts_small``: the memory and L3 tiers, kept whole (small, rewritten often).
+- ``fts_l2`` / ``fts_l1``: contentless trigram indexes of the archives and L1 sessions.
+  Their rowid is ``source id << 36 | byte offset``; the text is read back from the file,
+  so the database stays smaller than the text it indexes.
+
+A database from another schema version is rebuilt (it holds nothing that is not in the
+files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and rebuilt.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+OFFSET_BITS = 36
+OFFSET_MASK = (1 << OFFSET_BITS) - 1
+BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
+
+_FTS_BIG_OPTIONS = "tokenize='trigram', content='', detail=none, columnsize=0"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    rel TEXT NOT NULL UNIQUE,
+    tier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    offset INTEGER NOT NULL DEFAULT 0,
+    next_line INTEGER NOT NULL DEFAULT 1,
+    open_tail INTEGER NOT NULL DEFAULT 0,
+    head_fp BLOB,
+    tail_fp BLOB,
+    bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS docs(
+    rowid INTEGER PRIMARY KEY,
+    src INTEGER NOT NULL,
+    tier TEXT NOT NULL,
+    type TEXT NOT NULL,
+    loc TEXT NOT NULL,
+    line INTEGER,
+    date TEXT,
+    title TEXT NOT NULL,
+    session TEXT
+);
+CREATE INDEX IF NOT EXISTS docs_src ON docs(src);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, tokenize='trigram', detail=none);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_BIG_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_BIG_OPTIONS});
+"""
+
+
+class CorruptIndex(Exception):
+    """SQLite says the database file is damaged or not a database."""
+
+
+def is_corruption(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def is_busy(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc).lower()
+
+
+def connect(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
+    """Open (creating 0600) in autocommit mode; transactions are explicit."""
+    if not path.exists():
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.close(fd)
+    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    try:
+        return int(row[0]) if row else None
+    except ValueError:
+        return None
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(_SCHEMA)
+    conn.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
+    )
+
+
+def open_index(path: Path, timeout: float = 1.0) -> tuple[sqlite3.Connection, list[str]]:
+    """A connection to an index of the current schema, and notes on what was repaired.
+
+    An empty or foreign-version database is recreated; a corrupt one is moved aside.
+    A busy one raises ``sqlite3.OperationalError`` for the caller to fall back on a scan.
+    """
+    notes: list[str] = []
+    for _attempt in range(2):
+        try:
+            conn = connect(path, timeout)
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc) or not is_corruption(exc):
+                raise
+            notes.append(move_aside(path))
+            continue
+        try:
+            version = schema_version(conn)
+            if version == SCHEMA_VERSION:
+                conn.execute("SELECT count(*) FROM sources").fetchone()
+                return conn, notes
+            if version is not None:
+                notes.append(f"search index schema {version} replaced by {SCHEMA_VERSION} (rebuilt)")
+            conn.close()
+            remove_db(path)
+            conn = connect(path, timeout)
+            create_schema(conn)
+            return conn, notes
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if is_busy(exc) or not is_corruption(exc):
+                raise
+            notes.append(move_aside(path))
+    raise CorruptIndex(f"cannot create a search index at {path}")
+
+
+def db_files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def remove_db(path: Path) -> None:
+    for file in db_files(path):
+        try:
+            file.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def move_aside(path: Path) -> str:
+    """Keep the damaged database as ``<name>.corrupt`` (one copy, replaced) and start afresh."""
+    target = path.with_name(path.name + ".corrupt")
+    for file, dest in zip(db_files(path), db_files(target), strict=True):
+        try:
+            os.replace(file, dest)
+        except FileNotFoundError:
+            try:
+                dest.unlink()
+            except FileNotFoundError:
+                pass
+    return f"the search index was damaged: kept as {target.name} and rebuilt"

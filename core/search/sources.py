@@ -1,0 +1,444 @@
+"""What search reads: the store's files, cut into searchable entries (documents).
+
+One function per kind of file turns its bytes into :class:`Doc` values. The index and
+the full scan both use these same functions, which is what makes their answers equal:
+
+- ``memory.md`` and ``project.md`` / ``architecture.md`` / ``conventions.md`` (tier
+  ``memory``) and the ``memory_*.md`` archives (tier ``l2``) are cut at ``## `` headers;
+- ``memory_*.summary.json`` (tier ``l3``) gives one entry per theme, decision, issue and
+  the overall summary; missing or odd fields are skipped, never fatal;
+- ``sessions/*.l1.jsonl`` (and ``.l1.jsonl.gz``) (tier ``l1``) gives one entry per line.
+
+Stdlib only. A document's locator is its byte offset in the file (sections, L1 lines)
+or its place in the summary (``o``, ``t3``, ``d0``, ``i2``), so ids stay stable.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.store import ARCHIVE_PREFIX, MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+
+TIERS = ("memory", "l3", "l2", "l1")
+#: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
+SMALL_TIERS = ("memory", "l3")
+BIG_TIERS = ("l2", "l1")
+L1_ROLES = ("user", "assistant", "tool", "tool_result")
+TYPES_BY_TIER: dict[str, tuple[str, ...]] = {
+    "memory": ("section", *NAMED_MEMORY_FILES),
+    "l3": ("overall", "theme", "decision", "issue"),
+    "l2": ("section",),
+    "l1": (*L1_ROLES, "other"),
+}
+
+_DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_HEADER_DATE_RE = re.compile(rb"^## +(\d{4}-\d{2}-\d{2})")
+_ARCHIVE_DATE_RE = re.compile(r"^memory_(\d{4})(\d{2})(\d{2})_")
+_L1_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{4,6})(?:_([0-9A-Za-z-]+))?\.l1\.jsonl(?:\.gz)?$")
+#: L1 keys that are bookkeeping, not content.
+_L1_META_KEYS = frozenset({"ts", "role", "session", "tool_use_id", "agentId", "sidechain", "uuid", "result"})
+TITLE_CHARS = 100
+#: Archive sections and L1 entries are indexed in blocks of consecutive docs holding at
+#: least this much text (the last block of a file or of an append may hold less): a
+#: trigram repeated inside a block is stored once, which keeps the index small.
+BLOCK_CHARS = 8192
+_MAIN_FIELD = {"theme": "name", "decision": "decision", "issue": "issue"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of the store that search reads."""
+
+    rel: str  # path relative to the store root, with "/"
+    tier: str
+    kind: str  # memory | named | l3 | l2 | l1 | l1gz
+    size: int
+    mtime_ns: int
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1]
+
+
+@dataclass
+class Doc:
+    """One searchable entry, as both the index and the scan see it."""
+
+    tier: str
+    type: str
+    file: str  # relative to the store root
+    loc: str  # byte offset, or the place inside a summary
+    line: int | None
+    date: str | None
+    title: str
+    body: str
+    session: str | None = None
+    raw: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return make_id(self.tier, self.file, self.loc)
+
+
+def file_hash(rel: str) -> str:
+    return hashlib.sha1(rel.encode("utf-8", "surrogatepass")).hexdigest()[:10]  # noqa: S324 - an id, not security
+
+
+def make_id(tier: str, rel: str, loc: str) -> str:
+    """``<tier>-<hash of the file>-<locator>``: stable across rebuilds, short enough for a prompt."""
+    return f"{tier}-{file_hash(rel)}-{loc}"
+
+
+def parse_id(hit_id: str) -> tuple[str, str, str] | None:
+    parts = hit_id.strip().split("-", 2)
+    if len(parts) != 3 or parts[0] not in TIERS or len(parts[1]) != 10 or not parts[2]:
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+# -- discovering the files --------------------------------------------------------------
+
+
+def discover(paths: StorePaths) -> list[SourceFile]:
+    """Every searchable file of the store, in tier order, then by name (oldest first)."""
+    found: list[SourceFile] = []
+    root = paths.root
+    try:
+        entries = list(os.scandir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    named = set(NAMED_MEMORY_FILES.values())
+    by_tier: dict[str, list[SourceFile]] = {t: [] for t in TIERS}
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if name == MEMORY_FILE:
+            tier, kind = "memory", "memory"
+        elif name in named:
+            tier, kind = "memory", "named"
+        elif name.startswith(ARCHIVE_PREFIX) and name.endswith(".summary.json"):
+            tier, kind = "l3", "l3"
+        elif name.startswith(ARCHIVE_PREFIX) and name.endswith(".md"):
+            tier, kind = "l2", "l2"
+        else:
+            continue
+        source = _stat_source(entry, name, tier, kind)
+        if source:
+            by_tier[tier].append(source)
+    try:
+        session_entries = list(os.scandir(paths.sessions))
+    except (FileNotFoundError, NotADirectoryError):
+        session_entries = []
+    for entry in session_entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if name.endswith(".l1.jsonl"):
+            kind = "l1"
+        elif name.endswith(".l1.jsonl.gz"):
+            kind = "l1gz"
+        else:
+            continue
+        source = _stat_source(entry, "sessions/" + name, "l1", kind)
+        if source:
+            by_tier["l1"].append(source)
+    for tier in TIERS:
+        # memory.md first, then the named files; everything else by name = by date
+        found.extend(sorted(by_tier[tier], key=lambda s: (s.kind != "memory", s.rel)))
+    return found
+
+
+def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> SourceFile | None:
+    try:
+        if not entry.is_file():
+            return None
+        st = entry.stat()
+    except OSError:
+        return None
+    return SourceFile(rel=rel, tier=tier, kind=kind, size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def read_source(paths: StorePaths, source: SourceFile) -> bytes:
+    """The file's bytes (decompressed for ``.gz``); empty if it vanished meanwhile."""
+    try:
+        data = (paths.root / source.rel).read_bytes()
+    except OSError:
+        return b""
+    if source.kind == "l1gz":
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, ValueError):
+            return b""
+    return data
+
+
+# -- dates ----------------------------------------------------------------------------
+
+
+def norm_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` found in a value, or None."""
+    if not isinstance(value, str):
+        return None
+    match = _DATE_RE.search(value[:40])
+    return match.group(1) if match else None
+
+
+def name_date(name: str) -> str | None:
+    """The date an archive, summary or L1 file name carries."""
+    match = _ARCHIVE_DATE_RE.match(name)
+    if match:
+        return "-".join(match.groups())
+    match = _L1_NAME_RE.match(name)
+    return match.group(1) if match else None
+
+
+def l1_session_from_name(name: str) -> str | None:
+    match = _L1_NAME_RE.match(name)
+    return match.group(3) if match and match.group(3) else None
+
+
+# -- sections (memory.md, named files, archives) ------------------------------------------
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def iter_sections(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """(byte offset, 1-based line, bytes) of each ``## `` section; the preamble if not blank."""
+    start = 0
+    start_line = 1
+    pos = 0
+    line_no = 1
+    n = len(data)
+    while pos <= n:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl
+        if data.startswith(b"## ", pos) and pos > start:
+            chunk = data[start:pos]
+            if chunk.strip():
+                yield start, start_line, chunk
+            start, start_line = pos, line_no
+        if nl < 0:
+            break
+        pos = end + 1
+        line_no += 1
+    chunk = data[start:]
+    if chunk.strip():
+        yield start, start_line, chunk
+
+
+def section_doc(
+    tier: str, type_: str, rel: str, offset: int, line: int, chunk: bytes, fallback_date: str | None
+) -> Doc:
+    body = _decode(chunk).rstrip()
+    first = body.lstrip("\n").split("\n", 1)[0]
+    match = _HEADER_DATE_RE.match(chunk)
+    date = match.group(1).decode() if match else fallback_date
+    title = first[3:].strip() if first.startswith("## ") else first.strip()
+    return Doc(
+        tier=tier,
+        type=type_,
+        file=rel,
+        loc=str(offset),
+        line=line,
+        date=date,
+        title=title[:TITLE_CHARS],
+        body=body,
+    )
+
+
+def section_docs(source: SourceFile, data: bytes) -> Iterator[Doc]:
+    if source.kind == "named":
+        type_ = source.name.removesuffix(".md")
+    else:
+        type_ = "section"
+    fallback = name_date(source.name) if source.tier == "l2" else None
+    for offset, line, chunk in iter_sections(data):
+        yield section_doc(source.tier, type_, source.rel, offset, line, chunk, fallback)
+
+
+# -- L3 summaries -----------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def summary_docs(source: SourceFile, data: bytes) -> Iterator[Doc]:
+    """One doc per overall summary, theme, decision and issue; a bad file gives none."""
+    try:
+        summary = json.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        return
+    if not isinstance(summary, dict):
+        return
+    range_ = summary.get("dateRange")
+    fallback = (norm_date(range_.get("last")) if isinstance(range_, dict) else None) or name_date(source.name)
+    archive = source.name.replace(".summary.json", ".md")
+    overall = _text(summary.get("overallSummary"))
+    if overall:
+        yield Doc("l3", "overall", source.rel, "o", None, fallback, f"summary of {archive}", overall, raw=overall)
+    lists = (("themes", "theme", "t"), ("keyDecisions", "decision", "d"), ("issues", "issue", "i"))
+    for key, type_, prefix in lists:
+        items = summary.get(key)
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            doc = _summary_item(source.rel, type_, f"{prefix}{i}", item, fallback)
+            if doc:
+                yield doc
+
+
+def _summary_item(rel: str, type_: str, loc: str, item: Any, fallback: str | None) -> Doc | None:
+    if isinstance(item, str):  # a list of plain strings: keep them as the main field
+        item = {_MAIN_FIELD[type_]: item}
+    if not isinstance(item, dict):
+        return None
+    if type_ == "theme":
+        head, detail = _text(item.get("name")), _text(item.get("summary"))
+        sessions = item.get("sessions")
+        dates = [d for d in (norm_date(s) for s in sessions) if d] if isinstance(sessions, list) else []
+        date = max(dates) if dates else fallback
+        body = "\n".join(x for x in (head, detail) if x)
+    elif type_ == "decision":
+        head, detail = _text(item.get("decision")), _text(item.get("reason"))
+        date = norm_date(item.get("date")) or fallback
+        body = head + (f"\nreason: {detail}" if detail else "")
+    else:
+        head, detail = _text(item.get("issue")), _text(item.get("status"))
+        date = norm_date(item.get("date")) or fallback
+        body = head + (f"\nstatus: {detail}" if detail else "")
+    if not body:
+        return None
+    title = (head or detail).split("\n", 1)[0]
+    return Doc("l3", type_, rel, loc, None, date, title[:TITLE_CHARS], body, raw=item)
+
+
+# -- L1 sessions ------------------------------------------------------------------------
+
+
+def l1_body(entry: dict[str, Any]) -> str:
+    """The searchable text of an L1 entry: its text and tool fields, bookkeeping left out."""
+    parts: list[str] = []
+    for key, value in entry.items():
+        if key in _L1_META_KEYS or value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, str):
+            if value:
+                parts.append(value)
+        elif isinstance(value, (int, float)):
+            parts.append(str(value))
+        else:
+            parts.append(json.dumps(value, ensure_ascii=False))
+    if entry.get("result") == "error":
+        parts.append("error")
+    return "\n".join(parts)
+
+
+def l1_title(entry: dict[str, Any]) -> str:
+    role = entry.get("role")
+    role_s = role if isinstance(role, str) else "entry"
+    name = entry.get("name")
+    title = f"{role_s} {name}" if isinstance(name, str) and name else role_s
+    if role == "tool_result" and entry.get("result") == "error":
+        title += " error"
+    if entry.get("sidechain") is True:
+        title += " (subagent)"
+    return title[:TITLE_CHARS]
+
+
+def l1_doc(source_rel: str, fallback_date: str | None, default_session: str | None,
+           offset: int, line: int | None, raw_line: bytes) -> Doc | None:
+    """The doc of one L1 line, or None for a blank, broken or empty one."""
+    text = raw_line.strip()
+    if not text:
+        return None
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        try:
+            entry = json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    if not isinstance(entry, dict):
+        return None
+    body = l1_body(entry)
+    if not body:
+        return None
+    role = entry.get("role")
+    type_ = role if role in L1_ROLES else "other"
+    ts = entry.get("ts")
+    date = ts if isinstance(ts, str) and norm_date(ts) else fallback_date
+    session = entry.get("session")
+    return Doc(
+        tier="l1",
+        type=type_,
+        file=source_rel,
+        loc=str(offset),
+        line=line,
+        date=date,
+        title=l1_title(entry),
+        body=body,
+        session=session if isinstance(session, str) and session else default_session,
+        raw=entry,
+    )
+
+
+def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, 1-based line, bytes) of each line from ``start``, the last even without a newline."""
+    pos = start
+    line = first_line
+    n = len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            yield pos, line, data[pos:]
+            return
+        yield pos, line, data[pos:nl]
+        pos = nl + 1
+        line += 1
+
+
+def l1_docs(source: SourceFile, data: bytes, start: int = 0, first_line: int = 1) -> Iterator[Doc]:
+    fallback = name_date(source.name)
+    session = l1_session_from_name(source.name)
+    for offset, line, raw in iter_lines(data, start, first_line):
+        doc = l1_doc(source.rel, fallback, session, offset, line, raw)
+        if doc:
+            yield doc
+
+
+def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
+    """Every doc of a whole file."""
+    if source.tier == "l1":
+        return l1_docs(source, data)
+    if source.tier == "l3":
+        return summary_docs(source, data)
+    return section_docs(source, data)
+
+
+def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
+    """1-based line number of the byte at ``offset``."""
+    try:
+        if gz:
+            data = gzip.decompress(path.read_bytes())[:offset]
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(offset)
+    except (OSError, EOFError, ValueError):
+        return 0
+    return data.count(b"\n") + 1

@@ -1,0 +1,299 @@
+"""The memory Claude gets at session start (SessionStart ``additionalContext``).
+
+:func:`build_context` assembles, within Claude Code's 10,000-character limit: the
+project / architecture / conventions notes, the latest L3 summary (overall summary,
+open issues, key decisions), the recent tail of memory.md, what the last session did
+after the last flush (its L1 entries after the watermark, so nothing said there is
+lost when a session ends before its flush lands), and the summaries still pending.
+After ``source: compact`` it adds what this session did before the compaction, which
+the compaction summary may have dropped. Every section has its own share of the
+limit, so one large file cannot crowd out the others. It runs inside the hook, so it
+reads the JSON files directly (stdlib only, no pydantic) and never raises on a bad
+file: a section it cannot read is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
+
+CONTEXT_LIMIT = 10_000
+NAMED_FILE_CHARS = 1_200
+NAMED_TOTAL_CHARS = 3_000
+SUMMARY_CHARS = 2_000
+SESSION_CHARS = 1_400
+PENDING_CHARS = 500
+MIN_MEMORY_CHARS = 2_500
+#: An L1 file larger than this is read from its end only (the newest entries).
+L1_TAIL_BYTES = 512 * 1024
+
+NAMED_TITLES = {"project": "Project overview", "architecture": "Architecture", "conventions": "Conventions"}
+
+
+def _clip(text: str, limit: int, note: str = "") -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    suffix = f"\n… (cut{'; ' + note if note else ''})"
+    cut = text[: max(0, limit - len(suffix))]
+    newline = cut.rfind("\n")
+    if newline > len(cut) // 2:
+        cut = cut[:newline]
+    return cut.rstrip() + suffix
+
+
+def _one_line(text: Any, limit: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _read_text(path: Path, max_bytes: int | None = None) -> str:
+    try:
+        with open(path, "rb") as handle:
+            if max_bytes is not None:
+                size = os.fstat(handle.fileno()).st_size
+                if size > max_bytes:
+                    handle.seek(size - max_bytes)
+            data = handle.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# --- sections -----------------------------------------------------------------------
+
+
+def named_files_section(paths: StorePaths) -> str:
+    parts: list[str] = []
+    used = 0
+    for key, name in NAMED_MEMORY_FILES.items():
+        text = _read_text(paths.root / name).strip()
+        if not text:
+            continue
+        room = min(NAMED_FILE_CHARS, NAMED_TOTAL_CHARS - used)
+        if room < 200:
+            break
+        part = f"## {NAMED_TITLES.get(key, key)}\n" + _clip(text, room - 40, f"full text in .claude/memory/{name}")
+        parts.append(part)
+        used += len(part)
+    return "\n\n".join(parts)
+
+
+def _index(paths: StorePaths) -> dict[str, Any]:
+    data = _read_json(paths.index)
+    return data if isinstance(data, dict) else {}
+
+
+def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
+    found = index.get("rotatedFiles")
+    if not isinstance(found, list):
+        return []
+    return [e for e in found if isinstance(e, dict) and is_safe_basename(str(e.get("file") or ""))]
+
+
+def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
+    """The newest archive summary that exists: overall summary, open issues, key decisions."""
+    for entry in sorted(_entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True):
+        if not entry.get("summaryGenerated"):
+            continue
+        name = str(entry.get("summary") or str(entry["file"]).replace(".md", ".summary.json", 1))
+        if not is_safe_basename(name):
+            continue
+        data = _read_json(paths.root / name)
+        if not isinstance(data, dict):
+            continue
+        span = data.get("dateRange") if isinstance(data.get("dateRange"), dict) else entry.get("dateRange")
+        when = ""
+        if isinstance(span, dict) and span.get("first"):
+            when = f" ({span.get('first')} to {span.get('last') or span.get('first')})"
+        lines = [f"## Summary of archived memory{when}, from {entry['file']}"]
+        overall = _one_line(data.get("overallSummary"), 1_100)
+        if overall:
+            lines.append(overall)
+        issues = [i for i in data.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"]
+        if issues:
+            lines.append("Open issues:")
+            lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
+        decisions = [d for d in data.get("keyDecisions") or [] if isinstance(d, dict) and d.get("decision")]
+        if decisions:
+            lines.append("Key decisions:")
+            for item in decisions[:5]:
+                reason = f" (because {_one_line(item.get('reason'), 100)})" if item.get("reason") else ""
+                lines.append(f"- {_one_line(item.get('decision'), 160)}{reason}")
+        if len(lines) == 1:
+            continue
+        return _clip("\n".join(lines), SUMMARY_CHARS)
+    return ""
+
+
+def pending_section(index: dict[str, Any]) -> str:
+    pending = [e for e in _entries(index) if not e.get("summaryGenerated")]
+    if not pending:
+        return ""
+    failed = [e for e in pending if e.get("summaryError")]
+    lines = [
+        f"## Archive summaries pending: {len(pending)}"
+        + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
+    ]
+    for entry in pending[:5]:
+        error = f": failed: {_one_line(entry.get('summaryError'), 80)}" if entry.get("summaryError") else ""
+        lines.append(f"- {entry['file']}{error}")
+    if len(pending) > 5:
+        lines.append(f"- … and {len(pending) - 5} more")
+    return _clip("\n".join(lines), PENDING_CHARS)
+
+
+def memory_tail_section(paths: StorePaths, budget: int) -> str:
+    """The newest part of memory.md that fits ``budget``, starting at a ``##`` header if it can."""
+    title = "## Recent memory (end of .claude/memory/memory.md)\n"
+    room = budget - len(title) - 2
+    if room < 200:
+        return ""
+    text = _read_text(paths.memory, max_bytes=room * 4 + 4096).strip()
+    if not text:
+        return ""
+    if len(text) > room:
+        text = text[-room:]
+        newline = text.find("\n")
+        text = text[newline + 1 :] if newline >= 0 else text
+        header = text.find("\n## ")
+        if 0 <= header < len(text) // 2:
+            text = text[header + 1 :]
+    return title + text.strip()
+
+
+# --- L1 (sessions) ------------------------------------------------------------------
+
+
+def _l1_files(paths: StorePaths) -> list[tuple[float, Path]]:
+    """(mtime, path) of the plain L1 files, newest activity first."""
+    found: list[tuple[float, Path]] = []
+    try:
+        with os.scandir(paths.sessions) as scan:
+            for item in scan:
+                if item.name.endswith(".l1.jsonl"):
+                    try:
+                        found.append((item.stat().st_mtime, Path(item.path)))
+                    except OSError:
+                        continue
+    except OSError:
+        return []
+    found.sort(reverse=True)
+    return found
+
+
+def _session_of(path: Path) -> str:
+    """The 8-character session prefix of ``<UTC stamp>_<session8>.l1.jsonl`` ('' if absent)."""
+    stem = path.name[: -len(".l1.jsonl")]
+    head, sep, tail = stem.rpartition("_")
+    return tail if sep and len(tail) == 8 and head.count("_") >= 1 else ""
+
+
+def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
+    text = _read_text(path, max_bytes=L1_TAIL_BYTES)
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
+
+
+def _describe(entries: list[dict[str, Any]], title: str) -> str:
+    prompts = [e for e in entries if e.get("role") == "user" and not e.get("sidechain") and e.get("text")]
+    answers = [e for e in entries if e.get("role") == "assistant" and not e.get("sidechain") and e.get("text")]
+    tools: dict[str, int] = {}
+    for entry in entries:
+        if entry.get("role") == "tool":
+            name = str(entry.get("name") or "tool")
+            tools[name] = tools.get(name, 0) + 1
+    if not prompts and not answers and not tools:
+        return ""
+    first = str(entries[0].get("ts") or "")[:16].replace("T", " ")
+    last = str(entries[-1].get("ts") or "")[:16].replace("T", " ")
+    lines = [f"## {title} ({first} to {last} UTC)"]
+    for entry in prompts[-6:]:
+        lines.append(f"- asked: {_one_line(entry.get('text'), 200)}")
+    if tools:
+        used = ", ".join(f"{n} ×{c}" for n, c in sorted(tools.items(), key=lambda kv: -kv[1])[:6])
+        lines.append(f"- tools used: {used}")
+    if answers:
+        lines.append(f"- last answer: {_one_line(answers[-1].get('text'), 300)}")
+    return _clip("\n".join(lines), SESSION_CHARS)
+
+
+def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
+    """What the most recent other session did after the flush watermark."""
+    watermark = index.get("lastMemoryUpdateTs")
+    skip = (exclude_session or "")[:8]
+    for _mtime, path in _l1_files(paths)[:3]:
+        if skip and _session_of(path) == skip:
+            continue
+        entries = [
+            e
+            for e in _read_entries(path)
+            if not (isinstance(watermark, str) and isinstance(e.get("ts"), str) and e["ts"] <= watermark)
+        ]
+        return _describe(entries, "Last session, after its last memory flush") if entries else ""
+    return ""
+
+
+def this_session_section(paths: StorePaths, session_id: str | None) -> str:
+    """What this session did before a compaction (from its L1 copy)."""
+    if not session_id:
+        return ""
+    for _mtime, path in _l1_files(paths):
+        if _session_of(path) == session_id[:8]:
+            entries = [e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id]
+            return _describe(entries, "This session before the compaction") if entries else ""
+    return ""
+
+
+# --- assembly -----------------------------------------------------------------------
+
+
+def build_context(
+    paths: StorePaths, source: str = "startup", *, session_id: str | None = None, limit: int = CONTEXT_LIMIT
+) -> str:
+    """The memory as text for ``additionalContext``; at most ``limit`` characters, '' if empty."""
+    index = _index(paths)
+    header = (
+        f"# memkeeper: long-term memory of the project {paths.project.name}\n"
+        "Notes kept from earlier sessions (facts and history, not instructions). "
+        "`memkeeper search QUERY` finds more in older memory."
+    )
+    if source == "compact":
+        header += "\nRe-supplied after the conversation was compacted."
+    named = named_files_section(paths)
+    summary = latest_summary_section(paths, index)
+    if source == "compact":
+        session = this_session_section(paths, session_id)
+    else:
+        session = last_session_section(paths, index, session_id)
+    pending = pending_section(index)
+    fixed = [s for s in (named, summary, session, pending) if s]
+    used = len(header) + sum(len(s) + 2 for s in fixed)
+    budget = max(MIN_MEMORY_CHARS, limit - used - 2)
+    memory = memory_tail_section(paths, budget)
+    if not fixed and not memory:
+        return ""
+    sections = [header] + [s for s in (named, summary, memory, session, pending) if s]
+    text = "\n\n".join(sections)
+    if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
+        text = _clip(text, limit)
+    return text

@@ -1,0 +1,257 @@
+"""Summarizer backends behind one small interface, and the budgeted, logged model call.
+
+A backend turns a prompt into text: ``Backend.complete(prompt, timeout) -> Completion``.
+Four exist, one module each: ``claude`` (the user's own Claude Code, headless),
+``anthropic`` (the official SDK, needs a key), ``command`` (any argv reading the prompt
+on stdin) and ``extractive`` (no model: a deterministic summary of the text).
+:func:`get_backend` resolves a name ("auto" = claude on PATH, else anthropic with a
+key, else extractive). :func:`complete` is what the rest of memkeeper calls: it
+enforces the daily caps of ``config.budget`` (raising :class:`BudgetExceeded` before
+any model is called) and appends one line per call to a bounded JSONL log in
+``.state/model-calls.jsonl``; :func:`budget_status` reads that log for status/TUI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memkeeper.core.atomic import append_text, atomic_write_bytes
+from memkeeper.core.lock import file_lock
+from memkeeper.core.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from memkeeper.core.config import Config
+    from memkeeper.core.store import StorePaths
+
+BACKEND_NAMES = ("claude", "anthropic", "command", "extractive")
+CALL_LOG_NAME = "model-calls.jsonl"
+#: The call log keeps its last CALL_LOG_KEEP lines; it is trimmed when it passes CALL_LOG_TRIM_AT.
+CALL_LOG_KEEP = 1000
+CALL_LOG_TRIM_AT = 1200
+
+
+class SummarizerError(Exception):
+    """Base of the errors a model call can end with; the message is one line."""
+
+
+class BackendError(SummarizerError):
+    """The backend could not produce an answer (missing, timed out, exited non-zero, ...)."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend cannot run at all here (not installed, no key, no command): retrying cannot help."""
+
+
+class BudgetExceeded(SummarizerError):
+    """Today's cap on model calls or tokens is reached; no model was called."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Backend(Protocol):
+    """What every backend offers: a name (for logs and ``generator``) and one call."""
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(self, prompt: str, timeout: float) -> Completion: ...
+
+
+def _has_api_key(config: Config) -> bool:
+    from memkeeper.core.summarizers.anthropic import api_key
+
+    return api_key(config) is not None
+
+
+def resolve_backend_name(config: Config, name: str | None = None) -> str:
+    """The concrete backend name for ``name`` (or the configured one), resolving "auto"."""
+    chosen = name or config.summarizer.backend
+    if chosen == "auto":
+        if shutil.which("claude"):
+            return "claude"
+        if _has_api_key(config):
+            return "anthropic"
+        return "extractive"
+    if chosen not in BACKEND_NAMES:
+        raise BackendUnavailable(f"unknown summarizer backend {chosen!r} (known: auto, {', '.join(BACKEND_NAMES)})")
+    return chosen
+
+
+def get_backend(config: Config, name: str | None = None) -> Backend:
+    """The backend called ``name`` (default: the configured one), built from ``config``."""
+    resolved = resolve_backend_name(config, name)
+    model = config.summarizer.model
+    if resolved == "claude":
+        from memkeeper.core.summarizers.claude import ClaudeBackend
+
+        return ClaudeBackend(model=model)
+    if resolved == "anthropic":
+        from memkeeper.core.summarizers.anthropic import AnthropicBackend, api_key
+
+        return AnthropicBackend(model=model, key=api_key(config))
+    if resolved == "command":
+        from memkeeper.core.summarizers.command import CommandBackend
+
+        if not config.summarizer.command:
+            raise BackendUnavailable("the command backend needs summarizer.command (an argv list) in config.json")
+        return CommandBackend(argv=list(config.summarizer.command))
+    from memkeeper.core.summarizers.extractive import ExtractiveBackend
+
+    return ExtractiveBackend()
+
+
+# --- budget and call log -------------------------------------------------------------
+
+
+def _log_path(paths: StorePaths) -> Any:
+    return paths.state / CALL_LOG_NAME
+
+
+def _today() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def read_call_log(paths: StorePaths) -> list[dict[str, Any]]:
+    """Every parseable line of the call log (a damaged line is skipped, not fatal)."""
+    try:
+        raw = _log_path(paths).read_text("utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    records: list[dict[str, Any]] = []
+    for line in raw.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _charged(record: dict[str, Any]) -> bool:
+    """A call counts against the budget if a model was actually asked (not refused)."""
+    return record.get("outcome") != "budget" and record.get("backend") != "extractive"
+
+
+def _record_tokens(record: dict[str, Any]) -> int:
+    total = 0
+    for key in ("inputTokens", "outputTokens"):
+        value = record.get(key)
+        if isinstance(value, int):
+            total += value
+    if total == 0 and isinstance(record.get("estimatedTokens"), int):
+        total = record["estimatedTokens"]
+    return total
+
+
+def budget_status(paths: StorePaths, config: Config) -> dict[str, Any]:
+    """Today's (UTC) model use against the caps, for ``status``, ``summaries`` and the TUI."""
+    today = _today()
+    records = [r for r in read_call_log(paths) if str(r.get("ts", "")).startswith(today)]
+    charged = [r for r in records if _charged(r)]
+    calls = len(charged)
+    tokens = sum(_record_tokens(r) for r in charged)
+    refused = [r for r in records if r.get("outcome") == "budget"]
+    daily_calls = config.budget.dailyCalls
+    daily_tokens = config.budget.dailyTokens
+    exceeded = calls >= daily_calls or tokens >= daily_tokens
+    return {
+        "day": today,
+        "calls": calls,
+        "tokens": tokens,
+        "dailyCalls": daily_calls,
+        "dailyTokens": daily_tokens,
+        "exceeded": exceeded,
+        "refusedToday": len(refused),
+        "lastRefusedAt": refused[-1].get("ts") if refused else None,
+        "failedToday": sum(1 for r in charged if r.get("outcome") != "ok"),
+    }
+
+
+def log_call(paths: StorePaths, record: dict[str, Any]) -> None:
+    """Append one call record; trim the log to its last CALL_LOG_KEEP lines when it grows."""
+    path = _log_path(paths)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    with file_lock(path.with_name(CALL_LOG_NAME + ".lock")):
+        append_text(path, line)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return
+        lines = data.splitlines(keepends=True)
+        if len(lines) > CALL_LOG_TRIM_AT:
+            atomic_write_bytes(path, b"".join(lines[-CALL_LOG_KEEP:]))
+
+
+def _now_iso() -> str:
+    from memkeeper.core.index import iso_now
+
+    return iso_now()
+
+
+def complete(
+    paths: StorePaths,
+    config: Config,
+    prompt: str,
+    *,
+    purpose: str,
+    backend: str | None = None,
+) -> Completion:
+    """Ask the backend ``backend`` (default: configured) for an answer, within today's budget.
+
+    Raises :class:`BudgetExceeded` (nothing called; the refusal is logged) or
+    :class:`BackendError`. The extractive backend is free and never refused.
+    """
+    chosen = get_backend(config, backend)
+    record: dict[str, Any] = {"ts": _now_iso(), "backend": chosen.name, "purpose": purpose}
+    if chosen.name != "extractive":
+        status = budget_status(paths, config)
+        if status["exceeded"]:
+            record.update(outcome="budget", durationMs=0)
+            log_call(paths, record)
+            raise BudgetExceeded(
+                f"daily model budget reached ({status['calls']}/{status['dailyCalls']} calls, "
+                f"{status['tokens']}/{status['dailyTokens']} tokens today)"
+            )
+    started = time.monotonic()
+    try:
+        result = chosen.complete(prompt, config.summarizer.timeoutSeconds)
+    except BackendError as exc:
+        record.update(
+            outcome="error",
+            error=str(exc)[:500],
+            durationMs=int((time.monotonic() - started) * 1000),
+            estimatedTokens=estimate_tokens(prompt),
+        )
+        log_call(paths, record)
+        raise
+    record.update(outcome="ok", model=result.model, durationMs=int((time.monotonic() - started) * 1000))
+    if result.input_tokens is not None:
+        record["inputTokens"] = result.input_tokens
+    if result.output_tokens is not None:
+        record["outputTokens"] = result.output_tokens
+    if result.input_tokens is None and result.output_tokens is None:
+        # Unknown usage (command backend) still counts: estimate it so the cap holds.
+        record["estimatedTokens"] = estimate_tokens(prompt) + estimate_tokens(result.text)
+    log_call(paths, record)
+    return result
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a model subprocess: ours, plus the guard our hooks check."""
+    env = dict(os.environ)
+    env["MEMKEEPER_IN_JOB"] = "1"
+    return env

@@ -1,0 +1,163 @@
+"""``memkeeper install`` / ``memkeeper uninstall``: register the plugin with Claude Code.
+
+The plugin folder (this package's directory, minus its Python files) is copied into a
+local marketplace, ``~/.claude/memkeeper-marketplace/`` (``.claude-plugin/marketplace.json``
+plus ``plugins/memkeeper/``), next to a ``.memkeeper-python`` file naming the Python
+that runs memkeeper and the folder holding the package, so the hook launcher finds
+them even when Claude Code's PATH lacks the virtualenv. Then, when ``claude`` is on
+PATH, ``claude plugin marketplace add`` and ``claude plugin install memkeeper@…``
+register it (user scope by default); otherwise the manual steps are returned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import memkeeper
+
+MARKETPLACE_NAME = "memkeeper-local"
+PLUGIN_NAME = "memkeeper"
+PLUGIN_ID = f"{PLUGIN_NAME}@{MARKETPLACE_NAME}"
+PYTHON_RECORD = ".memkeeper-python"
+CLAUDE_TIMEOUT = 120.0
+#: Files of the package that are not part of the plugin Claude Code loads.
+NOT_PLUGIN = ("__pycache__", "*.py", "*.pyc", "*.pyi", PYTHON_RECORD)
+
+
+@dataclass
+class Step:
+    argv: list[str]
+    returncode: int
+    output: str
+
+
+@dataclass
+class InstallReport:
+    marketplace: Path
+    plugin_dir: Path
+    python: str
+    claude: str | None = None
+    registered: bool = False
+    steps: list[Step] = field(default_factory=list)
+    manual: list[str] = field(default_factory=list)
+
+
+def plugin_source() -> Path:
+    """The plugin root shipped with this package (the folder of this module)."""
+    return Path(__file__).absolute().parent
+
+
+def marketplace_dir(home: Path | None = None) -> Path:
+    return (home or Path.home()) / ".claude" / "memkeeper-marketplace"
+
+
+def package_parent() -> Path:
+    """The folder that holds the ``memkeeper`` package (site-packages, or a source checkout)."""
+    return Path(memkeeper.__file__).absolute().parent.parent
+
+
+def write_marketplace(home: Path | None = None, python: str | None = None) -> InstallReport:
+    """Copy the plugin into the local marketplace and record the Python; replaces an older copy."""
+    root = marketplace_dir(home)
+    target = root / "plugins" / PLUGIN_NAME
+    python = python or sys.executable
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{PLUGIN_NAME}.new")
+    if staging.exists():
+        shutil.rmtree(staging)
+    shutil.copytree(plugin_source(), staging, ignore=shutil.ignore_patterns(*NOT_PLUGIN))
+    for launcher in (staging / "bin").iterdir():
+        launcher.chmod(0o755)
+    (staging / PYTHON_RECORD).write_text(f"{python}\n{package_parent()}\n", "utf-8")
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(staging, target)
+    manifest = json.loads((target / ".claude-plugin" / "plugin.json").read_text("utf-8"))
+    marketplace = {
+        "name": MARKETPLACE_NAME,
+        "owner": {"name": "memkeeper"},
+        "description": "memkeeper installed from this machine's Python package",
+        "plugins": [
+            {
+                "name": PLUGIN_NAME,
+                "source": f"./plugins/{PLUGIN_NAME}",
+                "description": manifest.get("description", ""),
+                "version": manifest.get("version", memkeeper.__version__),
+            }
+        ],
+    }
+    (root / ".claude-plugin" / "marketplace.json").write_text(json.dumps(marketplace, indent=2) + "\n", "utf-8")
+    return InstallReport(marketplace=root, plugin_dir=target, python=python)
+
+
+def _run(argv: list[str]) -> Step:
+    try:
+        done = subprocess.run(  # noqa: S603 - argv list, no shell
+            argv, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Step(argv, 1, f"{type(exc).__name__}: {exc}")
+    return Step(argv, done.returncode, (done.stdout + done.stderr).strip())
+
+
+def manual_steps(report: InstallReport, scope: str) -> list[str]:
+    return [
+        f"claude plugin marketplace add {report.marketplace}",
+        f"claude plugin install {PLUGIN_ID} --scope {scope}",
+    ]
+
+
+def install(home: Path | None = None, claude: str | None = None, scope: str = "user", register: bool = True) -> InstallReport:
+    """Write the marketplace and, if ``claude`` is available, register the plugin with it."""
+    report = write_marketplace(home)
+    report.claude = claude or shutil.which("claude")
+    if not register or not report.claude:
+        report.manual = manual_steps(report, scope)
+        return report
+    add = _run([report.claude, "plugin", "marketplace", "add", str(report.marketplace)])
+    report.steps.append(add)
+    if add.returncode != 0:
+        # Already known from an earlier install: refresh it from the new copy instead.
+        update = _run([report.claude, "plugin", "marketplace", "update", MARKETPLACE_NAME])
+        report.steps.append(update)
+        if update.returncode != 0:
+            report.manual = manual_steps(report, scope)
+            return report
+    done = _run([report.claude, "plugin", "install", PLUGIN_ID, "--scope", scope])
+    report.steps.append(done)
+    report.registered = done.returncode == 0
+    if not report.registered:
+        report.manual = manual_steps(report, scope)[1:]
+    return report
+
+
+@dataclass
+class UninstallReport:
+    marketplace: Path
+    removed: bool
+    steps: list[Step] = field(default_factory=list)
+
+
+def uninstall(home: Path | None = None, claude: str | None = None, scope: str = "user", keep_files: bool = False) -> UninstallReport:
+    """Unregister the plugin and its marketplace from Claude Code and delete the copy.
+
+    The memory stores in the projects are never touched.
+    """
+    root = marketplace_dir(home)
+    claude = claude or shutil.which("claude")
+    steps: list[Step] = []
+    if claude:
+        steps.append(_run([claude, "plugin", "uninstall", PLUGIN_ID, "--scope", scope]))
+        steps.append(_run([claude, "plugin", "marketplace", "remove", MARKETPLACE_NAME]))
+    removed = False
+    if not keep_files and root.exists():
+        shutil.rmtree(root)
+        removed = True
+    return UninstallReport(marketplace=root, removed=removed, steps=steps)

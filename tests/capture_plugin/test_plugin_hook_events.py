@@ -1,0 +1,260 @@
+"""The hook dispatcher on Claude Code's real stdin payloads: counting, jobs, context, failure modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from capture_helpers import REPO, payload_for, write_config
+
+from memkeeper.core import counters
+from memkeeper.core.store import StorePaths
+from memkeeper.plugin import hook
+
+RunHook = Callable[[str, dict[str, Any] | bytes], tuple[int, str]]
+Jobs = list[tuple[str, dict[str, Any] | None]]
+
+
+def session_counts(paths: StorePaths, session: str) -> dict[str, Any]:
+    return dict(counters.read_counters(paths)["sessions"][session])
+
+
+def test_every_real_payload_exits_zero(
+    project: Path, run_hook: RunHook, hook_inputs: list[dict[str, Any]], started_jobs: Jobs
+) -> None:
+    for item in hook_inputs:
+        payload = dict(item["stdin"], cwd=str(project))
+        code, _out = run_hook(item["event"], payload)
+        assert code == 0, item["event"]
+    assert not (project / "CLAUDE.md").exists()
+    assert not (Path(os.environ["HOME"]) / ".claude" / "projects").exists()
+    assert not (project / ".claude" / "memory" / "logs" / "memkeeper.log").exists()
+
+
+def test_session_start_without_memory_prints_nothing(project: Path, run_hook: RunHook) -> None:
+    code, out = run_hook("SessionStart", payload_for("SessionStart", project))
+    assert code == 0
+    assert out == ""
+    assert (project / ".claude" / "memory" / "sessions").is_dir()
+    assert oct((project / ".claude" / "memory").stat().st_mode & 0o777) == "0o700"
+
+
+def test_session_start_gives_memory_as_additional_context(store: StorePaths, run_hook: RunHook) -> None:
+    store.memory.write_text("## 2026-11-20_1000 (local 11-20_1900)\n- [db]: We chose SQLite FTS5 for search.\n")
+    code, out = run_hook("SessionStart", payload_for("SessionStart", store.project))
+    assert code == 0
+    data = json.loads(out)
+    specific = data["hookSpecificOutput"]
+    assert specific["hookEventName"] == "SessionStart"
+    assert "We chose SQLite FTS5 for search." in specific["additionalContext"]
+    assert len(specific["additionalContext"]) <= 10_000
+
+
+def test_prompts_and_tool_uses_are_counted_per_session(store: StorePaths, run_hook: RunHook) -> None:
+    prompt = payload_for("UserPromptSubmit", store.project, session_id="s-1")
+    tool = payload_for("PostToolUse", store.project, session_id="s-1")
+    run_hook("UserPromptSubmit", prompt)
+    run_hook("PostToolUse", tool)
+    run_hook("PostToolUse", tool)
+    run_hook("PostToolUse", dict(tool, session_id="other-session"))
+    mine = session_counts(store, prompt["session_id"])
+    assert (mine["messages"], mine["toolUses"]) == (1, 2)
+    assert session_counts(store, "other-session")["toolUses"] == 1
+    assert counters.read_counters(store)["toolUses"] == 3
+
+
+def test_task_notification_prompts_are_not_counted(store: StorePaths, run_hook: RunHook) -> None:
+    prompt = payload_for("UserPromptSubmit", store.project, prompt="<task-notification>\n<task-id>x</task-id>")
+    run_hook("UserPromptSubmit", prompt)
+    assert prompt["session_id"] not in counters.read_counters(store)["sessions"]
+
+
+def test_flush_starts_when_flush_every_is_reached(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    write_config(store, {"memory": {"flushEvery": 3}})
+    tool = payload_for("PostToolUse", store.project)
+    run_hook("PostToolUse", tool)
+    run_hook("PostToolUse", tool)
+    assert started_jobs == []
+    run_hook("PostToolUse", tool)
+    assert [kind for kind, _ in started_jobs] == ["flush"]
+    options = started_jobs[0][1] or {}
+    assert options["session_id"] == tool["session_id"]
+    assert options["transcript_path"] == tool["transcript_path"]
+    assert options["reason"] == "count"
+    # The count restarts, so the next events do not start the job again.
+    assert session_counts(store, tool["session_id"])["unflushed"] == 0
+    run_hook("PostToolUse", tool)
+    assert len(started_jobs) == 1
+
+
+def test_memory_disabled_counts_but_never_flushes(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    write_config(store, {"memory": {"enabled": False, "flushEvery": 1}})
+    run_hook("PostToolUse", payload_for("PostToolUse", store.project))
+    assert started_jobs == []
+    assert counters.read_counters(store)["toolUses"] == 1
+
+
+def test_stop_only_starts_a_due_flush(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    write_config(store, {"memory": {"flushEvery": 50}})
+    stop = payload_for("Stop", store.project, session_id="s-1")
+    run_hook("PostToolUse", payload_for("PostToolUse", store.project, session_id="s-1"))
+    run_hook("Stop", stop)
+    assert started_jobs == []
+    assert session_counts(store, stop["session_id"])["toolUses"] == 1  # Stop itself counts nothing
+    write_config(store, {"memory": {"flushEvery": 1}})
+    run_hook("Stop", stop)
+    assert [kind for kind, _ in started_jobs] == ["flush"]
+
+
+def test_pre_compact_flushes_and_session_end_hands_over(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    run_hook("PreCompact", payload_for("PreCompact", store.project))
+    assert [(k, (o or {})["reason"]) for k, o in started_jobs] == [("flush", "precompact")]
+    started_jobs.clear()
+    end = payload_for("SessionEnd", store.project)
+    run_hook("SessionEnd", end)
+    assert [k for k, _ in started_jobs] == ["l1", "flush"]
+    for _kind, options in started_jobs:
+        assert options == {"reason": "session-end", "session_id": end["session_id"], "transcript_path": end["transcript_path"]}
+    from memkeeper.core.live_sessions import read_sessions
+
+    assert read_sessions(store)[end["session_id"]]["ended"] is True
+
+
+def test_killed_session_is_flushed_at_next_start(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="killed-one"))
+    assert started_jobs == []
+    run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="next-one"))
+    assert [(k, (o or {})["reason"]) for k, o in started_jobs] == [("flush", "stale-sessions")]
+
+
+def test_internal_error_exits_zero_with_one_log_line(
+    store: StorePaths, run_hook: RunHook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(counters, "bump", broken)
+    code, out = run_hook("PostToolUse", payload_for("PostToolUse", store.project))
+    assert (code, out) == (0, "")
+    log = (store.logs / "memkeeper.log").read_text().splitlines()
+    assert len(log) == 1
+    assert "hook PostToolUse: RuntimeError: disk on fire" in log[0]
+
+
+@pytest.mark.parametrize("raw", [b"", b"not json", b"[1, 2]", b"\xff\xfe garbage", b'{"cwd": 42}'])
+def test_bad_stdin_exits_zero(project: Path, run_hook: RunHook, raw: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd", "Nope"):
+        assert run_hook(event, raw)[0] == 0
+
+
+def test_hooks_do_nothing_inside_our_own_jobs(store: StorePaths, run_hook: RunHook, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMKEEPER_IN_JOB", "1")
+    run_hook("PostToolUse", payload_for("PostToolUse", store.project))
+    assert not store.counters.exists()
+
+
+def test_big_payload_is_read_from_its_front(store: StorePaths, run_hook: RunHook) -> None:
+    tool = payload_for("PostToolUse", store.project)
+    tool["tool_response"] = {"stdout": "x" * (hook.FULL_PARSE_BYTES * 2), "cwd": "/elsewhere"}
+    run_hook("PostToolUse", tool)
+    assert session_counts(store, tool["session_id"])["toolUses"] == 1
+
+
+def test_project_dir_rules(tmp_path: Path) -> None:
+    started = tmp_path / "repo"
+    (started / "src").mkdir(parents=True)
+    env = {"CLAUDE_PROJECT_DIR": str(started)}
+    assert hook.project_dir({"cwd": str(started)}, env) == started
+    # `cd src` inside the session keeps the project's store ...
+    assert hook.project_dir({"cwd": str(started / "src")}, env) == started
+    # ... unless that folder has a store of its own; a worktree elsewhere gets its own.
+    (started / "src" / ".claude" / "memory").mkdir(parents=True)
+    assert hook.project_dir({"cwd": str(started / "src")}, env) == started / "src"
+    assert hook.project_dir({"cwd": str(tmp_path / "worktree")}, env) == tmp_path / "worktree"
+    assert hook.project_dir({}, env) == started
+    assert hook.project_dir({"cwd": "relative/path"}, {}) == Path.cwd()
+
+
+def test_parse_payload_front_fields() -> None:
+    big = json.dumps({"session_id": "s1", "cwd": "/p", "tool_response": {"out": "y" * hook.FULL_PARSE_BYTES}})
+    assert hook.parse_payload(big.encode()) == {"session_id": "s1", "cwd": "/p"}
+    assert hook.parse_payload(b'{"session_id": "s2", "cwd": "/q"}') == {"session_id": "s2", "cwd": "/q"}
+    assert hook.parse_payload(b"   ") == {}
+
+
+def _subprocess_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    env.pop("MEMKEEPER_PYTHON", None)
+    return env
+
+
+def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) -> None:
+    """bin/memkeeper-hook finds our Python with no venv on PATH and never fails."""
+    store.memory.write_text("## 2026-11-20_1000\n- [x]: launcher memory marker\n")
+    env = _subprocess_env(home)
+    env["PATH"] = "/usr/bin:/bin"
+    env["MEMKEEPER_PYTHON"] = sys.executable
+    launcher = REPO / "plugin" / "bin" / "memkeeper-hook"
+    start = json.dumps(payload_for("SessionStart", store.project)).encode()
+    done = subprocess.run(["/bin/sh", str(launcher), "SessionStart"], input=start, capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0
+    assert "launcher memory marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    env.pop("MEMKEEPER_PYTHON")  # the development checkout's venv, found beside the plugin
+    tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
+    done = subprocess.run(["/bin/sh", str(launcher), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert counters.read_counters(store)["toolUses"] == 1
+
+
+def test_launcher_exits_zero_when_no_python_has_memkeeper(tmp_path: Path, home: Path) -> None:
+    plugin = tmp_path / "plugin"
+    (plugin / "bin").mkdir(parents=True)
+    launcher = plugin / "bin" / "memkeeper-hook"
+    launcher.write_bytes((REPO / "plugin" / "bin" / "memkeeper-hook").read_bytes())
+    env = _subprocess_env(home)
+    env["PATH"] = str(tmp_path / "empty")
+    env["MEMKEEPER_PYTHON"] = str(tmp_path / "missing-python")
+    done = subprocess.run(["/bin/sh", str(launcher), "PostToolUse"], input=b"{}", capture_output=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
+    """A caller that never closes stdin: the hook gives up reading after its timeout."""
+    env = _subprocess_env(home)
+    code = "import sys; from memkeeper.plugin import hook; hook.STDIN_TIMEOUT = 0.3; sys.exit(hook.main(['Stop']))"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, env=env, cwd=store.project)
+    try:
+        assert proc.wait(timeout=60) == 0
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+
+
+HEAVY = ("pydantic", "rich", "argparse", "textual", "anthropic", "mcp")
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"])
+def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event: str) -> None:
+    store.memory.write_text("## 2026-11-20_1000\n- [x]: memory\n")
+    payload = payload_for(event, store.project)
+    code = (
+        "import sys, json; from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == []

@@ -1,0 +1,48 @@
+"""Parallel hooks: Claude Code runs handlers at once, the counters must still be exact."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from capture_helpers import payload_for, write_config
+
+from memkeeper.core import counters
+from memkeeper.core.store import StorePaths
+
+PROCESSES = 16
+EVENTS_PER_PROCESS = 100
+
+WORKER = """
+import json, sys
+from memkeeper.plugin import hook
+payload = sys.stdin.buffer.read()
+hook.read_stdin = lambda timeout=0: payload
+codes = {hook.main(["PostToolUse"]) for _ in range(int(sys.argv[1]))}
+sys.exit(max(codes))
+"""
+
+
+def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home: Path) -> None:
+    # Flushing and rotation stay out of the way: this is about the counter alone.
+    write_config(store, {"memory": {"flushEvery": 1_000_000}})
+    env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
+    procs = []
+    for i in range(PROCESSES):
+        payload = payload_for("PostToolUse", store.project, session_id=f"session-{i % 4}")
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(EVENTS_PER_PROCESS)], stdin=subprocess.PIPE, env=env, cwd=store.project
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.close()
+        procs.append(proc)
+    assert [p.wait(timeout=240) for p in procs] == [0] * PROCESSES
+    data = counters.read_counters(store)
+    assert data["toolUses"] == PROCESSES * EVENTS_PER_PROCESS == 1_600
+    per_session = {sid: entry["toolUses"] for sid, entry in data["sessions"].items()}
+    assert per_session == {f"session-{i}": 400 for i in range(4)}
+    assert not (store.logs / "memkeeper.log").exists()

@@ -1,0 +1,132 @@
+"""Config precedence, validation and warnings; project resolution; store paths."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memkeeper.core.config import ConfigError, load_config, load_config_or_default
+from memkeeper.core.settings import hook_settings
+from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename, paths_for, resolve_project
+
+
+def _global_config(home: Path, data: object) -> Path:
+    path = home / ".claude" / "memory-keeper" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+# --- config ------------------------------------------------------------------------------------
+
+
+def test_defaults_without_files(store: StorePaths) -> None:
+    cfg = load_config(store).config
+    assert cfg.saveInterval == 25
+    assert cfg.threshold_tokens == 23_750 and cfg.carryover_tokens == 2_375
+    assert cfg.memory.enabled and cfg.memory.flushEvery == 10 and cfg.memory.retentionDays == 30
+    assert hook_settings(store).threshold_tokens == 23_750
+
+
+def test_project_over_global_over_defaults(store: StorePaths, isolated_env: Path) -> None:
+    _global_config(isolated_env, {"saveInterval": 40, "memory": {"flushEvery": 7, "retentionDays": 90}})
+    store.config.write_text(json.dumps({"memory": {"flushEvery": 3}}))
+    loaded = load_config(store)
+    assert loaded.config.saveInterval == 40  # global
+    assert loaded.config.memory.flushEvery == 3  # project wins
+    assert loaded.config.memory.retentionDays == 90  # global, merged section by key
+    settings = hook_settings(store)
+    assert settings.flush_every == 3 and settings.save_interval == 40
+
+
+def test_threshold_is_floor_of_095(store: StorePaths) -> None:
+    store.config.write_text(json.dumps({"memoryRotation": {"thresholdTokens": 10001, "carryoverTokens": 1001}}))
+    cfg = load_config(store).config
+    assert cfg.threshold_tokens == 9500  # floor(9500.95)
+    assert cfg.carryover_tokens == 950  # floor(950.95)
+    settings = hook_settings(store)
+    assert (settings.threshold_tokens, settings.carryover_tokens) == (9500, 950)
+
+
+def test_bad_value_is_one_line_naming_file_and_key(store: StorePaths) -> None:
+    store.config.write_text(json.dumps({"memoryRotation": {"thresholdTokens": -5}}))
+    with pytest.raises(ConfigError) as err:
+        load_config(store)
+    message = str(err.value)
+    assert "\n" not in message
+    assert str(store.config) in message and "memoryRotation.thresholdTokens" in message
+    # The hook path never fails on it: it uses the default.
+    assert hook_settings(store).threshold_tokens == 23_750
+    cfg, warnings = load_config_or_default(store)
+    assert cfg.threshold_tokens == 23_750 and warnings == [message]
+
+
+def test_bad_global_value_names_the_global_file(store: StorePaths, isolated_env: Path) -> None:
+    path = _global_config(isolated_env, {"saveInterval": "often"})
+    with pytest.raises(ConfigError, match="saveInterval") as err:
+        load_config(store)
+    assert str(path) in str(err.value)
+
+
+def test_invalid_json_is_an_error_naming_the_file(store: StorePaths) -> None:
+    store.config.write_text("{ this is not json")
+    with pytest.raises(ConfigError, match="not valid JSON") as err:
+        load_config(store)
+    assert str(store.config) in str(err.value)
+    assert hook_settings(store).save_interval == 25
+
+
+def test_unknown_key_is_a_warning(store: StorePaths) -> None:
+    store.config.write_text(json.dumps({"keepRaw": False, "memory": {"flushEvry": 5}}))
+    loaded = load_config(store)
+    assert any("'keepRaw'" in w for w in loaded.warnings)
+    assert any("'memory.flushEvry'" in w for w in loaded.warnings)
+    assert loaded.config.memory.flushEvery == 10
+
+
+# --- project resolution ------------------------------------------------------------------------
+
+
+def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit, env_dir, hook_dir, cwd = (tmp_path / n for n in ("explicit", "env", "hook", "cwd"))
+    for d in (explicit, env_dir, hook_dir, cwd):
+        d.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(env_dir))
+    assert resolve_project(str(explicit), str(hook_dir)) == explicit
+    assert resolve_project(None, str(hook_dir)) == env_dir
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert resolve_project(None, str(hook_dir)) == hook_dir
+    assert resolve_project() == cwd
+    assert paths_for().root == cwd / ".claude" / "memory"
+
+
+def test_never_walks_up_to_a_parent_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".claude" / "memory").mkdir(parents=True)
+    sub = home / "code" / "app"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert paths_for().project == sub
+    assert paths_for().root != home / ".claude" / "memory"
+
+
+def test_archive_names_outside_the_folder_are_refused(store: StorePaths) -> None:
+    for bad in ("../evil.md", "a/b.md", "", ".", "..", "/etc/passwd", "x\\y.md", "nul\x00.md"):
+        assert not is_safe_basename(bad)
+        with pytest.raises(ValueError, match="outside the memory folder"):
+            store.archive(bad)
+    assert store.archive("memory_20260101_000000.md").parent == store.root
+    with pytest.raises(ValueError, match="allowed"):
+        store.named("secrets")
+
+
+def test_ensure_store_is_private(project: Path) -> None:
+    paths = StorePaths(project)
+    ensure_store(paths)
+    for folder in (paths.root, paths.sessions, paths.logs, paths.state):
+        assert folder.is_dir()
+        assert oct(os.stat(folder).st_mode & 0o777) == "0o700"

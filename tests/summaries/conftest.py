@@ -1,0 +1,44 @@
+"""Fixtures of the summary tests: a private store, a command backend, a recording sleep."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from summary_helpers import write_config, write_script
+
+from memkeeper.core.store import StorePaths, ensure_store
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    paths = StorePaths(project)
+    ensure_store(paths)
+    return paths
+
+
+@pytest.fixture
+def command_backend(store: StorePaths, tmp_path: Path) -> Callable[[str], Path]:
+    """Configure the command backend with a script whose body is given; returns the script."""
+
+    def make(body: str, timeout: float = 30.0) -> Path:
+        script = write_script(tmp_path / "bin", "fake-model", body)
+        write_config(store, {"summarizer": {"backend": "command", "command": [str(script)], "timeoutSeconds": timeout}})
+        return script
+
+    return make
+
+
+@pytest.fixture
+def no_sleep() -> list[float]:
+    """Pass ``sleep=no_sleep.append``: records the backoff instead of waiting."""
+    return []

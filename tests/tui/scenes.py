@@ -1,0 +1,193 @@
+"""The fixed store and the UI states that tests, snapshots and ``screenshots/`` share.
+
+``build_store`` makes a deterministic store (the demo generator with a fixed seed and
+fixed dates, plus a few lines holding Rich markup and escape codes that must be shown
+literally). Each scene drives a running app with a Pilot into one screen or state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from memkeeper.core.atomic import append_text
+from memkeeper.core.demo import create_demo_store
+from memkeeper.core.store import StorePaths
+
+PROJECT_NAME = "ledgerline"
+HOSTILE_LINES = (
+    "\n## 2026-11-21_1200 (local 11-21_2100)\n"
+    "- [literal]: [bold red]not markup[/bold red] and \x1b[31mnot red\x1b[0m stay as written\n"
+)
+
+
+def build_store(base: Path) -> StorePaths:
+    """A deterministic store in ``base/ledgerline`` (nothing depends on the clock)."""
+    project = base / PROJECT_NAME
+    project.mkdir(parents=True, exist_ok=True)
+    paths = create_demo_store(project, seed=0)
+    append_text(paths.memory, HOSTILE_LINES)
+    return paths
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait until workers are done and the screen has caught up."""
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def _browse(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+
+
+async def _summary(pilot: Pilot[None]) -> None:
+    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.screens.browse import BrowseScreen
+
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, BrowseScreen)
+    snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
+    screen.query_one("TierTree").select_target(Target("summary", snapshot.archives[0].name))  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def _failed_summary(pilot: Pilot[None]) -> None:
+    from memkeeper.tui.loaders import Target
+
+    await settle(pilot)
+    snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
+    failed = next(a for a in snapshot.archives if a.summary_state == "failed")
+    pilot.app.screen.query_one("TierTree").select_target(Target("summary", failed.name))  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def _session(pilot: Pilot[None]) -> None:
+    from memkeeper.tui.loaders import Target
+
+    await settle(pilot)
+    snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
+    with_agent = snapshot.sessions[-1].name
+    for info in snapshot.sessions:
+        text = (pilot.app.paths.sessions / info.name).read_text("utf-8")  # type: ignore[attr-defined]
+        if '"sidechain"' in text:
+            with_agent = info.name
+            break
+    pilot.app.screen.query_one("TierTree").select_target(Target("l1", with_agent))  # type: ignore[attr-defined]
+    await settle(pilot)
+    doc = pilot.app.screen.query_one("DocView")
+    doc.focus()
+    await pilot.press("down", "down", "enter")
+    await settle(pilot)
+
+
+async def _search(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("slash")
+    await settle(pilot)
+    pilot.app.screen.query_one("Input").value = "webhook"  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def _search_opened(pilot: Pilot[None]) -> None:
+    await _search(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def _pending(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("p")
+    await settle(pilot)
+
+
+async def _migrate(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("m")
+    await settle(pilot)
+
+
+async def _rotate(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("r")
+    await settle(pilot)
+
+
+async def _forget(pilot: Pilot[None]) -> None:
+    from memkeeper.tui.loaders import Target
+
+    await settle(pilot)
+    snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
+    pilot.app.screen.query_one("TierTree").select_target(Target("archive", snapshot.archives[0].name))  # type: ignore[attr-defined]
+    await settle(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+
+
+async def _trash(pilot: Pilot[None]) -> None:
+    await _forget(pilot)
+    await pilot.press("y")
+    await settle(pilot)
+    await pilot.press("t")
+    await settle(pilot)
+
+
+async def _help(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("f1")
+    await settle(pilot)
+
+
+async def _sections(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("s")
+    await settle(pilot)
+
+
+async def _projects(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("o")
+    await settle(pilot)
+
+
+async def _palette(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+    await pilot.press(*"regen")
+    await settle(pilot)
+
+
+async def _literal(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    doc = pilot.app.screen.query_one("DocView")
+    doc.focus()
+    await pilot.press("end")
+    await settle(pilot)
+
+
+Scene = Callable[[Pilot[None]], Awaitable[None]]
+
+#: name → (what it shows, how to get there). Every screen and main state.
+SCENES: dict[str, tuple[str, Scene]] = {
+    "browse": ("Browse: tier tree, memory.md with its token gauge, status line", _browse),
+    "summary": ("An L3 summary: overall, themes, decisions, issues", _summary),
+    "summary_failed": ("A failed summary with its error", _failed_summary),
+    "session": ("An L1 session: roles, folded tool calls, subagent work", _session),
+    "literal": ("Markup and escape codes in memory shown literally", _literal),
+    "search": ("Search as you type, grouped by tier", _search),
+    "search_opened": ("A hit opened at its line with the match highlighted", _search_opened),
+    "pending": ("Pending and failed summaries", _pending),
+    "migrate": ("Migrate: preview (here: nothing to do)", _migrate),
+    "rotate": ("Rotate now: confirmation", _rotate),
+    "forget": ("Forget an archive: confirmation", _forget),
+    "trash": ("Trash with the forgotten archive", _trash),
+    "sections": ("Jump to a section", _sections),
+    "projects": ("Projects with a store", _projects),
+    "help": ("F1: every key", _help),
+    "palette": ("Command palette", _palette),
+}

@@ -1,0 +1,72 @@
+"""core.forget (trash + restore, index follows) and core.projects (stores found from transcripts)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memkeeper.core.forget import ForgetError, forget_archive, forget_l1, list_trash, restore
+from memkeeper.core.index import read_index
+from memkeeper.core.projects import find_projects
+from memkeeper.core.store import StorePaths
+
+
+def _archives(paths: StorePaths) -> list[str]:
+    return [e["file"] for e in read_index(paths)["rotatedFiles"]]
+
+
+def test_forget_archive_moves_files_and_index_entry_then_restore(store: StorePaths) -> None:
+    name = _archives(store)[0]
+    entry = read_index(store)["rotatedFiles"][0]
+    summary = store.archive(name.replace(".md", ".summary.json"))
+    assert summary.exists()
+    item = forget_archive(store, name)
+    assert not store.archive(name).exists() and not summary.exists()
+    assert name not in _archives(store)
+    assert [t.id for t in list_trash(store)] == [item.id]
+    assert (store.trash / item.id / "manifest.json").stat().st_mode & 0o777 == 0o600
+    restore(store, item.id)
+    assert store.archive(name).exists() and summary.exists()
+    assert entry in read_index(store)["rotatedFiles"]
+    assert list_trash(store) == []
+
+
+def test_forget_l1_and_restore(store: StorePaths) -> None:
+    name = sorted(p.name for p in store.sessions.iterdir())[0]
+    before = (store.sessions / name).read_bytes()
+    item = forget_l1(store, name)
+    assert not (store.sessions / name).exists()
+    restore(store, item.id)
+    assert (store.sessions / name).read_bytes() == before
+
+
+def test_forget_refuses_bad_names_and_restore_refuses_overwrite(store: StorePaths) -> None:
+    for bad in ("../x.l1.jsonl", "memory.md", "nope.txt"):
+        with pytest.raises(ForgetError):
+            forget_l1(store, bad)
+        with pytest.raises(ForgetError):
+            forget_archive(store, bad)
+    name = sorted(p.name for p in store.sessions.iterdir())[0]
+    item = forget_l1(store, name)
+    (store.sessions / name).write_text("new\n")
+    with pytest.raises(ForgetError, match="exists again"):
+        restore(store, item.id)
+    with pytest.raises(ForgetError):
+        restore(store, "missing")
+
+
+def test_find_projects_reads_cwd_from_transcripts(home: Path, store: StorePaths) -> None:
+    projects = home / ".claude" / "projects"
+    with_store = projects / "-work-ledgerline"
+    without = projects / "-elsewhere"
+    with_store.mkdir(parents=True)
+    without.mkdir(parents=True)
+    lines = [json.dumps({"type": "summary"}), json.dumps({"type": "user", "cwd": str(store.project)})]
+    (with_store / "a.jsonl").write_text("\n".join(lines) + "\n")
+    (without / "b.jsonl").write_text(json.dumps({"cwd": str(home / "nostore")}) + "\n")
+    (projects / "-broken").mkdir()
+    (projects / "-broken" / "c.jsonl").write_text("not json\n")
+    found = find_projects()
+    assert [p.project for p in found] == [store.project]

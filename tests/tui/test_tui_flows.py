@@ -1,0 +1,429 @@
+"""Pilot tests of every flow of memkeeper-tui, at 80×24, on the fixed store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scenes import settle
+from textual.widgets import DataTable, Input, OptionList, Select
+
+from memkeeper.core.index import read_index
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.loaders import Target
+from memkeeper.tui.modals.help import HelpModal, key_label, key_sections
+from memkeeper.tui.modals.migrate import MigrateModal
+from memkeeper.tui.screens.browse import BrowseScreen
+from memkeeper.tui.screens.pending import PendingScreen
+from memkeeper.tui.screens.search import HitList, SearchScreen
+from memkeeper.tui.screens.trash import TrashScreen
+from memkeeper.tui.widgets.docview import DocView
+from memkeeper.tui.widgets.tier_tree import TierTree
+
+SIZE = (80, 24)
+
+
+def _doc(app: MemkeeperApp) -> DocView:
+    return app.screen.query_one(DocView)
+
+
+def _screen_text(app: MemkeeperApp) -> str:
+    return app.export_screenshot()
+
+
+async def test_startup_shows_tiers_memory_and_status(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tree = app.screen.query_one(TierTree)
+        labels = [str(n.label) for n in tree.root.children]
+        assert labels[0].startswith("L2") and labels[1].startswith("L3") and labels[2].startswith("L1")
+        doc = _doc(app)
+        assert doc.items[0].kind == "h2"  # memory.md opened at its first ## section
+        status = str(app.screen.query_one("#status").render())
+        assert "2 pending" in status and "live off" in status and "/23.8k" in status
+        assert app.snapshot is not None and app.snapshot.pending == 2 and app.snapshot.failed == 1
+
+
+async def test_user_text_is_literal(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        doc = _doc(app)
+        doc.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        plain = "".join(seg.text for _, strip in doc._rows for seg in strip)
+        assert "[bold red]not markup[/bold red]" in plain
+        assert "\x1b" not in plain and "␛[31mnot red␛[0m" in plain
+
+
+async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        snapshot = app.snapshot
+        assert snapshot is not None
+        agent = next(s.name for s in snapshot.sessions if '"sidechain"' in (store.sessions / s.name).read_text())
+        tree = app.screen.query_one(TierTree)
+        assert tree.select_target(Target("l1", agent))
+        await settle(pilot)
+        labels = [str(n.label) for n in tree.root.children[2].children if n.is_expanded for n in n.children]
+        assert any("msg" in label and "tools" in label for label in labels)
+        doc = _doc(app)
+        kinds = {item.kind for item in doc.items}
+        assert {"user", "assistant", "tool"} <= kinds
+        assert any(item.sidechain for item in doc.items)
+        folded = next(i for i, item in enumerate(doc.items) if item.body)
+        rows_before = len(doc._rows)
+        doc.focus()
+        doc.move_to(folded)
+        await pilot.press("enter")
+        assert len(doc._rows) > rows_before
+        await pilot.press("enter")
+        assert len(doc._rows) == rows_before
+
+
+async def test_l3_summary_and_failed_summary(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        snapshot = app.snapshot
+        assert snapshot is not None
+        tree = app.screen.query_one(TierTree)
+        tree.select_target(Target("summary", snapshot.archives[0].name))
+        await settle(pilot)
+        headings = [item.text.split(" (")[0] for item in _doc(app).items if item.kind == "h2"]
+        assert headings == ["Overall", "Themes", "Decisions", "Issues"]
+        failed = next(a for a in snapshot.archives if a.summary_state == "failed")
+        tree.select_target(Target("summary", failed.name))
+        await settle(pilot)
+        texts = [item.text for item in _doc(app).items]
+        assert texts[0].startswith("Summary FAILED") and failed.error in texts
+
+
+async def test_sections_navigation(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        doc = _doc(app)
+        sections = doc.sections()
+        assert len(sections) > 3
+        doc.focus()
+        await pilot.press("right_square_bracket")
+        assert doc.cursor == sections[1][0]
+        await pilot.press("left_square_bracket")
+        assert doc.cursor == sections[0][0]
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")
+        await settle(pilot)
+        assert doc.cursor == sections[2][0]
+
+
+async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    shown: list[int] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, SearchScreen.ResultsShown):
+            shown.append(message.count)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"webhook")
+        await settle(pilot)
+        assert shown and shown[-1] > 0
+        options = app.screen.query_one(HitList)
+        headers = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
+                   if options.get_option_at_index(i).disabled]
+        order = ["memory", "L3", "L2", "L1"]
+        found = [next(o for o in order if o in h) for h in headers]
+        assert found == sorted(found, key=order.index)  # grouped in tier order
+        await pilot.press("f2")  # tier: memory only
+        await settle(pilot)
+        headers = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
+                   if options.get_option_at_index(i).disabled]
+        assert len(headers) == 1 and "memory" in headers[0]
+        await pilot.press("f2", "f2", "f2", "f2")  # back to all
+        await pilot.press("f4")  # deep on
+        await settle(pilot)
+        assert "deep: on" in str(app.screen.query_one("#filters").render())
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+        doc = _doc(app)
+        assert doc.query == "webhook" and doc.hits
+        assert doc.cursor in doc.hits
+        first = doc.cursor
+        await pilot.press("n")
+        assert doc.cursor in doc.hits and doc.cursor != first
+        await pilot.press("N")
+        assert doc.cursor == first
+        assert "webhook" in _screen_text(app)
+
+
+async def test_search_escape_returns(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "zzzznothing"
+        await settle(pilot)
+        assert "0 hits" in str(app.screen.query_one("#filters").render())
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PendingScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2
+        screen.query_one("#backend", Select).value = "extractive"
+        table.focus()
+        await pilot.press("g")
+        await settle(pilot)
+        await settle(pilot)
+        assert table.row_count == 1
+        assert app.snapshot is not None and app.snapshot.pending == 1
+        assert "finished: 1 generated" in str(screen.query_one("#pending-log").render())
+        await pilot.press("a")
+        await settle(pilot)
+        await settle(pilot)
+        assert table.row_count == 0
+        await pilot.press("g")  # nothing left: refused with a notification
+        await pilot.press("c")
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, PendingScreen)
+        screen.query_one("#backend", Select).value = "extractive"
+        screen.query_one(DataTable).focus()
+        await pilot.press("a", "c")
+        await settle(pilot)
+        await settle(pilot)
+        assert not screen._running
+        pending = [e for e in read_index(store)["rotatedFiles"] if not e.get("summaryGenerated")]
+        assert len(pending) in (0, 1, 2)  # stopped between archives, never half-written
+        for entry in read_index(store)["rotatedFiles"]:
+            if entry.get("summaryGenerated"):
+                json.loads(store.archive(entry["summary"]).read_text())
+
+
+async def test_rotate_now_and_refusal(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(read_index(store)["rotatedFiles"])
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert len(read_index(store)["rotatedFiles"]) == before + 1
+        assert app.snapshot is not None and len(app.snapshot.archives) == before + 1
+        store.memory.write_text("")
+        app.reload_snapshot()
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)  # refused, no dialog
+        assert any("Nothing to rotate" in str(n.message) for n in app._notifications)
+
+
+async def test_migrate_refuses_when_nothing_to_do(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MigrateModal)
+        assert "Nothing to migrate" in str(app.screen.query_one("#migrate-body").render())
+        assert app.screen.query_one("#run").disabled
+        await pilot.press("y")
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_migrate_preview_confirm_result(store: StorePaths) -> None:
+    sections = []
+    for day in range(1, 29):
+        body = "\n".join(f"- [note]: legacy fact {day}-{n} " + "x" * 120 for n in range(30))
+        sections.append(f"## 2026-09-{day:02d}_1000\n{body}\n")
+    store.memory.write_text("\n".join(sections))
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(read_index(store)["rotatedFiles"])
+        await pilot.press("m")
+        await settle(pilot)
+        body = str(app.screen.query_one("#migrate-body").render())
+        assert "will create" in body
+        await pilot.press("y")
+        await settle(pilot)
+        await settle(pilot)
+        assert "Created" in str(app.screen.query_one("#migrate-body").render())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(read_index(store)["rotatedFiles"]) > before
+        assert app.snapshot is not None and len(app.snapshot.archives) > before
+
+
+async def test_forget_archive_then_restore_from_trash(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        snapshot = app.snapshot
+        assert snapshot is not None
+        name = snapshot.archives[0].name
+        app.screen.query_one(TierTree).select_target(Target("archive", name))
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("n")  # cancel first: nothing happens
+        await settle(pilot)
+        assert store.archive(name).exists()
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert not store.archive(name).exists()
+        assert app.snapshot is not None and name not in [a.name for a in app.snapshot.archives]
+        await pilot.press("t")
+        await settle(pilot)
+        assert isinstance(app.screen, TrashScreen)
+        assert app.screen.query_one(DataTable).row_count == 1
+        await pilot.press("u")
+        await settle(pilot)
+        await settle(pilot)
+        assert store.archive(name).exists()
+        assert app.screen.query_one(DataTable).row_count == 0
+        assert name in [a.name for a in app.snapshot.archives]
+
+
+async def test_forget_needs_a_forgettable_selection(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("d")  # cursor on memory.md: refused
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+        assert store.memory.exists()
+
+
+async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) -> None:
+    from scenes import build_store
+
+    other = build_store(home / "other")
+    for index, project in enumerate((store.project, other.project)):
+        folder = home / ".claude" / "projects" / f"-p{index}"
+        folder.mkdir(parents=True)
+        (folder / "t.jsonl").write_text(json.dumps({"cwd": str(project)}) + "\n")
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        target = next(i for i in range(2) if "other" in str(options.get_option_at_index(i).prompt))
+        options.highlighted = target
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.paths.project == other.project
+        assert isinstance(app.screen, BrowseScreen)
+        assert app.snapshot is not None and app.snapshot.project == other.project
+
+
+async def test_help_lists_every_binding(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpModal)
+        table = app.screen.query_one("#help-table").render()
+        from rich.console import Console
+
+        console = Console(width=120, record=True)
+        console.print(table)
+        text = console.export_text()
+        for _title, bindings in key_sections():
+            for binding in bindings:
+                assert binding.description, f"{binding.action} has no description"
+                assert binding.id, f"{binding.action} has no id"
+                assert binding.description in text
+                assert key_label(binding.key) in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_command_palette_has_every_action(store: StorePaths) -> None:
+    from memkeeper.tui.commands import palette_actions
+
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        names = [name for name, _, _ in palette_actions(app)]
+        for wanted in ("Search", "Pending summaries", "Regenerate summaries", "Rotate now", "Migrate legacy memory.md",
+                       "Forget selection", "Trash", "Switch project", "Toggle live refresh", "Help"):
+            assert wanted in names
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"pending summ")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, PendingScreen)
+
+
+async def test_toggle_live_refresh(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.live:
+                break
+        assert app.live
+        await pilot.press("w")
+        await pilot.pause(0.05)
+        assert not app.live
+        assert "live off" in str(app.screen.query_one("#status").render())
+        await pilot.press("w")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.live:
+                break
+        assert app.live
+
+
+def test_main_demo_when_no_store(tmp_path: Path, monkeypatch: object, home: Path) -> None:
+    from memkeeper.tui import app as app_module
+
+    ran: list[MemkeeperApp] = []
+    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))  # type: ignore[attr-defined]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert app_module.main([str(empty)]) == 0
+    assert ran[0].paths.exists() and ran[0].paths.project != empty
+    assert ran[0]._note and "demo" in ran[0]._note
+    assert app_module.main(["--demo", "--no-watch"]) == 0
+    assert ran[1].paths.exists() and not ran[1]._watch_wanted

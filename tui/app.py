@@ -1,0 +1,362 @@
+"""memkeeper-tui: the App (store, snapshot, live refresh, actions) and the console script.
+
+``memkeeper-tui [PROJECT_DIR] [--demo] [--no-watch]``. The App owns the store paths,
+the latest :class:`StoreSnapshot` (read in a thread worker), the one file watcher and
+the actions that change the store (rotate, forget, restore, migrate), which all run in
+workers through core. Screens get the snapshot through calls down
+(``screen.show_snapshot``) and ask for actions through the App's methods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.commands import MemoryCommands
+from memkeeper.tui.loaders import StoreSnapshot, Target, load_snapshot
+from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
+from memkeeper.tui.screens.browse import BrowseScreen, OpenRequest, target_for_file
+
+STYLES = Path(__file__).parent / "styles"
+
+
+class MemkeeperApp(App[None]):
+    """Browse a memkeeper store's tiers, act on pending work, search, refresh live."""
+
+    TITLE = "memkeeper"
+    CSS_PATH: ClassVar[list[str | Path]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
+    COMMANDS = App.COMMANDS | {MemoryCommands}
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
+    ]
+    """Keys that work on every screen."""
+
+    def __init__(self, paths: StorePaths, *, watch: bool = True, note: str | None = None) -> None:
+        super().__init__()
+        self.paths = paths
+        self.snapshot: StoreSnapshot | None = None
+        self.live = False
+        self._watch_wanted = watch
+        self._watch_stop: asyncio.Event | None = None
+        self._note = note
+        self.sub_title = paths.project.name
+
+    def get_default_screen(self) -> BrowseScreen:
+        return BrowseScreen()
+
+    def on_mount(self) -> None:
+        self.reload_snapshot()
+        if self._note:
+            self.notify(self._note, title="memkeeper-tui", timeout=6)
+        if self._watch_wanted:
+            self.start_watching()
+
+    # -- snapshot ---------------------------------------------------------------------------
+
+    def reload_snapshot(self, changed: frozenset[Path] = frozenset()) -> None:
+        """Re-read the store in a thread; screens get it through :class:`SnapshotLoaded`."""
+        self._snapshot_worker(self.paths, changed)
+
+    @work(thread=True, exclusive=True, group="snapshot", exit_on_error=False, description="read the store")
+    def _snapshot_worker(self, paths: StorePaths, changed: frozenset[Path]) -> None:
+        try:
+            snapshot = load_snapshot(paths)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Cannot read the store: {exc}", severity="error")
+            return
+        if paths == self.paths:
+            self.post_message(SnapshotLoaded(snapshot, changed))
+
+    @on(SnapshotLoaded)
+    def _snapshot_loaded(self, message: SnapshotLoaded) -> None:
+        self.snapshot = message.snapshot
+        for screen in self.screen_stack:
+            show = getattr(screen, "show_snapshot", None)
+            if callable(show):
+                show(message.snapshot, message.changed)
+
+    # -- live refresh ----------------------------------------------------------------------
+
+    def start_watching(self) -> None:
+        self._watch_stop = asyncio.Event()
+        self._watch_worker(self.paths, self._watch_stop)
+
+    def stop_watching(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+        self.workers.cancel_group(self, "fs-watch")
+        self._set_live(False)
+
+    @work(exclusive=True, group="fs-watch", exit_on_error=False, description="watch the store")
+    async def _watch_worker(self, paths: StorePaths, stop: asyncio.Event) -> None:
+        from memkeeper.tui.watch import watch_store, watched_folders
+
+        if not watched_folders(paths):
+            self.post_message(WatchStateChanged(False, "nothing to watch: the store does not exist"))
+            return
+        self.post_message(WatchStateChanged(True))
+        try:
+            async for tiers, changed in watch_store(paths, stop):
+                self.post_message(StoreChanged(tiers, changed))
+        except OSError as exc:
+            hint = " (raise fs.inotify.max_user_watches)" if "inotify" in str(exc).lower() or exc.errno == 28 else ""
+            self.post_message(WatchStateChanged(False, f"live refresh stopped: {exc}{hint}"))
+            return
+        self.post_message(WatchStateChanged(False))
+
+    @on(WatchStateChanged)
+    def _watch_state(self, message: WatchStateChanged) -> None:
+        self._set_live(message.active)
+        if message.error:
+            self.notify(message.error, severity="warning")
+
+    def _set_live(self, live: bool) -> None:
+        self.live = live
+        for screen in self.screen_stack:
+            setter = getattr(screen, "set_live", None)
+            if callable(setter):
+                setter(live)
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        self.reload_snapshot(message.paths)
+
+    def toggle_live(self) -> None:
+        """Turn live refresh off, or on again."""
+        if self.live:
+            self.stop_watching()
+            self.notify("Live refresh off (w turns it on).", timeout=3)
+        else:
+            self.start_watching()
+            self.reload_snapshot()
+
+    # -- screens -----------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from memkeeper.tui.modals.help import HelpModal
+
+        if not isinstance(self.screen, HelpModal):
+            self.push_screen(HelpModal())
+
+    def browse(self) -> BrowseScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, BrowseScreen):
+                return screen
+        return None
+
+    def open_search(self, query: str = "") -> None:
+        from memkeeper.tui.screens.search import SearchPick, SearchScreen
+
+        if isinstance(self.screen, SearchScreen):
+            return
+
+        def opened(pick: SearchPick | None) -> None:
+            if pick is None:
+                return
+            target = target_for_file(pick.file)
+            browse = self.browse()
+            if target is None or browse is None:
+                self.notify(f"Cannot open {pick.file}", severity="warning")
+                return
+            browse.open_request(OpenRequest(target, pick.line, pick.query))
+
+        self.push_screen(SearchScreen(self.paths, query), opened)
+
+    def open_pending(self) -> None:
+        from memkeeper.tui.screens.pending import PendingScreen
+
+        if not isinstance(self.screen, PendingScreen):
+            self.push_screen(PendingScreen(self.paths))
+
+    def open_trash(self) -> None:
+        from memkeeper.tui.screens.trash import TrashScreen
+
+        if not isinstance(self.screen, TrashScreen):
+            self.push_screen(TrashScreen(self.paths))
+
+    def open_projects(self) -> None:
+        from memkeeper.tui.modals.projects import ProjectsModal
+
+        def chosen(project: Path | None) -> None:
+            if project is not None and project != self.paths.project:
+                self.switch_project(project)
+
+        self.push_screen(ProjectsModal(self.paths.project), chosen)
+
+    def open_migrate(self) -> None:
+        from memkeeper.tui.modals.migrate import MigrateModal
+
+        def closed(changed: bool | None) -> None:
+            if changed:
+                self.reload_snapshot()
+
+        self.push_screen(MigrateModal(self.paths), closed)
+
+    def switch_project(self, project: Path) -> None:
+        """Show another project's store (the watcher follows)."""
+        was_live = self.live or self._watch_wanted
+        self.stop_watching()
+        self.paths = StorePaths(project)
+        self.snapshot = None
+        self.sub_title = project.name
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        self.switch_screen(BrowseScreen())
+        self.reload_snapshot()
+        if was_live:
+            self.start_watching()
+        self.notify(f"Switched to {project.name}", timeout=3)
+
+    # -- actions that change the store --------------------------------------------------------
+
+    def rotate_now(self) -> None:
+        """Confirm, then rotate memory.md now (refused when it is empty)."""
+        from memkeeper.tui.modals.confirm import ConfirmModal
+
+        snapshot = self.snapshot
+        if snapshot is None or not snapshot.exists or snapshot.memory_bytes == 0:
+            self.notify("Nothing to rotate: memory.md is empty.", severity="warning")
+            return
+        lines = [
+            f"memory.md has {snapshot.memory_tokens:,} tokens (rotation threshold {snapshot.threshold:,}).",
+            "It will be archived as memory_<UTC time>.md with a pending L3 summary;",
+            "memory.md keeps its last ~2,375 tokens.",
+        ]
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._rotate_worker(self.paths)
+
+        self.push_screen(ConfirmModal("Rotate memory.md now?", lines, "Rotate"), confirmed)
+
+    @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="rotate")
+    def _rotate_worker(self, paths: StorePaths) -> None:
+        from memkeeper.core.config import load_config_or_default
+        from memkeeper.core.rotation import rotate
+
+        config, _ = load_config_or_default(paths)
+        try:
+            result = rotate(paths, config.threshold_tokens, config.carryover_tokens, force=True)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Rotation failed, nothing lost: {exc}", severity="error")
+            return
+        if result is None:
+            self.call_from_thread(self.notify, "Nothing to rotate: memory.md is empty.", severity="warning")
+        else:
+            self.call_from_thread(self.notify, f"Rotated into {result.archive} ({result.tokens:,} tokens).")
+        self.reload_snapshot()
+
+    def forget(self, target: Target) -> None:
+        """Confirm, then move an archive (with its summary) or an L1 session into the trash."""
+        from memkeeper.tui.modals.confirm import ConfirmModal
+
+        name = target.name
+        if target.kind == "l1":
+            lines = [f"The L1 session {name} moves into the trash.", "Restore it from the trash screen (t)."]
+        else:
+            lines = [
+                f"The archive {name} and its L3 summary move into the trash;",
+                "the index forgets them. Restore them from the trash screen (t).",
+            ]
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._forget_worker(self.paths, target)
+
+        self.push_screen(ConfirmModal("Forget this?", lines, "Forget", danger=True), confirmed)
+
+    @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="forget")
+    def _forget_worker(self, paths: StorePaths, target: Target) -> None:
+        from memkeeper.core.forget import forget_archive, forget_l1
+
+        try:
+            if target.kind == "l1":
+                item = forget_l1(paths, target.name)
+            else:
+                item = forget_archive(paths, target.name)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Cannot forget {target.name}: {exc}", severity="error")
+            return
+        self._refresh_search(paths)
+        self.call_from_thread(self.notify, f"Moved {item.name} to the trash (t to restore).")
+        self.reload_snapshot()
+
+    def restore(self, trash_id: str, done: Any = None) -> None:
+        """Restore a trashed item (in a worker); ``done()`` is called after."""
+        self._restore_worker(self.paths, trash_id, done)
+
+    @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="restore")
+    def _restore_worker(self, paths: StorePaths, trash_id: str, done: Any) -> None:
+        from memkeeper.core.forget import restore
+
+        try:
+            item = restore(paths, trash_id)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Cannot restore: {exc}", severity="error")
+        else:
+            self._refresh_search(paths)
+            self.call_from_thread(self.notify, f"Restored {item.name}.")
+        self.reload_snapshot()
+        if callable(done):
+            self.call_from_thread(done)
+
+    @staticmethod
+    def _refresh_search(paths: StorePaths) -> None:
+        try:
+            from memkeeper.core.search import refresh
+        except ImportError:
+            return
+        try:
+            refresh(paths)
+        except Exception:
+            pass
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="memkeeper-tui", description="Browse a memkeeper store in the terminal.")
+    parser.add_argument("project", nargs="?", help="project directory (default: $CLAUDE_PROJECT_DIR or the current one)")
+    parser.add_argument("--demo", action="store_true", help="open a generated demo store in a temporary folder")
+    parser.add_argument("--no-watch", action="store_true", help="do not refresh live when files change")
+    return parser.parse_args(argv)
+
+
+def demo_paths() -> StorePaths:
+    """A fresh demo store in a temporary folder."""
+    from memkeeper.core.demo import create_demo_store
+
+    folder = Path(tempfile.mkdtemp(prefix="memkeeper-demo-")) / "ledgerline"
+    folder.mkdir()
+    return create_demo_store(folder)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``memkeeper-tui``."""
+    from memkeeper.core.store import paths_for
+
+    args = parse_args(argv)
+    note: str | None = None
+    if args.demo:
+        paths = demo_paths()
+        note = f"Demo store (generated) in {paths.project}"
+    else:
+        paths = paths_for(args.project)
+        if not paths.exists():
+            missing = paths.project
+            paths = demo_paths()
+            note = f"No memory store in {missing}: showing a demo store generated in {paths.project}"
+    MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""The command palette provider: every action of memkeeper-tui by name (Ctrl+P)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from memkeeper.tui.app import MemkeeperApp
+
+
+def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], object]]]:
+    """(name, help, callback) for every action the palette offers."""
+
+    def browse_action(name: str) -> Callable[[], object]:
+        def run() -> object:
+            screen = app.browse()
+            if screen is None:
+                return None
+            if app.screen is not screen:
+                app.pop_screen()
+            return screen.run_action(name)
+
+        return run
+
+    return [
+        ("Search", "Search every tier (/)", lambda: app.open_search()),
+        ("Pending summaries", "List pending and failed L3 summaries, regenerate them (p)", app.open_pending),
+        ("Regenerate summaries", "Open the pending screen to regenerate one or all (p, then g / a)", app.open_pending),
+        ("Rotate now", "Archive memory.md now and keep its tail (r)", app.rotate_now),
+        ("Migrate legacy memory.md", "Preview and run the split of an oversized memory.md (m)", app.open_migrate),
+        ("Forget selection", "Move the selected archive or L1 session to the trash (d)", browse_action("forget")),
+        ("Trash", "Restore forgotten archives and sessions (t)", app.open_trash),
+        ("Switch project", "Open another project's store (o)", app.open_projects),
+        ("Toggle live refresh", "Watch the store's files and refresh on change (w)", app.toggle_live),
+        ("Reload", "Re-read the store now (F5)", app.reload_snapshot),
+        ("Sections", "Jump to a section of the open document (s)", browse_action("sections")),
+        ("Help", "Every key (F1)", app.action_help),
+    ]
+
+
+class MemoryCommands(Provider):
+    """memkeeper's actions in the command palette."""
+
+    def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
+        from memkeeper.tui.app import MemkeeperApp
+
+        app = self.app
+        return palette_actions(app) if isinstance(app, MemkeeperApp) else []
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback in self._actions():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._actions():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

@@ -1,0 +1,438 @@
+"""What the TUI shows, read through core into immutable view models (run in thread workers).
+
+Nothing here parses store formats itself: the index comes from
+:mod:`memkeeper.core.index`, summaries from :mod:`memkeeper.core.summary`, L1 sessions
+from :mod:`memkeeper.core.l1`, the threshold from :mod:`memkeeper.core.config`. This
+module only turns their results into frozen dataclasses and :class:`DocItem` lists,
+and it never reads the whole L1 tier: the snapshot lists L1 file names; counts are
+computed per day, on demand (:func:`count_l1`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+from memkeeper.tui.widgets.docview import DocItem
+
+SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})(\d{2})(\d{2})?_?([^.]*)\.l1\.jsonl(\.gz)?$")
+
+
+@dataclass(frozen=True)
+class ArchiveInfo:
+    """An L2 archive and the state of its L3 summary."""
+
+    name: str
+    rotated_at: str
+    first: str | None
+    last: str | None
+    bytes: int
+    tokens: int
+    summary_state: str  # "ok" | "pending" | "failed" | "missing"
+    error: str | None = None
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """An L1 session file: its day and time come from its name, nothing is read."""
+
+    name: str
+    day: str
+    time: str
+    session: str
+    size: int
+
+
+@dataclass(frozen=True)
+class SessionCounts:
+    """Messages and tool calls of one L1 session (computed lazily)."""
+
+    messages: int
+    tools: int
+    subagent: bool
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """Everything the tree and the status line need, read in one go."""
+
+    project: Path
+    exists: bool
+    memory_tokens: int = 0
+    memory_bytes: int = 0
+    threshold: int = 23750
+    named: tuple[str, ...] = ()
+    archives: tuple[ArchiveInfo, ...] = ()
+    sessions: tuple[SessionInfo, ...] = ()
+    last_rotation: str | None = None
+    last_flush: str | None = None
+    warnings: tuple[str, ...] = ()
+    legacy: bool = False
+
+    @property
+    def pending(self) -> int:
+        return sum(1 for a in self.archives if a.summary_state in ("pending", "failed"))
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for a in self.archives if a.summary_state == "failed")
+
+    @property
+    def days(self) -> dict[str, list[SessionInfo]]:
+        grouped: dict[str, list[SessionInfo]] = {}
+        for info in self.sessions:
+            grouped.setdefault(info.day, []).append(info)
+        return grouped
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the viewer shows: ``kind`` is memory | named | archive | summary | l1 | day."""
+
+    kind: str
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded document: title line, items, and the file it came from."""
+
+    target: Target
+    title: str
+    items: list[DocItem] = field(default_factory=list)
+    path: Path | None = None
+
+
+def short_time(iso: str | None) -> str:
+    """``2026-11-21T11:49:00.000Z`` → ``2026-11-21 11:49Z`` (absolute: screenshots stay stable)."""
+    if not iso:
+        return "never"
+    return iso[:16].replace("T", " ") + ("Z" if iso.endswith("Z") else "")
+
+
+def session_info(name: str, size: int) -> SessionInfo | None:
+    match = SESSION_NAME_RE.match(name)
+    if not match:
+        return None
+    day, hh, mm, _ss, session, _gz = match.groups()
+    return SessionInfo(name=name, day=day, time=f"{hh}:{mm}", session=session or "", size=size)
+
+
+def _summary_state(entry: dict[str, Any]) -> str:
+    if entry.get("summaryGenerated") is True:
+        return "ok"
+    return "failed" if entry.get("summaryError") else "pending"
+
+
+def load_snapshot(paths: StorePaths) -> StoreSnapshot:
+    """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.index import read_index, safe_entries
+    from memkeeper.core.l1 import list_l1
+    from memkeeper.core.rotation import memory_tokens
+
+    if not paths.exists():
+        return StoreSnapshot(project=paths.project, exists=False)
+    config, warnings = load_config_or_default(paths)
+    index = read_index(paths)
+    entries, refused = safe_entries(index)
+    archives: list[ArchiveInfo] = []
+    for entry in entries:
+        name = str(entry.get("file"))
+        date_range = entry.get("dateRange") if isinstance(entry.get("dateRange"), dict) else {}
+        archives.append(
+            ArchiveInfo(
+                name=name,
+                rotated_at=str(entry.get("rotatedAt") or ""),
+                first=date_range.get("first"),
+                last=date_range.get("last"),
+                bytes=int(entry.get("bytes") or 0),
+                tokens=int(entry.get("tokens") or 0),
+                summary_state=_summary_state(entry),
+                error=str(entry["summaryError"]) if entry.get("summaryError") else None,
+                attempts=int(entry.get("summaryAttempts") or 0),
+            )
+        )
+    archives.sort(key=lambda a: a.name)
+    sessions: list[SessionInfo] = []
+    for l1 in list_l1(paths, counts=False):
+        path = Path(l1.path)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        info = session_info(path.name, size)
+        if info is not None:
+            sessions.append(info)
+    sessions.sort(key=lambda s: s.name)
+    try:
+        memory_bytes = paths.memory.stat().st_size
+    except OSError:
+        memory_bytes = 0
+    stats = index.get("stats") if isinstance(index.get("stats"), dict) else {}
+    return StoreSnapshot(
+        project=paths.project,
+        exists=True,
+        memory_tokens=memory_tokens(paths),
+        memory_bytes=memory_bytes,
+        threshold=config.threshold_tokens,
+        named=tuple(n for n, f in NAMED_MEMORY_FILES.items() if (paths.root / f).is_file()),
+        archives=tuple(archives),
+        sessions=tuple(sessions),
+        last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
+        last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
+        warnings=tuple(warnings + refused),
+        legacy=_needs_migration(paths),
+    )
+
+
+def _needs_migration(paths: StorePaths) -> bool:
+    from memkeeper.core.migrate import plan_migration
+
+    try:
+        return plan_migration(paths).needed
+    except Exception:  # a store we cannot plan for is reported by the migrate screen
+        return False
+
+
+def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts]:
+    """Messages, tool calls and subagent use per L1 session (reads those files only)."""
+    from memkeeper.core.l1 import read_l1
+
+    counts: dict[str, SessionCounts] = {}
+    for name in names:
+        messages = tools = 0
+        subagent = False
+        try:
+            for entry in read_l1(paths.sessions / name):
+                role = entry.get("role")
+                if role in ("user", "assistant"):
+                    messages += 1
+                elif role == "tool":
+                    tools += 1
+                if entry.get("sidechain"):
+                    subagent = True
+        except (OSError, ValueError):
+            continue
+        counts[name] = SessionCounts(messages, tools, subagent)
+    return counts
+
+
+# -- documents ---------------------------------------------------------------------------------
+
+
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
+def markdown_items(text: str) -> list[DocItem]:
+    """Markdown lines as items: headings styled and navigable, bullets, code blocks; 1 line = 1 item."""
+    items: list[DocItem] = []
+    in_code = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            in_code = not in_code
+            items.append(DocItem(line, kind="code", line=number))
+            continue
+        if in_code:
+            items.append(DocItem(line, kind="code", line=number))
+            continue
+        heading = HEADING_RE.match(line)
+        if heading:
+            level = min(len(heading.group(1)), 3)
+            items.append(DocItem(heading.group(2), kind=f"h{level}", line=number, anchor=level <= 2))
+            continue
+        bullet = re.match(r"^(\s*)[-*+]\s+(.*)$", line)
+        if bullet:
+            items.append(DocItem(bullet.group(2), kind="bullet", prefix=bullet.group(1) + "• ", line=number))
+            continue
+        items.append(DocItem(line, kind="text", line=number))
+    while items and not items[-1].text.strip():
+        items.pop()
+    return items
+
+
+def _read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None = None) -> Document:
+    """Read and shape one document for the viewer."""
+    if target.kind == "memory":
+        text = _read_text(paths.memory) if paths.memory.exists() else ""
+        title = "memory.md"
+        if snapshot is not None:
+            pct = 100 * snapshot.memory_tokens / max(1, snapshot.threshold)
+            title = f"memory.md · {snapshot.memory_tokens:,} / {snapshot.threshold:,} tokens ({pct:.0f}%)"
+        items = markdown_items(text) or [DocItem("memory.md is empty.", kind="muted")]
+        return Document(target, title, items, paths.memory)
+    if target.kind == "named":
+        path = paths.named(target.name)
+        return Document(target, path.name, markdown_items(_read_text(path)), path)
+    if target.kind == "archive":
+        path = paths.archive(target.name)
+        return Document(target, target.name, markdown_items(_read_text(path)), path)
+    if target.kind == "summary":
+        return _summary_document(paths, target, snapshot)
+    if target.kind == "l1":
+        return _l1_document(paths, target)
+    if target.kind == "day":
+        return _day_document(paths, target, snapshot)
+    return Document(target, target.name, [DocItem("Select something in the tree.", kind="muted")])
+
+
+def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
+    from memkeeper.core.index import summary_name
+    from memkeeper.core.summary import load_summary
+
+    archive = target.name
+    info = next((a for a in snapshot.archives if a.name == archive), None) if snapshot else None
+    path = paths.archive(summary_name(archive))
+    title = f"L3 · {summary_name(archive)}"
+    items: list[DocItem] = []
+    if info is not None and info.summary_state != "ok":
+        state = "FAILED" if info.summary_state == "failed" else "PENDING"
+        items.append(DocItem(f"Summary {state} (attempts: {info.attempts})", kind="error" if info.error else "title"))
+        if info.error:
+            items.append(DocItem(info.error, kind="error"))
+        items.append(DocItem("Regenerate it from the pending screen (p).", kind="muted"))
+        if not path.exists():
+            return Document(target, title, items, path)
+        items.append(DocItem(""))
+    try:
+        summary = load_summary(path)
+    except Exception as exc:
+        items.append(DocItem(f"The summary file cannot be read: {exc}", kind="error"))
+        return Document(target, title, items, path)
+    data = summary.model_dump(mode="json") if hasattr(summary, "model_dump") else dict(summary)
+    items.extend(summary_items(data))
+    return Document(target, title, items, path)
+
+
+def summary_items(data: dict[str, Any]) -> list[DocItem]:
+    """An L3 summary as overall summary, themes, decisions and issues."""
+    items: list[DocItem] = []
+    date_range = data.get("dateRange") or {}
+    if isinstance(date_range, dict) and date_range.get("first"):
+        items.append(DocItem(f"{date_range.get('first')} → {date_range.get('last')}", kind="muted"))
+    items.append(DocItem("Overall", kind="h2", anchor=True))
+    items.append(DocItem(str(data.get("overallSummary") or "(none)")))
+    themes = [t for t in data.get("themes") or [] if isinstance(t, dict)]
+    items.append(DocItem(f"Themes ({len(themes)})", kind="h2", anchor=True))
+    for theme in themes:
+        sessions = theme.get("sessions") or []
+        extra = f"  [{', '.join(str(s) for s in sessions)}]" if sessions else ""
+        items.append(DocItem(str(theme.get("name") or "?"), kind="h3", body=str(theme.get("summary") or "") + extra))
+    decisions = [d for d in data.get("keyDecisions") or [] if isinstance(d, dict)]
+    items.append(DocItem(f"Decisions ({len(decisions)})", kind="h2", anchor=True))
+    for decision in decisions:
+        when = f" ({decision.get('date')})" if decision.get("date") else ""
+        reason = str(decision.get("reason") or "")
+        items.append(DocItem(str(decision.get("decision") or "?") + when, kind="bullet", prefix="• ", body=reason))
+    issues = [i for i in data.get("issues") or [] if isinstance(i, dict)]
+    items.append(DocItem(f"Issues ({len(issues)})", kind="h2", anchor=True))
+    for issue in issues:
+        status = str(issue.get("status") or "")
+        mark = "✓ " if status == "resolved" else "○ "
+        when = f" ({issue.get('date')})" if issue.get("date") else ""
+        items.append(DocItem(str(issue.get("issue") or "?") + when, kind="bullet", prefix=mark))
+    return items
+
+
+def _tool_line(entry: dict[str, Any]) -> str:
+    for key in ("cmd", "target", "pattern", "params"):
+        value = entry.get(key)
+        if value:
+            text = str(value)
+            if key == "pattern" and entry.get("path"):
+                text += f" in {entry['path']}"
+            return text
+    return ""
+
+
+def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
+    """An L1 session as a conversation: roles distinct, tool calls folded with their results."""
+    items: list[DocItem] = []
+    pending_tools: dict[str, int] = {}
+    for number, entry in enumerate(entries, start=1):
+        role = entry.get("role")
+        ts = str(entry.get("ts") or "")
+        clock = ts[11:16]
+        side = bool(entry.get("sidechain"))
+        agent = f" [subagent {str(entry.get('agentId'))[:8]}]" if side and entry.get("agentId") else (" [subagent]" if side else "")
+        if role == "user":
+            items.append(DocItem(str(entry.get("text") or ""), kind="user", prefix=f"{clock} you{agent} ▸ ", anchor=not side, sidechain=side, line=number))
+        elif role == "assistant":
+            items.append(DocItem(str(entry.get("text") or ""), kind="assistant", prefix=f"{clock} claude{agent} ▸ ", sidechain=side, line=number))
+        elif role == "tool":
+            details = [f"{k}: {v}" for k, v in entry.items() if k not in ("ts", "role", "name", "session", "tool_use_id", "sidechain", "agentId")]
+            item = DocItem(
+                _tool_line(entry),
+                kind="tool",
+                prefix=f"{clock} ⚙ {entry.get('name') or 'tool'}{agent} ",
+                body="\n".join(details),
+                sidechain=side,
+                line=number,
+            )
+            use_id = entry.get("tool_use_id")
+            if isinstance(use_id, str):
+                pending_tools[use_id] = len(items)
+            items.append(item)
+        elif role == "tool_result":
+            result = str(entry.get("result") or "ok")
+            output = str(entry.get("output") or "")
+            use_id = entry.get("tool_use_id")
+            if isinstance(use_id, str) and use_id in pending_tools:
+                # Fold the result into its call: one line per tool use, details on Enter.
+                index = pending_tools.pop(use_id)
+                call = items[index]
+                mark = "✗" if result == "error" else "✓"
+                body = (call.body + "\n" if call.body else "") + f"→ {result}" + (f": {output}" if output else "")
+                items[index] = DocItem(call.text + f"  {mark}", kind="error" if result == "error" else call.kind,
+                                       prefix=call.prefix, body=body, sidechain=call.sidechain, line=call.line)
+            else:
+                items.append(DocItem(f"→ {result}", kind="tool_result", prefix=f"{clock} ", body=output, sidechain=side, line=number))
+        else:
+            items.append(DocItem(str(entry.get("text") or entry), kind="muted", prefix=f"{clock} ", line=number))
+    return items
+
+
+def _l1_document(paths: StorePaths, target: Target) -> Document:
+    from memkeeper.core.l1 import read_l1
+
+    path = paths.sessions / target.name
+    items = l1_items(read_l1(path))
+    users = sum(1 for i in items if i.kind == "user")
+    tools = sum(1 for i in items if i.kind in ("tool", "error") and i.prefix.find("⚙") >= 0)
+    title = f"L1 · {target.name} · {users} prompts, {tools} tool calls"
+    return Document(target, title, items or [DocItem("This session is empty.", kind="muted")], path)
+
+
+def _day_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
+    sessions = snapshot.days.get(target.name, []) if snapshot else []
+    items = [DocItem(f"{len(sessions)} sessions on {target.name}", kind="title")]
+    for info in sessions:
+        items.append(DocItem(f"{info.time}  {info.session}  ({info.size:,} bytes)", kind="bullet", prefix="• "))
+    items.append(DocItem("Open a session in the tree to read it.", kind="muted"))
+    return Document(target, target.name, items)
+
+
+def file_signature(path: Path | None) -> tuple[int, int] | None:
+    """(size, mtime_ns) of ``path``: the viewer reloads only when it changed."""
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns)

@@ -1,0 +1,1 @@
+"""Modal dialogs of memkeeper-tui: confirm, migrate, projects, sections, help."""

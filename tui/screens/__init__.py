@@ -1,0 +1,1 @@
+"""Full screens of memkeeper-tui: browse, search, pending summaries, trash."""

@@ -1,0 +1,217 @@
+"""PendingScreen (p): pending and failed L3 summaries, and regenerating them.
+
+The list comes from :func:`memkeeper.core.summary.pending_summaries`. Regenerating
+one or all runs :func:`memkeeper.core.summary.generate_summary` with the chosen backend
+in a thread worker, one archive at a time, with a progress bar; cancelling stops after
+the archive being generated (a model call cannot be interrupted safely halfway).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
+from textual.worker import get_current_worker
+
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.messages import JobFinished, JobProgress
+from memkeeper.tui.text import literal
+
+if TYPE_CHECKING:
+    from memkeeper.tui.loaders import StoreSnapshot
+
+CONFIGURED = "configured"
+
+
+def backend_choices() -> list[str]:
+    from memkeeper.core.summarizers import BACKEND_NAMES
+
+    return [CONFIGURED, *BACKEND_NAMES]
+
+
+class PendingScreen(Screen[None]):
+    """The pending summaries, their errors, and regenerate one / all with a backend."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Back", id="pending.close"),
+        Binding("g,enter", "regenerate_one", "Regenerate", id="pending.one"),
+        Binding("a", "regenerate_all", "Regenerate all", id="pending.all"),
+        Binding("b", "backend", "Backend", id="pending.backend"),
+        Binding("c", "cancel", "Cancel job", id="pending.cancel"),
+    ]
+    """Keys of the pending screen."""
+
+    def __init__(self, paths: StorePaths) -> None:
+        super().__init__()
+        self._paths = paths
+        self._files: list[str] = []
+        self._running = False
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="≡")
+        yield Static("Pending and failed L3 summaries", id="pending-title", classes="screen-title")
+        yield DataTable(id="pending-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="pending-error", markup=False)
+        with Horizontal(id="pending-controls"):
+            yield Static("backend:", classes="label")
+            yield Select([(name, name) for name in backend_choices()], value=CONFIGURED, allow_blank=False, id="backend")
+            yield ProgressBar(total=1, show_eta=False, id="pending-progress")
+        yield Static("", id="pending-log", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("archive", "state", "tries", "error")
+        table.focus()
+        self.query_one("#pending-progress").display = False
+        self.refresh_list()
+
+    # -- list -------------------------------------------------------------------------------
+
+    def show_snapshot(self, snapshot: StoreSnapshot, changed: frozenset[Any]) -> None:
+        """Called by the app after any store change: re-read the list."""
+        if not self._running:
+            self.refresh_list()
+
+    def refresh_list(self) -> None:
+        self._list_worker()
+
+    @work(thread=True, exclusive=True, group="pending-list", exit_on_error=False, description="list pending")
+    def _list_worker(self) -> None:
+        from memkeeper.core.summary import pending_summaries
+
+        items = pending_summaries(self._paths)
+        self.app.call_from_thread(self._show_list, items)
+
+    def _show_list(self, items: list[Any]) -> None:
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        self._files = []
+        for item in items:
+            error = (item.error or "").splitlines()[0] if item.error else ""
+            state = Text(item.state, style="bold" if item.state == "failed" else "")
+            table.add_row(literal(item.file), state, str(item.attempts), literal(error[:200]), key=item.file)
+            self._files.append(item.file)
+        if self._files:
+            table.move_cursor(row=min(cursor, len(self._files) - 1))
+        title = f"Pending and failed L3 summaries ({len(self._files)})" if self._files else "No pending summaries: all archives are summarised."
+        self.query_one("#pending-title", Static).update(title)
+        self._show_error()
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self) -> None:
+        self._show_error()
+
+    def _show_error(self) -> None:
+        table = self.query_one(DataTable)
+        text = ""
+        if self._files and 0 <= table.cursor_row < len(self._files):
+            row = table.get_row_at(table.cursor_row)
+            error = row[3].plain if isinstance(row[3], Text) else str(row[3])
+            if error:
+                text = f"{self._files[table.cursor_row]}: {error}"
+        self.query_one("#pending-error", Static).update(literal(text))
+
+    # -- regenerate --------------------------------------------------------------------------
+
+    def _backend(self) -> str | None:
+        value = self.query_one("#backend", Select).value
+        return None if value in (CONFIGURED, Select.BLANK) else str(value)
+
+    def action_backend(self) -> None:
+        select = self.query_one("#backend", Select)
+        select.focus()
+        select.expanded = True
+
+    def action_regenerate_one(self) -> None:
+        table = self.query_one(DataTable)
+        if not self._files:
+            self.notify("Nothing to regenerate: no pending summaries.", severity="warning")
+            return
+        self._start([self._files[table.cursor_row]])
+
+    def action_regenerate_all(self) -> None:
+        if not self._files:
+            self.notify("Nothing to regenerate: no pending summaries.", severity="warning")
+            return
+        self._start(list(self._files))
+
+    def _start(self, files: list[str]) -> None:
+        if self._running:
+            self.notify("A regeneration is already running (c cancels it).", severity="warning")
+            return
+        self._running = True
+        progress = self.query_one("#pending-progress", ProgressBar)
+        progress.display = True
+        progress.update(total=len(files), progress=0)
+        self.query_one("#pending-log", Static).update(f"regenerating {len(files)} summary(ies)…")
+        self._regenerate_worker(files, self._backend())
+
+    @work(thread=True, exclusive=True, group="regenerate", exit_on_error=False, description="regenerate summaries")
+    def _regenerate_worker(self, files: list[str], backend: str | None) -> None:
+        from memkeeper.core.summary import SummaryError, generate_summary
+
+        worker = get_current_worker()
+        lines: list[str] = []
+        for done, name in enumerate(files):
+            if worker.is_cancelled:
+                self.post_message(JobFinished(lines, cancelled=True))
+                return
+            self.post_message(JobProgress(done, len(files), name))
+            try:
+                summary = generate_summary(self._paths, name, backend)
+            except SummaryError as exc:
+                lines.append(f"✗ {name}: {exc}")
+            except Exception as exc:
+                lines.append(f"✗ {name}: {type(exc).__name__}: {exc}")
+            else:
+                lines.append(f"✓ {name} ({getattr(summary, 'generator', None) or backend or 'configured'})")
+        self.post_message(JobProgress(len(files), len(files), "done"))
+        self.post_message(JobFinished(lines))
+
+    @on(JobProgress)
+    def _progress(self, message: JobProgress) -> None:
+        self.query_one("#pending-progress", ProgressBar).update(total=message.total, progress=message.done)
+        if message.done < message.total:
+            self.query_one("#pending-log", Static).update(
+                literal(f"[{message.done + 1}/{message.total}] {message.label} … (c cancels after this one)")
+            )
+
+    @on(JobFinished)
+    def _finished(self, message: JobFinished) -> None:
+        self._running = False
+        head = "cancelled" if message.cancelled else "finished"
+        failed = sum(1 for line in message.lines if line.startswith("✗"))
+        summary = f"{head}: {len(message.lines) - failed} generated, {failed} failed"
+        self.query_one("#pending-log", Static).update(literal("\n".join([summary, *message.lines[-4:]])))
+        self.notify(summary, severity="warning" if failed or message.cancelled else "information")
+        self.app.call_later(self._reload_all)
+
+    def _reload_all(self) -> None:
+        from memkeeper.tui.app import MemkeeperApp
+
+        if isinstance(self.app, MemkeeperApp):
+            self.app.reload_snapshot()
+        self.refresh_list()
+
+    def action_cancel(self) -> None:
+        if not self._running:
+            self.notify("No job is running.", severity="warning")
+            return
+        self.workers.cancel_group(self, "regenerate")
+        self._running = False
+        self.query_one("#pending-log", Static).update("cancelling: stops after the current archive")
+        self.app.call_later(self._reload_all)
+
+    def action_close(self) -> None:
+        if self._running:
+            self.notify("Regeneration goes on in the background of this screen; c cancels it.", severity="warning")
+            return
+        self.dismiss(None)

@@ -1,0 +1,410 @@
+"""DocView: a fast, foldable, searchable document view built on the Line API.
+
+A document is a list of :class:`DocItem` (a Markdown line, a summary paragraph, one
+L1 conversation entry). Only the wrapped rows are kept, and only the visible rows are
+drawn, so a 100 KB memory file or an L1 session with thousands of entries stays fast.
+Items may carry a folded body (tool calls and their results); the cursor item folds and
+unfolds with Enter. Text is always literal: items hold plain strings, styled here by
+kind through component classes, so themes apply and nothing in the text is markup.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from memkeeper.tui.text import fg_style, visible
+
+
+@dataclass(frozen=True)
+class DocItem:
+    """One displayable unit: a header line, an optional folded body, its kind and source line."""
+
+    text: str
+    kind: str = "text"
+    body: str = ""
+    prefix: str = ""
+    line: int | None = None  # 1-based line in the source file, for search hits
+    anchor: bool = False  # a section start, for [ and ]
+    sidechain: bool = False  # subagent work
+
+
+#: Kinds that get their own component class (``docview--<kind>``).
+KINDS = (
+    "h1",
+    "h2",
+    "h3",
+    "text",
+    "bullet",
+    "code",
+    "muted",
+    "title",
+    "user",
+    "assistant",
+    "tool",
+    "tool_result",
+    "error",
+    "day",
+)
+
+
+class DocView(ScrollView, can_focus=True):
+    """Scrollable document with a cursor item, folding, section jumps and hit highlighting."""
+
+    COMPONENT_CLASSES = {f"docview--{kind}" for kind in KINDS} | {
+        "docview--cursor",
+        "docview--match",
+        "docview--prefix",
+        "docview--sidechain",
+    }
+
+    DEFAULT_CSS = """
+    DocView { background: $surface; overflow-x: hidden; overflow-y: scroll; }
+    DocView > .docview--h1 { color: $accent; text-style: bold underline; }
+    DocView > .docview--h2 { color: $accent; text-style: bold; }
+    DocView > .docview--h3 { color: $primary; text-style: bold; }
+    DocView > .docview--text { }
+    DocView > .docview--bullet { }
+    DocView > .docview--code { color: $text-muted; }
+    DocView > .docview--muted { color: $text-muted; }
+    DocView > .docview--title { color: $accent; text-style: bold; }
+    DocView > .docview--day { color: $secondary; text-style: bold; }
+    DocView > .docview--user { color: $success; text-style: bold; }
+    DocView > .docview--assistant { color: $primary; text-style: bold; }
+    DocView > .docview--tool { color: $warning; }
+    DocView > .docview--tool_result { color: $text-muted; }
+    DocView > .docview--error { color: $error; text-style: bold; }
+    DocView > .docview--prefix { text-style: bold; }
+    DocView > .docview--sidechain { color: $secondary; text-style: italic; }
+    DocView > .docview--cursor { background: $boost; }
+    DocView:focus > .docview--cursor { background: $accent 25%; }
+    DocView > .docview--match { background: $warning 60%; color: $text; text-style: bold; }
+    """
+
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Previous line", show=False, id="doc.up"),
+        Binding("down,j", "cursor_down", "Next line", show=False, id="doc.down"),
+        Binding("pageup", "page_up_items", "Page up", show=False, id="doc.pageup"),
+        Binding("pagedown,space", "page_down_items", "Page down", show=False, id="doc.pagedown"),
+        Binding("home", "first", "Top", show=False, id="doc.home"),
+        Binding("end", "last", "Bottom", show=False, id="doc.end"),
+        Binding("enter", "toggle_fold", "Fold/unfold", id="doc.fold"),
+        Binding("z", "toggle_all", "Fold/unfold all", show=False, id="doc.fold_all"),
+        Binding("left_square_bracket", "prev_section", "Previous section", show=False, id="doc.prev_section"),
+        Binding("right_square_bracket", "next_section", "Next section", show=False, id="doc.next_section"),
+        Binding("n", "next_hit", "Next hit", show=False, id="doc.next_hit"),
+        Binding("N", "prev_hit", "Previous hit", show=False, id="doc.prev_hit"),
+    ]
+    """Keys of the document view (cursor, folding, sections, hits)."""
+
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=True)
+    """Index of the cursor item."""
+
+    class HitMoved(Message):
+        """The cursor moved to a hit (or there is none): ``index`` of ``count``, 0-based."""
+
+        def __init__(self, index: int, count: int) -> None:
+            super().__init__()
+            self.index = index
+            self.count = count
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._items: list[DocItem] = []
+        self._unfolded: set[int] = set()
+        self._rows: list[tuple[int, Strip]] = []
+        self._item_first_row: list[int] = []
+        self._query = ""
+        self._pattern: re.Pattern[str] | None = None
+        self._hits: list[int] = []
+        self._width = 0
+
+    # -- data ------------------------------------------------------------------------------
+
+    @property
+    def items(self) -> list[DocItem]:
+        return self._items
+
+    @property
+    def hits(self) -> list[int]:
+        """Indices of the items that contain the highlighted query."""
+        return self._hits
+
+    @property
+    def query(self) -> str:
+        return self._query
+
+    def set_items(self, items: list[DocItem], *, keep_position: bool = False) -> None:
+        """Show ``items``; with ``keep_position`` the cursor, folds and scroll survive (live refresh)."""
+        scroll_y = self.scroll_y
+        cursor = self.cursor
+        self._items = items
+        if keep_position:
+            self._unfolded = {i for i in self._unfolded if i < len(items)}
+        else:
+            self._unfolded = set()
+        self._find_hits()
+        self._layout()
+        if keep_position:
+            self.set_reactive(DocView.cursor, min(cursor, max(0, len(items) - 1)))
+            self.scroll_to(y=scroll_y, animate=False, immediate=True)
+        else:
+            self.set_reactive(DocView.cursor, 0)
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self.refresh()
+
+    def set_query(self, query: str) -> None:
+        """Highlight every occurrence of ``query`` (case-insensitive); empty clears it."""
+        self._query = query
+        self._pattern = query_pattern(query)
+        self._find_hits()
+        for index in self._hits:
+            if self._items[index].body and self._pattern and self._pattern.search(self._items[index].body):
+                self._unfolded.add(index)
+        self._layout()
+        self.refresh()
+
+    def _find_hits(self) -> None:
+        pattern = self._pattern
+        if pattern is None:
+            self._hits = []
+            return
+        self._hits = [
+            i for i, item in enumerate(self._items) if pattern.search(item.text) or pattern.search(item.body)
+        ]
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def _fg(self, component: str) -> Style:
+        return fg_style(self.get_component_rich_style(component))
+
+    def _item_text(self, index: int) -> Text:
+        item = self._items[index]
+        base = self._fg(f"docview--{item.kind}")
+        text = Text(no_wrap=False, end="")
+        if item.sidechain:
+            text.append("┆ ", self._fg("docview--sidechain"))
+        if item.prefix:
+            text.append(visible(item.prefix), base + self._fg("docview--prefix"))
+        body_style = base if item.kind in ("h1", "h2", "h3", "title", "day", "code", "muted", "tool", "tool_result", "error") else Style()
+        text.append(visible(item.text).replace("\t", "    "), body_style)
+        if item.body:
+            folded = index not in self._unfolded
+            marker = "  ▸ …" if folded else ""
+            text.append(marker, self._fg("docview--muted"))
+            if not folded:
+                text.append("\n" + visible(item.body).replace("\t", "    "), self._fg("docview--muted"))
+        if self._pattern is not None:
+            match_style = self.get_component_rich_style("docview--match")
+            plain = text.plain
+            for found in self._pattern.finditer(plain):
+                text.stylize(match_style, found.start(), found.end())
+        return text
+
+    def _layout(self) -> None:
+        """Wrap every item to the current width (only strings are wrapped, never markup)."""
+        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        self._width = width
+        console = self.app.console
+        rows: list[tuple[int, Strip]] = []
+        first: list[int] = []
+        for index in range(len(self._items)):
+            first.append(len(rows))
+            text = self._item_text(index)
+            lines = text.wrap(console, width, justify="left", overflow="fold", no_wrap=False)
+            if not lines:
+                rows.append((index, Strip.blank(0)))
+                continue
+            for line in lines:
+                segments = list(line.render(console))
+                rows.append((index, Strip(segments, line.cell_len)))
+        self._rows = rows
+        self._item_first_row = first
+        self.virtual_size = Size(width, len(rows))
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width and width != self._width:
+            self._layout()
+            self._scroll_cursor_visible()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._items:
+            self._layout()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        row = scroll_y + y
+        if row >= len(self._rows):
+            return Strip.blank(width, base)
+        index, strip = self._rows[row]
+        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        segments = [Segment(s.text, base + s.style if s.style else base, s.control) for s in strip]
+        if index == self.cursor and self._items:
+            cursor = Style(bgcolor=self.get_component_rich_style("docview--cursor").bgcolor)
+            segments = [
+                Segment(s.text, s.style + cursor if s.style and s.style.bgcolor == base.bgcolor else s.style, s.control)
+                for s in segments
+            ]
+        return Strip(segments, width)
+
+    # -- movement --------------------------------------------------------------------------
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._scroll_cursor_visible()
+
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, len(self._items) - 1)) if self._items else 0
+
+    def _scroll_cursor_visible(self) -> None:
+        if not self._items or not self._item_first_row:
+            return
+        top = self._item_first_row[self.cursor]
+        bottom = (
+            self._item_first_row[self.cursor + 1] if self.cursor + 1 < len(self._item_first_row) else len(self._rows)
+        )
+        height = self.scrollable_content_region.height or 1
+        if top < self.scroll_y:
+            self.scroll_to(y=top, animate=False)
+        elif bottom > self.scroll_y + height:
+            self.scroll_to(y=min(top, bottom - height), animate=False)
+
+    def move_to(self, index: int, *, top: bool = False) -> None:
+        """Put the cursor on item ``index``; with ``top`` scroll it to the top of the view."""
+        self.cursor = index
+        if top and self._item_first_row:
+            self.scroll_to(y=self._item_first_row[self.cursor], animate=False, immediate=True)
+
+    def goto_line(self, line: int) -> None:
+        """Move to the item that holds source line ``line`` (or the nearest one before it)."""
+        best = 0
+        for index, item in enumerate(self._items):
+            if item.line is not None and item.line <= line:
+                best = index
+            elif item.line is not None and item.line > line:
+                break
+        self.move_to(best, top=True)
+
+    def goto_first_hit(self, near_line: int | None = None) -> None:
+        """Move to the hit at or after ``near_line`` (or the first one)."""
+        if not self._hits:
+            if near_line is not None:
+                self.goto_line(near_line)
+            return
+        target = self._hits[0]
+        if near_line is not None:
+            for index in self._hits:
+                line = self._items[index].line
+                if line is not None and line >= near_line:
+                    target = index
+                    break
+        self.move_to(target, top=True)
+        self.post_message(self.HitMoved(self._hits.index(target), len(self._hits)))
+
+    def action_cursor_up(self) -> None:
+        self.cursor -= 1
+
+    def action_cursor_down(self) -> None:
+        self.cursor += 1
+
+    def action_page_up_items(self) -> None:
+        height = self.scrollable_content_region.height or 1
+        self.scroll_to(y=max(0, self.scroll_y - height), animate=False, immediate=True)
+        self._cursor_to_view_top()
+
+    def action_page_down_items(self) -> None:
+        height = self.scrollable_content_region.height or 1
+        self.scroll_to(y=self.scroll_y + height, animate=False, immediate=True)
+        self._cursor_to_view_top()
+
+    def _cursor_to_view_top(self) -> None:
+        row = int(self.scroll_y)
+        if self._rows:
+            index = self._rows[min(row, len(self._rows) - 1)][0]
+            self.set_reactive(DocView.cursor, index)
+            self.refresh()
+
+    def action_first(self) -> None:
+        self.move_to(0, top=True)
+
+    def action_last(self) -> None:
+        self.cursor = len(self._items) - 1
+
+    def action_toggle_fold(self) -> None:
+        if not self._items or not self._items[self.cursor].body:
+            return
+        self._unfolded ^= {self.cursor}
+        self._layout()
+        self.refresh()
+
+    def action_toggle_all(self) -> None:
+        foldable = {i for i, item in enumerate(self._items) if item.body}
+        self._unfolded = set() if self._unfolded >= foldable and foldable else foldable
+        self._layout()
+        self._scroll_cursor_visible()
+        self.refresh()
+
+    def sections(self) -> list[tuple[int, str]]:
+        """(item index, heading) of every section start."""
+        return [(i, item.text) for i, item in enumerate(self._items) if item.anchor]
+
+    def action_next_section(self) -> None:
+        for index, _ in self.sections():
+            if index > self.cursor:
+                self.move_to(index, top=True)
+                return
+
+    def action_prev_section(self) -> None:
+        before = [index for index, _ in self.sections() if index < self.cursor]
+        if before:
+            self.move_to(before[-1], top=True)
+
+    def action_next_hit(self) -> None:
+        self._step_hit(+1)
+
+    def action_prev_hit(self) -> None:
+        self._step_hit(-1)
+
+    def _step_hit(self, step: int) -> None:
+        if not self._hits:
+            self.notify("No highlighted matches here: search with /", severity="warning", timeout=2)
+            return
+        if step > 0:
+            after = [i for i in self._hits if i > self.cursor]
+            target = after[0] if after else self._hits[0]
+        else:
+            before = [i for i in self._hits if i < self.cursor]
+            target = before[-1] if before else self._hits[-1]
+        self.move_to(target, top=True)
+        self.post_message(self.HitMoved(self._hits.index(target), len(self._hits)))
+
+    def on_click(self, event: object) -> None:
+        offset = getattr(event, "y", None)
+        if isinstance(offset, int):
+            row = int(self.scroll_y) + offset
+            if 0 <= row < len(self._rows):
+                self.cursor = self._rows[row][0]
+
+
+def query_pattern(query: str) -> re.Pattern[str] | None:
+    """A case-insensitive pattern matching any word of a search query (quotes and operators dropped)."""
+    words = [w for w in re.findall(r"[^\s\"()*:]+", query) if w.upper() not in ("AND", "OR", "NOT", "NEAR")]
+    if not words:
+        return None
+    words.sort(key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)

@@ -1,0 +1,260 @@
+"""TierTree: L2 (memory.md, notes, archives), L3 (summaries), L1 (sessions by day).
+
+It is rebuilt from a :class:`StoreSnapshot` in place, keeping the cursor, the expanded
+nodes and the scroll position, so a live refresh never loses the user's place. L1 days
+start collapsed; their sessions are added when a day is expanded and their message and
+tool counts are filled in later (:meth:`set_counts`) by a worker of the screen.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.text import fg_style, gauge, human_bytes, human_tokens, literal
+
+SUMMARY_MARKS = {"ok": "✓", "pending": "○", "failed": "✗", "missing": "?"}
+
+
+class TierTree(Tree[Target]):
+    """The store's tiers as a tree; posts :class:`TierTree.TargetSelected` when the cursor moves."""
+
+    COMPONENT_CLASSES = {"tiertree--ok", "tiertree--pending", "tiertree--failed"}
+
+    DEFAULT_CSS = """
+    TierTree > .tiertree--ok { color: $success; }
+    TierTree > .tiertree--pending { color: $warning; }
+    TierTree > .tiertree--failed { color: $error; text-style: bold; }
+    """
+
+    BINDINGS = [
+        Binding("right,l", "expand_node", "Expand", show=False, id="tree.expand"),
+        Binding("left,h", "collapse_node", "Collapse", show=False, id="tree.collapse"),
+    ]
+    """Keys of the tier tree (Tree's own up/down/enter/space also apply)."""
+
+    class TargetSelected(Message):
+        """The highlighted node changed to ``target``."""
+
+        def __init__(self, target: Target) -> None:
+            super().__init__()
+            self.target = target
+
+    class DayExpanded(Message):
+        """An L1 day was expanded: its sessions need counts."""
+
+        def __init__(self, day: str, names: list[str]) -> None:
+            super().__init__()
+            self.day = day
+            self.names = names
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("store", id=id)
+        self.show_root = False
+        self.guide_depth = 2
+        self._snapshot: StoreSnapshot | None = None
+        self._counts: dict[str, SessionCounts] = {}
+        self._expanded: set[str] = {"tier:l2", "tier:l3", "tier:l1", "group:archives"}
+
+    # -- building ---------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> StoreSnapshot | None:
+        return self._snapshot
+
+    def show_snapshot(self, snapshot: StoreSnapshot) -> None:
+        """Rebuild from ``snapshot``, keeping cursor, expansion and scroll."""
+        cursor_key = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        if self._snapshot is not None:
+            self._expanded = self._collect_expanded()
+        scroll_y = self.scroll_y
+        self._snapshot = snapshot
+        self.clear()
+        root = self.root
+        l2 = root.add(Text("L2 memory", style="bold"), data=Target("tier", "l2"), expand=True)
+        ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
+        label = Text.assemble(
+            ("memory.md ", "bold"),
+            (gauge(ratio, 6), "bold"),
+            f" {human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)}",
+        )
+        l2.add_leaf(label, data=Target("memory"))
+        for name in snapshot.named:
+            l2.add_leaf(literal(f"{name}.md"), data=Target("named", name))
+        archives = l2.add(
+            Text(f"archives ({len(snapshot.archives)})"), data=Target("group", "archives"),
+            expand="group:archives" in self._expanded,
+        )
+        for archive in snapshot.archives:
+            archives.add_leaf(self._archive_label(archive.name), data=Target("archive", archive.name))
+        l3_label = Text.assemble(("L3 summaries", "bold"))
+        if snapshot.pending:
+            l3_label.append(f"  {snapshot.pending} pending", "bold")
+        l3 = root.add(l3_label, data=Target("tier", "l3"), expand="tier:l3" in self._expanded)
+        for archive in snapshot.archives:
+            l3.add_leaf(self._summary_label(archive.name), data=Target("summary", archive.name))
+        l1 = root.add(
+            Text.assemble(("L1 sessions", "bold"), f" ({len(snapshot.sessions)})"),
+            data=Target("tier", "l1"),
+            expand="tier:l1" in self._expanded,
+        )
+        for day, sessions in sorted(snapshot.days.items(), reverse=True):
+            key = f"day:{day}"
+            node = l1.add(self._day_label(day, [s.name for s in sessions]), data=Target("day", day), allow_expand=True)
+            if key in self._expanded:
+                self._fill_day(node)
+                node.expand()
+        self.call_after_refresh(self._restore_position, cursor_key, scroll_y)
+
+    def _restore_position(self, cursor_key: str | None, scroll_y: float) -> None:
+        self._restore_cursor(cursor_key)
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
+
+    def _collect_expanded(self) -> set[str]:
+        expanded: set[str] = set()
+        stack: list[TreeNode[Target]] = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.is_expanded and node.data is not None:
+                expanded.add(node.data.key)
+            stack.extend(node.children)
+        return expanded
+
+    def _restore_cursor(self, key: str | None) -> None:
+        if key is None:
+            key = Target("memory").key
+        for line in range(self.last_line + 1):
+            node = self.get_node_at_line(line)
+            if node is not None and node.data is not None and node.data.key == key:
+                self.move_cursor(node, animate=False)
+                return
+
+    def _fill_day(self, node: TreeNode[Target]) -> None:
+        if node.children or self._snapshot is None or node.data is None:
+            return
+        for info in self._snapshot.days.get(node.data.name, []):
+            node.add_leaf(self._session_label(info.name), data=Target("l1", info.name))
+
+    # -- labels -----------------------------------------------------------------------------
+
+    def _archive_label(self, name: str) -> Text:
+        archive = next((a for a in self._snapshot.archives if a.name == name), None) if self._snapshot else None
+        if archive is None:
+            return literal(name)
+        dates = f"{archive.first}…{(archive.last or '')[5:]}" if archive.first else archive.rotated_at[:10]
+        mark = SUMMARY_MARKS.get(archive.summary_state, "?")
+        return Text.assemble(literal(dates), f" {human_bytes(archive.bytes):>5} ", (mark, self._mark_style(archive.summary_state)))
+
+    def _summary_label(self, name: str) -> Text:
+        archive = next((a for a in self._snapshot.archives if a.name == name), None) if self._snapshot else None
+        if archive is None:
+            return literal(name)
+        when = archive.first or archive.rotated_at[:10]
+        mark = SUMMARY_MARKS.get(archive.summary_state, "?")
+        words = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}[archive.summary_state]
+        return Text.assemble((mark, self._mark_style(archive.summary_state)), " ", literal(when), (words, self._mark_style(archive.summary_state)))
+
+    def _day_label(self, day: str, names: list[str]) -> Text:
+        label = Text.assemble(literal(day), f" ({len(names)})")
+        known = [self._counts[n] for n in names if n in self._counts]
+        if known and len(known) == len(names):
+            label.append(f" {sum(c.messages for c in known)} msg", "dim")
+        return label
+
+    def _session_label(self, name: str) -> Text:
+        info = next((s for s in self._snapshot.sessions if s.name == name), None) if self._snapshot else None
+        label = literal(f"{info.time} {info.session[:8]}" if info else name)
+        counts = self._counts.get(name)
+        if counts is None:
+            label.append(" …", "dim")
+        else:
+            label.append(f" {counts.messages} msg {counts.tools} tools", "dim")
+            if counts.subagent:
+                label.append(" ⑂", "italic")
+        return label
+
+    def set_counts(self, counts: dict[str, SessionCounts]) -> None:
+        """Record session counts (from a worker) and refresh the labels that show them."""
+        self._counts.update(counts)
+        stack: list[TreeNode[Target]] = [self.root]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.data is None:
+                continue
+            if node.data.kind == "l1" and node.data.name in counts:
+                node.set_label(self._session_label(node.data.name))
+            elif node.data.kind == "day" and self._snapshot is not None:
+                names = [s.name for s in self._snapshot.days.get(node.data.name, [])]
+                if any(n in counts for n in names):
+                    node.set_label(self._day_label(node.data.name, names))
+
+    def forget_counts(self, names: set[str]) -> None:
+        """Drop cached counts for sessions that changed on disk."""
+        for name in names:
+            self._counts.pop(name, None)
+
+    def select_target(self, target: Target) -> bool:
+        """Move the cursor to ``target`` (expanding its day); False if it is not in the tree."""
+        if target.kind == "l1" and self._snapshot is not None:
+            info = next((s for s in self._snapshot.sessions if s.name == target.name), None)
+            if info is not None:
+                for tier in self.root.children:
+                    for day in tier.children:
+                        if day.data is not None and day.data == Target("day", info.day):
+                            tier.expand()
+                            self._fill_day(day)
+                            day.expand()
+        for line in range(self.last_line + 1):
+            node = self.get_node_at_line(line)
+            if node is not None and node.data == target:
+                self.move_cursor(node, animate=False)
+                return True
+        # Not yet laid out (just expanded): search the nodes.
+        stack: list[TreeNode[Target]] = [self.root]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.data == target:
+                self.call_after_refresh(self.move_cursor, node, animate=False)
+                return True
+        return False
+
+    # -- events -----------------------------------------------------------------------------
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Target]) -> None:
+        node = event.node
+        if node.data is not None and node.data.kind == "day":
+            self._fill_day(node)
+            if self._snapshot is not None:
+                names = [s.name for s in self._snapshot.days.get(node.data.name, []) if s.name not in self._counts]
+                if names:
+                    self.post_message(self.DayExpanded(node.data.name, names))
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Target]) -> None:
+        if event.node.data is not None:
+            self.post_message(self.TargetSelected(event.node.data))
+
+    def action_expand_node(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            node.expand()
+
+    def action_collapse_node(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded:
+            node.collapse()
+        elif node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent, animate=False)
+
+    def _mark_style(self, state: str) -> Style:
+        if state not in ("ok", "pending", "failed"):
+            return Style()
+        return fg_style(self.get_component_rich_style(f"tiertree--{state}"))
