@@ -1,7 +1,7 @@
 """L1 refinement throughput on the 2.7 MB real transcript, measured side by side.
 
 Prints, for one run on this machine: a plain ``json.loads`` of every line (the floor),
-the parser alone, a cold refinement into an empty store (parse + entries + redaction +
+the parser alone, entries with redaction but no writes, a cold refinement into an empty store (parse + entries + redaction +
 durable append), and an incremental no-op (nothing new). Figures are medians of
 ``--repeat`` runs, as MB/s of transcript and entries/s, and as ratios to the floor.
 
@@ -65,6 +65,15 @@ def main(argv: list[str] | None = None) -> int:
             for _event in iter_events(path):
                 pass
 
+    def build_only() -> None:
+        from memkeeper.core.transcript import iter_events
+
+        for path in [transcript, *subagent_transcripts(transcript)]:
+            for event in iter_events(path):
+                entry = l1.entry_from_event(event, event.ts or "", "bench")
+                if entry is not None:
+                    l1.dumps_entry(entry)
+
     entries = 0
 
     def cold() -> None:
@@ -83,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             ("json.loads of every line (floor)", _median_seconds(floor, args.repeat)),
             ("parser only (typed events)", _median_seconds(parse_only, args.repeat)),
+            ("entries + redaction, no writes", _median_seconds(build_only, args.repeat)),
             ("cold refine (empty store)", _median_seconds(cold, args.repeat)),
             ("incremental no-op", _median_seconds(noop, args.repeat)),
         ]

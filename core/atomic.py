@@ -29,15 +29,21 @@ def _temp_file(path: Path, mode: int) -> tuple[int, str]:
             continue
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Write ``data`` to ``path`` atomically (temp file, fsync, rename)."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, fsync, rename).
+
+    ``durable=False`` skips the two fsyncs (several ms each on some file systems): still
+    all-or-nothing for readers, but a power cut may lose the write. Only for state whose
+    loss is harmless, such as the hook counters.
+    """
     path = Path(path)
     fd, tmp = _temp_file(path, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -46,11 +52,12 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
         except OSError:
             pass
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)
+def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE, durable: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode, durable)
 
 
 def dumps_js(obj: Any) -> str:
@@ -58,8 +65,8 @@ def dumps_js(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False)
 
 
-def atomic_write_json(path: Path, obj: Any, mode: int = FILE_MODE) -> None:
-    atomic_write_text(path, dumps_js(obj), mode)
+def atomic_write_json(path: Path, obj: Any, mode: int = FILE_MODE, durable: bool = True) -> None:
+    atomic_write_text(path, dumps_js(obj), mode, durable)
 
 
 def append_bytes(path: Path, data: bytes, mode: int = FILE_MODE) -> None:

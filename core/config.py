@@ -50,6 +50,8 @@ class SummarizerConfig(_Section):
     model: str = "haiku"
     command: list[str] | None = None
     timeoutSeconds: float = Field(default=120.0, gt=0)
+    #: Environment variable holding the API key of the ``anthropic`` backend.
+    apiKeyEnv: str = "ANTHROPIC_API_KEY"
 
 
 class BudgetConfig(_Section):

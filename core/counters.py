@@ -2,7 +2,9 @@
 
 Claude Code runs hook handlers in parallel, so every bump is a locked read-modify-write
 of ``.state/counters.json`` under its own small lock (never the store lock, so a hook
-never waits behind a rotation or migration). Stdlib only: this is the hottest path.
+never waits behind a rotation or migration). Stdlib only: this is the hottest path. The file is replaced atomically but without
+fsync: losing the last few counts to a power cut is harmless, and fsync costs more than
+the rest of the hook.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messa
             oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
             for key in oldest[: len(sessions) - MAX_SESSIONS]:
                 del sessions[key]
-        atomic_write_json(paths.counters, data)
+        atomic_write_json(paths.counters, data, durable=False)
         return Counts(data["toolUses"], entry["toolUses"], entry["messages"], entry["unflushed"])
 
 
@@ -98,7 +100,7 @@ def mark_flushed(paths: StorePaths, session_id: str | None) -> None:
     with file_lock(paths.state / "counters.lock"):
         data = _read(paths)
         _session(data, session_id or "unknown")["unflushed"] = 0
-        atomic_write_json(paths.counters, data)
+        atomic_write_json(paths.counters, data, durable=False)
 
 
 def reset(paths: StorePaths) -> None:
@@ -110,4 +112,4 @@ def reset(paths: StorePaths) -> None:
         for entry in data["sessions"].values():
             if isinstance(entry, dict):
                 entry["unflushed"] = 0
-        atomic_write_json(paths.counters, data)
+        atomic_write_json(paths.counters, data, durable=False)

@@ -28,6 +28,7 @@ import os
 import stat
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -339,12 +340,14 @@ def _age(path: Path, now: float) -> float:
         return 0.0
 
 
-def _store_files(paths: StorePaths) -> list[Path]:
-    """Every path inside the store except the backup and trash copies (no symlinks followed)."""
+def _store_files(paths: StorePaths, with_copies: bool = False) -> list[Path]:
+    """Every path inside the store (no symlinks followed); the backup and trash copies only
+    when ``with_copies`` (their privacy matters, their content is not checked)."""
     found: list[Path] = []
     for folder, dirs, files in os.walk(paths.root):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if not _is_skipped(paths, here / d)]
+        if not with_copies:
+            dirs[:] = [d for d in dirs if not _is_skipped(paths, here / d)]
         found.extend(here / d for d in dirs)
         found.extend(here / f for f in files)
     return found
@@ -470,7 +473,7 @@ def _check_counters(paths: StorePaths, out: list[Finding]) -> None:
 
 
 def _check_permissions(paths: StorePaths, out: list[Finding]) -> None:
-    for path in [paths.root, *_store_files(paths)]:
+    for path in [paths.root, *_store_files(paths, with_copies=True)]:
         try:
             info = path.lstat()
         except FileNotFoundError:
@@ -703,34 +706,36 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     if not paths.root.is_dir():
         return []
     backup = _Backup(paths)
+    failures: list[str] = []
+
+    def attempt(step: Callable[[], object]) -> None:
+        """One repair step; a failure (read-only disk, permissions) leaves its findings standing."""
+        try:
+            step()
+        except (OSError, ValueError) as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
+
     with reentrant_lock(paths.lock):
         before = _diagnose(paths, stale_seconds, holding_lock=True)
         codes = {f.code for f in before}
-        for finding in before:
-            if finding.code == "migration-interrupted" and finding.path:
-                backup.move(paths.root / finding.path)  # a copy of text memory.md still holds
+        orphans = [paths.root / f.path for f in before if f.code == "migration-interrupted" and f.path]
+        # copies of text memory.md still holds: moved aside so a rerun of the migration starts clean
+        attempt(lambda: [backup.move(orphan) for orphan in orphans])
         if "rotation-interrupted" in codes:
-            _repair_rotation(paths, backup)
-        _repair_summaries(paths, backup, before)
-        _repair_index(paths, backup, before)
-        _repair_leftovers(paths, backup, before)
+            attempt(lambda: _repair_rotation(paths, backup))
+        attempt(lambda: _repair_summaries(paths, backup, before))
+        attempt(lambda: _repair_index(paths, backup, before))
+        attempt(lambda: _repair_leftovers(paths, backup, before))
         if "l1-interrupted" in codes:
-            _repair_l1_pending(paths, backup)
+            attempt(lambda: _repair_l1_pending(paths, backup))
         if "flush-interrupted" in codes:
-            from memkeeper.core.flush import recover_journal
-
-            backup.copy(paths.state / "flush-journal.json")
-            recover_journal(paths)
-        _repair_l1(paths, backup, before)
+            attempt(lambda: _repair_flush(paths, backup))
+        attempt(lambda: _repair_l1(paths, backup, before))
         if "counters-corrupt" in codes:
-            _repair_counters(paths, backup)
-        if backup.folder.exists():  # new backup folders get the same care as the rest
-            for folder, _dirs, files in os.walk(backup.folder):
-                os.chmod(folder, DIR_MODE)
-                for name in files:
-                    os.chmod(Path(folder) / name, FILE_MODE)
+            attempt(lambda: _repair_counters(paths, backup))
+        attempt(lambda: _secure_backups(backup))
         after_fixes = _diagnose(paths, stale_seconds, holding_lock=True)
-        _repair_permissions(paths, [f for f in after_fixes if f.code == "permissions"])
+        attempt(lambda: _repair_permissions(paths, [f for f in after_fixes if f.code == "permissions"]))
         after = _diagnose(paths, stale_seconds, holding_lock=True)
     remaining = {(f.code, f.path) for f in after}
     result: list[Finding] = []
@@ -740,7 +745,25 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     # Problems that appeared only after the first pass (say, a new file's mode) stay visible.
     seen = {(f.code, f.path) for f in before}
     result.extend(f for f in after if (f.code, f.path) not in seen)
+    for failure in dict.fromkeys(failures):
+        result.append(Finding(ERROR, "repair-failed", f"a repair could not be done: {failure}", fixable=False))
     return result
+
+
+def _repair_flush(paths: StorePaths, backup: _Backup) -> None:
+    from memkeeper.core.flush import recover_journal
+
+    backup.copy(paths.state / "flush-journal.json")
+    recover_journal(paths)
+
+
+def _secure_backups(backup: _Backup) -> None:
+    """New backup folders get the same care as the rest of the store."""
+    if backup.folder.exists():
+        for folder, _dirs, files in os.walk(backup.folder):
+            os.chmod(folder, DIR_MODE)
+            for name in files:
+                os.chmod(Path(folder) / name, FILE_MODE)
 
 
 def problems_left(findings: list[Finding]) -> list[Finding]:

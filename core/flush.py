@@ -121,12 +121,13 @@ def format_entry(entry: dict[str, Any]) -> str:
     return ""
 
 
-def chunk_entries(entries: list[dict[str, Any]], max_chars: int = MAX_PROMPT_CHARS) -> list[list[dict[str, Any]]]:
+def chunk_entries(entries: list[dict[str, Any]], max_chars: int | None = None) -> list[list[dict[str, Any]]]:
     """Split into chunks of about ``max_chars`` of text, never between two entries with one ``ts``.
 
     The watermark is a ``ts``: a chunk boundary inside a group of equal stamps would
     make the rest of the group look processed.
     """
+    limit = max_chars or MAX_PROMPT_CHARS
     chunks: list[list[dict[str, Any]]] = []
     current: list[dict[str, Any]] = []
     size = 0
@@ -134,7 +135,7 @@ def chunk_entries(entries: list[dict[str, Any]], max_chars: int = MAX_PROMPT_CHA
         current.append(entry)
         size += len(format_entry(entry)) + 1
         following = entries[i + 1] if i + 1 < len(entries) else None
-        if size >= max_chars and (following is None or following.get("ts") != entry.get("ts")):
+        if size >= limit and (following is None or following.get("ts") != entry.get("ts")):
             chunks.append(current)
             current, size = [], 0
     if current:

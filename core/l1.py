@@ -59,8 +59,10 @@ OUTPUT_LIMIT = 200  # tool_result output, UTF-16 units (JS)
 CMD_LIMIT = 200  # Bash command, UTF-16 units (JS)
 DIFF_LIMIT = 100  # each side of an Edit diff (JS)
 DETAIL_LIMIT = 200
-#: Redact this much of a long text before clipping it, so a secret cut by the clip is still seen.
-REDACT_WINDOW = 4096
+#: Redact this much of a long text before clipping it, so a secret cut by the clip is still seen;
+#: the window grows if redaction shrank it to less than the clip plus this margin.
+REDACT_WINDOW = 1024
+REDACT_MARGIN = 512
 
 _NAME = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<hh>\d{2})(?P<mm>\d{2})(?P<ss>\d{2})?"
@@ -169,7 +171,7 @@ def clip(text: str, limit: int) -> str:
     window = REDACT_WINDOW
     while True:
         redacted = redact(text[:window])
-        if len(redacted) >= limit + 1024 or window >= len(text):
+        if len(redacted) >= limit + REDACT_MARGIN or window >= len(text):
             return js_slice(redacted, limit)
         window *= 4
 
@@ -430,7 +432,10 @@ class _Source:
 
 
 def _sources(transcript: Path, session_id: str) -> list[_Source]:
-    found = [_Source("main", transcript, None, False)]
+    # The session's own file is "main" wherever it lives; any other file of the session
+    # (a 2.0.x ``agent-<id>.jsonl`` beside it, a renamed copy) keeps offsets of its own.
+    key = "main" if transcript.stem == session_id else f"file:{transcript.name}"
+    found = [_Source(key, transcript, None, False)]
     for path in subagent_transcripts(transcript, session_id):
         agent = path.stem.removeprefix("agent-")
         found.append(_Source(f"agent:{agent}", path, agent, True))
@@ -477,10 +482,12 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
         if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
             reconcile = True  # the source shrank (rewritten?): compare content, not offsets
             offsets.pop(source.key, None)
+    if any(source.key not in offsets for source in sources) and l1_path is not None:
+        reconcile = True  # a file this session has not read before may repeat what L1 holds
     seen = _existing_lines(l1_path) if reconcile else Counter()
     if reconcile and l1_path is not None:
         state["entries"] = sum(seen.values())
-    result.reconciled = reconcile
+    result.reconciled = reconcile and l1_path is not None
 
     chunks: list[bytes] = []
     first_ts: str | None = None
@@ -526,10 +533,12 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
         _append_durable(l1_path, b"".join(chunks))
         state["entries"] = int(state.get("entries", 0)) + len(chunks)
         state["pending"] = None
+    changed = bool(chunks) or reconcile or any(offsets.get(key) != value for key, value in new_offsets.items())
     offsets.update(new_offsets)
-    state["session"] = session
-    state["updatedAt"] = _now_iso()
-    _save_state(paths, session, state)
+    if changed or pending is not None:
+        state["session"] = session
+        state["updatedAt"] = _now_iso()
+        _save_state(paths, session, state)
     result.l1_path = l1_path
     result.new_entries = len(chunks)
     result.total_entries = int(state.get("entries", 0))
@@ -675,7 +684,7 @@ def run_l1_job(paths: StorePaths, options: dict[str, Any]) -> None:
 
 def refine_all(paths: StorePaths) -> list[RefineResult]:
     """Refine every transcript of this project that Claude Code still keeps."""
-    return [refine_transcript(paths, path) for path in list_transcripts(paths.project)]
+    return [refine_transcript(paths, path) for path in list_transcripts(paths.project, include_agents=True)]
 
 
 @dataclass

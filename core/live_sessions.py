@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import file_lock
 from memkeeper.core.store import StorePaths, ensure_store
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_NAME = "live-sessions.json"
 MAX_SESSIONS = 50

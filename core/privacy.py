@@ -62,8 +62,19 @@ def _closing_fence(text: str, start: int, mark: str) -> re.Match[str] | None:
 
 def redact_private(text: str) -> str:
     """Replace private spans by ``[PRIVATE]`` (see the module docstring for the rules)."""
-    if "private" not in text.lower():
-        return text
+    # Removing an empty span can join the text around it into a new tag
+    # ("<priv<private></private>ate>"), so repeat until nothing changes.
+    for _ in range(8):
+        if "private" not in text.lower():
+            return text
+        redacted = _redact_private_once(text)
+        if redacted == text:
+            return text
+        text = redacted
+    return text
+
+
+def _redact_private_once(text: str) -> str:
     out: list[str] = []
     keep_from = 0  # start of the text not yet copied to ``out``
     pos = 0
@@ -140,24 +151,21 @@ _SHAPES = re.compile(
     re.DOTALL | re.VERBOSE,
 )
 
-# ``<key>=<value>`` where the key ends with a secret-ish word; the key's start is found by
-# walking back from the word, which is much cheaper than a leading ``[\w.-]*`` in the regex.
-_ASSIGNMENT = re.compile(
-    r"""
-    (?P<word>password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key
-       |private[_-]?key|credentials?|token)
-    (?![A-Za-z0-9])
-    (?P<sep>["']?[ \t]*(?::=|=>|[:=])[ \t]*)
-    (?P<value>"[^"\n]*"|'[^'\n]*'|[^\s"',;)}\]]+)
-    """,
-    re.IGNORECASE | re.VERBOSE,
+# ``<key>=<value>`` where the key ends with a secret-ish word. The scan is anchored on the
+# separators (``:`` and ``=`` are found in C) and looks back for the word, which is many
+# times faster than a case-insensitive alternation tried at every position.
+_KEY_WORDS = (
+    "password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key",
+    "access-key", "accesskey", "private_key", "private-key", "privatekey", "credential", "credentials", "token",
 )
+_SEPARATOR = re.compile(r"[:=]")
+_VALUE = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s"',;)}\]]+""")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 # Values after ``password=`` that are code or placeholders, not secrets.
 _NOT_A_VALUE = re.compile(
     r"""^(?:none|null|nil|true|false|undefined|str|string|int|bytes|bool|optional\b.*
-         |\$.*|\{.*|<.*|\[redacted.*|\[private\]|\*+|x+|\.\.\.|…|os\.environ.*|process\.env.*|getenv.*
+         |\$.*|\{.*|<.*|\[redacted.*|\[private\]?|\*+|x+|\.\.\.|…|os\.environ.*|process\.env.*|getenv.*
          |env\(.*|self\..*|[A-Za-z_][A-Za-z0-9_]*\(.*)$""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -184,25 +192,65 @@ def _replace_shape(match: re.Match[str]) -> str:
     return f"[REDACTED:{match.lastgroup or 'secret'}]"
 
 
+_ANCHORS = ("pass", "pwd", "secret", "key", "credential", "token")
+
+
+def _candidate_separators(text: str) -> list[int]:
+    """Positions of ``:``/``=`` that follow a word containing a key anchor (found with str.find)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters change length when lowered: scan them all
+        return [sep.start() for sep in _SEPARATOR.finditer(text)]
+    found: set[int] = set()
+    size = len(text)
+    for anchor in _ANCHORS:
+        at = lowered.find(anchor)
+        while at != -1:
+            pos = at + len(anchor)
+            while pos < size and text[pos] in _KEY_CHARS:
+                pos += 1
+            if pos < size and text[pos] in "'\"":
+                pos += 1
+            while pos < size and text[pos] in " \t":
+                pos += 1
+            if pos < size and text[pos] in ":=":
+                found.add(pos)
+            at = lowered.find(anchor, at + 1)
+    return sorted(found)
+
+
 def _redact_assignments(text: str) -> str:
     out: list[str] = []
     copied = 0
-    for match in _ASSIGNMENT.finditer(text):
-        start = match.start()
-        if start and (text[start - 1].isalnum() and text[start - 1] not in _KEY_CHARS):
-            continue  # preceded by a non-ASCII letter: part of a word, not a key
-        key_start = start
+    for at in _candidate_separators(text):
+        if at < copied:
+            continue
+        before = text[max(0, at - 48) : at].rstrip(" \t")
+        if before.endswith(("'", '"')):
+            before = before[:-1]
+        lowered = before.lower()
+        if not lowered.endswith(_KEY_WORDS):
+            continue
+        word = next(w for w in _KEY_WORDS if lowered.endswith(w))
+        key_end = at - (len(text[max(0, at - 48) : at]) - len(before))
+        key_start = key_end - len(word)
         while key_start > 0 and text[key_start - 1] in _KEY_CHARS:
             key_start -= 1
-        value = match.group("value")
-        bare = value.strip("\"'")
+        value_at = at + 1
+        if text[at : at + 2] in (":=", "=>"):
+            value_at += 1
+        while value_at < len(text) and text[value_at] in " \t":
+            value_at += 1
+        value = _VALUE.match(text, value_at)
+        if value is None:
+            continue
+        bare = value.group(0).strip("\"'")
         if len(bare) < 3 or _NOT_A_VALUE.match(bare):
             continue
-        key = text[key_start : match.end("word")]
-        quote = value[0] if value[:1] in "\"'" and len(value) > 1 else ""
-        out.append(text[copied : match.start("value")])
+        key = text[key_start:key_end]
+        quote = value.group(0)[0] if value.group(0)[:1] in "\"'" and len(value.group(0)) > 1 else ""
+        out.append(text[copied : value.start()])
         out.append(f"{quote}[REDACTED:{_assignment_kind(key)}]{quote}")
-        copied = match.end()
+        copied = value.end()
     if not out:
         return text
     out.append(text[copied:])

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 CONTEXT_LIMIT = 10_000
 NAMED_FILE_CHARS = 1_200

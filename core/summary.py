@@ -5,7 +5,8 @@ the archive is read (an empty or binary one is refused with one clear line, a hu
 one is cut to fit the model's budget and the prompt and result say so), a backend of
 :mod:`memkeeper.core.summarizers` is asked through the budgeted ``complete``, and its
 answer is validated (JSON inside code fences is accepted). A bad answer is kept in
-``<archive>.summary.raw.txt`` and retried (3 tries, backoff 1 s, 2 s, 4 s); after the
+``<archive>.summary.raw.txt`` and retried (3 tries, waiting 1 s then 2 s; the schedule
+1 s, 2 s, 4 s continues if MAX_TRIES is raised); after the
 last try the index entry stays pending with ``summaryError`` and ``summaryAttempts``.
 When today's budget is spent the extractive backend writes the summary instead.
 The summary file is written atomically first, then ``summaryGenerated`` is set by
@@ -431,7 +432,10 @@ def _finish(summary: Summary, archive: str, text: str, generator: str, notes: li
 
 def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> None:
     """Summary file first (atomic), then the index flags under the store lock."""
-    atomic_write_json(summary_path(paths, archive), summary.to_json())
+    from memkeeper.core.privacy import redact_obj
+
+    # A JS-era archive predates the privacy filter: never copy a secret it holds into L3.
+    atomic_write_json(summary_path(paths, archive), redact_obj(summary.to_json()))
     raw_output_path(paths, archive).unlink(missing_ok=True)
 
     def mark(index: dict[str, Any]) -> None:
@@ -525,6 +529,10 @@ def _generate_unlocked(
             summary = parse_model_output(result.text)
         except BudgetExceeded as exc:
             tries -= 1  # refused before any model was asked
+            kept = _model_summary_on_disk(paths, archive)
+            if kept is not None:  # never replace a model's summary by an extractive one
+                _log(paths, f"summary {archive}: {exc}; kept the existing {kept.generator} summary")
+                return kept.model_copy(update={"notes": [*kept.notes, f"{exc}: the existing summary was kept"]})
             fallback = [*notes, f"{exc}: extractive summary written instead; `memkeeper regenerate {archive}` upgrades it"]
             summary = _finish(_extractive(text), archive, text, "extractive", fallback)
             _write(paths, archive, summary, tries)
@@ -532,7 +540,7 @@ def _generate_unlocked(
             return summary
         except InvalidOutput as exc:
             last_error = f"{name}: {exc}"
-            atomic_write_text(raw_output_path(paths, archive), result.text)
+            atomic_write_text(raw_output_path(paths, archive), _redact(result.text))
         except BackendUnavailable as exc:
             last_error = f"{name}: {exc}"
             break  # retrying cannot help (not installed, no key, no command)
@@ -548,6 +556,24 @@ def _generate_unlocked(
     _record_failure(paths, archive, error, tries)
     _log(paths, f"summary {archive}: {error}")
     raise SummaryError(f"{archive}: {error}")
+
+
+def _model_summary_on_disk(paths: StorePaths, archive: str) -> Summary | None:
+    """The archive's current summary if a model (not the extractive backend) wrote it."""
+    try:
+        found = load_summary(summary_path(paths, archive))
+    except SummaryError:
+        return None
+    generator = found.generator or ""
+    if not generator or generator.startswith("extractive") or not found.overallSummary.strip():
+        return None
+    return found
+
+
+def _redact(text: str) -> str:
+    from memkeeper.core.privacy import redact
+
+    return redact(text)
 
 
 def _log(paths: StorePaths, message: str) -> None:
@@ -618,7 +644,7 @@ def _targets(paths: StorePaths, options: dict[str, Any]) -> tuple[list[str], boo
         return [Path(n).name for n in names], False
     if options.get("all"):
         entries, _ = safe_entries(read_index(paths))
-        listed = [str(e["file"]) for e in entries]
+        listed = [str(e["file"]) for e in entries if paths.archive(str(e["file"])).exists()]
         return sorted(set(listed) | set(list_archives(paths))), False
     retry_failed = bool(options.get("retryFailed"))
     todo = [

@@ -398,12 +398,22 @@ def project_transcript_dir(project: str | os.PathLike[str], env: dict[str, str] 
     return None
 
 
-def list_transcripts(project: str | os.PathLike[str], env: dict[str, str] | None = None) -> list[Path]:
-    """Main-session transcripts of this project, oldest first by modification time."""
+def list_transcripts(
+    project: str | os.PathLike[str], env: dict[str, str] | None = None, include_agents: bool = False
+) -> list[Path]:
+    """Session transcripts of this project, oldest first by modification time.
+
+    Claude Code 2.0.x wrote subagent files ``agent-<id>.jsonl`` beside the sessions; they
+    are left out unless ``include_agents``.
+    """
     folder = project_transcript_dir(project, env)
     if folder is None:
         return []
-    files = [path for path in folder.glob("*.jsonl") if path.is_file()]
+    files = [
+        path
+        for path in folder.glob("*.jsonl")
+        if path.is_file() and (include_agents or not path.name.startswith("agent-"))
+    ]
     return sorted(files, key=lambda path: (path.stat().st_mtime, path.name))
 
 

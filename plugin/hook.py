@@ -27,11 +27,16 @@ import os
 import select
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from memkeeper.core.store import StorePaths
+
+TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Handler = Callable[[StorePaths, dict[str, Any]], None]
 
 STDIN_TIMEOUT = 3.0
 MAX_STDIN_BYTES = 64 * 1024 * 1024
@@ -41,9 +46,6 @@ FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
-
-Handler = Callable[[StorePaths, dict[str, Any]], None]
-
 
 # --- input --------------------------------------------------------------------------
 
@@ -311,7 +313,10 @@ def main(argv: list[str]) -> int:
     paths: StorePaths | None = None
     try:
         payload = parse_payload(read_stdin())
-        paths = StorePaths(project_dir(payload))
+        project = project_dir(payload)
+        if not project.is_dir():
+            return 0  # a folder removed under a running session: never recreate it
+        paths = StorePaths(project)
         handler(paths, payload)
     except Exception as exc:  # never fail the session: one line in the log, exit 0
         _log(paths, f"hook {event}: {type(exc).__name__}: {exc}")

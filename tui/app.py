@@ -209,9 +209,9 @@ class MemkeeperApp(App[None]):
         self.paths = StorePaths(project)
         self.snapshot = None
         self.sub_title = project.name
-        while len(self.screen_stack) > 2:
-            self.pop_screen()
-        self.switch_screen(BrowseScreen())
+        browse = self.browse()
+        if browse is not None:
+            browse.reset()
         self.reload_snapshot()
         if was_live:
             self.start_watching()

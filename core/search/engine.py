@@ -33,7 +33,7 @@ from memkeeper.core.search.query import (
 )
 from memkeeper.core.search.sources import (
     BIG_TIERS,
-    BLOCK_CHARS,
+    BLOCK_BYTES,
     SMALL_TIERS,
     TIERS,
     TYPES_BY_TIER,
@@ -41,11 +41,14 @@ from memkeeper.core.search.sources import (
     SourceFile,
     discover,
     docs_of,
+    iter_lines,
+    iter_sections,
     l1_doc,
     l1_session_from_name,
     line_of_offset,
     name_date,
     read_source,
+    section_doc,
 )
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
@@ -219,87 +222,163 @@ def _empty(parsed: Query, filters: Filters, source: str, warnings: tuple[str, ..
 # -- through the index ------------------------------------------------------------------
 
 
-class _Reader:
-    """Reads the docs of an index block back from its archive or L1 file, each file opened once."""
+class _Anchor:
+    """Finds, in a block's raw bytes, the only lines or sections that can match, without parsing.
 
-    def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
+    The anchor is one query term whose lowercase form must appear literally in the raw
+    bytes of any entry that matches: an ASCII term (JSON never escapes printable ASCII),
+    or a caseless one (Korean, digits) where the bytes hold no ``\\u`` escape. Terms with
+    ``"``, a backslash, ``", "`` or ``": "`` (nested values are re-serialised) never anchor.
+    """
+
+    def __init__(self, query: Query) -> None:
+        usable = [t for t in query.terms if not any(x in t for x in ('"', "\\", ", ", ": "))]
+        ascii_terms = [t for t in usable if t.isascii()]
+        caseless = [t for t in usable if not t.isascii() and all(c.lower() == c.upper() for c in t)]
+        self.ascii = max(ascii_terms, key=len).encode() if ascii_terms else None
+        self.caseless = max(caseless, key=len).encode() if caseless else None
+        self.all_ascii = tuple(t.encode() for t in ascii_terms)
+        self.all_caseless = tuple(t.encode() for t in caseless)
+
+    def may_match(self, piece: bytes) -> bool:
+        """False when some term is certainly missing from this one line or section."""
+        if self.all_ascii:
+            lowered = piece.lower()
+            if any(t not in lowered for t in self.all_ascii):
+                return False
+        if self.all_caseless and b"\\u" not in piece:
+            return all(t in piece for t in self.all_caseless)
+        return True
+
+    def starts(self, raw: bytes, sep: bytes) -> list[int] | None:
+        """Start offsets (in ``raw``) of the docs that may match; None when it cannot tell."""
+        if self.ascii is not None:
+            term, haystack = self.ascii, raw.lower()
+        elif self.caseless is not None and b"\\u" not in raw:
+            term, haystack = self.caseless, raw
+        else:
+            return None
+        found: list[int] = []
+        pos = haystack.find(term)
+        while pos >= 0:
+            begin = raw.rfind(sep, 0, pos + len(sep) - 1)
+            begin = 0 if begin < 0 else begin + 1
+            if not found or found[-1] != begin:
+                found.append(begin)
+            end = raw.find(sep, pos)
+            if end < 0:
+                break
+            pos = haystack.find(term, end + 1)
+        return found
+
+
+class _Reader:
+    """Reads the docs of an index block back from its archive or L1 file, each file opened once.
+
+    A block is every doc starting less than BLOCK_BYTES after the block's first one (the
+    writer may have ended it sooner; reading on is harmless, the caller drops repeats).
+    Yields (locator, doc), with doc None for one the prefilter rules out.
+    """
+
+    def __init__(self, paths: StorePaths, conn: sqlite3.Connection, query: Query) -> None:
         self.root = paths.root
         self.paths = paths
+        self.anchor = _Anchor(query)
         self.sources: dict[int, tuple[str, str, str]] = {
             row[0]: (row[1], row[2], row[3])
             for row in conn.execute("SELECT id, rel, tier, kind FROM sources WHERE tier IN ('l1', 'l2')")
         }
         self.fds: dict[int, int] = {}
-        self.whole: dict[int, list[Doc]] = {}
+        self.whole: dict[int, bytes] = {}
 
     def close(self) -> None:
         for fd in self.fds.values():
             os.close(fd)
         self.fds.clear()
 
-    def block(self, rowid: int) -> list[Doc]:
-        """The docs of the block at ``rowid`` in file order (maybe a few of the next block too)."""
+    def block(self, rowid: int) -> list[tuple[str, Doc | None]]:
         src = rowid >> schema.OFFSET_BITS
         offset = rowid & schema.OFFSET_MASK
         known = self.sources.get(src)
         if known is None:  # a dead row of a removed or rewritten file
             return []
         rel, tier, kind = known
-        if kind == "l1":
-            return self._l1_block(src, rel, offset)
-        docs = self.whole.get(src)
-        if docs is None:
-            source = SourceFile(rel, tier, kind, 0, 0)
-            docs = list(docs_of(source, read_source(self.paths, source)))
-            self.whole[src] = docs
-        out: list[Doc] = []
-        size = 0
-        for doc in docs:  # files read whole are small (archives) or rare (.gz)
-            if int(doc.loc) < offset:
-                continue
-            out.append(doc)
-            size += len(doc.body)
-            if size >= BLOCK_CHARS:
+        if kind == "l1gz":
+            data = self.whole.get(src)
+            if data is None:
+                data = read_source(self.paths, SourceFile(rel, tier, kind, 0, 0))
+                self.whole[src] = data
+            raw = data[offset : _line_end(data, offset + BLOCK_BYTES)]
+        else:
+            fd = self.fds.get(src)
+            if fd is None:
+                try:
+                    fd = os.open(self.root / rel, os.O_RDONLY)
+                except OSError:
+                    return []
+                self.fds[src] = fd
+            raw = _read_block(fd, offset, b"\n" if tier == "l1" else b"\n## ")
+        name = rel.rsplit("/", 1)[-1]
+        fallback = name_date(name)
+        is_l1 = tier == "l1"
+        sep = b"\n" if is_l1 else b"\n## "
+        starts = self.anchor.starts(raw, sep)
+        if starts is None:
+            pieces: Iterable[tuple[int, int, bytes]] = iter_lines(raw) if is_l1 else iter_sections(raw)
+        else:
+            pieces = (
+                (pos, 0, piece)
+                for pos, piece in ((p, raw[p : _piece_end(raw, p, sep)]) for p in starts)
+                if self.anchor.may_match(piece)
+            )
+        out: list[tuple[str, Doc | None]] = []
+        session = l1_session_from_name(name) if is_l1 else None
+        for pos, _line, piece in pieces:
+            if pos >= BLOCK_BYTES:
                 break
+            if is_l1:
+                doc = l1_doc(rel, fallback, session, offset + pos, None, piece)
+            elif piece.strip():
+                doc = section_doc("l2", "section", rel, offset + pos, 0, piece, fallback)
+            else:
+                doc = None
+            out.append((str(offset + pos), doc))
         return out
 
-    def _l1_block(self, src: int, rel: str, offset: int) -> list[Doc]:
-        fd = self.fds.get(src)
-        if fd is None:
-            try:
-                fd = os.open(self.root / rel, os.O_RDONLY)
-            except OSError:
-                return []
-            self.fds[src] = fd
-        name = rel.rsplit("/", 1)[-1]
-        fallback, session = name_date(name), l1_session_from_name(name)
-        out: list[Doc] = []
-        size = 0
-        buf = b""
-        base = offset  # file offset of buf[0]
-        chunk = _READ_CHUNK
-        eof = False
-        while size < BLOCK_CHARS:
-            nl = buf.find(b"\n")
-            if nl < 0:
-                if eof:
-                    if buf:
-                        doc = l1_doc(rel, fallback, session, base, None, buf)
-                        if doc:
-                            out.append(doc)
-                    break
-                piece = os.pread(fd, chunk, base + len(buf))
-                eof = len(piece) < chunk
-                buf += piece
-                chunk = min(chunk * 2, 1 << 22)
-                continue
-            doc = l1_doc(rel, fallback, session, base, None, buf[:nl])
-            if doc:
-                out.append(doc)
-                size += len(doc.body)
-            base += nl + 1
-            buf = buf[nl + 1 :]
-        return out
+
+def _piece_end(raw: bytes, pos: int, sep: bytes) -> int:
+    end = raw.find(sep, pos if sep == b"\n" else pos + 1)
+    if end < 0:
+        return len(raw)
+    return end if sep == b"\n" else end + 1
+
+
+def _line_end(data: bytes, pos: int) -> int:
+    """End of the line holding ``pos`` (exclusive of its newline)."""
+    if pos >= len(data):
+        return len(data)
+    end = data.find(b"\n", pos)
+    return len(data) if end < 0 else end
+
+
+def _read_block(fd: int, offset: int, sep: bytes) -> bytes:
+    """Bytes from ``offset`` through the last doc starting before ``offset + BLOCK_BYTES``.
+
+    A doc ends where the next ``sep`` (a newline, or a newline and ``## ``) begins one.
+    """
+    want = BLOCK_BYTES + _READ_CHUNK
+    buf = os.pread(fd, want, offset)
+    while True:
+        cut = buf.find(sep, BLOCK_BYTES - 1)
+        if cut >= 0:
+            return buf[: cut + 1]
+        if len(buf) < want:
+            return buf
+        more = os.pread(fd, want, offset + len(buf))
+        if not more:
+            return buf
+        buf += more
+        want = len(buf) + len(more)
 
 
 def _index_big_tier(
@@ -307,22 +386,23 @@ def _index_big_tier(
 ) -> TierResult:
     table = schema.BIG_FTS[tier]
     cur = conn.execute(
-        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC",  # noqa: S608 - fixed name
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC",
         (expr,),
     )
     found: list[Doc] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[int, str]] = set()
     while len(found) <= filters.cap:
         batch = cur.fetchmany(_BATCH)
         if not batch:
             break
         for (rowid,) in batch:
-            for doc in reversed(reader.block(rowid)):  # newest first, like the rowids
-                key = (doc.file, doc.loc)
+            src = rowid >> schema.OFFSET_BITS
+            for loc, doc in reversed(reader.block(rowid)):  # newest first, like the rowids
+                key = (src, loc)
                 if key in seen:
                     continue
                 seen.add(key)
-                if _wanted(doc, query, filters):
+                if doc is not None and _wanted(doc, query, filters):
                     found.append(doc)
             if len(found) > filters.cap:
                 break
@@ -338,14 +418,15 @@ def _index_big_tier(
 def _index_small_tier(
     conn: sqlite3.Connection, tier: str, query: Query, filters: Filters, expr: str | None, root: Path
 ) -> TierResult:
-    columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, f.body, d.session"
-    joins = "FROM docs d JOIN fts_small f ON f.rowid = d.rowid JOIN sources s ON s.id = d.src"
+    columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
+    joins = "FROM docs d JOIN sources s ON s.id = d.src"
     if expr is None:
-        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ?", (tier,))  # noqa: S608
+        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ?", (tier,))
     else:
         cur = conn.execute(
-            f"SELECT {columns} {joins} WHERE fts_small MATCH ? AND d.tier = ?",  # noqa: S608
-            (expr, tier),
+            f"SELECT {columns} {joins} WHERE d.tier = ? AND d.rowid IN"
+            " (SELECT rowid FROM fts_small WHERE fts_small MATCH ?)",
+            (tier, expr),
         )
     found = [doc for doc in (Doc(*row) for row in cur) if _wanted(doc, query, filters)]
     return rank(tier, found, query, filters, False, root)
@@ -355,7 +436,7 @@ def _index_search(
     paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
 ) -> tuple[TierResult, ...]:
     expr = fts_expression(query)
-    reader = _Reader(paths, conn)
+    reader = _Reader(paths, conn, query)
     sources: list[SourceFile] | None = None
     out: list[TierResult] = []
     try:

@@ -14,25 +14,30 @@ when they outweigh a third of the live text the big indexes are rebuilt.
 from __future__ import annotations
 
 import hashlib
+import json
+import pickle
 import sqlite3
+import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
     BIG_TIERS,
-    BLOCK_CHARS,
+    BLOCK_BYTES,
     Doc,
     SourceFile,
     discover,
     docs_of,
-    l1_doc,
-    l1_session_from_name,
-    name_date,
+    iter_sections,
+    l1_body,
     read_source,
 )
 from memkeeper.core.store import StorePaths
@@ -44,6 +49,8 @@ COMMIT_BYTES = 64 << 20
 BULK_BYTES = 32 << 20
 MIN_GARBAGE_BYTES = 64 << 20
 LOCK_NAME = "search.lock"
+HELPER_BATCH_BYTES = 8 << 20
+HELPER_WINDOW = 3
 
 
 class IndexBusy(Exception):
@@ -77,7 +84,7 @@ def writer(paths: StorePaths, timeout: float) -> Iterator[None]:
 
 
 def _fp(data: bytes) -> bytes:
-    return hashlib.sha1(data).digest()  # noqa: S324 - change detection, not security
+    return hashlib.sha1(data).digest()
 
 
 def _read_range(path: Path, start: int, length: int) -> bytes:
@@ -103,6 +110,176 @@ class _Row:
     head_fp: bytes | None
     tail_fp: bytes | None
     bytes: int
+
+
+@dataclass
+class _Work:
+    """One changed file, read and cut into index rows (done off the writer thread)."""
+
+    source: SourceFile
+    row: _Row | None
+    append: bool  # continue the row's source id from its offset
+    small: list[Doc] | None = None
+    blocks: list[tuple[int, str]] = field(default_factory=list)  # (file offset, lowercased text)
+    docs: int = 0
+    end: int = 0
+    next_line: int = 1
+    open_tail: int = 0
+    head_fp: bytes | None = None
+    tail_fp: bytes | None = None
+    read: int = 0
+
+
+def _prepare(paths: StorePaths, source: SourceFile, row: _Row | None) -> _Work:
+    if source.kind == "l1" and row is not None and row.kind == "l1":
+        work = _prepare_append(paths, source, row)
+        if work is not None:
+            return work
+    data = read_source(paths, source)
+    work = _Work(source, row, append=False, read=len(data))
+    if source.tier not in BIG_TIERS:
+        work.small = list(docs_of(source, data))
+        work.docs = len(work.small)
+        work.end = len(data)
+        return work
+    if source.tier == "l1":
+        work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
+    else:
+        _section_blocks(data, work)
+        work.end = len(data)
+    if source.kind == "l1":
+        _fingerprints(paths, source, work, data, 0)
+    return work
+
+
+def _prepare_append(paths: StorePaths, source: SourceFile, row: _Row) -> _Work | None:
+    """Only what was appended to an L1 file; None when it was rewritten instead."""
+    path = paths.root / source.rel
+    if source.size < row.offset:
+        return None
+    head = _read_range(path, 0, min(FINGERPRINT_BYTES, row.offset))
+    tail_start = max(0, row.offset - FINGERPRINT_BYTES)
+    tail = _read_range(path, tail_start, row.offset - tail_start)
+    if _fp(head) != row.head_fp or _fp(tail) != row.tail_fp:
+        return None
+    data = _read_range(path, row.offset, source.size - row.offset)
+    start, first_line = 0, row.next_line
+    if row.open_tail and data:
+        # the last line was indexed without its newline: what follows must start a new line
+        if not data.startswith(b"\n"):
+            return None
+        start, first_line = 1, row.next_line + 1
+    work = _Work(source, row, append=True, read=len(data), head_fp=row.head_fp, tail_fp=row.tail_fp)
+    work.end, work.next_line, work.open_tail = row.offset, row.next_line, row.open_tail
+    if data[start:] or start:
+        offset, work.next_line, work.open_tail = _consume_l1(data, start, first_line, work, base=row.offset)
+        work.end = row.offset + offset
+        _fingerprints(paths, source, work, data, row.offset)
+    return work
+
+
+def _fingerprints(paths: StorePaths, source: SourceFile, work: _Work, data: bytes, base: int) -> None:
+    """Head and tail fingerprints of what was indexed: an append keeps both, a rewrite does not."""
+    path = paths.root / source.rel
+    end = work.end
+    if base == 0:
+        work.head_fp = _fp(data[: min(FINGERPRINT_BYTES, end)])
+    elif work.row is None or work.row.offset < FINGERPRINT_BYTES:
+        work.head_fp = _fp(_read_range(path, 0, min(FINGERPRINT_BYTES, end)))
+    tail_start = max(0, end - FINGERPRINT_BYTES)
+    if base <= tail_start:
+        tail = data[tail_start - base : end - base]
+    else:
+        tail = _read_range(path, tail_start, end - tail_start)
+    work.tail_fp = _fp(tail)
+
+
+class _Blocks:
+    """Groups consecutive docs into index rows by their offsets (see sources.BLOCK_BYTES)."""
+
+    def __init__(self, work: _Work) -> None:
+        self.work = work
+        self.start = -1
+        self.parts: list[str] = []
+
+    def add(self, offset: int, text: str) -> None:
+        if self.start >= 0 and offset - self.start >= BLOCK_BYTES:
+            self.flush()
+        if self.start < 0:
+            self.start = offset
+        self.parts.append(text)
+        self.work.docs += 1
+
+    def flush(self) -> None:
+        if self.parts:
+            self.work.blocks.append((self.start, "\n".join(self.parts).lower()))
+        self.start, self.parts = -1, []
+
+
+def _section_blocks(data: bytes, work: _Work) -> None:
+    """Archive sections grouped into blocks; the text of a block is its byte range, decoded."""
+    block_start = block_end = -1
+    for offset, _line, chunk in iter_sections(data):
+        if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
+            work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+            block_start = -1
+        if block_start < 0:
+            block_start = offset
+        block_end = offset + len(chunk)
+        work.docs += 1
+    if block_start >= 0:
+        work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+
+
+def _consume_l1(data: bytes, start: int, first_line: int, work: _Work, base: int = 0) -> tuple[int, int, int]:
+    """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
+
+    A last line without a newline is taken if it parses (the JS plugin writes files that
+    way) and the tail is then "open": the next append must begin with a newline. A last
+    line that does not parse is being written: it is left for the next refresh.
+    """
+    blocks = _Blocks(work)
+    pos = start
+    line = first_line
+    n = len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            entry = _parse(data[pos:])
+            if entry is _BROKEN:
+                blocks.flush()
+                return pos, line, 0
+            if isinstance(entry, dict):
+                body = l1_body(entry)
+                if body:
+                    blocks.add(base + pos, body)
+            blocks.flush()
+            return n, line, 1
+        entry = _parse(data[pos:nl])
+        if isinstance(entry, dict):
+            body = l1_body(entry)
+            if body:
+                blocks.add(base + pos, body)
+        pos = nl + 1
+        line += 1
+    blocks.flush()
+    return n, line, 0
+
+
+_BROKEN = object()
+
+
+def _parse(raw: bytes) -> object:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return _BROKEN
 
 
 class _Updater:
@@ -165,8 +342,8 @@ class _Updater:
             self.reset_big()
             known = self.rows()
         present = {s.rel for s in found}
-        todo = [s for s in found if self.changed(s, known.get(s.rel))]
-        total = sum(max(0, s.size - (known[s.rel].offset if s.rel in known else 0)) for s in todo)
+        todo = [(s, known.get(s.rel)) for s in found if _changed(s, known.get(s.rel))]
+        total = sum(max(0, s.size - (row.offset if row else 0)) for s, row in todo)
         bulk = total >= BULK_BYTES
         self.begin()
         try:
@@ -177,15 +354,16 @@ class _Updater:
             if bulk:
                 self.bulk_settings(True)
             done = 0
-            for source in todo:
+            for work in self.prepared(todo, threaded=bulk):
                 if self.progress:
-                    self.progress(done, total, source.rel)
-                done += self.update_source(source, known.get(source.rel))
+                    self.progress(done, total, work.source.rel)
+                self.apply(work)
+                done += work.read
                 self.maybe_commit()
             if bulk:
                 self.bulk_settings(False)
             if self.progress:
-                self.progress(total, total, "")
+                self.progress(max(done, total), max(done, total), "")
             self.commit()
         except BaseException:
             if self.in_tx:
@@ -195,8 +373,13 @@ class _Updater:
         self.stats.seconds = time.monotonic() - start
         return self.stats
 
-    def changed(self, source: SourceFile, row: _Row | None) -> bool:
-        return row is None or row.size != source.size or row.mtime_ns != source.mtime_ns or row.kind != source.kind
+    def prepared(self, todo: list[tuple[SourceFile, _Row | None]], threaded: bool) -> Iterator[_Work]:
+        """The files read and cut, in order; on a big load a helper process reads while SQLite writes."""
+        if not threaded:
+            for source, row in todo:
+                yield _prepare(self.paths, source, row)
+            return
+        yield from _prepare_in_helper(self.paths, todo)
 
     def compaction_due(self, known: dict[str, _Row]) -> bool:
         garbage = self.meta_int("garbage_bytes")
@@ -205,18 +388,16 @@ class _Updater:
 
     def reset_all(self) -> None:
         self.begin()
-        for table in ("docs", "sources", "fts_small"):
-            self.conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        self.conn.execute("DELETE FROM docs")
+        self.conn.execute("DELETE FROM sources")
+        self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
         self.commit()
         self.reset_big()
 
     def reset_big(self) -> None:
         self.begin()
         for table in schema.BIG_FTS.values():
-            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
-            self.conn.execute(
-                f"CREATE VIRTUAL TABLE {table} USING fts5(body, {schema._FTS_BIG_OPTIONS})"
-            )
+            self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.set_meta("garbage_bytes", 0)
         self.commit()
@@ -241,7 +422,11 @@ class _Updater:
         self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
 
     def delete_small_docs(self, src: int) -> None:
-        self.conn.execute("DELETE FROM fts_small WHERE rowid IN (SELECT rowid FROM docs WHERE src=?)", (src,))
+        old = self.conn.execute("SELECT rowid, body FROM docs WHERE src=?", (src,)).fetchall()
+        self.conn.executemany(
+            "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
+            [(rowid, body.lower()) for rowid, body in old],
+        )
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     def new_source(self, source: SourceFile) -> int:
@@ -252,193 +437,143 @@ class _Updater:
         assert cur.lastrowid is not None
         return cur.lastrowid
 
-    def update_source(self, source: SourceFile, row: _Row | None) -> int:
-        """Bring one changed file up to date; returns the bytes read."""
+    def apply(self, work: _Work) -> None:
+        """Write one prepared file into the index."""
+        source, row = work.source, work.row
         self.stats.files_read += 1
-        if source.kind == "l1" and row is not None and row.kind == "l1":
-            appended = self.try_append(source, row)
-            if appended is not None:
-                return appended
-        if row is not None:
-            self.drop_source(row)
-        src = self.new_source(source)
-        data = read_source(self.paths, source)
-        if source.tier in BIG_TIERS:
-            self.index_big(source, src, data, 0, 1)
+        self.stats.bytes_read += work.read
+        self.pending += work.read
+        if work.append and row is not None:
+            src = row.id
+            indexed = row.bytes + (work.end - row.offset)
         else:
-            self.index_small(source, src, data)
-        self.stats.bytes_read += len(data)
-        self.pending += len(data)
-        return len(data)
-
-    def try_append(self, source: SourceFile, row: _Row) -> int | None:
-        """Read only what was appended to an L1 file; None when it was rewritten instead."""
-        path = self.paths.root / source.rel
-        if source.size < row.offset:
-            return None
-        head = _read_range(path, 0, min(FINGERPRINT_BYTES, row.offset))
-        tail_start = max(0, row.offset - FINGERPRINT_BYTES)
-        tail = _read_range(path, tail_start, row.offset - tail_start)
-        if _fp(head) != row.head_fp or _fp(tail) != row.tail_fp:
-            return None
-        data = _read_range(path, row.offset, source.size - row.offset)
-        start, first_line = 0, row.next_line
-        if row.open_tail:
-            # the last line was indexed without its newline: what follows must start a new line
-            if not data:
-                pass
-            elif not data.startswith(b"\n"):
-                return None
-            else:
-                start, first_line = 1, row.next_line + 1
-        if data[start:] or start:
-            self.index_big(source, row.id, data, start, first_line, base=row.offset, row=row)
-        else:
-            self.conn.execute(
-                "UPDATE sources SET size=?, mtime_ns=? WHERE id=?", (source.size, source.mtime_ns, row.id)
+            if row is not None:
+                self.drop_source(row)
+            src = self.new_source(source)
+            indexed = work.end
+        if work.small is not None:
+            self.insert_small(src, work.small)
+        elif work.blocks:
+            table = schema.BIG_FTS[source.tier]
+            key = src << schema.OFFSET_BITS
+            self.conn.executemany(
+                f"INSERT INTO {table}(rowid, body) VALUES(?, ?)", [(key + off, text) for off, text in work.blocks]
             )
-        self.stats.bytes_read += len(data)
-        self.pending += len(data)
-        return len(data)
+        self.stats.docs_added += work.docs
+        self.conn.execute(
+            "UPDATE sources SET size=?, mtime_ns=?, offset=?, next_line=?, open_tail=?, head_fp=?, tail_fp=?,"
+            " bytes=? WHERE id=?",
+            (source.size, source.mtime_ns, work.end, work.next_line, work.open_tail, work.head_fp, work.tail_fp,
+             indexed, src),
+        )
 
-    def index_small(self, source: SourceFile, src: int, data: bytes) -> None:
-        docs = list(docs_of(source, data))
+    def insert_small(self, src: int, docs: list[Doc]) -> None:
         rowids = range(self.next_small_rowid, self.next_small_rowid + len(docs))
         self.next_small_rowid += len(docs)
         self.conn.executemany(
-            "INSERT INTO docs(rowid, src, tier, type, loc, line, date, title, session)"
-            " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO docs(rowid, src, tier, type, loc, line, date, title, body, session)"
+            " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (rid, src, d.tier, d.type, d.loc, d.line, d.date, d.title, d.session)
+                (rid, src, d.tier, d.type, d.loc, d.line, d.date, d.title, d.body, d.session)
                 for rid, d in zip(rowids, docs, strict=True)
             ],
         )
         self.conn.executemany(
             "INSERT INTO fts_small(rowid, body) VALUES(?, ?)",
-            [(rid, d.body) for rid, d in zip(rowids, docs, strict=True)],
-        )
-        self.stats.docs_added += len(docs)
-        self.conn.execute(
-            "UPDATE sources SET bytes=?, offset=? WHERE id=?", (len(data), len(data), src)
-        )
-
-    def index_big(
-        self,
-        source: SourceFile,
-        src: int,
-        data: bytes,
-        start: int,
-        first_line: int,
-        base: int = 0,
-        row: _Row | None = None,
-    ) -> None:
-        """Index ``data[start:]`` (found at file offset ``base``) of an archive or L1 file."""
-        table = schema.BIG_FTS[source.tier]
-        key = src << schema.OFFSET_BITS
-        blocks = _Blocks(key + base)
-        offset, next_line, open_tail = len(data), first_line, 0
-        if source.tier == "l1" and source.kind == "l1":
-            offset, next_line, open_tail = _consume_l1(source, data, start, first_line, blocks)
-        else:
-            for doc in docs_of(source, data):
-                blocks.add(int(doc.loc), doc.body)
-        rows = blocks.finish()
-        self.conn.executemany(f"INSERT INTO {table}(rowid, body) VALUES(?, ?)", rows)  # noqa: S608
-        self.stats.docs_added += blocks.docs
-        end = base + offset
-        path = self.paths.root / source.rel
-        head_fp = row.head_fp if row is not None and row.offset >= FINGERPRINT_BYTES else None
-        if head_fp is None:
-            head_fp = _fp(_read_range(path, 0, min(FINGERPRINT_BYTES, end)))
-        tail_start = max(0, end - FINGERPRINT_BYTES)
-        if base <= tail_start:
-            tail = data[tail_start - base : end - base]
-        else:
-            tail = _read_range(path, tail_start, end - tail_start)
-        indexed = (row.bytes if row is not None else 0) + offset
-        self.conn.execute(
-            "UPDATE sources SET size=?, mtime_ns=?, offset=?, next_line=?, open_tail=?, head_fp=?, tail_fp=?,"
-            " bytes=? WHERE id=?",
-            (source.size, source.mtime_ns, end, next_line, open_tail, head_fp, _fp(tail), indexed, src),
+            [(rid, d.body.lower()) for rid, d in zip(rowids, docs, strict=True)],
         )
 
 
-class _Blocks:
-    """Groups consecutive docs into index rows of about BLOCK_CHARS (see sources.BLOCK_CHARS)."""
-
-    def __init__(self, key: int) -> None:
-        self.key = key
-        self.rows: list[tuple[int, str]] = []
-        self.start = -1
-        self.parts: list[str] = []
-        self.size = 0
-        self.docs = 0
-
-    def add(self, offset: int, body: str) -> None:
-        if self.start < 0:
-            self.start = offset
-        self.parts.append(body)
-        self.size += len(body)
-        self.docs += 1
-        if self.size >= BLOCK_CHARS:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.parts:
-            self.rows.append((self.key + self.start, "\n".join(self.parts)))
-        self.start, self.parts, self.size = -1, [], 0
-
-    def finish(self) -> list[tuple[int, str]]:
-        self.flush()
-        return self.rows
+def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, _Row | None]]) -> list[_Work]:
+    return [_prepare(paths, source, row) for source, row in batch]
 
 
-def _consume_l1(
-    source: SourceFile, data: bytes, start: int, first_line: int, blocks: _Blocks
-) -> tuple[int, int, int]:
-    """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
+def _prepare_in_helper(paths: StorePaths, todo: list[tuple[SourceFile, _Row | None]]) -> Iterator[_Work]:
+    """Read and cut files in a helper process (no GIL shared with the writer), a few batches ahead.
 
-    A last line without a newline is taken if it parses (the JS plugin writes files that
-    way) and the tail is then "open": the next append must begin with a newline. A last
-    line that does not parse is being written: it is left for the next refresh.
+    The helper is ``python -m memkeeper.core.search.indexer`` speaking length-prefixed
+    pickles over its stdin/stdout; requests are small, so the pipes cannot deadlock.
+    Falls back to this process if the helper cannot be started or dies.
     """
-    fallback = name_date(source.name)
-    session = l1_session_from_name(source.name)
-    pos = start
-    line = first_line
-    n = len(data)
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            raw = data[pos:]
-            if not _parses(raw):
-                return pos, line, 0
-            doc = l1_doc(source.rel, fallback, session, pos, line, raw)
-            if doc:
-                blocks.add(pos, doc.body)
-            return n, line, 1
-        doc = l1_doc(source.rel, fallback, session, pos, line, data[pos:nl])
-        if doc:
-            blocks.add(pos, doc.body)
-        pos = nl + 1
-        line += 1
-    return n, line, 0
-
-
-def _parses(raw: bytes) -> bool:
-    import json
-
-    text = raw.strip()
-    if not text:
-        return True
+    batches: list[list[tuple[SourceFile, _Row | None]]] = [[]]
+    size = 0
+    for item in todo:
+        batches[-1].append(item)
+        size += item[0].size
+        if size >= HELPER_BATCH_BYTES:
+            batches.append([])
+            size = 0
     try:
-        json.loads(text)
-    except ValueError:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memkeeper.core.search.indexer", "--prepare-helper"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        proc = None
+    if proc is None or proc.stdin is None or proc.stdout is None:
+        for source, row in todo:
+            yield _prepare(paths, source, row)
+        return
+    sent = 0
+    done = 0
+    try:
+        while done < len(batches):
+            while sent < len(batches) and sent - done < HELPER_WINDOW:
+                _send(proc.stdin, (paths, batches[sent]))
+                sent += 1
+            reply = _receive(proc.stdout)
+            if not isinstance(reply, list):
+                raise OSError("the index helper stopped")
+            done += 1
+            yield from reply
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+        for batch in batches[done:]:  # finish here, nothing lost
+            for source, row in batch:
+                yield _prepare(paths, source, row)
+    finally:
         try:
-            json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return False
-    return True
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _send(stream: IO[bytes], obj: object) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> object:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError("the index helper closed its pipe")
+    (length,) = struct.unpack("<Q", head)
+    data = stream.read(length)
+    if len(data) < length:
+        raise EOFError("the index helper closed its pipe")
+    return pickle.loads(data)  # noqa: S301 - our own child process
+
+
+def _helper_main() -> int:
+    """The helper's loop: (paths, batch) in, list of _Work out, until stdin closes."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            paths, batch = _receive(stdin)  # type: ignore[misc]
+        except EOFError:
+            return 0
+        _send(stdout, _prepare_batch(paths, batch))
+
+
+def _changed(source: SourceFile, row: _Row | None) -> bool:
+    return row is None or row.size != source.size or row.mtime_ns != source.mtime_ns or row.kind != source.kind
 
 
 def refresh(
@@ -482,3 +617,10 @@ def reindex(paths: StorePaths, progress: Progress | None = None, *, lock_timeout
 
 
 __all__ = ["Doc", "IndexBusy", "Progress", "RefreshStats", "refresh", "refresh_locked", "reindex"]
+
+
+if __name__ == "__main__":
+    # run the loop from the module imported by its real name, so pickles name its classes right
+    from memkeeper.core.search.indexer import _helper_main as helper_main
+
+    sys.exit(helper_main())

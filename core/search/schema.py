@@ -6,7 +6,8 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
 - ``sources``: one row per indexed file with its (size, mtime_ns), the byte offset read
   so far (L1 files are appended) and fingerprints that tell an append from a rewrite.
   Ids are never reused (AUTOINCREMENT), so index rows of a removed file stay dead.
-- ``docs`` + ``fts_small``: the memory and L3 tiers, kept whole (small, rewritten often).
+- ``docs`` + ``fts_small``: the memory and L3 tiers, kept whole in ``docs`` (small,
+  rewritten often); their index rows are deleted with the old text, kept in ``docs``.
 - ``fts_l2`` / ``fts_l1``: contentless trigram indexes of the archives and L1 sessions.
   Their rowid is ``source id << 36 | byte offset``; the text is read back from the file,
   so the database stays smaller than the text it indexes.
@@ -21,12 +22,14 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
 
-_FTS_BIG_OPTIONS = "tokenize='trigram', content='', detail=none, columnsize=0"
+#: The text is lowercased by Python before indexing (the same lower() the matching uses),
+#: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
+_FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,12 +56,13 @@ CREATE TABLE IF NOT EXISTS docs(
     line INTEGER,
     date TEXT,
     title TEXT NOT NULL,
+    body TEXT NOT NULL,
     session TEXT
 );
 CREATE INDEX IF NOT EXISTS docs_src ON docs(src);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, tokenize='trigram', detail=none);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_BIG_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_BIG_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
 """
 
 

@@ -46,10 +46,10 @@ _L1_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{4,6})(?:_([0-9A-Za-z-]+))?\.
 #: L1 keys that are bookkeeping, not content.
 _L1_META_KEYS = frozenset({"ts", "role", "session", "tool_use_id", "agentId", "sidechain", "uuid", "result"})
 TITLE_CHARS = 100
-#: Archive sections and L1 entries are indexed in blocks of consecutive docs holding at
-#: least this much text (the last block of a file or of an append may hold less): a
-#: trigram repeated inside a block is stored once, which keeps the index small.
-BLOCK_CHARS = 8192
+#: Archive sections and L1 entries are indexed in blocks: a block holds the docs that start
+#: less than BLOCK_BYTES after its first doc (a block may end sooner, at the end of a file
+#: or of an append). A trigram repeated inside a block is stored once: a small index.
+BLOCK_BYTES = 8192
 _MAIN_FIELD = {"theme": "name", "decision": "decision", "issue": "issue"}
 
 
@@ -89,7 +89,7 @@ class Doc:
 
 
 def file_hash(rel: str) -> str:
-    return hashlib.sha1(rel.encode("utf-8", "surrogatepass")).hexdigest()[:10]  # noqa: S324 - an id, not security
+    return hashlib.sha1(rel.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
 def make_id(tier: str, rel: str, loc: str) -> str:

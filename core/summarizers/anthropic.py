@@ -25,9 +25,7 @@ MAX_OUTPUT_TOKENS = 4096
 
 
 def api_key(config: Config) -> str | None:
-    extra = config.summarizer.model_extra or {}
-    env_name = extra.get("apiKeyEnv") if isinstance(extra.get("apiKeyEnv"), str) else "ANTHROPIC_API_KEY"
-    value = os.environ.get(str(env_name), "").strip()
+    value = os.environ.get(config.summarizer.apiKeyEnv, "").strip()
     return value or None
 
 

@@ -64,7 +64,7 @@ def parse_result(stdout: str, returncode: int, default_model: str) -> Completion
                 break
             except ValueError:
                 continue
-    if not isinstance(payload, dict) or "result" not in payload and "is_error" not in payload:
+    if not isinstance(payload, dict) or ("result" not in payload and "is_error" not in payload):
         shown = last_line(text) or "(no output)"
         raise BackendError(f"claude printed no JSON result (exit {returncode}): {shown}")
     result = payload.get("result")

@@ -15,6 +15,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from memkeeper.core.summarizers import Completion
@@ -23,6 +24,9 @@ ARCHIVE_START = "<<<ARCHIVE"
 ARCHIVE_END = "ARCHIVE>>>"
 MAX_ITEMS = 10
 MAX_FACT_CHARS = 220
+#: Near-duplicates are looked for among this many latest candidates, which keeps a huge
+#: archive linear instead of quadratic.
+RECENT_WINDOW = 60
 
 DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 HEADER_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -32,15 +36,19 @@ BOLD_TOPIC_RE = re.compile(r"^\*\*([^*\n]{1,60})\*\*\s*[:：\-–—]\s*(.*)$")
 
 DECISION_RE = re.compile(
     r"\b(?:decided|decides|decide to|decision|chose|chosen|choose to|opted|went with|go with|settled on"
-    r"|switched (?:to|from)|switch to|migrated (?:to|from)|replaced|adopted|standardi[sz]ed on"
+    r"|switched|switch to|migrated (?:to|from)|replaced|adopted|standardi[sz]ed on|picked(?! up)|in favou?r of"
     r"|prefer(?:red|s)?|instead of|rather than|will use|agreed)\b"
     r"|결정|선택했|채택|대신|(?:으)?로 변경|하기로",
     re.IGNORECASE,
 )
+#: A note that opens with a rule ("Use X …", "Never Y …") states a decision or convention.
+RULE_START_RE = re.compile(r"^(?:use|keep|always|never|prefer|avoid|don'?t|do not|only)\b", re.IGNORECASE)
+REASON_WORD_RE = re.compile(r"\bbecause\b|\bso that\b|\bto avoid\b|때문|위해", re.IGNORECASE)
 ISSUE_RE = re.compile(
     r"\b(?:bugs?|fixed|fixes|errors?|fail(?:s|ed|ing|ures?)?|broken|breaks?|crash(?:es|ed|ing)?"
     r"|regressions?|todo|issues?|problems?|false positives?|workaround|blocked|blockers?|warnings?"
-    r"|doesn'?t work|does not work|not working|still open|left open|exception|timeouts?|hangs?)\b"
+    r"|doesn'?t work|does not work|not working|still open|left open|exception|timeouts?|hangs?"
+    r"|exhausted|leak(?:s|ed|ing)?|race condition|deadlocks?|flaky|stall(?:s|ed)?|overflows?|corrupt\w*|N\+1)\b"
     r"|해결|버그|오류|에러|문제|실패|안 ?됨",
     re.IGNORECASE,
 )
@@ -51,7 +59,9 @@ OPEN_RE = re.compile(
 )
 RESOLVED_RE = re.compile(
     r"\b(?:fixed|fixes|resolved|solved|works now|now works|now pass(?:es)?|passing|pass(?:es)? again|all green"
-    r"|closed|worked around|workaround|no longer)\b|해결(?:됨|했|완료)|수정(?:됨|했|완료)|고쳤|통과",
+    r"|closed|worked around|workaround|no longer)\b|해결(?:됨|했|완료)|수정(?:됨|했|완료)|고쳤|통과"
+    r"|;\s*(?:now |then |so )?(?:raised|added|switched|replaced|removed|increased|reduced|patched|reverted|bumped"
+    r"|use[sd]?|wrapped|moved|pinned)\b",
     re.IGNORECASE,
 )
 #: Words about errors that describe a feature, not a problem ("error spans", "fails gracefully", flags).
@@ -62,7 +72,7 @@ FEATURE_NOISE_RE = re.compile(
 )
 NEW_BEHAVIOUR_RE = re.compile(r"\bnow (?!works?\b|pass\w*|fails?\b|breaks?\b|crash\w*)[a-z]+", re.IGNORECASE)
 FIX_VERB_RE = re.compile(r"^\s*(?:fix(?:ed)?|resolved?|solved?)\b|해결", re.IGNORECASE)
-PAREN_RE = re.compile(r"\s*\(([^()]{8,200})\)\s*$")
+PAREN_RE = re.compile(r"\s*\(([^()]{3,200})\)\s*$")
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{2,}|[가-힣]{2,}")
 STOPWORDS = frozenset(
     """the and for with that this from into then than was were are has have had not but use used using
@@ -103,8 +113,9 @@ def _shorten(text: str, limit: int = MAX_FACT_CHARS) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower().strip(".:/-") for w in WORD_RE.findall(text)} - STOPWORDS
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower().strip(".:/-") for w in WORD_RE.findall(text)) - STOPWORDS
 
 
 def parse_sections(text: str) -> list[Section]:
@@ -259,7 +270,7 @@ def _overlap(a: str, b: str) -> float:
 
 CLAUSE_SPLIT_RE = re.compile(r"\s*;\s+|\s+[—–]\s+|\s+-\s+")
 SO_RE = re.compile(r",?\s+so\s+(?!that\b)", re.IGNORECASE)
-BECAUSE_RE = re.compile(r"\s+(because of|because|since|as it|as the|due to)\s+", re.IGNORECASE)
+BECAUSE_RE = re.compile(r"\s+(because of|because|since|due to)\s+", re.IGNORECASE)
 PURPOSE_RE = re.compile(r"\s+((?:so that|to avoid|to keep|to make|in order to)\s+.*)$", re.IGNORECASE)
 
 
@@ -277,7 +288,7 @@ def _split_reason(text: str) -> tuple[str, str]:
     if so and DECISION_RE.search(clause[so.end() :]):
         return clause[so.end() :].strip(), clause[: so.start()].strip()
     paren = PAREN_RE.search(clause)
-    if paren:
+    if paren and (len(paren.group(1)) >= 8 or REASON_WORD_RE.search(paren.group(1))):
         return clause[: paren.start()].strip(), paren.group(1).strip()
     because = BECAUSE_RE.search(clause)
     if because and because.start() >= 12:
@@ -288,13 +299,22 @@ def _split_reason(text: str) -> tuple[str, str]:
     return clause.strip(), context
 
 
+def _is_decision(text: str) -> bool:
+    if FIX_VERB_RE.search(text):
+        return False  # "fixed X by using Y instead of Z" is an issue's resolution, not a decision
+    if DECISION_RE.search(text) or RULE_START_RE.search(text):
+        return True
+    # A choice given with its reason ("Cache totals in Redis, because …") unless it explains a problem.
+    return bool(REASON_WORD_RE.search(text)) and not _is_issue(text)
+
+
 def _decisions(items: list[Item]) -> list[dict[str, Any]]:
     found: list[tuple[Item, str, str]] = []
     for item in items:
-        if not DECISION_RE.search(item.text) or FIX_VERB_RE.search(item.text):
-            continue  # "fixed X by using Y instead of Z" is an issue's resolution, not a decision
+        if not _is_decision(item.text):
+            continue
         decision, reason = _split_reason(item.text)
-        if any(_overlap(decision, d) > 0.7 for _, d, _ in found):
+        if any(_overlap(decision, d) > 0.7 for _, d, _ in found[-RECENT_WINDOW:]):
             continue
         found.append((item, decision, reason))
     if len(found) > MAX_ITEMS:
@@ -348,14 +368,14 @@ def _issues(items: list[Item]) -> list[dict[str, Any]]:
         if not _is_issue(item.text):
             continue
         status = _status(item.text)
-        earlier = _related_open_issue(found, item)
+        earlier = _related_open_issue(found, item, resolving=status == "resolved")
         if earlier is not None:
             if status == "resolved":
                 earlier.status = "resolved"
                 earlier.resolution = item.text
             # else: more about the same open problem; the first note states it
             continue
-        if any(_overlap(item.text, f.text) > 0.7 for f in found):
+        if any(_overlap(item.text, f.text) > 0.7 for f in found[-RECENT_WINDOW:]):
             continue
         found.append(_Issue(item, item.text, status))
     if len(found) > MAX_ITEMS:
@@ -371,15 +391,15 @@ def _issues(items: list[Item]) -> list[dict[str, Any]]:
     return out
 
 
-def _related_open_issue(found: list[_Issue], item: Item) -> _Issue | None:
-    """The latest earlier open issue about the same thing: same topic (and day, or shared words),
-    or without topics, many shared words."""
-    for issue in reversed(found):
+def _related_open_issue(found: list[_Issue], item: Item, resolving: bool) -> _Issue | None:
+    """The latest earlier open issue about the same thing: same topic (for a fix, any day; for
+    more about the problem, the same day or shared words), or without topics, many shared words."""
+    for issue in reversed(found[-RECENT_WINDOW * 2 :]):
         if issue.status != "open":
             continue
         overlap = _overlap(issue.text, item.text)
         same_topic = issue.item.topic is not None and _topic_key(issue.item.topic) == _topic_key(item.topic or "")
-        if (same_topic and (issue.item.date == item.date or overlap >= 0.2)) or overlap >= 0.45:
+        if (same_topic and (resolving or issue.item.date == item.date or overlap >= 0.2)) or overlap >= 0.45:
             return issue
     return None
 

@@ -296,3 +296,33 @@ def test_cli_maintenance_commands(store: StorePaths, capsys: pytest.CaptureFixtu
     assert cli_main(["--project", project, "compress", "--json"]) == 0  # default retentionDays
     assert json.loads(capsys.readouterr().out)["compressed"] == [result.l1_path.name + ".gz"]
     assert cli_main(["--project", project, "compress", "--days", "-1"]) == 2
+
+
+def test_renamed_copy_of_the_session_adds_nothing(store: StorePaths, transcript: Path, tmp_path: Path) -> None:
+    l1.refine_transcript(store, transcript)
+    copy = tmp_path / "backup-of-session.jsonl"
+    copy.write_bytes(transcript.read_bytes())
+    result = l1.refine_transcript(store, copy, SESSION)
+    assert result.new_entries == 0 and result.reconciled and result.total_entries == 2
+
+
+def test_old_layout_agent_file_beside_the_session(
+    store: StorePaths, isolated_env: Path
+) -> None:
+    folder = _claude_dir(isolated_env, store.project)
+    main = folder / f"{SESSION}.jsonl"
+    _write(main, _user("parent prompt", "2026-03-01T10:00:00.000Z"), _assistant("ok", "2026-03-01T10:00:01.000Z"))
+    _write(folder / "agent-1a2b3c4d.jsonl",
+           _user("agent prompt", "2026-03-01T10:00:02.000Z", isSidechain=True, agentId="1a2b3c4d"),
+           _assistant("agent answer", "2026-03-01T10:00:03.000Z"))
+    from memkeeper.core.transcript import list_transcripts, newest_transcript
+
+    assert newest_transcript(store.project) == main
+    assert len(list_transcripts(store.project, include_agents=True)) == 2
+    results = l1.refine_all(store)
+    assert sum(r.new_entries for r in results) == 4
+    assert len({r.l1_path for r in results}) == 1  # the agent's work joins its session's file
+    entries = l1.entries_since(store, None)
+    assert [e["text"] for e in entries] == ["parent prompt", "ok", "agent prompt", "agent answer"]
+    assert entries[2]["sidechain"] is True and entries[2]["agentId"] == "1a2b3c4d"
+    assert sum(r.new_entries for r in l1.refine_all(store)) == 0

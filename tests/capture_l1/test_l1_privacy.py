@@ -143,6 +143,8 @@ def test_redaction_is_idempotent() -> None:
     text = "password=hunter22 " + SECRETS["anthropic"] + " <private>x</private> [private]y"
     once = redact(text)
     assert redact(once) == once
+    joined = "<priv<private></private>ate>SECRETX</private> after"  # an empty span removed forms a tag
+    assert redact(joined) == "[PRIVATE] after"
 
 
 _PIECES = ["a", " ", "<", ">", "/", "[", "]", "-", "!", "`", "\n", "=", ":", "private", "PRIVATE",

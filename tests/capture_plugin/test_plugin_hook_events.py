@@ -258,3 +258,20 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == []
+
+
+def test_tool_use_rotates_memory_when_due(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+    write_config(store, {"memoryRotation": {"thresholdTokens": 200, "carryoverTokens": 40}, "memory": {"flushEvery": 1000}})
+    store.memory.write_text("".join(f"## 2026-11-20_{i:04d}\n- [t]: fact {i}\n" for i in range(40)))
+    run_hook("PostToolUse", payload_for("PostToolUse", store.project))
+    archives = list(store.root.glob("memory_*.md"))
+    assert len(archives) == 1
+    assert "fact 39" in store.memory.read_text() and "fact 0\n" not in store.memory.read_text()
+    assert [kind for kind, _ in started_jobs] == ["summary"]
+
+
+def test_a_removed_project_folder_is_not_recreated(tmp_path: Path, run_hook: RunHook) -> None:
+    gone = tmp_path / "deleted-project"
+    for event in ("SessionStart", "PostToolUse", "SessionEnd"):
+        assert run_hook(event, payload_for(event, gone))[0] == 0
+    assert not gone.exists()

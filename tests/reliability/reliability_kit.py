@@ -418,10 +418,16 @@ print("ready", flush=True)
 end = time.monotonic() + seconds
 checks = appends = failures = 0
 while time.monotonic() < end:
-    if mode == "hook":
+    if mode == "check":
         import subprocess
         rc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", project, "check"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
+    elif mode == "hook":
+        import json, subprocess
+        payload = json.dumps({"session_id": f"worker-{wid}", "cwd": project, "hook_event_name": "PostToolUse",
+                              "tool_name": "Bash", "tool_input": {"command": "true"}, "tool_response": {}})
+        rc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+                            input=payload.encode(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
     else:
         out = sys.stdout
         sys.stdout = devnull
@@ -469,8 +475,9 @@ def concurrency_run(base: Path, processes: int, seconds: float, threshold_tokens
                     carry_tokens: int = 400, hook_every: int = 4) -> ConcurrencyResult:
     """``processes`` workers run checks (the hook's work) and locked appends for ``seconds``.
 
-    Every ``hook_every``-th worker runs the real ``memkeeper check`` command (a new
-    interpreter each time); the others call the same code in-process to push harder.
+    Of every ``hook_every`` workers, one runs the real ``memkeeper hook PostToolUse`` and one
+    the real ``memkeeper check`` (a new interpreter each call); the others call the check's
+    code in-process to push harder. Every call counts one tool use.
     """
     from memkeeper.core import doctor
     from memkeeper.core.atomic import atomic_write_json
@@ -486,7 +493,8 @@ def concurrency_run(base: Path, processes: int, seconds: float, threshold_tokens
     env = child_env(base / "home")
     procs = []
     for w in range(processes):
-        mode = "hook" if hook_every and w % hook_every == 0 else "inproc"
+        slot = w % hook_every if hook_every else -1
+        mode = "hook" if slot == 0 else "check" if slot == 1 else "inproc"
         procs.append(subprocess.Popen(
             [sys.executable, "-c", WORKER, str(paths.project), str(w), str(seconds), mode, str(Path(__file__).parent)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))

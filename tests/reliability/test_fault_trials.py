@@ -161,26 +161,17 @@ def test_disk_full_during_rotation_and_flush(tmp_path: Path) -> None:
 
 @contextlib.contextmanager
 def read_only(paths: StorePaths) -> Iterator[None]:
-    """The store read-only: a read-only remount as root, permission bits otherwise."""
-    if IS_ROOT:
-        subprocess.run(["mount", "--bind", str(paths.root), str(paths.root)], check=True)
-        try:
-            subprocess.run(["mount", "-o", "remount,ro,bind", str(paths.root)], check=True)
-            yield
-        finally:
-            subprocess.run(["umount", "-l", str(paths.root)], check=False)
-    else:
-        folders = [p for p in [paths.root, *paths.root.rglob("*")] if p.is_dir()]
-        for folder in folders:
-            os.chmod(folder, 0o500)
-        try:
-            yield
-        finally:
-            for folder in folders:
-                os.chmod(folder, 0o700)
+    """The store on a read-only bind mount of itself."""
+    subprocess.run(["mount", "--bind", str(paths.root), str(paths.root)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(paths.root)], check=True)
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(paths.root)], check=False)
 
 
-@pytest.mark.skipif(IS_ROOT and not MOUNT_OK, reason="as root only a read-only mount blocks writes, and mounts are not allowed")
+# Permission bits cannot simulate it: memkeeper restores the modes of its own folders.
+@pytest.mark.skipif(not MOUNT_OK, reason="a read-only store needs a read-only mount (root and mount permission)")
 def test_read_only_store(tmp_path: Path) -> None:
     paths, content = filled_store(tmp_path / "project")
     env = kit.child_env(tmp_path / "home")
@@ -193,6 +184,9 @@ def test_read_only_store(tmp_path: Path) -> None:
         doctor = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project),
                                  "doctor"], capture_output=True, env=env, timeout=60)
         assert doctor.returncode in (0, 1) and b"Traceback" not in doctor.stderr
+        repair = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project),
+                                 "doctor", "--repair"], capture_output=True, env=env, timeout=60)
+        assert repair.returncode in (0, 1) and b"Traceback" not in repair.stderr
         assert_untouched(paths, content)
     then_rotation_works(paths, content)
 
@@ -238,12 +232,11 @@ FAKE_SUMMARIZERS = {
 def test_summarizer_fault_leaves_the_archive_pending(
     behaviour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import memkeeper.core.summary as summary_module
     from memkeeper.core import rotation
     from memkeeper.core.atomic import atomic_write_json
     from memkeeper.core.index import read_index
     from memkeeper.core.summary import SummaryError, generate_summary
-
-    import memkeeper.core.summary as summary_module
 
     monkeypatch.setattr(summary_module, "BACKOFF_SECONDS", (0.0, 0.0, 0.0))
     paths, content = filled_store(tmp_path / "project")
@@ -292,6 +285,8 @@ from pathlib import Path
 from memkeeper.core import flush
 from memkeeper.core.store import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
+original_chunks = flush.chunk_entries
+flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)
 limit = paths.memory.stat().st_size + int(sys.argv[2])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -305,19 +300,29 @@ except OSError as exc:
 """
 
 
-@pytest.mark.parametrize("room", [0, 40, 400])
+@pytest.mark.parametrize("room", [
+    0,
+    pytest.param(40, marks=pytest.mark.xfail(strict=True, reason=(
+        "atomic.append_bytes leaves the part it wrote before ENOSPC/EFBIG; the flush journal then "
+        "appends the whole section again (a torn fragment stays). Fix: truncate back on error."))),
+    pytest.param(400, marks=pytest.mark.xfail(strict=True, reason="same partial append: bullets duplicated")),
+])
 def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     """The append of a flushed section fails part way: no torn text stays, the next flush finishes it."""
     from memkeeper.core import doctor, flush
+    from memkeeper.core.atomic import atomic_write_bytes
 
     paths = kit.new_project(tmp_path, "flushfull")
     kit.flush_seed(paths)
+    # memory.md is the biggest file, so the limit bites on its append, not on the journal
+    atomic_write_bytes(paths.memory, b"# memory\n" + b"".join(kit.make_line(i) for i in range(200)))
     before = paths.memory.read_bytes()
     rc, _t, err = kit.run_child(FLUSH_UNDER_LIMIT, [str(paths.project), str(room)], kit.child_env(tmp_path / "home"),
                                 None)
     assert rc == 1 and "large" in err
     after = paths.memory.read_bytes()
     assert after.startswith(before)
+    assert len(after) == len(before) + room  # the append really was cut part way (or refused)
     doctor.repair(paths, stale_seconds=0)
     flush.flush_pending(paths, summarize=lambda _p, es: ([f"- [trial]: {e['text']}" for e in es], "trial"))
     text = paths.memory.read_bytes()

@@ -220,3 +220,19 @@ def test_summary_file_written_by_claude_path_is_loadable(store: StorePaths, fake
     data = json.loads(summary_path(store, "memory_20260302_150000.md").read_text("utf-8"))
     assert data["sourceFile"] == "memory_20260302_150000.md" and data["generatedAt"].endswith("Z")
     assert load_summary(summary_path(store, "memory_20260302_150000.md")).generator.startswith("claude:")
+
+
+def test_the_sdk_is_imported_only_when_the_anthropic_backend_runs() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import memkeeper.core.summarizers.anthropic, memkeeper.core.summary\n"
+        "from memkeeper.core.config import Config\n"
+        "from memkeeper.core.summarizers import get_backend\n"
+        "get_backend(Config.model_validate({'summarizer': {'backend': 'extractive'}}))\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

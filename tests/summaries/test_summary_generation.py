@@ -287,3 +287,33 @@ def test_job_runner_is_registered() -> None:
     from memkeeper.core.jobs import resolve_runner
 
     assert resolve_runner("summary") is run_summary_job
+
+
+def test_secrets_in_an_old_archive_never_reach_the_summary_or_raw_file(
+    store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
+) -> None:
+    secret = "sk-ant-api03-" + "A" * 40
+    scripted(f"not json, but it echoes {secret}")
+    add_archive(store, data=SMALL_ARCHIVE + f"- [setup]: exported ANTHROPIC_API_KEY={secret}\n")
+    with pytest.raises(SummaryError):
+        generate_summary(store, ARCHIVE, sleep=no_sleep.append)
+    assert secret not in raw_output_path(store, ARCHIVE).read_text("utf-8")
+    generate_summary(store, ARCHIVE, backend="extractive")
+    assert secret not in summary_path(store, ARCHIVE).read_text("utf-8")
+
+
+def test_budget_fallback_never_replaces_a_model_summary(
+    store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
+) -> None:
+    scripted(json.dumps(GOOD_ANSWER))
+    add_archive(store)
+    generate_summary(store, ARCHIVE, sleep=no_sleep.append)
+    before = summary_path(store, ARCHIVE).read_bytes()
+    config = json.loads(store.config.read_text())
+    config["budget"] = {"dailyCalls": 1}
+    write_config(store, config)
+    report = run_summary_job(store, {"all": True}, sleep=no_sleep.append)  # regenerate --all, budget spent
+    assert report.outcomes[0].generator == "command:fake-model"
+    assert any("existing summary was kept" in n for n in report.outcomes[0].notes)
+    assert summary_path(store, ARCHIVE).read_bytes() == before
+    assert entry(store)["summaryGenerated"] is True

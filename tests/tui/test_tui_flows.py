@@ -221,7 +221,7 @@ async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
         await pilot.press("a", "c")
         await settle(pilot)
         await settle(pilot)
-        assert not screen._running
+        assert not screen._job_running
         pending = [e for e in read_index(store)["rotatedFiles"] if not e.get("summaryGenerated")]
         assert len(pending) in (0, 1, 2)  # stopped between archives, never half-written
         for entry in read_index(store)["rotatedFiles"]:
@@ -360,7 +360,7 @@ async def test_help_lists_every_binding(store: StorePaths) -> None:
         await pilot.press("f1")
         await settle(pilot)
         assert isinstance(app.screen, HelpModal)
-        table = app.screen.query_one("#help-table").render()
+        table = app.screen.help_table
         from rich.console import Console
 
         console = Console(width=120, record=True)

@@ -49,7 +49,7 @@ class HelpModal(ModalScreen[None]):
     """Keys of the help screen."""
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
+        table = self.help_table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
         for title, bindings in key_sections():

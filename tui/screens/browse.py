@@ -139,6 +139,13 @@ class BrowseScreen(Screen[None]):
         if expanded:
             self.count_sessions(expanded)
 
+    def reset(self) -> None:
+        """Forget the open document and the tree's state (another project is being shown)."""
+        self._document = None
+        self._signature = None
+        self._pending_open = None
+        self.query_one(TierTree).reset_state()
+
     def set_live(self, live: bool) -> None:
         self.query_one(StatusLine).live = live
 

@@ -51,7 +51,7 @@ class PendingScreen(Screen[None]):
         super().__init__()
         self._paths = paths
         self._files: list[str] = []
-        self._running = False
+        self._job_running = False
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -76,7 +76,7 @@ class PendingScreen(Screen[None]):
 
     def show_snapshot(self, snapshot: StoreSnapshot, changed: frozenset[Any]) -> None:
         """Called by the app after any store change: re-read the list."""
-        if not self._running:
+        if not self._job_running:
             self.refresh_list()
 
     def refresh_list(self) -> None:
@@ -144,10 +144,10 @@ class PendingScreen(Screen[None]):
         self._start(list(self._files))
 
     def _start(self, files: list[str]) -> None:
-        if self._running:
+        if self._job_running:
             self.notify("A regeneration is already running (c cancels it).", severity="warning")
             return
-        self._running = True
+        self._job_running = True
         progress = self.query_one("#pending-progress", ProgressBar)
         progress.display = True
         progress.update(total=len(files), progress=0)
@@ -186,7 +186,7 @@ class PendingScreen(Screen[None]):
 
     @on(JobFinished)
     def _finished(self, message: JobFinished) -> None:
-        self._running = False
+        self._job_running = False
         head = "cancelled" if message.cancelled else "finished"
         failed = sum(1 for line in message.lines if line.startswith("✗"))
         summary = f"{head}: {len(message.lines) - failed} generated, {failed} failed"
@@ -202,16 +202,16 @@ class PendingScreen(Screen[None]):
         self.refresh_list()
 
     def action_cancel(self) -> None:
-        if not self._running:
+        if not self._job_running:
             self.notify("No job is running.", severity="warning")
             return
         self.workers.cancel_group(self, "regenerate")
-        self._running = False
+        self._job_running = False
         self.query_one("#pending-log", Static).update("cancelling: stops after the current archive")
         self.app.call_later(self._reload_all)
 
     def action_close(self) -> None:
-        if self._running:
+        if self._job_running:
             self.notify("Regeneration goes on in the background of this screen; c cancels it.", severity="warning")
             return
         self.dismiss(None)

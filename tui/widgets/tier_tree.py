@@ -69,7 +69,11 @@ class TierTree(Tree[Target]):
 
     def show_snapshot(self, snapshot: StoreSnapshot) -> None:
         """Rebuild from ``snapshot``, keeping cursor, expansion and scroll."""
-        cursor_key = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
+        cursor_key = (
+            self.cursor_node.data.key
+            if self._snapshot is not None and self.cursor_node and self.cursor_node.data
+            else None
+        )
         if self._snapshot is not None:
             self._expanded = self._collect_expanded()
         scroll_y = self.scroll_y
@@ -177,6 +181,13 @@ class TierTree(Tree[Target]):
             if counts.subagent:
                 label.append(" ⑂", "italic")
         return label
+
+    def reset_state(self) -> None:
+        """Drop the remembered snapshot, counts and expansion (a different store follows)."""
+        self._snapshot = None
+        self._counts = {}
+        self._expanded = {"tier:l2", "tier:l3", "tier:l1", "group:archives"}
+        self.clear()
 
     def set_counts(self, counts: dict[str, SessionCounts]) -> None:
         """Record session counts (from a worker) and refresh the labels that show them."""

@@ -1,0 +1,255 @@
+"""Search commands: ``search`` (alias ``search-memory``), ``show``, ``timeline``, ``reindex``, ``mcp``.
+
+``memkeeper search WORDS… [--tier T] [--type T] [--since D] [--until D] [--deep]
+[--limit N] [--json]`` prints the hits grouped by tier (memory.md, L3, L2, then L1
+with ``--deep``); options may come after the words, as in the JS ``search-memory "q"
+--deep``. ``show ID`` prints a whole entry, ``timeline ID`` its neighbours, ``reindex``
+rebuilds the index with a progress bar, ``mcp`` serves search over stdio for Claude.
+Exit codes: 0 hits, 3 no hits, 2 a bad query or option.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memkeeper.core.search import Entry, Hit, SearchResults, Timeline
+
+TIER_LABELS = {"memory": "memory.md", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
+MATCH_STYLE = "bold yellow"
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    """``--tier l2 --tier l3`` and ``--tier l2,l3`` both work."""
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = sub.add_parser(
+        "search",
+        help="search the memory: memory.md, L3 summaries, L2 archives (and L1 with --deep)",
+        description=(
+            "Words are ANDed, \"quoted words\" are a phrase; matching is case-insensitive and finds "
+            "text inside words (Korean too). Results are grouped by tier."
+        ),
+    )
+    search.add_argument("query", nargs="+", metavar="WORD", help="words or \"a phrase\"")
+    search.add_argument("--tier", action="append", metavar="TIER", help="memory, l3, l2, l1 (repeat or comma)")
+    search.add_argument(
+        "--type",
+        action="append",
+        metavar="TYPE",
+        help="decision, theme, issue, overall, section, user, assistant, tool, tool_result, …",
+    )
+    search.add_argument("--since", metavar="DATE", help="only entries dated on or after DATE (YYYY-MM-DD)")
+    search.add_argument("--until", metavar="DATE", help="only entries dated on or before DATE")
+    search.add_argument("--deep", action="store_true", help="also search the L1 sessions")
+    search.add_argument("--limit", type=int, default=10, metavar="N", help="hits shown per tier (default 10)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(handler=run_search)
+
+    show = sub.add_parser("show", help="print the whole entry behind a search hit id")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(handler=run_show)
+
+    timeline = sub.add_parser("timeline", help="print what came just before and after a search hit")
+    timeline.add_argument("id", metavar="ID")
+    timeline.add_argument("--before", type=int, default=3, metavar="N", help="entries before (default 3)")
+    timeline.add_argument("--after", type=int, default=3, metavar="N", help="entries after (default 3)")
+    timeline.add_argument("--json", action="store_true", help="print JSON")
+    timeline.set_defaults(handler=run_timeline)
+
+    reindex = sub.add_parser("reindex", help="rebuild the search index from the files")
+    reindex.add_argument("--json", action="store_true", help="print a JSON report")
+    reindex.set_defaults(handler=run_reindex)
+
+    mcp = sub.add_parser("mcp", help="serve search, show and timeline to Claude over stdio (MCP)")
+    mcp.set_defaults(handler=run_mcp)
+
+
+def _paths(args: argparse.Namespace) -> Any:
+    from memkeeper.core.store import paths_for
+
+    return paths_for(args.project)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
+    from memkeeper.core.search import QueryError, search
+
+    paths = _paths(args)
+    query = " ".join(args.query)
+    try:
+        results = search(
+            paths,
+            query,
+            tiers=_split(args.tier),
+            types=_split(args.type),
+            since=args.since,
+            until=args.until,
+            deep=args.deep,
+            limit=args.limit,
+        )
+    except QueryError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        print_json(results.to_dict())
+    else:
+        for note in results.warnings:
+            warn(note)
+        _print_results(results)
+    return EXIT_OK if results else EXIT_NOTHING
+
+
+def hit_text(hit: Hit) -> Any:
+    """One hit as Rich Text: location, date, snippet with the matches styled (no markup parsed)."""
+    from rich.text import Text
+
+    from memkeeper.cli.output import strip_control
+
+    where = hit.file + (f":{hit.line}" if hit.line else "")
+    head = Text("  ")
+    head.append(strip_control(where), style="cyan")
+    if hit.date:
+        head.append("  " + strip_control(hit.date[:16]), style="dim")
+    head.append("  " + hit.type, style="magenta")
+    if hit.title and hit.tier in ("l3", "l1") and hit.title != hit.type:
+        head.append("  " + strip_control(hit.title), style="bold")
+    body = Text("    ")
+    snippet = Text(strip_control(hit.snippet))
+    for start, end in hit.highlights:
+        snippet.stylize(MATCH_STYLE, start, end)
+    body.append_text(snippet)
+    foot = Text(f"    id {hit.id} · {hit.tokens} tokens", style="dim")
+    return Text("\n").join([head, body, foot])
+
+
+def _print_results(results: SearchResults) -> None:
+    from rich.text import Text
+
+    from memkeeper.cli.output import console, strip_control
+
+    out = console()
+    if not results:
+        out.print(Text(f'[MEMORY_KEEPER] No results for "{strip_control(results.query)}"'))
+        return
+    for tier in results.tiers:
+        if not tier.hits:
+            continue
+        more = "+" if tier.more else ""
+        out.print(Text(f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)", style="bold green"))
+        for hit in tier.hits:
+            out.print(hit_text(hit))
+        hidden = tier.total - len(tier.hits)
+        if hidden > 0:
+            out.print(Text(f"  ... and {hidden}{more} more (use --limit, --type or more words)", style="dim"))
+
+
+def _entry_or_error(fn: Any, *args: Any) -> Any:
+    from memkeeper.cli.output import EXIT_NOTHING, CliError
+    from memkeeper.core.search import NotFound
+
+    try:
+        return fn(*args)
+    except NotFound as exc:
+        raise CliError(str(exc), EXIT_NOTHING) from None
+
+
+def _entry_text(entry: Entry) -> Any:
+    from rich.text import Text
+
+    from memkeeper.cli.output import strip_control
+
+    where = entry.file + (f":{entry.line}" if entry.line else "")
+    head = Text()
+    head.append(strip_control(where), style="cyan")
+    if entry.date:
+        head.append("  " + strip_control(entry.date), style="dim")
+    head.append(f"  {entry.tier} {entry.type}", style="magenta")
+    if entry.session:
+        head.append("  session " + strip_control(entry.session), style="dim")
+    head.append(f"  · {entry.tokens} tokens", style="dim")
+    return Text("\n").join([head, Text(strip_control(entry.text))])
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_OK, console, print_json
+    from memkeeper.core.search import show
+
+    entry: Entry = _entry_or_error(show, _paths(args), args.id)
+    if args.json:
+        print_json(entry.to_dict())
+    else:
+        console().print(_entry_text(entry))
+    return EXIT_OK
+
+
+def run_timeline(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
+    from memkeeper.cli.output import EXIT_OK, console, print_json
+    from memkeeper.core.search import timeline
+
+    found: Timeline = _entry_or_error(timeline, _paths(args), args.id, args.before, args.after)
+    if args.json:
+        print_json(found.to_dict())
+        return EXIT_OK
+    out = console()
+    for hit in found.before:
+        out.print(hit_text(hit))
+    out.print(Text("▶ ", style="bold green"), _entry_text(found.anchor))
+    for hit in found.after:
+        out.print(hit_text(hit))
+    return EXIT_OK
+
+
+def run_reindex(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, print_json
+    from memkeeper.core.search import reindex
+
+    paths = _paths(args)
+    if not paths.exists():
+        raise CliError(f"no memory store in {paths.project} (expected {paths.root})", EXIT_NOTHING)
+    if args.json:
+        stats = reindex(paths)
+    else:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console()
+        ) as bar:
+            task = bar.add_task("index", total=None)
+
+            def progress(done: int, total: int, _file: str) -> None:
+                bar.update(task, completed=done, total=total or None)
+
+            stats = reindex(paths, progress)
+    report = {
+        "files": stats.files_read,
+        "bytes": stats.bytes_read,
+        "entries": stats.docs_added,
+        "seconds": round(stats.seconds, 2),
+        "notes": stats.notes,
+    }
+    if args.json:
+        print_json(report)
+    else:
+        mb = stats.bytes_read / 1e6
+        rate = mb / stats.seconds if stats.seconds > 0 else 0.0
+        console().print(
+            f"indexed {stats.files_read} files, {mb:.1f} MB, {stats.docs_added} entries "
+            f"in {stats.seconds:.1f} s ({rate:.1f} MB/s)",
+            markup=False,
+        )
+    return EXIT_OK
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from memkeeper.plugin.mcp_server import serve
+
+    serve(args.project)
+    return 0

@@ -1,0 +1,121 @@
+"""``memkeeper install`` / ``uninstall`` with a fake ``claude``, and the installed launcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from capture_helpers import payload_for
+
+from memkeeper.core import counters
+from memkeeper.core.store import StorePaths
+from memkeeper.plugin import install
+
+
+def fake_claude(tmp_path: Path, fail_add: bool = False) -> tuple[Path, Path]:
+    """A `claude` that records its arguments (one JSON list per line) and succeeds."""
+    record = tmp_path / "claude-calls.jsonl"
+    script = tmp_path / "bin" / "claude"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"open({str(record)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        f"sys.exit(1 if {fail_add!r} and sys.argv[1:4] == ['plugin', 'marketplace', 'add'] else 0)\n"
+    )
+    script.chmod(0o755)
+    return script, record
+
+
+def calls(record: Path) -> list[list[str]]:
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def test_marketplace_copy(home: Path) -> None:
+    report = install.write_marketplace(home)
+    root = home / ".claude" / "memkeeper-marketplace"
+    assert report.marketplace == root
+    manifest = json.loads((root / ".claude-plugin" / "marketplace.json").read_text())
+    assert manifest["name"] == "memkeeper-local"
+    assert manifest["plugins"][0] == {
+        "name": "memkeeper",
+        "source": "./plugins/memkeeper",
+        "description": manifest["plugins"][0]["description"],
+        "version": "0.1.0",
+    }
+    plugin = root / "plugins" / "memkeeper"
+    assert (plugin / ".claude-plugin" / "plugin.json").is_file()
+    assert (plugin / "hooks" / "hooks.json").is_file()
+    assert sorted(p.name for p in (plugin / "commands").iterdir()) == ["forget.md", "regenerate.md", "save.md", "search.md", "status.md"]
+    assert not list(plugin.rglob("*.py")) and not list(plugin.rglob("__pycache__"))
+    for launcher in (plugin / "bin").iterdir():
+        assert os.access(launcher, os.X_OK)
+    python, package_dir = (plugin / ".memkeeper-python").read_text().splitlines()
+    assert python == sys.executable
+    assert (Path(package_dir) / "memkeeper" / "__init__.py").is_file()
+    # A second copy replaces the first.
+    (plugin / "stale.md").write_text("old")
+    install.write_marketplace(home)
+    assert not (plugin / "stale.md").exists()
+
+
+def test_install_registers_through_claude(home: Path, tmp_path: Path) -> None:
+    claude, record = fake_claude(tmp_path)
+    report = install.install(home, claude=str(claude))
+    assert report.registered
+    assert calls(record) == [
+        ["plugin", "marketplace", "add", str(report.marketplace)],
+        ["plugin", "install", "memkeeper@memkeeper-local", "--scope", "user"],
+    ]
+
+
+def test_install_updates_a_known_marketplace(home: Path, tmp_path: Path) -> None:
+    claude, record = fake_claude(tmp_path, fail_add=True)
+    report = install.install(home, claude=str(claude), scope="project")
+    assert report.registered
+    assert [c[:3] for c in calls(record)] == [["plugin", "marketplace", "add"], ["plugin", "marketplace", "update"], ["plugin", "install", "memkeeper@memkeeper-local"]]
+    assert calls(record)[-1][-2:] == ["--scope", "project"]
+
+
+def test_install_without_claude_prints_the_steps(home: Path) -> None:
+    env = dict(os.environ, PATH="/nonexistent", HOME=str(home))
+    done = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "install"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "claude plugin marketplace add" in done.stdout
+    assert "claude plugin install memkeeper@memkeeper-local --scope user" in done.stdout
+
+
+def test_uninstall(home: Path, tmp_path: Path) -> None:
+    claude, record = fake_claude(tmp_path)
+    install.install(home, claude=str(claude))
+    report = install.uninstall(home, claude=str(claude))
+    assert report.removed and not report.marketplace.exists()
+    assert calls(record)[-2:] == [
+        ["plugin", "uninstall", "memkeeper@memkeeper-local", "--scope", "user"],
+        ["plugin", "marketplace", "remove", "memkeeper-local"],
+    ]
+
+
+def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePaths) -> None:
+    report = install.write_marketplace(home)
+    env = dict(os.environ, HOME=str(home), PATH="/usr/bin:/bin", MEMKEEPER_NO_JOBS="1")
+    env.pop("MEMKEEPER_PYTHON", None)
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-1")).encode()
+    done = subprocess.run(
+        [str(report.plugin_dir / "bin" / "memkeeper-hook"), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert counters.read_counters(store)["sessions"]["inst-1"]["toolUses"] == 1
+    cli = subprocess.run(
+        [str(report.plugin_dir / "bin" / "memkeeper"), "--project", str(store.project), "save", "a note from the launcher"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert "- [note]: a note from the launcher" in store.memory.read_text()
