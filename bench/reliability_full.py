@@ -49,6 +49,7 @@ def crash_trials(base: Path, per_op: int, seed0: int) -> list[dict[str, object]]
             "repairs": ", ".join(f"{k} ×{v}" for k, v in repaired.most_common()),
             "lost": sum(r.bytes_lost for r in results),
             "dup": sum(r.duplicated_lines for r in results),
+            "cut": sum(r.inflight_torn for r in results),
             "failed": len(failures),
             "details": [f"seed {r.killed_at:.4f}s: {r.problems[:3]}" for r in failures[:5]],
             "seconds": time.monotonic() - started,
@@ -111,6 +112,8 @@ def main() -> int:
         total_lost += int(row["lost"])  # type: ignore[call-overload]
         ok = "ok" if not row["failed"] else f"{row['failed']} FAILED"
         dup = f", {row['dup']} duplicated lines" if row["dup"] else ""
+        if row["cut"]:
+            dup += f"; {row['cut']} unconfirmed line(s) cut short by the kill itself"
         lines.append(f"| {row['what']} | {row['trials']} | – | {row['mid']} | {row['lost']} | {ok}{dup} |")
     c = conc["result"]
     assert isinstance(c, kit.ConcurrencyResult)

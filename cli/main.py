@@ -7,7 +7,6 @@ dispatched before argparse is even imported: they run on every tool call.
 from __future__ import annotations
 
 import sys
-from importlib import import_module
 
 TYPE_CHECKING = False  # importing typing would cost the hook path ~3 ms
 if TYPE_CHECKING:
@@ -46,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="project directory (default: $CLAUDE_PROJECT_DIR, else the current directory)",
     )
+    from importlib import import_module
+
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         import_module(name).register(sub)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
 
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run_flush)
 
     parser = sub.add_parser("save", help="append a note to memory.md now (a dated section of bullets)")
-    parser.add_argument("text", nargs="+", help="the note; each line becomes a '- [note]: …' bullet unless it is one")
+    parser.add_argument("text", nargs="+", help="the note (words are joined); each line becomes a '- [note]: …' bullet unless it is one")
     parser.set_defaults(handler=run_save)
 
 
@@ -153,7 +153,7 @@ def run_save(args: argparse.Namespace) -> int:
     from memkeeper.core.store import paths_for
 
     try:
-        section = append_note(paths_for(args.project), "\n".join(args.text))
+        section = append_note(paths_for(args.project), " ".join(args.text))
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     console().print(literal(f"Saved to memory.md:{section.rstrip()}"))

@@ -128,7 +128,42 @@ def hit_text(hit: Hit) -> Any:
     return Text("\n").join([head, body, foot])
 
 
+def _plain_results(results: SearchResults) -> None:
+    """The same layout as plain text, for a pipe (no Rich to import: a pipe has no colours)."""
+    import sys
+
+    from memkeeper.cli.output import strip_control
+
+    lines: list[str] = []
+    if not results:
+        lines.append(f'[MEMORY_KEEPER] No results for "{strip_control(results.query)}"')
+    for tier in results.tiers:
+        if not tier.hits:
+            continue
+        more = "+" if tier.more else ""
+        lines.append(f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)")
+        for hit in tier.hits:
+            head = "  " + hit.file + (f":{hit.line}" if hit.line else "")
+            if hit.date:
+                head += "  " + hit.date[:16]
+            head += "  " + hit.type
+            if hit.title and hit.tier in ("l3", "l1") and hit.title != hit.type:
+                head += "  " + hit.title
+            lines.append(strip_control(head))
+            lines.append("    " + strip_control(hit.snippet))
+            lines.append(f"    id {hit.id} · {hit.tokens} tokens")
+        hidden = tier.total - len(tier.hits)
+        if hidden > 0:
+            lines.append(f"  ... and {hidden}{more} more (use --limit, --type or more words)")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
 def _print_results(results: SearchResults) -> None:
+    import sys
+
+    if not sys.stdout.isatty():
+        _plain_results(results)
+        return
     from rich.text import Text
 
     from memkeeper.cli.output import console, strip_control

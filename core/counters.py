@@ -2,23 +2,28 @@
 
 Claude Code runs hook handlers in parallel, so every bump is a locked read-modify-write
 of ``.state/counters.json`` under its own small lock (never the store lock, so a hook
-never waits behind a rotation or migration). Stdlib only: this is the hottest path. The file is replaced atomically but without
-fsync: losing the last few counts to a power cut is harmless, and fsync costs more than
-the rest of the hook.
+never waits behind a rotation or migration). This is the hottest path: stdlib only, no
+pathlib (the ``*_at`` functions take the state folder as a string), and the file is
+replaced atomically but without fsync: losing the last few counts to a power cut is
+harmless, and fsync costs more than the rest of the hook. A file that does not parse
+counts from zero again (``memkeeper doctor`` backs it up and reports it).
 """
 
 from __future__ import annotations
 
-import json
+import os
 import time
 
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core import fastjson
+from memkeeper.core.atomic import atomic_write_text
+from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
 from memkeeper.core.lock import file_lock
-from memkeeper.core.store import StorePaths, ensure_store
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
 if TYPE_CHECKING:
     from typing import Any
+
+    from memkeeper.core.store import StorePaths
 
 MAX_SESSIONS = 200
 
@@ -51,9 +56,14 @@ class Counts:
         )
 
 
-def _read(paths: StorePaths) -> dict[str, Any]:
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _read_at(state_dir: str) -> dict[str, Any]:
     try:
-        data = json.loads(paths.counters.read_bytes().decode("utf-8"))
+        with open(os.path.join(state_dir, COUNTERS_FILE), "rb") as handle:
+            data = fastjson.loads(handle.read())
         if isinstance(data, dict) and isinstance(data.get("sessions"), dict):
             return data
     except (OSError, ValueError):
@@ -61,8 +71,16 @@ def _read(paths: StorePaths) -> dict[str, Any]:
     return {"toolUses": 0, "sessions": {}}
 
 
+def _write_at(state_dir: str, data: dict[str, Any]) -> None:
+    atomic_write_text(os.path.join(state_dir, COUNTERS_FILE), fastjson.dumps(data), durable=False)
+
+
+def _lock_at(state_dir: str) -> Any:
+    return file_lock(os.path.join(state_dir, COUNTERS_LOCK))
+
+
 def read_counters(paths: StorePaths) -> dict[str, Any]:
-    return _read(paths)
+    return _read_at(os.fspath(paths.state))
 
 
 def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
@@ -74,42 +92,53 @@ def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
     return entry
 
 
-def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
-    """Add to the counters of ``session_id`` and return the new counts."""
-    ensure_store(paths)
+def bump_at(state_dir: str, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
+    """:func:`bump` for a store whose folders exist, given its ``.state`` folder."""
     sid = session_id or "unknown"
-    with file_lock(paths.state / "counters.lock"):
-        data = _read(paths)
-        data["toolUses"] = int(data.get("toolUses") or 0) + tool_uses
+    with _lock_at(state_dir):
+        data = _read_at(state_dir)
+        data["toolUses"] = _int(data.get("toolUses")) + tool_uses
         entry = _session(data, sid)
-        entry["toolUses"] = int(entry.get("toolUses") or 0) + tool_uses
-        entry["messages"] = int(entry.get("messages") or 0) + messages
-        entry["unflushed"] = int(entry.get("unflushed") or 0) + tool_uses + messages
+        entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
+        entry["messages"] = _int(entry.get("messages")) + messages
+        entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
         entry["lastSeen"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
         sessions: dict[str, Any] = data["sessions"]
         if len(sessions) > MAX_SESSIONS:
             oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
             for key in oldest[: len(sessions) - MAX_SESSIONS]:
                 del sessions[key]
-        atomic_write_json(paths.counters, data, durable=False)
+        _write_at(state_dir, data)
         return Counts(data["toolUses"], entry["toolUses"], entry["messages"], entry["unflushed"])
+
+
+def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
+    """Add to the counters of ``session_id`` and return the new counts."""
+    from memkeeper.core.store import ensure_store
+
+    ensure_store(paths)
+    return bump_at(os.fspath(paths.state), session_id, tool_uses=tool_uses, messages=messages)
 
 
 def mark_flushed(paths: StorePaths, session_id: str | None) -> None:
     """Zero the unflushed count of a session (after its flush job ran)."""
-    with file_lock(paths.state / "counters.lock"):
-        data = _read(paths)
+    state_dir = os.fspath(paths.state)
+    with _lock_at(state_dir):
+        data = _read_at(state_dir)
         _session(data, session_id or "unknown")["unflushed"] = 0
-        atomic_write_json(paths.counters, data, durable=False)
+        _write_at(state_dir, data)
 
 
 def reset(paths: StorePaths) -> None:
     """Counter := 0 (the JS ``reset`` command), keeping per-session totals."""
+    from memkeeper.core.store import ensure_store
+
     ensure_store(paths)
-    with file_lock(paths.state / "counters.lock"):
-        data = _read(paths)
+    state_dir = os.fspath(paths.state)
+    with _lock_at(state_dir):
+        data = _read_at(state_dir)
         data["toolUses"] = 0
         for entry in data["sessions"].values():
             if isinstance(entry, dict):
                 entry["unflushed"] = 0
-        atomic_write_json(paths.counters, data, durable=False)
+        _write_at(state_dir, data)

@@ -415,13 +415,19 @@ def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
 
     wanted: list[tuple[str, str | None]] = []
     transcript = options.get("transcript_path")
+    sid = options.get("session_id")
+    sid = sid if isinstance(sid, str) and sid else None
+    if not (isinstance(transcript, str) and transcript) and sid:
+        from memkeeper.core.transcript import find_transcript
+
+        found = find_transcript(sid, paths.project)
+        transcript = str(found) if found else None
     if isinstance(transcript, str) and transcript:
-        sid = options.get("session_id")
-        wanted.append((transcript, sid if isinstance(sid, str) else None))
-    for sid, info in live_sessions.read_sessions(paths).items():
+        wanted.append((transcript, sid))
+    for other, info in live_sessions.read_sessions(paths).items():
         path = info.get("transcript")
         if isinstance(path, str) and path and all(path != w[0] for w in wanted):
-            wanted.append((path, sid))
+            wanted.append((path, other))
     if not wanted:
         return
     from memkeeper.core.l1 import refine_transcript

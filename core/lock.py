@@ -11,24 +11,24 @@ import errno
 import fcntl
 import os
 import time
-from contextlib import contextmanager
-from pathlib import Path
 
-TYPE_CHECKING = False  # typing is not imported at run time (hook path)
+TYPE_CHECKING = False  # neither typing nor pathlib is imported at run time (hook path)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    StrPath = str | os.PathLike[str]
 
 
 class LockTimeout(TimeoutError):
     """The lock was held by another process for longer than we were willing to wait."""
 
 
-def _open_lock_file(path: Path) -> int:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+def _open_lock_file(path: StrPath) -> int:
+    folder = os.path.dirname(os.fspath(path))
+    if folder:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
 
 
-def _acquire(fd: int, path: Path, timeout: float) -> None:
+def _acquire(fd: int, path: StrPath, timeout: float) -> None:
     """flock ``fd`` exclusively, polling until ``timeout``; LockTimeout after that."""
     deadline = time.monotonic() + timeout
     poll = 0.002
@@ -45,37 +45,67 @@ def _acquire(fd: int, path: Path, timeout: float) -> None:
             poll = min(poll * 2, 0.05)
 
 
-@contextmanager
-def file_lock(path: Path, timeout: float = 30.0) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created 0600), waiting up to ``timeout`` seconds."""
-    fd = _open_lock_file(path)
-    try:
-        _acquire(fd, path, timeout)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+class _FileLock:
+    __slots__ = ("fd", "path", "timeout")
+
+    def __init__(self, path: StrPath, timeout: float) -> None:
+        self.path, self.timeout, self.fd = path, timeout, -1
+
+    def __enter__(self) -> None:
+        fd = _open_lock_file(self.path)
+        try:
+            _acquire(fd, self.path, self.timeout)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing the descriptor releases the lock
+        self.fd = -1
 
 
-@contextmanager
-def try_lock(path: Path) -> Iterator[bool]:
-    """Take ``path`` without waiting; yields False (and holds nothing) if it is taken."""
-    fd = _open_lock_file(path)
-    try:
+def file_lock(path: StrPath, timeout: float = 30.0) -> _FileLock:
+    """Hold an exclusive lock on ``path`` (created 0600), waiting up to ``timeout`` seconds.
+
+    The context managers here are small classes, not ``contextlib`` generators: importing
+    contextlib costs the hook path ~3 ms.
+    """
+    return _FileLock(path, timeout)
+
+
+class _TryLock:
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: StrPath) -> None:
+        self.path, self.fd = path, -1
+
+    def __enter__(self) -> bool:
+        fd = _open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
-def is_locked(path: Path) -> bool:
+def try_lock(path: StrPath) -> _TryLock:
+    """Take ``path`` without waiting; the ``with`` value is False (and nothing is held) if taken."""
+    return _TryLock(path)
+
+
+def is_locked(path: StrPath) -> bool:
     """True if another process holds ``path`` right now (False if it does not exist)."""
-    if not path.exists():
+    if not os.path.exists(path):
         return False
     with try_lock(path) as acquired:
         return not acquired
@@ -95,33 +125,50 @@ class _Held:
 _held: dict[str, _Held] = {}
 
 
-@contextmanager
-def reentrant_lock(path: Path, timeout: float = 30.0) -> Iterator[None]:
+class _ReentrantLock:
+    __slots__ = ("held", "key", "path", "timeout")
+
+    def __init__(self, path: StrPath, timeout: float) -> None:
+        self.path, self.timeout = path, timeout
+        self.key = os.path.abspath(path)
+        held = _held.get(self.key)
+        if held is None:
+            held = _held.setdefault(self.key, _Held())
+        self.held = held
+
+    def __enter__(self) -> None:
+        held = self.held
+        if not held.thread_lock.acquire(timeout=self.timeout):
+            raise LockTimeout(f"{self.path} is held by another thread")
+        try:
+            if held.depth == 0:
+                fd = _open_lock_file(self.key)
+                try:
+                    _acquire(fd, self.path, self.timeout)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                held.fd = fd
+            held.depth += 1
+        except BaseException:
+            held.thread_lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        held = self.held
+        try:
+            held.depth -= 1
+            if held.depth == 0:
+                os.close(held.fd)
+                held.fd = -1
+        finally:
+            held.thread_lock.release()
+
+
+def reentrant_lock(path: StrPath, timeout: float = 30.0) -> _ReentrantLock:
     """Like :func:`file_lock`, but a thread that holds it may take it again.
 
     Two ``flock`` calls on two descriptors of one file block each other even inside one
     process, so nested store operations (rotation updating the index) share one hold.
     """
-    key = os.path.abspath(path)
-    held = _held.setdefault(key, _Held())
-    if not held.thread_lock.acquire(timeout=timeout):
-        raise LockTimeout(f"{path} is held by another thread")
-    try:
-        if held.depth == 0:
-            fd = _open_lock_file(Path(key))
-            try:
-                _acquire(fd, path, timeout)
-            except BaseException:
-                os.close(fd)
-                raise
-            held.fd = fd
-        held.depth += 1
-        try:
-            yield
-        finally:
-            held.depth -= 1
-            if held.depth == 0:
-                os.close(held.fd)
-                held.fd = -1
-    finally:
-        held.thread_lock.release()
+    return _ReentrantLock(path, timeout)

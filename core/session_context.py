@@ -33,7 +33,8 @@ SESSION_CHARS = 1_400
 PENDING_CHARS = 500
 MIN_MEMORY_CHARS = 2_500
 #: An L1 file larger than this is read from its end only (the newest entries).
-L1_TAIL_BYTES = 512 * 1024
+L1_TAIL_BYTES = 128 * 1024
+TRANSCRIPT_TAIL_BYTES = 512 * 1024
 
 NAMED_TITLES = {"project": "Project overview", "architecture": "Architecture", "conventions": "Conventions"}
 
@@ -267,13 +268,57 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     return ""
 
 
+def transcript_section(transcript: Path) -> str:
+    """What the compaction just dropped, read from the end of the live transcript.
+
+    The L1 copy may lag behind (the PreCompact flush refines it in the background), so
+    the transcript itself is read: the events between the previous and the last compact
+    boundary of its last ``TRANSCRIPT_TAIL_BYTES``. Private spans and secrets are
+    redacted as everywhere else, although this text goes only to Claude's context.
+    """
+    from memkeeper.core.privacy import redact
+    from memkeeper.core.transcript import events_from_record
+
+    text = _read_text(transcript, max_bytes=TRANSCRIPT_TAIL_BYTES)
+    segments: list[list[dict[str, Any]]] = [[]]
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("isSidechain"):
+            continue
+        for event in events_from_record(record):
+            if event.kind == "compact_boundary":
+                segments.append([])
+            elif event.kind in ("prompt", "command", "user_text") and event.text.strip():
+                segments[-1].append({"ts": event.ts, "role": "user", "text": redact(event.text)})
+            elif event.kind == "assistant_text" and event.text.strip():
+                segments[-1].append({"ts": event.ts, "role": "assistant", "text": redact(event.text)})
+            elif event.kind == "tool_use":
+                segments[-1].append({"ts": event.ts, "role": "tool", "name": event.name})
+    dropped = segments[-2] if len(segments) > 1 else segments[-1]
+    return _describe(dropped, "This session before the compaction") if dropped else ""
+
+
 # --- assembly -----------------------------------------------------------------------
 
 
 def build_context(
-    paths: StorePaths, source: str = "startup", *, session_id: str | None = None, limit: int = CONTEXT_LIMIT
+    paths: StorePaths,
+    source: str = "startup",
+    *,
+    session_id: str | None = None,
+    transcript_path: str | None = None,
+    limit: int = CONTEXT_LIMIT,
 ) -> str:
-    """The memory as text for ``additionalContext``; at most ``limit`` characters, '' if empty."""
+    """The memory as text for ``additionalContext``; at most ``limit`` characters, '' if empty.
+
+    ``session_id`` is the session starting (left out of "last session"); after a
+    compaction, ``transcript_path`` (else the session's L1 copy) tells what it dropped.
+    """
     index = _index(paths)
     header = (
         f"# memkeeper: long-term memory of the project {paths.project.name}\n"
@@ -285,7 +330,10 @@ def build_context(
     named = named_files_section(paths)
     summary = latest_summary_section(paths, index)
     if source == "compact":
-        session = this_session_section(paths, session_id)
+        session = ""
+        if transcript_path and os.path.isfile(transcript_path):
+            session = transcript_section(Path(transcript_path))
+        session = session or this_session_section(paths, session_id)
     else:
         session = last_session_section(paths, index, session_id)
     pending = pending_section(index)

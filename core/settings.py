@@ -8,34 +8,42 @@ default for any value it cannot use; ``memkeeper status`` reports such values.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from pathlib import Path
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core import fastjson
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
+TYPE_CHECKING = False  # neither typing nor pathlib is imported at run time (hook path)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
+
+    from memkeeper.core.store import StorePaths
 
 DEFAULT_SAVE_INTERVAL = 25
 DEFAULT_FLUSH_EVERY = 10
 DEFAULT_RETENTION_DAYS = 30
 
 
+def global_config_file() -> str:
+    return os.path.join(os.path.expanduser("~"), ".claude", "memory-keeper", "config.json")
+
+
 def global_config_path() -> Path:
-    return Path(os.path.expanduser("~")) / ".claude" / "memory-keeper" / "config.json"
+    from pathlib import Path
+
+    return Path(global_config_file())
 
 
-def read_json_object(path: Path) -> dict[str, Any] | None:
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The JSON object in ``path``, None if the file is missing; ValueError if unusable."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except FileNotFoundError:
         return None
-    data = json.loads(raw.decode("utf-8"))
+    data = fastjson.loads(raw)
     if not isinstance(data, dict):
         raise ValueError("the top level is not a JSON object")
     return data
@@ -122,8 +130,17 @@ def _positive_int(value: Any, default: int) -> int:
 
 
 def hook_settings(paths: StorePaths) -> HookSettings:
+    return hook_settings_at(os.fspath(paths.config))
+
+
+def hook_settings_at(project_config: str) -> HookSettings:
+    """The hook settings from the global file then ``project_config``; defaults for bad values."""
     merged: dict[str, Any] = {}
-    for _path, data, _error in config_layers(paths):
+    for path in (global_config_file(), project_config):
+        try:
+            data = read_json_object(path)
+        except (ValueError, UnicodeDecodeError, OSError):
+            continue  # reported by `memkeeper status`; the hook goes on with defaults
         if data:
             merged = deep_merge(merged, data)
     rotation_enabled = _get(merged, "memoryRotation", "enabled")

@@ -10,12 +10,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-MEMORY_SUBDIR = (".claude", "memory")
-MEMORY_FILE = "memory.md"
-INDEX_FILE = "memory-index.json"
-CONFIG_FILE = "config.json"
-LOCK_FILE = ".memkeeper.lock"
-COUNTERS_FILE = "counters.json"
+from memkeeper.core.layout import (
+    CONFIG_FILE,
+    COUNTERS_FILE,
+    DIR_MODE,
+    FILE_MODE,
+    INDEX_FILE,
+    LOCK_FILE,
+    LOGS_DIR,
+    MEMORY_FILE,
+    MEMORY_SUBDIR,
+    SESSIONS_DIR,
+    STATE_DIR,
+    ensure_dirs,
+    project_dir,
+)
+
+__all__ = [
+    "ARCHIVE_PREFIX", "CONFIG_FILE", "COUNTERS_FILE", "DIR_MODE", "FILE_MODE", "INDEX_FILE", "LOCK_FILE",
+    "MEMORY_FILE", "MEMORY_SUBDIR", "NAMED_MEMORY_FILES", "SEARCH_DB", "StorePaths", "ensure_store",
+    "is_safe_basename", "paths_for", "resolve_project",
+]
+
 SEARCH_DB = ".search.sqlite3"
 ARCHIVE_PREFIX = "memory_"
 #: Files loaded at session start and written by ``memory-set``.
@@ -24,8 +40,6 @@ NAMED_MEMORY_FILES = {
     "architecture": "architecture.md",
     "conventions": "conventions.md",
 }
-DIR_MODE = 0o700
-FILE_MODE = 0o600
 
 
 def resolve_project(
@@ -34,11 +48,7 @@ def resolve_project(
     env: dict[str, str] | None = None,
 ) -> Path:
     """Return the project directory: explicit > CLAUDE_PROJECT_DIR > hook cwd > cwd."""
-    environ = os.environ if env is None else env
-    for candidate in (explicit, environ.get("CLAUDE_PROJECT_DIR"), hook_cwd):
-        if candidate:
-            return Path(candidate).expanduser().absolute()
-    return Path.cwd()
+    return Path(project_dir(explicit, hook_cwd, env))
 
 
 class StorePaths:
@@ -92,16 +102,16 @@ class StorePaths:
 
     @property
     def sessions(self) -> Path:
-        return self.root / "sessions"
+        return self.root / SESSIONS_DIR
 
     @property
     def logs(self) -> Path:
-        return self.root / "logs"
+        return self.root / LOGS_DIR
 
     @property
     def state(self) -> Path:
         """Private working state of memkeeper (job locks, offsets, budget log)."""
-        return self.root / ".state"
+        return self.root / STATE_DIR
 
     @property
     def trash(self) -> Path:
@@ -134,7 +144,7 @@ class StorePaths:
 
 
 def is_safe_basename(name: str) -> bool:
-    """True for a plain file name: no separators, no parent references, not hidden."""
+    """True for a plain file name inside one folder: no separators, no NUL, not ``.``/``..``."""
     return (
         bool(name)
         and name == os.path.basename(name)
@@ -150,9 +160,4 @@ def paths_for(project: str | os.PathLike[str] | None = None, hook_cwd: str | Non
 
 def ensure_store(paths: StorePaths) -> None:
     """Create the store's folders (0700). Existing files are left alone."""
-    for folder in (paths.root, paths.sessions, paths.logs, paths.state):
-        folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        try:
-            os.chmod(folder, DIR_MODE)
-        except OSError:
-            pass
+    ensure_dirs(str(paths.root))

@@ -6,9 +6,9 @@ and hands anything heavy to a detached single-flight job:
 
 - ``SessionStart``: prepare the store, print the memory as ``additionalContext``
   (:func:`memkeeper.core.session_context.build_context`), start any due work.
-- ``UserPromptSubmit`` / ``PostToolUse``: count a message / a tool use for the session
-  (exact under parallel hooks), rotate memory.md when due, start the ``flush`` job when
-  ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
+- ``UserPromptSubmit`` / ``PostToolUse`` (and ``PostToolUseFailure``): count a message /
+  a tool use for the session (exact under parallel hooks), rotate memory.md when due,
+  start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
   counted. Nothing is printed: no rules text, and CLAUDE.md / Claude Code's own
   MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
@@ -221,9 +221,11 @@ def on_session_start(paths: StorePaths, payload: dict[str, Any]) -> None:
     ensure_store(paths)
     sid = _session(payload)
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
+    transcript = payload.get("transcript_path")
+    transcript = transcript if isinstance(transcript, str) and transcript else None
     text = ""
     try:
-        text = build_context(paths, str(source), session_id=sid)
+        text = build_context(paths, str(source), session_id=sid, transcript_path=transcript)
     finally:
         if text:
             out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
@@ -231,9 +233,8 @@ def on_session_start(paths: StorePaths, payload: dict[str, Any]) -> None:
             sys.stdout.flush()
     # Earlier sessions that never reached SessionEnd (killed) still have work to flush.
     stale = live_sessions.unfinished_sessions(paths, exclude=sid)
-    transcript = payload.get("transcript_path")
     if sid:
-        live_sessions.note_session(paths, sid, transcript if isinstance(transcript, str) else None)
+        live_sessions.note_session(paths, sid, transcript)
     if stale and source in ("startup", "clear"):
         _start(paths, "flush", job_options(payload, "stale-sessions"))
 
@@ -298,6 +299,7 @@ HANDLERS: dict[str, Handler] = {
     "SessionStart": on_session_start,
     "UserPromptSubmit": on_prompt,
     "PostToolUse": on_tool_use,
+    "PostToolUseFailure": on_tool_use,  # a failed tool call is work done all the same
     "Stop": on_stop,
     "PreCompact": on_pre_compact,
     "SessionEnd": on_session_end,

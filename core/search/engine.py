@@ -2,9 +2,9 @@
 
 Both paths produce the same :class:`Doc` values (see :mod:`.sources`), keep those every
 term matches, and rank them with :mod:`.query`; the index only narrows down which docs
-to look at. Per tier, at most ``cap`` matches are ranked: for an archive or L1 tier that
-holds more, the newest ``cap`` (by file name, then position) are the ones ranked, and
-the tier says ``more``. ``scan_search`` is the fallback when the index cannot be used
+to look at. Per tier, at most ``cap`` matches are ranked: when a tier holds more, the
+newest ``cap`` (by file name, then position in the file) are the ones ranked, and the
+tier says ``more``. ``scan_search`` is the fallback when the index cannot be used
 (busy, damaged beyond repair) and the oracle the tests compare the index with.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
@@ -54,14 +54,13 @@ from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
-CAP = 1000
+CAP = 300
 LOCK_WAIT_SECONDS = 5.0
 _BATCH = 256
 _READ_CHUNK = 8192
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     tiers: tuple[str, ...]
     types: frozenset[str] | None
     since: str | None
@@ -179,7 +178,7 @@ def _scan_tier(
         data = read_source(paths, source)
         found.extend(doc for doc in docs_of(source, data) if _wanted(doc, query, filters))
     more = False
-    if tier in BIG_TIERS and len(found) > filters.cap:
+    if len(found) > filters.cap:
         found, more = found[-filters.cap :], True
     return rank(tier, found, query, filters, more, paths.root)
 
@@ -284,10 +283,8 @@ class _Reader:
         self.root = paths.root
         self.paths = paths
         self.anchor = _Anchor(query)
-        self.sources: dict[int, tuple[str, str, str]] = {
-            row[0]: (row[1], row[2], row[3])
-            for row in conn.execute("SELECT id, rel, tier, kind FROM sources WHERE tier IN ('l1', 'l2')")
-        }
+        self.conn = conn
+        self.sources: dict[int, tuple[str, str, str] | None] = {}
         self.fds: dict[int, int] = {}
         self.whole: dict[int, bytes] = {}
 
@@ -299,7 +296,11 @@ class _Reader:
     def block(self, rowid: int) -> list[tuple[str, Doc | None]]:
         src = rowid >> schema.OFFSET_BITS
         offset = rowid & schema.OFFSET_MASK
-        known = self.sources.get(src)
+        if src in self.sources:
+            known = self.sources[src]
+        else:
+            row = self.conn.execute("SELECT rel, tier, kind FROM sources WHERE id=?", (src,)).fetchone()
+            known = self.sources[src] = (row[0], row[1], row[2]) if row else None
         if known is None:  # a dead row of a removed or rewritten file
             return []
         rel, tier, kind = known
@@ -420,16 +421,27 @@ def _index_small_tier(
 ) -> TierResult:
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
     joins = "FROM docs d JOIN sources s ON s.id = d.src"
+    order = "ORDER BY s.rel DESC, d.rowid DESC"  # newest first: the scan's order, reversed
     if expr is None:
-        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ?", (tier,))
+        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ? {order}", (tier,))
     else:
         cur = conn.execute(
             f"SELECT {columns} {joins} WHERE d.tier = ? AND d.rowid IN"
-            " (SELECT rowid FROM fts_small WHERE fts_small MATCH ?)",
+            f" (SELECT rowid FROM fts_small WHERE fts_small MATCH ?) {order}",
             (tier, expr),
         )
-    found = [doc for doc in (Doc(*row) for row in cur) if _wanted(doc, query, filters)]
-    return rank(tier, found, query, filters, False, root)
+    found: list[Doc] = []
+    for row in cur:
+        doc = Doc(*row)
+        if _wanted(doc, query, filters):
+            found.append(doc)
+            if len(found) > filters.cap:
+                break
+    cur.close()
+    more = len(found) > filters.cap
+    found = found[: filters.cap]
+    found.reverse()
+    return rank(tier, found, query, filters, more, root)
 
 
 def _index_search(
@@ -485,7 +497,7 @@ def search(
             conn, notes = schema.open_index(paths.search_db)
             try:
                 if refresh:
-                    stats = refresh_locked(paths, conn)
+                    stats = refresh_locked(paths, conn, tiers=filters.tiers)
                     notes.extend(stats.notes)
                 tiers_out = _index_search(paths, conn, parsed, filters)
             finally:

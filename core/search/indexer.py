@@ -13,7 +13,6 @@ when they outweigh a third of the live text the big indexes are rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pickle
 import sqlite3
@@ -21,17 +20,18 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
+    TIERS,
     Doc,
     SourceFile,
     discover,
@@ -51,21 +51,24 @@ MIN_GARBAGE_BYTES = 64 << 20
 LOCK_NAME = "search.lock"
 HELPER_BATCH_BYTES = 8 << 20
 HELPER_WINDOW = 3
+FULL_CHECK_SECONDS = 300
 
 
 class IndexBusy(Exception):
     """Another process is writing the index; the caller answers by a full scan."""
 
 
-@dataclass
 class RefreshStats:
-    files_read: int = 0
-    files_removed: int = 0
-    bytes_read: int = 0
-    docs_added: int = 0
-    rebuilt: bool = False
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    """What a refresh did."""
+
+    def __init__(self, notes: list[str] | None = None) -> None:
+        self.files_read = 0
+        self.files_removed = 0
+        self.bytes_read = 0
+        self.docs_added = 0
+        self.rebuilt = False
+        self.seconds = 0.0
+        self.notes: list[str] = notes or []
 
 
 def lock_path(paths: StorePaths) -> Path:
@@ -84,7 +87,8 @@ def writer(paths: StorePaths, timeout: float) -> Iterator[None]:
 
 
 def _fp(data: bytes) -> bytes:
-    return hashlib.sha1(data).digest()
+    """A fingerprint of up to 4 KB (with its length): enough to tell an append from a rewrite."""
+    return struct.pack("<III", len(data), zlib.crc32(data), zlib.adler32(data))
 
 
 def _read_range(path: Path, start: int, length: int) -> bytes:
@@ -96,8 +100,7 @@ def _read_range(path: Path, start: int, length: int) -> bytes:
         return b""
 
 
-@dataclass
-class _Row:
+class _Row(NamedTuple):
     id: int
     rel: str
     tier: str
@@ -112,22 +115,30 @@ class _Row:
     bytes: int
 
 
-@dataclass
 class _Work:
-    """One changed file, read and cut into index rows (done off the writer thread)."""
+    """One changed file, read and cut into index rows (done off the writer, maybe in a helper)."""
 
-    source: SourceFile
-    row: _Row | None
-    append: bool  # continue the row's source id from its offset
-    small: list[Doc] | None = None
-    blocks: list[tuple[int, str]] = field(default_factory=list)  # (file offset, lowercased text)
-    docs: int = 0
-    end: int = 0
-    next_line: int = 1
-    open_tail: int = 0
-    head_fp: bytes | None = None
-    tail_fp: bytes | None = None
-    read: int = 0
+    def __init__(
+        self,
+        source: SourceFile,
+        row: _Row | None,
+        append: bool,  # continue the row's source id from its offset
+        read: int = 0,
+        head_fp: bytes | None = None,
+        tail_fp: bytes | None = None,
+    ) -> None:
+        self.source = source
+        self.row = row
+        self.append = append
+        self.read = read
+        self.head_fp = head_fp
+        self.tail_fp = tail_fp
+        self.small: list[Doc] | None = None
+        self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
+        self.docs = 0
+        self.end = 0
+        self.next_line = 1
+        self.open_tail = 0
 
 
 def _prepare(paths: StorePaths, source: SourceFile, row: _Row | None) -> _Work:
@@ -324,33 +335,69 @@ class _Updater:
         self.set_meta("garbage_bytes", self.meta_int("garbage_bytes") + n)
 
     # -- the work -------------------------------------------------------------------------
-    def rows(self) -> dict[str, _Row]:
-        cur = self.conn.execute(
+    def rows(self, rels: Iterable[str] | None = None) -> dict[str, _Row]:
+        sql = (
             "SELECT id, rel, tier, kind, size, mtime_ns, offset, next_line, open_tail, head_fp, tail_fp, bytes"
             " FROM sources"
         )
-        return {r[1]: _Row(*r) for r in cur}
+        if rels is None:
+            return {r[1]: _Row(*r) for r in self.conn.execute(sql)}
+        out: dict[str, _Row] = {}
+        for rel in rels:
+            row = self.conn.execute(sql + " WHERE rel=?", (rel,)).fetchone()
+            if row:
+                out[rel] = _Row(*row)
+        return out
 
-    def run(self, full: bool) -> RefreshStats:
+    def brief(self, scope: frozenset[str]) -> dict[str, tuple[int, int, str, str, int, int]]:
+        """rel -> (size, mtime_ns, kind, tier, bytes, inode) of the files of ``scope``'s tiers."""
+        marks = ", ".join("?" * len(scope))
+        return {
+            r[0]: r[1:]
+            for r in self.conn.execute(
+                f"SELECT rel, size, mtime_ns, kind, tier, bytes, inode FROM sources WHERE tier IN ({marks})",
+                tuple(scope),
+            )
+        }
+
+    def quick_check(self) -> bool:
+        """May archives and summaries with an unchanged inode skip their stat?
+
+        They are written once or replaced by a rename (a new inode). An edit in place is
+        caught by the full check made every FULL_CHECK_SECONDS.
+        """
+        return time.time_ns() - self.meta_int("full_check_ns") < FULL_CHECK_SECONDS * 1_000_000_000
+
+    def run(self, full: bool, tiers: Iterable[str] | None = None) -> RefreshStats:
+        """Update the files of ``tiers`` (all by default: a search refreshes what it reads)."""
         start = time.monotonic()
+        scope = frozenset(TIERS if full or tiers is None else tiers)
         if full:
             self.reset_all()
-        found = discover(self.paths)
-        known = self.rows()
-        if not full and self.compaction_due(known):
+        brief = self.brief(scope)
+        if not full and scope >= set(BIG_TIERS) and self.compaction_due(brief):
             self.stats.notes.append("search index compacted (rebuilt the archive and L1 indexes)")
             self.reset_big()
-            known = self.rows()
+            brief = self.brief(scope)
+        trusted = self.quick_check()
+        found = discover(
+            self.paths, {rel: (b[0], b[1], b[5]) for rel, b in brief.items()} if trusted else None, scope
+        )
         present = {s.rel for s in found}
-        todo = [(s, known.get(s.rel)) for s in found if _changed(s, known.get(s.rel))]
+        changed = [s for s in found if _changed(s, brief.get(s.rel))]
+        removed = [rel for rel in brief if rel not in present]
+        if not changed and not removed and trusted:
+            self.stats.seconds = time.monotonic() - start
+            return self.stats
+        known = self.rows([*(s.rel for s in changed if s.rel in brief), *removed])
+        todo = [(s, known.get(s.rel)) for s in changed]
         total = sum(max(0, s.size - (row.offset if row else 0)) for s, row in todo)
         bulk = total >= BULK_BYTES
         self.begin()
         try:
-            for rel, row in known.items():
-                if rel not in present:
-                    self.drop_source(row)
-                    self.stats.files_removed += 1
+            for rel in removed:
+                self.drop_source(known[rel])
+                self.stats.files_removed += 1
             if bulk:
                 self.bulk_settings(True)
             done = 0
@@ -364,6 +411,8 @@ class _Updater:
                 self.bulk_settings(False)
             if self.progress:
                 self.progress(max(done, total), max(done, total), "")
+            if not trusted:
+                self.set_meta("full_check_ns", time.time_ns())
             self.commit()
         except BaseException:
             if self.in_tx:
@@ -381,9 +430,9 @@ class _Updater:
             return
         yield from _prepare_in_helper(self.paths, todo)
 
-    def compaction_due(self, known: dict[str, _Row]) -> bool:
+    def compaction_due(self, brief: dict[str, tuple[int, int, str, str, int, int]]) -> bool:
         garbage = self.meta_int("garbage_bytes")
-        live = sum(r.bytes for r in known.values() if r.tier in BIG_TIERS)
+        live = sum(b[4] for b in brief.values() if b[3] in BIG_TIERS)
         return garbage > max(MIN_GARBAGE_BYTES, live // 3)
 
     def reset_all(self) -> None:
@@ -431,8 +480,8 @@ class _Updater:
 
     def new_source(self, source: SourceFile) -> int:
         cur = self.conn.execute(
-            "INSERT INTO sources(rel, tier, kind, size, mtime_ns) VALUES(?, ?, ?, ?, ?)",
-            (source.rel, source.tier, source.kind, source.size, source.mtime_ns),
+            "INSERT INTO sources(rel, tier, kind, size, mtime_ns, inode) VALUES(?, ?, ?, ?, ?, ?)",
+            (source.rel, source.tier, source.kind, source.size, source.mtime_ns, source.inode),
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
@@ -461,10 +510,10 @@ class _Updater:
             )
         self.stats.docs_added += work.docs
         self.conn.execute(
-            "UPDATE sources SET size=?, mtime_ns=?, offset=?, next_line=?, open_tail=?, head_fp=?, tail_fp=?,"
-            " bytes=? WHERE id=?",
-            (source.size, source.mtime_ns, work.end, work.next_line, work.open_tail, work.head_fp, work.tail_fp,
-             indexed, src),
+            "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
+            " tail_fp=?, bytes=? WHERE id=?",
+            (source.size, source.mtime_ns, source.inode, work.end, work.next_line, work.open_tail, work.head_fp,
+             work.tail_fp, indexed, src),
         )
 
     def insert_small(self, src: int, docs: list[Doc]) -> None:
@@ -558,7 +607,7 @@ def _receive(stream: IO[bytes]) -> object:
     data = stream.read(length)
     if len(data) < length:
         raise EOFError("the index helper closed its pipe")
-    return pickle.loads(data)  # noqa: S301 - our own child process
+    return pickle.loads(data)
 
 
 def _helper_main() -> int:
@@ -566,14 +615,23 @@ def _helper_main() -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            paths, batch = _receive(stdin)  # type: ignore[misc]
+            request = _receive(stdin)
         except EOFError:
             return 0
-        _send(stdout, _prepare_batch(paths, batch))
+        assert isinstance(request, tuple)
+        store: StorePaths = request[0]
+        batch: list[tuple[SourceFile, _Row | None]] = request[1]
+        _send(stdout, _prepare_batch(store, batch))
 
 
-def _changed(source: SourceFile, row: _Row | None) -> bool:
-    return row is None or row.size != source.size or row.mtime_ns != source.mtime_ns or row.kind != source.kind
+def _changed(source: SourceFile, brief: tuple[int, int, str, str, int, int] | None) -> bool:
+    return (
+        brief is None
+        or brief[0] != source.size
+        or brief[1] != source.mtime_ns
+        or brief[2] != source.kind
+        or brief[5] != source.inode
+    )
 
 
 def refresh(
@@ -596,9 +654,11 @@ def refresh(
     return stats
 
 
-def refresh_locked(paths: StorePaths, conn: sqlite3.Connection, full: bool = False) -> RefreshStats:
+def refresh_locked(
+    paths: StorePaths, conn: sqlite3.Connection, full: bool = False, tiers: Iterable[str] | None = None
+) -> RefreshStats:
     """``refresh`` for a caller that already holds the writer lock and a connection."""
-    return _Updater(paths, conn, None).run(full)
+    return _Updater(paths, conn, None).run(full, tiers)
 
 
 def reindex(paths: StorePaths, progress: Progress | None = None, *, lock_timeout: float = 30.0) -> RefreshStats:

@@ -1,18 +1,17 @@
 """The answers of search: compact hits, per-tier groups, full entries and timelines.
 
-Plain dataclasses (stdlib) so the CLI, the TUI and the MCP server share them cheaply;
-``to_dict()`` gives their JSON shape. A snippet is plain text plus the (start, end)
-spans of the matched terms, so no caller ever has to parse markers out of user text.
+Named tuples (no dataclasses: ``memkeeper search`` pays for every import) shared by the
+CLI, the TUI and the MCP server; ``to_dict()`` gives their JSON shape. A snippet is
+plain text plus the (start, end) spans of the matched terms, so no caller ever has to
+parse markers out of user text.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One compact search result (progressive disclosure, layer 1)."""
 
     id: str
@@ -40,13 +39,12 @@ class Hit:
         return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self._asdict()
         data["highlights"] = [list(span) for span in self.highlights]
         return data
 
 
-@dataclass(frozen=True)
-class TierResult:
+class TierResult(NamedTuple):
     tier: str
     hits: tuple[Hit, ...]
     total: int  # matches found (at most the candidate cap)
@@ -61,8 +59,7 @@ class TierResult:
         }
 
 
-@dataclass(frozen=True)
-class SearchResults:
+class SearchResults(NamedTuple):
     """Hits grouped by tier in the spec's order: memory, l3, l2, l1."""
 
     query: str
@@ -93,8 +90,7 @@ class SearchResults:
         }
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """The full entry behind a hit (progressive disclosure, layer 3)."""
 
     id: str
@@ -110,16 +106,15 @@ class Entry:
     raw: Any = None  # the L1 JSON object or the L3 item, when there is one
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class Timeline:
+class Timeline(NamedTuple):
     """What came just before and after an entry in the same file (layer 2)."""
 
     anchor: Entry
-    before: tuple[Hit, ...] = field(default_factory=tuple)
-    after: tuple[Hit, ...] = field(default_factory=tuple)
+    before: tuple[Hit, ...] = ()
+    after: tuple[Hit, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -10,8 +10,8 @@ computed here so the index and the full scan rank identically.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date as Date
+from typing import NamedTuple
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
@@ -33,8 +33,7 @@ class QueryError(ValueError):
     """A query or filter that cannot be run, with a message for a person."""
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(NamedTuple):
     """A parsed query: lowercased terms (words or phrases), all required."""
 
     text: str

@@ -22,7 +22,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS sources(
     kind TEXT NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL DEFAULT 0,
     offset INTEGER NOT NULL DEFAULT 0,
     next_line INTEGER NOT NULL DEFAULT 1,
     open_tail INTEGER NOT NULL DEFAULT 0,

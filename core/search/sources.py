@@ -15,15 +15,13 @@ or its place in the summary (``o``, ``t3``, ``d0``, ``i2``), so ids stay stable.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memkeeper.core.store import ARCHIVE_PREFIX, MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
@@ -53,43 +51,62 @@ BLOCK_BYTES = 8192
 _MAIN_FIELD = {"theme": "name", "decision": "decision", "issue": "issue"}
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """One file of the store that search reads."""
+class SourceFile(NamedTuple):
+    """One file of the store that search reads (a tuple: thousands are made per refresh)."""
 
     rel: str  # path relative to the store root, with "/"
     tier: str
     kind: str  # memory | named | l3 | l2 | l1 | l1gz
     size: int
     mtime_ns: int
+    inode: int = 0
 
     @property
     def name(self) -> str:
         return self.rel.rsplit("/", 1)[-1]
 
 
-@dataclass
 class Doc:
     """One searchable entry, as both the index and the scan see it."""
 
-    tier: str
-    type: str
-    file: str  # relative to the store root
-    loc: str  # byte offset, or the place inside a summary
-    line: int | None
-    date: str | None
-    title: str
-    body: str
-    session: str | None = None
-    raw: Any = field(default=None, compare=False, repr=False)
+    __slots__ = ("body", "date", "file", "line", "loc", "raw", "session", "tier", "title", "type")
+
+    def __init__(
+        self,
+        tier: str,
+        type: str,
+        file: str,  # relative to the store root
+        loc: str,  # byte offset, or the place inside a summary
+        line: int | None,
+        date: str | None,
+        title: str,
+        body: str,
+        session: str | None = None,
+        raw: Any = None,
+    ) -> None:
+        self.tier = tier
+        self.type = type
+        self.file = file
+        self.loc = loc
+        self.line = line
+        self.date = date
+        self.title = title
+        self.body = body
+        self.session = session
+        self.raw = raw
 
     @property
     def id(self) -> str:
         return make_id(self.tier, self.file, self.loc)
 
+    def __repr__(self) -> str:
+        return f"Doc({self.tier}, {self.type}, {self.file}, {self.loc})"
+
 
 def file_hash(rel: str) -> str:
-    return hashlib.sha1(rel.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    """10 hex digits naming a file in ids (two CRC-32s: no OpenSSL import on the CLI path)."""
+    data = rel.encode("utf-8", "surrogatepass")
+    return f"{zlib.crc32(data):08x}{zlib.crc32(data, 0x5BD1E995) & 0xFF:02x}"
 
 
 def make_id(tier: str, rel: str, loc: str) -> str:
@@ -107,8 +124,18 @@ def parse_id(hit_id: str) -> tuple[str, str, str] | None:
 # -- discovering the files --------------------------------------------------------------
 
 
-def discover(paths: StorePaths) -> list[SourceFile]:
-    """Every searchable file of the store, in tier order, then by name (oldest first)."""
+def discover(
+    paths: StorePaths,
+    trusted: dict[str, tuple[int, int, int]] | None = None,
+    tiers: frozenset[str] | None = None,
+) -> list[SourceFile]:
+    """Every searchable file of the store, in tier order, then by name (oldest first).
+
+    ``trusted`` maps archives and summaries to a recorded (size, mtime_ns, inode): one
+    whose inode (read from the directory, no stat) is unchanged is taken as unchanged.
+    Archives and summaries are replaced by renames, which give a new inode. ``tiers``
+    limits the listing (the sessions folder is not read without ``l1``).
+    """
     found: list[SourceFile] = []
     root = paths.root
     try:
@@ -131,13 +158,21 @@ def discover(paths: StorePaths) -> list[SourceFile]:
             tier, kind = "l2", "l2"
         else:
             continue
+        if tiers is not None and tier not in tiers:
+            continue
+        recorded = trusted.get(name) if trusted is not None and tier in ("l2", "l3") else None
+        if recorded is not None and recorded[2] == entry.inode():
+            by_tier[tier].append(SourceFile(name, tier, kind, recorded[0], recorded[1], recorded[2]))
+            continue
         source = _stat_source(entry, name, tier, kind)
         if source:
             by_tier[tier].append(source)
-    try:
-        session_entries = list(os.scandir(paths.sessions))
-    except (FileNotFoundError, NotADirectoryError):
-        session_entries = []
+    session_entries: list[os.DirEntry[str]] = []
+    if tiers is None or "l1" in tiers:
+        try:
+            session_entries = list(os.scandir(paths.sessions))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
     for entry in session_entries:
         name = entry.name
         if name.startswith("."):
@@ -164,7 +199,7 @@ def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> Sou
         st = entry.stat()
     except OSError:
         return None
-    return SourceFile(rel=rel, tier=tier, kind=kind, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return SourceFile(rel, tier, kind, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def read_source(paths: StorePaths, source: SourceFile) -> bytes:
@@ -174,6 +209,8 @@ def read_source(paths: StorePaths, source: SourceFile) -> bytes:
     except OSError:
         return b""
     if source.kind == "l1gz":
+        import gzip
+
         try:
             return gzip.decompress(data)
         except (OSError, EOFError, ValueError):
@@ -435,6 +472,8 @@ def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
     """1-based line number of the byte at ``offset``."""
     try:
         if gz:
+            import gzip
+
             data = gzip.decompress(path.read_bytes())[:offset]
         else:
             with open(path, "rb") as handle:

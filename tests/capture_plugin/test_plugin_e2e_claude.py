@@ -199,8 +199,16 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     wait_quiet(paths)
 
     # /compact fires PreCompact, which starts a flush.
-    done = claude("-p", "/compact keep the secret word", "--resume", session, "--model", "haiku", "--output-format", "json")
+    debug = paths.project.parent / "compact-debug.log"
+    done = claude(
+        "-p", "/compact keep the secret word", "--resume", session, "--model", "haiku", "--output-format", "json",
+        "--debug-file", str(debug),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
+    # SessionStart(compact) re-supplied the memory and what the compaction dropped.
+    log = debug.read_text("utf-8", "replace")
+    assert "Re-supplied after the conversation was compacted." in log
+    assert "This session before the compaction" in log and "asked: second prompt after resume" in log
     wait_for(lambda: any(run.get("reason") == "precompact" for run in read_runs(paths)), "a flush started by PreCompact")
     wait_quiet(paths)
     runs = read_runs(paths)

@@ -202,3 +202,98 @@ def test_append_note(store: StorePaths) -> None:
     assert SECTION_RE.search(store.memory.read_text())
     with pytest.raises(ValueError):
         flush.append_note(store, "  \n ")
+
+
+RACER = """
+import sys, time
+from pathlib import Path
+from memkeeper.core import flush
+from memkeeper.core.store import StorePaths
+
+def slow(paths, entries):
+    time.sleep(0.5)  # both racers read the same watermark, then both try to commit
+    return [f"- [race]: {len(entries)} entries by {sys.argv[2]}"], "fake"
+
+result = flush.flush_pending(StorePaths(Path(sys.argv[1])), summarize=slow)
+print(result.sections)
+"""
+
+
+def test_two_flushes_at_once_append_once(store: StorePaths, home: Path) -> None:
+    import os
+    import subprocess
+
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(i) for i in range(4)])
+    env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RACER, str(store.project), name], env=env, stdout=subprocess.PIPE, text=True)
+        for name in ("first", "second")
+    ]
+    outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert sorted(outputs) == ["0", "1"]
+    assert len(sections(store)) == 1
+    assert store.memory.read_text().count("- [race]: 4 entries") == 1
+
+
+def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path) -> None:
+    """Even a model that parrots the conversation cannot write a secret into memory.md."""
+    secrets = [
+        "sk-ant-api03-" + "Q" * 93,
+        "ghp_" + "a1B2" * 9,
+        "AKIAIOSFODNN7EXAMPLE",
+        "xoxb-123456789012-1234567890123-" + "x" * 24,
+    ]
+    private = "my home address is 12 Secret Lane"
+    transcript = tmp_path / "11111111-2222-3333-4444-555555555555.jsonl"
+    lines = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "11111111-2222-3333-4444-555555555555",
+            "timestamp": "2026-11-21T10:00:00.000Z",
+            "message": {"role": "user", "content": f"deploy with {secrets[0]} and {secrets[1]} <private>{private}</private>"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "11111111-2222-3333-4444-555555555555",
+            "timestamp": "2026-11-21T10:00:05.000Z",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"Using AWS key {secrets[2]} and Slack token {secrets[3]}; password=hunter2hunter2"}],
+            },
+        },
+    ]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    parrot = tmp_path / "parrot.py"
+    parrot.write_text(
+        "import sys\n"
+        "text = sys.stdin.read().split('Conversation:', 1)[1]\n"
+        "for line in text.strip().splitlines():\n"
+        "    print('- [echo]: ' + line)\n"
+    )
+    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)]}})
+    flush.run_flush_job(store, {"transcript_path": str(transcript), "session_id": "11111111-2222-3333-4444-555555555555"})
+    assert "- [echo]: User: deploy with" in store.memory.read_text()
+    for path in store.root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for planted in [*secrets, private, "hunter2hunter2"]:
+                assert planted.encode() not in data, (path, planted)
+
+
+def test_flush_job_finds_the_transcript_from_the_session_id(store: StorePaths) -> None:
+    import shutil
+
+    from memkeeper.core.transcript import claude_projects_root
+
+    folder = claude_projects_root() / "".join(c if c.isalnum() else "-" for c in str(store.project))
+    folder.mkdir(parents=True)
+    shutil.copy(TRANSCRIPT_43B, folder / TRANSCRIPT_43B.name)
+    write_config(store, {"summarizer": {"backend": "extractive"}})
+    flush.run_flush_job(store, {"session_id": SESSION_43B, "reason": "test"})
+    assert len(list(store.sessions.glob("*_43b864ff.l1.jsonl"))) == 1
+    assert "USE_TOOL: run echo" in store.memory.read_text()

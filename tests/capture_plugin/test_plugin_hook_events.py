@@ -275,3 +275,11 @@ def test_a_removed_project_folder_is_not_recreated(tmp_path: Path, run_hook: Run
     for event in ("SessionStart", "PostToolUse", "SessionEnd"):
         assert run_hook(event, payload_for(event, gone))[0] == 0
     assert not gone.exists()
+
+
+def test_failed_tool_calls_count_as_tool_uses(store: StorePaths, run_hook: RunHook) -> None:
+    failure = dict(payload_for("PostToolUse", store.project, session_id="s-f"), hook_event_name="PostToolUseFailure")
+    failure.pop("tool_response")
+    failure["error"] = "Exit code 1"
+    run_hook("PostToolUseFailure", failure)
+    assert session_counts(store, "s-f")["toolUses"] == 1

@@ -138,3 +138,15 @@ def test_unreadable_files_are_left_out(store: StorePaths) -> None:
     (store.sessions / "2026-11-21_090000_prevsess.l1.jsonl").write_bytes(b"\x00garbage\n{broken\n")
     text = build_context(store, "startup")
     assert "caf" in text and len(text) <= CONTEXT_LIMIT
+
+
+def test_compact_reads_what_was_dropped_from_the_transcript(store: StorePaths) -> None:
+    """The L1 copy may lag at compaction time: the live transcript is read instead."""
+    from capture_helpers import SESSION_43B, TRANSCRIPT_43B
+
+    store.memory.write_text("## x\n- [m]: memory stays\n")
+    text = build_context(store, "compact", session_id=SESSION_43B, transcript_path=str(TRANSCRIPT_43B))
+    assert "## This session before the compaction" in text
+    assert "- asked: USE_TOOL: run echo." in text and "- asked: second prompt after resume" in text
+    assert "- tools used: Bash ×2" in text
+    assert "- [m]: memory stays" in text

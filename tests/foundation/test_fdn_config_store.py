@@ -130,3 +130,58 @@ def test_ensure_store_is_private(project: Path) -> None:
     for folder in (paths.root, paths.sessions, paths.logs, paths.state):
         assert folder.is_dir()
         assert oct(os.stat(folder).st_mode & 0o777) == "0o700"
+
+
+# --- the hook path's JSON codec ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": [1, 2.5, -3e4, true, false, null, "x\\u00e9\\ud83d\\ude00"], "b": {"c": "한국어"}}',
+     " 1 ", '"s"', "[]", "{}", "-Infinity", '{"toolUses": 3, "sessions": {"s": {"toolUses": 1}}}'],
+)
+def test_fastjson_matches_json(text: str) -> None:
+    from memkeeper.core import fastjson
+
+    assert repr(fastjson.loads(text)) == repr(json.loads(text))
+    assert fastjson.loads(text.encode()) == fastjson.loads(text) or text.strip() == "NaN"
+    value = json.loads(text)
+    assert fastjson.dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a":1} x', "[1,]", "{'a':1}", "\x00", "nul"])
+def test_fastjson_rejects_what_json_rejects(text: str) -> None:
+    from memkeeper.core import fastjson
+
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        fastjson.loads(text)
+
+
+def test_fastjson_refuses_unserializable() -> None:
+    from memkeeper.core import fastjson
+
+    with pytest.raises(TypeError):
+        fastjson.dumps({"a": object()})
+
+
+def test_layout_and_store_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memkeeper.core import layout
+
+    monkeypatch.chdir(tmp_path)
+    for explicit in (None, "rel/dir", str(tmp_path / "abs"), "~/x"):
+        paths = paths_for(explicit)
+        root = layout.store_root(layout.project_dir(explicit))
+        assert Path(root) == paths.root
+        assert Path(root, layout.STATE_DIR, layout.COUNTERS_FILE) == paths.counters
+        assert Path(root, layout.CONFIG_FILE) == paths.config
+
+
+def test_counters_survive_garbage(store: StorePaths) -> None:
+    from memkeeper.core import counters
+
+    store.counters.write_text('{"toolUses": "lots", "sessions": {"s": {"toolUses": null}}}')
+    assert counters.bump(store, "s", tool_uses=1).session_tool_uses == 1
+    store.counters.write_bytes(b"\xff\xfe not json")
+    assert counters.bump(store, "s", tool_uses=1).tool_uses == 1

@@ -138,7 +138,7 @@ _line = st.one_of(
     st.just(""),
     st.builds(lambda d: f"## 2026-0{d % 9 + 1}-{d % 28 + 1:02d}_1200", st.integers(0, 400)),
     st.builds(lambda d: f"## 2026-11-{d % 28 + 1:02d}", st.integers(0, 400)),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=60),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\n"), max_size=60),
     st.builds(lambda n: "- [big]: " + "w" * n, st.integers(0, 900)),
     st.just("한국어 메모 줄 - [결정]: 캐시는 60초"),
     st.just("crlf line\r"),
@@ -177,3 +177,11 @@ def test_migration_conserves_every_line(
         again = migrate.migrate_legacy(store, threshold_tokens=threshold, carryover_tokens=carryover)
         if store.memory.stat().st_size <= threshold * 4:
             assert not again.needed
+
+
+def test_migration_needs_strictly_more_than_the_threshold(store: StorePaths) -> None:
+    store.memory.write_bytes(b"## 2026-01-01_0000\n" + b"a" * (94_999 - 19) + b"\n")  # 95,000 B = 23,750 tokens
+    assert store.memory.stat().st_size == 95_000
+    assert not migrate.plan_migration(store).needed  # JS: only when > 23,750
+    store.memory.write_bytes(store.memory.read_bytes() + b"b")
+    assert migrate.plan_migration(store).needed

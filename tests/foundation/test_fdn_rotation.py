@@ -203,7 +203,7 @@ def test_existing_archive_with_the_same_name_is_not_clobbered(store: StorePaths)
 
 def test_text_appended_during_rotation_is_kept(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _fill(store, 100_000)
-    real_tail = rotation.extract_tail_bytes
+    real_tail = extract_tail_bytes
 
     def tail_while_someone_appends(content: bytes, target: int) -> bytes:
         # Another writer appends to memory.md after the rotation has read it.

@@ -43,3 +43,15 @@ def test_conservation_check_sees_a_lost_line(tmp_path: Path) -> None:
     kit.check_conservation(result, stream, 10, 10)
     assert result.bytes_lost == len(lines[4])
     assert result.duplicated_lines == 1 and result.torn_lines == 1 and not result.ok
+
+
+def test_a_write_cut_by_the_kill_is_told_apart_from_a_torn_line() -> None:
+    """A kill inside a multi-page append can cut the writer's own unconfirmed line short."""
+    lines = [kit.make_line(i).rstrip(b"\n") for i in range(5)]
+    cut = kit.make_line(5)[:15]
+    ok = kit.TrialResult("check", 0)
+    kit.check_conservation(ok, [*lines, cut], required=5, possible=10)
+    assert ok.ok and ok.inflight_torn == 1 and ok.cut_ids == {5}
+    confirmed = kit.TrialResult("check", 0)
+    kit.check_conservation(confirmed, [*lines[:4], kit.make_line(4)[:15]], required=5, possible=10)
+    assert not confirmed.ok and confirmed.torn_lines == 1

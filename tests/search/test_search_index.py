@@ -290,3 +290,29 @@ def test_reindex_progress_and_file_modes(store: StorePaths) -> None:
     assert stats.files_read >= 8 and seen[-1][0] == seen[-1][1]
     assert store.search_db.stat().st_mode & 0o777 == 0o600
     same(store, "sqlite", deep=True)
+
+
+def test_bulk_build_through_the_helper_process(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memkeeper.core.search import indexer
+
+    monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the helper reads
+    monkeypatch.setattr(indexer, "HELPER_BATCH_BYTES", 300)
+    stats = reindex(store)
+    assert stats.files_read >= 8
+    for query in ("sqlite", "검색", "lock", "db"):
+        same(store, query, deep=True)
+
+
+def test_dead_rows_are_compacted(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memkeeper.core.search import indexer
+
+    refresh(store)
+    monkeypatch.setattr(indexer, "MIN_GARBAGE_BYTES", 0)
+    for path in store.sessions.glob("*.l1.jsonl"):
+        path.unlink()
+    stats = refresh(store)  # records the dead rows
+    assert stats.files_removed == 2
+    stats = refresh(store)  # dead rows outweigh a third of the live text: rebuilt
+    assert stats.rebuilt and any("compacted" in n for n in stats.notes)
+    same(store, "lock", deep=True)
+    same(store, "crashed", deep=True)

@@ -36,7 +36,10 @@ async def settle(pilot: Pilot[None]) -> None:
     """Wait until workers are done and the screen has caught up."""
     for _ in range(3):
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        # The file watcher runs for the app's lifetime: wait for every other worker.
+        others = [w for w in pilot.app.workers if w.group != "fs-watch"]
+        if others:  # (an empty list would mean "all workers")
+            await pilot.app.workers.wait_for_complete(others)
     await pilot.pause()
 
 

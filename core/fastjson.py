@@ -1,0 +1,67 @@
+"""JSON for the hook path without ``import json`` (which imports ``re``: ~4 ms a process).
+
+CPython's C accelerator ``_json`` holds the real scanner and encoder; the ``json``
+package only wraps them (and compiles a few regexes while doing so). :func:`loads` and
+:func:`dumps` call ``_json`` directly with the same settings ``json`` uses by default,
+so the results are identical; without ``_json`` (another Python) they fall back to the
+``json`` module. Only for small documents on the hot path (counters, hook settings).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing is not imported at run time (hook path)
+if TYPE_CHECKING:
+    from typing import Any
+
+_WHITESPACE = " \t\n\r"
+
+try:
+    import _json
+except ImportError:  # pragma: no cover - CPython always has it
+    _json = None  # type: ignore[assignment]
+
+
+class _DecodeContext:
+    """The attributes ``_json.make_scanner`` reads from a ``json.JSONDecoder``."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
+
+
+def _default(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def loads(text: str | bytes) -> Any:
+    """Like ``json.loads`` for str/bytes (UTF-8); ValueError when it is not one JSON value."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    if _json is None:  # pragma: no cover
+        import json
+
+        return json.loads(text)
+    body = text.strip(_WHITESPACE)
+    try:
+        value, end = _json.make_scanner(_DecodeContext)(body, 0)  # type: ignore[arg-type]
+    except StopIteration as stop:
+        raise ValueError(f"not valid JSON at character {stop.value}") from None
+    if end != len(body):
+        raise ValueError(f"extra data after the JSON value at character {end}")
+    return value
+
+
+def dumps(obj: Any) -> str:
+    """Like ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``."""
+    if _json is None:  # pragma: no cover
+        import json
+
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    encode = _json.make_encoder(None, _default, _json.encode_basestring, None, ":", ",", False, False, True)
+    return "".join(encode(obj, 0))

@@ -1,0 +1,53 @@
+"""The store's layout as plain strings: names, modes, project resolution, folder creation.
+
+Stdlib ``os`` only, no ``pathlib``: ``memkeeper check`` runs on every tool call and
+importing pathlib alone costs more than the rest of it. :mod:`memkeeper.core.store`
+builds the ``Path`` API on top of these names, so both always agree.
+"""
+
+from __future__ import annotations
+
+import os
+
+MEMORY_SUBDIR = (".claude", "memory")
+MEMORY_FILE = "memory.md"
+INDEX_FILE = "memory-index.json"
+CONFIG_FILE = "config.json"
+LOCK_FILE = ".memkeeper.lock"
+STATE_DIR = ".state"
+SESSIONS_DIR = "sessions"
+LOGS_DIR = "logs"
+COUNTERS_FILE = "counters.json"
+COUNTERS_LOCK = "counters.lock"
+#: Folders every store has (created 0700 by ensure_dirs).
+STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def project_dir(
+    explicit: str | os.PathLike[str] | None = None,
+    hook_cwd: str | None = None,
+    env: dict[str, str] | os._Environ[str] | None = None,
+) -> str:
+    """explicit > CLAUDE_PROJECT_DIR > hook cwd > current dir, absolute; never walks up."""
+    environ = os.environ if env is None else env
+    for candidate in (explicit, environ.get("CLAUDE_PROJECT_DIR"), hook_cwd):
+        if candidate:
+            path = os.path.expanduser(os.fspath(candidate))
+            return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return os.getcwd()
+
+
+def store_root(project: str) -> str:
+    return os.path.join(project, *MEMORY_SUBDIR)
+
+
+def ensure_dirs(root: str) -> None:
+    """Create the store root and its folders (0700); existing files are left alone."""
+    for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
+        os.makedirs(folder, mode=DIR_MODE, exist_ok=True)
+        try:
+            os.chmod(folder, DIR_MODE)
+        except OSError:
+            pass
