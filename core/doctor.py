@@ -17,7 +17,8 @@ lock, and never loses data: every file it replaces, rewrites or moves is first c
 * summaries and L1 session files that do not parse, a corrupt counters file;
 * permissions (files 0600, folders 0700) and a ``memory.md`` that is not UTF-8 (report only).
 
-Stdlib only, like the rest of the store's plumbing.
+Stdlib only at import time; the summary model (pydantic) is loaded only to validate
+summaries, and the flush module only to finish an interrupted flush.
 """
 
 from __future__ import annotations

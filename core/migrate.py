@@ -214,6 +214,14 @@ def _plan(
     if carryover_start > last_start:  # the last chunk minus its tail is archived too
         kept = [p for p in last if p.start < carryover_start]
         spans.append((kept, last_start, carryover_start))
+    if not spans:  # the carryover would keep everything (carryover >= the whole file): nothing to split
+        return MigrationPlan(
+            False,
+            f"memory.md is {tokens:,} tokens but the carryover of {carryover:,} tokens keeps all of it",
+            len(content),
+            tokens,
+            threshold,
+        )
     names = _archive_names(paths, [max(p.date for p in chunk) for chunk, _, _ in spans])
     archives = [
         PlannedArchive(

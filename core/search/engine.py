@@ -54,7 +54,7 @@ from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
-CAP = 300
+CAP = 200
 LOCK_WAIT_SECONDS = 5.0
 _BATCH = 256
 _READ_CHUNK = 8192
@@ -420,15 +420,17 @@ def _index_small_tier(
     conn: sqlite3.Connection, tier: str, query: Query, filters: Filters, expr: str | None, root: Path
 ) -> TierResult:
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
-    joins = "FROM docs d JOIN sources s ON s.id = d.src"
     order = "ORDER BY s.rel DESC, d.rowid DESC"  # newest first: the scan's order, reversed
     if expr is None:
-        cur = conn.execute(f"SELECT {columns} {joins} WHERE d.tier = ? {order}", (tier,))
-    else:
         cur = conn.execute(
-            f"SELECT {columns} {joins} WHERE d.tier = ? AND d.rowid IN"
-            f" (SELECT rowid FROM fts_small WHERE fts_small MATCH ?) {order}",
-            (tier, expr),
+            f"SELECT {columns} FROM docs d JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}", (tier,)
+        )
+    else:  # CROSS JOIN: walk the index's matches, then look each doc up by rowid
+        cur = conn.execute(
+            f"SELECT {columns} FROM (SELECT rowid AS r FROM fts_small WHERE fts_small MATCH ?) m"
+            f" CROSS JOIN docs d ON d.rowid = m.r CROSS JOIN sources s ON s.id = d.src"
+            f" WHERE d.tier = ? {order}",
+            (expr, tier),
         )
     found: list[Doc] = []
     for row in cur:

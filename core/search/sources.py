@@ -126,13 +126,13 @@ def parse_id(hit_id: str) -> tuple[str, str, str] | None:
 
 def discover(
     paths: StorePaths,
-    trusted: dict[str, tuple[int, int, int]] | None = None,
+    trusted: dict[str, tuple[int, int, int, str]] | None = None,
     tiers: frozenset[str] | None = None,
 ) -> list[SourceFile]:
     """Every searchable file of the store, in tier order, then by name (oldest first).
 
-    ``trusted`` maps archives and summaries to a recorded (size, mtime_ns, inode): one
-    whose inode (read from the directory, no stat) is unchanged is taken as unchanged.
+    ``trusted`` maps archives and summaries to a recorded (size, mtime_ns, inode, tier):
+    one whose inode (read from the directory, no stat) is unchanged is taken as unchanged.
     Archives and summaries are replaced by renames, which give a new inode. ``tiers``
     limits the listing (the sessions folder is not read without ``l1``).
     """
@@ -146,6 +146,12 @@ def discover(
     by_tier: dict[str, list[SourceFile]] = {t: [] for t in TIERS}
     for entry in entries:
         name = entry.name
+        if trusted is not None:  # the common case first: a known archive or summary
+            recorded = trusted.get(name)
+            if recorded is not None and recorded[2] == entry.inode():
+                tier = recorded[3]
+                by_tier[tier].append(SourceFile(name, tier, tier, recorded[0], recorded[1], recorded[2]))
+                continue
         if name.startswith("."):
             continue
         if name == MEMORY_FILE:
@@ -159,10 +165,6 @@ def discover(
         else:
             continue
         if tiers is not None and tier not in tiers:
-            continue
-        recorded = trusted.get(name) if trusted is not None and tier in ("l2", "l3") else None
-        if recorded is not None and recorded[2] == entry.inode():
-            by_tier[tier].append(SourceFile(name, tier, kind, recorded[0], recorded[1], recorded[2]))
             continue
         source = _stat_source(entry, name, tier, kind)
         if source:

@@ -91,7 +91,9 @@ class SearchScreen(Screen["SearchPick | None"]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        query = self.query_one(Input)
+        query.cursor_blink = not self.app.is_headless  # a blinking cursor makes screenshots random
+        query.focus()
         self._show_filters()
         if self._initial:
             self.run_search()
