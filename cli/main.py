@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "memkeeper.cli.doctor_cmds",
     "memkeeper.cli.plugin_cmds",
     "memkeeper.cli.search_cmds",
+    "memkeeper.cli.forget_cmds",
 )
 
 #: JS memory-keeper command names kept working as aliases.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -29,7 +30,7 @@ def fake_claude_home(home: Path, project: Path) -> None:
     """A ``~/.claude/projects`` with one transcript naming ``project``, for the projects screen."""
     folder = home / ".claude" / "projects" / ("-" + str(project).strip("/").replace("/", "-"))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "session.jsonl").write_text('{"type":"user","cwd":"%s"}\n' % project, "utf-8")
+    (folder / "session.jsonl").write_text(json.dumps({"type": "user", "cwd": str(project)}) + "\n", "utf-8")
 
 
 async def shoot(name: str, size: tuple[int, int], out: Path, home: Path) -> Path:
@@ -54,7 +55,7 @@ def to_png(svg: Path) -> Path | None:
         converter = shutil.which("rsvg-convert")
         if converter is None:
             return None
-        subprocess.run([converter, "-b", "#121212", str(svg), "-o", str(png)], check=True)
+        subprocess.run([converter, "-b", "#121212", str(svg), "-o", str(png)], check=True)  # noqa: S603 - argv list
         return png
     data = resvg_py.svg_to_bytes(svg_path=str(svg), monospace_family="DejaVu Sans Mono", background="#121212")
     png.write_bytes(bytes(data))

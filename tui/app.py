@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -32,7 +32,7 @@ class MemkeeperApp(App[None]):
     """Browse a memkeeper store's tiers, act on pending work, search, refresh live."""
 
     TITLE = "memkeeper"
-    CSS_PATH: ClassVar[list[str | Path]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
+    CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
     COMMANDS = App.COMMANDS | {MemoryCommands}
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help"),

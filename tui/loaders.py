@@ -149,7 +149,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     archives: list[ArchiveInfo] = []
     for entry in entries:
         name = str(entry.get("file"))
-        date_range = entry.get("dateRange") if isinstance(entry.get("dateRange"), dict) else {}
+        found = entry.get("dateRange")
+        date_range: dict[str, Any] = found if isinstance(found, dict) else {}
         archives.append(
             ArchiveInfo(
                 name=name,
@@ -179,7 +180,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         memory_bytes = paths.memory.stat().st_size
     except OSError:
         memory_bytes = 0
-    stats = index.get("stats") if isinstance(index.get("stats"), dict) else {}
+    found_stats = index.get("stats")
+    stats: dict[str, Any] = found_stats if isinstance(found_stats, dict) else {}
     return StoreSnapshot(
         project=paths.project,
         exists=True,

@@ -4,7 +4,12 @@
 recorded and re-reads only what changed: an L1 file that grew is read from its last
 offset (whole lines only; the JS plugin's files end without a newline, which is handled),
 a rewritten file is read again, a removed one leaves the index. One writer at a time
-(``.state/search.lock``); readers are never blocked (WAL).
+(``.state/search.lock``); readers are never blocked (WAL). A search refreshes only the
+tiers it reads. Archives and summaries whose inode is unchanged skip their stat (they
+are written once or replaced by a rename); a full check runs every FULL_CHECK_SECONDS.
+
+A big load (the first build) reads and cuts the files in a helper process while this
+one writes to SQLite, and merges the index segments at the end instead of on the way.
 
 Rows of a removed or rewritten archive or L1 file cannot be deleted from a contentless
 FTS table without their old text, so they stay as dead rows that no source id points to;
@@ -51,7 +56,7 @@ MIN_GARBAGE_BYTES = 64 << 20
 LOCK_NAME = "search.lock"
 HELPER_BATCH_BYTES = 8 << 20
 HELPER_WINDOW = 3
-FULL_CHECK_SECONDS = 300
+FULL_CHECK_SECONDS = 60
 
 
 class IndexBusy(Exception):

@@ -99,3 +99,11 @@ async def test_mcp_server_over_stdio(store: StorePaths) -> None:
         assert bad.content[0].text.startswith("error: the query is empty")
         none = await session.call_tool("search", {"query": "qqqqq"})
         assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
+
+
+def test_plugin_declares_the_mcp_server() -> None:
+    plugin = Path(__file__).resolve().parents[2] / "plugin"
+    declared = json.loads((plugin / ".mcp.json").read_text("utf-8"))["mcpServers"]["memkeeper"]
+    assert declared["args"] == ["mcp"]
+    launcher = plugin / declared["command"].replace("${CLAUDE_PLUGIN_ROOT}/", "")
+    assert launcher.is_file() and os.access(launcher, os.X_OK)

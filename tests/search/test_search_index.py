@@ -316,3 +316,19 @@ def test_dead_rows_are_compacted(store: StorePaths, monkeypatch: pytest.MonkeyPa
     assert stats.rebuilt and any("compacted" in n for n in stats.notes)
     same(store, "lock", deep=True)
     same(store, "crashed", deep=True)
+
+
+def test_replaced_summary_is_seen_at_once_and_an_edit_in_place_at_the_full_check(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.atomic import atomic_write_json
+    from memkeeper.core.search import indexer
+
+    refresh(store)
+    refresh(store)  # now trusting unchanged archives and summaries by inode
+    name = "memory_20261003_090000.summary.json"
+    atomic_write_json(store.archive(name), {"overallSummary": "regenerated with a pelican"})
+    assert same(store, "pelican", tiers=["l3"]).hits[0].file == name
+    store.archive(name).write_text(json.dumps({"overallSummary": "edited in place: a heron"}), "utf-8")
+    monkeypatch.setattr(indexer, "FULL_CHECK_SECONDS", 0)
+    assert same(store, "heron", tiers=["l3"]).hits[0].file == name

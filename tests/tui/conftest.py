@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scenes import build_store  # noqa: E402
+from scenes import build_store
 
-from memkeeper.core.store import StorePaths  # noqa: E402
+from memkeeper.core.store import StorePaths
 
 
 @pytest.fixture

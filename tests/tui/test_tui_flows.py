@@ -157,7 +157,7 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
         await settle(pilot)
         assert isinstance(app.screen, BrowseScreen)
         doc = _doc(app)
-        assert doc.query == "webhook" and doc.hits
+        assert doc.highlight_query == "webhook" and doc.hits
         assert doc.cursor in doc.hits
         first = doc.cursor
         await pilot.press("n")

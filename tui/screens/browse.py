@@ -213,8 +213,8 @@ class BrowseScreen(Screen[None]):
             doc.set_query(request.query)
             doc.goto_first_hit(request.line)
             doc.focus()
-        elif keep_position and doc.query:
-            doc.set_query(doc.query)
+        elif keep_position and doc.highlight_query:
+            doc.set_query(doc.highlight_query)
 
     def _show_document(self, document: Document, *, keep_position: bool = False) -> None:
         self._document = document
@@ -280,7 +280,7 @@ class BrowseScreen(Screen[None]):
 
     def action_clear_highlight(self) -> None:
         doc = self.query_one(DocView)
-        if doc.query:
+        if doc.highlight_query:
             doc.set_query("")
             self._update_title()
 

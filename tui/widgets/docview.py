@@ -141,7 +141,8 @@ class DocView(ScrollView, can_focus=True):
         return self._hits
 
     @property
-    def query(self) -> str:
+    def highlight_query(self) -> str:
+        """The search query whose matches are highlighted ("" for none)."""
         return self._query
 
     def set_items(self, items: list[DocItem], *, keep_position: bool = False) -> None:

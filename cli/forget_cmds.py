@@ -1,0 +1,83 @@
+"""``memkeeper forget`` / ``trash`` / ``restore``: forgetting into the store's trash.
+
+Nothing is deleted: an L1 session, or an archive with its summary, moves into
+``.claude/memory/.trash/`` and can be restored; the search index follows on its next refresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    forget = sub.add_parser(
+        "forget", help="move an L1 session or an archive (with its summary) into the trash"
+    )
+    forget.add_argument("kind", choices=("session", "archive"), help="what to forget")
+    forget.add_argument("name", help="file name, e.g. 2026-11-20_101500_1a2b3c4d.l1.jsonl or memory_….md")
+    forget.add_argument("--json", action="store_true", help="print the trash entry as JSON")
+    forget.set_defaults(handler=run_forget)
+
+    trash = sub.add_parser("trash", help="list what was forgotten and can be restored")
+    trash.add_argument("--json", action="store_true", help="print JSON")
+    trash.set_defaults(handler=run_trash)
+
+    restore = sub.add_parser("restore", help="put a forgotten session or archive back")
+    restore.add_argument("trash_id", help="the id shown by `memkeeper trash`")
+    restore.set_defaults(handler=run_restore)
+
+
+def _item_json(item: object) -> dict[str, object]:
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(item) if is_dataclass(item) and not isinstance(item, type) else {}
+
+
+def run_forget(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, print_json
+    from memkeeper.core import forget
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(args.project)
+    try:
+        if args.kind == "session":
+            item = forget.forget_l1(paths, args.name)
+        else:
+            item = forget.forget_archive(paths, args.name)
+    except forget.ForgetError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        print_json(_item_json(item))
+    else:
+        console().print(literal(f"Moved {item.name} to the trash (restore with: memkeeper restore {item.id})"))
+    return 0
+
+
+def run_trash(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.core import forget
+    from memkeeper.core.store import paths_for
+
+    items = forget.list_trash(paths_for(args.project))
+    if args.json:
+        print_json([_item_json(item) for item in items])
+        return 0
+    if not items:
+        console().print("The trash is empty.")
+        return 0
+    for item in items:
+        console().print(literal(f"{item.id}  {item.kind:<8} {item.name}  (forgotten {item.deleted_at})"))
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal
+    from memkeeper.core import forget
+    from memkeeper.core.store import paths_for
+
+    try:
+        item = forget.restore(paths_for(args.project), args.trash_id)
+    except forget.ForgetError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    console().print(literal(f"Restored {item.name}"))
+    return 0
