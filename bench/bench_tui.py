@@ -1,0 +1,178 @@
+"""memkeeper-tui speed and memory: cold start to first paint, keystroke → search results drawn, peak RSS.
+
+    python bench/bench_tui.py [PROJECT_DIR] [--runs 5]
+
+PROJECT_DIR defaults to the search benchmark's 1 GB store at ``/tmp/mk-bench-store`` when it
+exists (made by ``bench/gen_store.py``); otherwise a smaller store is generated in a temporary
+folder (and the output says so). Each run is a fresh process (headless app, 120×36):
+
+- cold start: from just before the process is spawned until the browse screen has drawn the
+  tier tree and memory.md (interpreter start-up included; ``python -c pass`` is printed beside it);
+- keystroke: one key typed into the search box until the results for it are drawn;
+- peak RSS of that process (ru_maxrss) after it also opened the largest L1 session.
+
+Goals (issue): first paint ≤ 1.0 s, keystroke ≤ 150 ms, peak memory ≤ 200 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_STORE = Path("/tmp/mk-bench-store")
+QUERIES = ("rotation", "zephyr-7731", "검색", "lock")
+
+CHILD = r"""
+import asyncio, json, resource, sys, time
+T0 = float(sys.argv[2])
+from pathlib import Path
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.loaders import Target
+from memkeeper.tui.screens.browse import BrowseScreen
+from memkeeper.tui.screens.search import SearchScreen
+from memkeeper.tui.widgets.docview import DocView
+from textual.widgets import Input
+
+paths = StorePaths(Path(sys.argv[1]))
+queries = json.loads(sys.argv[3])
+out = {}
+
+async def main():
+    app = MemkeeperApp(paths, watch=False)
+    shown = []
+    def hook(message):
+        if isinstance(message, SearchScreen.ResultsShown):
+            shown.append(time.perf_counter())
+    async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
+        while True:
+            screen = app.screen
+            if isinstance(screen, BrowseScreen) and app.snapshot is not None and screen.query_one(DocView).items:
+                break
+            await asyncio.sleep(0.002)
+        await pilot.pause()  # the frame with the tree and the document is drawn
+        out["first_paint"] = time.time() - T0
+        out["sessions"] = len(app.snapshot.sessions)
+        out["archives"] = len(app.snapshot.archives)
+        await pilot.press("slash")
+        await pilot.pause()
+        search_box = app.screen.query_one(Input)
+        keystrokes = []
+        for query in queries:
+            search_box.value = query[:-1]
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            before = len(shown)
+            start = time.perf_counter()
+            await pilot.press(query[-1])
+            while len(shown) == before:
+                await asyncio.sleep(0.001)
+            await pilot.pause()  # results drawn
+            keystrokes.append((time.perf_counter() - start) * 1000)
+        out["keystroke_ms"] = keystrokes
+        await pilot.press("escape")
+        if app.snapshot.sessions:
+            biggest = max(app.snapshot.sessions, key=lambda s: s.size)
+            start = time.perf_counter()
+            app.screen.query_one("TierTree").select_target(Target("l1", biggest.name))
+            doc = app.screen.query_one(DocView)
+            while not (doc.items and doc.items[0].kind in ("user", "assistant", "tool", "tool_result", "muted")):
+                await asyncio.sleep(0.002)
+            await pilot.pause()
+            out["open_l1_ms"] = (time.perf_counter() - start) * 1000
+            out["open_l1_bytes"] = biggest.size
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+asyncio.run(main())
+print(json.dumps(out))
+"""
+
+
+def project_dir(arg: Path | None) -> tuple[Path, str]:
+    if arg is not None:
+        return arg, f"store: {arg}"
+    if (DEFAULT_STORE / ".claude" / "memory").is_dir():
+        return DEFAULT_STORE, f"store: the search benchmark's store {DEFAULT_STORE}"
+    target = Path(tempfile.mkdtemp(prefix="mk-tui-bench-")) / "store"
+    subprocess.run(
+        [sys.executable, str(HERE / "gen_store.py"), str(target), "--size-gb", "0.1", "--archives", "200"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return target, f"store: {DEFAULT_STORE} not found, generated a SMALLER store (0.1 GB L1, 200 archives) in {target}"
+
+
+def store_size(project: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(project / ".claude" / "memory"):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total
+
+
+def python_startup() -> float:
+    start = time.time()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.time() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
+    args = parser.parse_args(argv)
+    project, note = project_dir(args.project)
+    print(note)
+    print(f"store size on disk: {store_size(project) / 1e9:.2f} GB")
+    env = dict(os.environ, MEMKEEPER_NO_JOBS="1")
+    # The search index is derived data: build it once, outside the timings (the TUI would too).
+    from memkeeper.core.search import refresh
+    from memkeeper.core.store import StorePaths
+
+    start = time.time()
+    refresh(StorePaths(project))
+    print(f"search index refresh before timing: {time.time() - start:.1f} s")
+    results = []
+    for _ in range(args.runs):
+        t0 = time.time()
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(project), repr(t0), json.dumps(QUERIES)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    first = results[0]
+    print(f"L1 sessions: {first['sessions']:,}, archives: {first['archives']:,}")
+    paints = [r["first_paint"] for r in results]
+    keys = [k for r in results for k in r["keystroke_ms"]]
+    rss = [r["peak_rss_mb"] for r in results]
+    bare = statistics.median(python_startup() for _ in range(5))
+    print(f"python -c pass:                 {bare * 1000:7.0f} ms (median of 5)")
+    print(f"cold start → first paint:       {statistics.median(paints) * 1000:7.0f} ms median, "
+          f"{max(paints) * 1000:.0f} ms max over {len(paints)} runs (goal ≤ 1000 ms; "
+          f"{statistics.median(paints) / bare:.1f}× python startup)")
+    print(f"keystroke → results drawn:      {statistics.median(keys):7.0f} ms median, {max(keys):.0f} ms max "
+          f"over {len(keys)} keystrokes, queries {', '.join(QUERIES)} (goal ≤ 150 ms)")
+    if "open_l1_ms" in first:
+        opens = [r["open_l1_ms"] for r in results]
+        print(f"open the largest L1 session:    {statistics.median(opens):7.0f} ms median "
+              f"({first['open_l1_bytes'] / 1e6:.1f} MB file)")
+    print(f"peak RSS:                       {max(rss):7.0f} MB max (goal ≤ 200 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
