@@ -179,6 +179,9 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     if extra.get("recoveredFrom"):
         warnings.append(f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}")
     tool_uses = int(counters.read_counters(paths).get("toolUses") or 0) if exists else 0
+    from memkeeper.core.summarizers import budget_status
+
+    budget = budget_status(paths, config) if exists else None
     return {
         "project": str(paths.project),
         "store": str(paths.root),
@@ -197,6 +200,7 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
             "files": rows,
         },
         "summaries": counts,
+        "modelBudget": budget,
         "sessions": {"count": _session_count(paths)},
         "toolUsesSinceReset": tool_uses,
         "lastRotation": extra.get("lastRotation"),
@@ -245,6 +249,14 @@ def run_status(args: argparse.Namespace) -> int:
     if sums["failed"]:
         summary_text += f", [red]{sums['failed']} failed[/red]"
     grid.add_row("summaries", summary_text)
+    budget = status["modelBudget"]
+    budget_text = (
+        f"{budget['calls']}/{budget['dailyCalls']} calls, "
+        f"{budget['tokens']:,}/{budget['dailyTokens']:,} tokens today"
+    )
+    if budget["exceeded"]:
+        budget_text += "  [red]cap reached: summaries use the extractive backend until tomorrow (UTC)[/red]"
+    grid.add_row("model budget", budget_text)
     grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):

@@ -54,7 +54,7 @@ async def test_user_text_is_literal(store: StorePaths) -> None:
         doc.focus()
         await pilot.press("end")
         await settle(pilot)
-        plain = "".join(seg.text for _, strip in doc._rows for seg in strip)
+        plain = "".join(seg.text for i in range(len(doc.items)) for strip in doc._strips(i) for seg in strip)
         assert "[bold red]not markup[/bold red]" in plain
         assert "\x1b" not in plain and "␛[31mnot red␛[0m" in plain
 
@@ -76,13 +76,16 @@ async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths)
         assert {"user", "assistant", "tool"} <= kinds
         assert any(item.sidechain for item in doc.items)
         folded = next(i for i, item in enumerate(doc.items) if item.body)
-        rows_before = len(doc._rows)
         doc.focus()
         doc.move_to(folded)
+        await pilot.pause()
+        rows_before = len(doc._strips(folded))
         await pilot.press("enter")
-        assert len(doc._rows) > rows_before
+        await pilot.pause()
+        assert len(doc._strips(folded)) > rows_before
         await pilot.press("enter")
-        assert len(doc._rows) == rows_before
+        await pilot.pause()
+        assert len(doc._strips(folded)) == rows_before
 
 
 async def test_l3_summary_and_failed_summary(store: StorePaths) -> None:

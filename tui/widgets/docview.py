@@ -11,13 +11,16 @@ kind through component classes, so themes apply and nothing in the text is marku
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -122,12 +125,14 @@ class DocView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._items: list[DocItem] = []
         self._unfolded: set[int] = set()
-        self._rows: list[tuple[int, Strip]] = []
-        self._item_first_row: list[int] = []
+        self._cache: dict[int, list[Strip]] = {}
+        self._heights: list[int] = []
+        self._offsets: list[int] = [0]
+        self._offsets_dirty = False
         self._query = ""
         self._pattern: re.Pattern[str] | None = None
         self._hits: list[int] = []
-        self._width = 0
+        self._width = 80
 
     # -- data ------------------------------------------------------------------------------
 
@@ -185,57 +190,79 @@ class DocView(ScrollView, can_focus=True):
         ]
 
     # -- layout ----------------------------------------------------------------------------
+    #
+    # Items are wrapped only when they come into view. Every other item counts with an
+    # estimate of its height (its lines' cell lengths over the width), corrected when it is
+    # wrapped, so opening an L1 session with thousands of entries costs one screenful.
 
-    def _fg(self, component: str) -> Style:
-        return fg_style(self.get_component_rich_style(component))
-
-    def _item_text(self, index: int) -> Text:
+    def _estimate(self, index: int) -> int:
         item = self._items[index]
-        base = self._fg(f"docview--{item.kind}")
-        text = Text(no_wrap=False, end="")
-        if item.sidechain:
-            text.append("┆ ", self._fg("docview--sidechain"))
-        if item.prefix:
-            text.append(visible(item.prefix), base + self._fg("docview--prefix"))
-        body_style = base if item.kind in ("h1", "h2", "h3", "title", "day", "code", "muted", "tool", "tool_result", "error") else Style()
-        text.append(visible(item.text).replace("\t", "    "), body_style)
-        if item.body:
-            folded = index not in self._unfolded
-            marker = "  ▸ …" if folded else ""
-            text.append(marker, self._fg("docview--muted"))
-            if not folded:
-                text.append("\n" + visible(item.body).replace("\t", "    "), self._fg("docview--muted"))
-        if self._pattern is not None:
-            match_style = self.get_component_rich_style("docview--match")
-            plain = text.plain
-            for found in self._pattern.finditer(plain):
-                text.stylize(match_style, found.start(), found.end())
-        return text
+        width = self._width
+        text = item.prefix + item.text + ("  ▸ …" if item.body else "")
+        if item.body and index in self._unfolded:
+            text += "\n" + item.body
+        return sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+
+    def _strips(self, index: int) -> list[Strip]:
+        """The wrapped rows of item ``index`` (cached until width, folds or highlight change)."""
+        strips = self._cache.get(index)
+        if strips is None:
+            console = self.app.console
+            lines = self._item_text(index).wrap(console, self._width, justify="left", overflow="fold", no_wrap=False)
+            strips = [Strip(list(line.render(console)), line.cell_len) for line in lines] or [Strip.blank(0)]
+            self._cache[index] = strips
+            if len(strips) != self._heights[index]:
+                self._heights[index] = len(strips)
+                self._offsets_dirty = True
+        return strips
 
     def _layout(self) -> None:
-        """Wrap every item to the current width (only strings are wrapped, never markup)."""
-        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
-        self._width = width
-        console = self.app.console
-        rows: list[tuple[int, Strip]] = []
-        first: list[int] = []
-        for index in range(len(self._items)):
-            first.append(len(rows))
-            text = self._item_text(index)
-            lines = text.wrap(console, width, justify="left", overflow="fold", no_wrap=False)
-            if not lines:
-                rows.append((index, Strip.blank(0)))
-                continue
-            for line in lines:
-                segments = list(line.render(console))
-                rows.append((index, Strip(segments, line.cell_len)))
-        self._rows = rows
-        self._item_first_row = first
-        self.virtual_size = Size(width, len(rows))
+        """Start over at the current width: estimates for all, rows for none."""
+        self._width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        self._cache = {}
+        self._heights = [self._estimate(i) for i in range(len(self._items))]
+        self._offsets_dirty = True
+        self._update_offsets()
+
+    def _relayout(self, index: int) -> None:
+        """Item ``index`` changed (fold, highlight): forget its rows, estimate it again."""
+        self._cache.pop(index, None)
+        if 0 <= index < len(self._heights):
+            self._heights[index] = self._estimate(index)
+            self._offsets_dirty = True
+        self._update_offsets()
+
+    def _update_offsets(self) -> None:
+        if self._offsets_dirty:
+            self._offsets = [0, *accumulate(self._heights)]
+            self._offsets_dirty = False
+            self.virtual_size = Size(self._width, self._offsets[-1])
+
+    def _item_at_row(self, row: int) -> int:
+        return max(0, bisect_right(self._offsets, row) - 1)
+
+    def _ensure_rows(self, top: int, height: int) -> None:
+        """Wrap the items shown in rows ``top`` … ``top + height`` (estimates settle in a few rounds)."""
+        for _ in range(4):
+            if not self._items:
+                return
+            first = self._item_at_row(top)
+            index = first
+            while index < len(self._items) and self._offsets[index] <= top + height:
+                self._strips(index)
+                index += 1
+            if not self._offsets_dirty:
+                return
+            self._update_offsets()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        if self._items:
+            self._ensure_rows(int(self.scroll_y), self.scrollable_content_region.height + 1)
+        return super().render_lines(crop)
 
     def on_resize(self) -> None:
         width = self.scrollable_content_region.width
-        if width and width != self._width:
+        if width and width != self._width and self._items:
             self._layout()
             self._scroll_cursor_visible()
 
@@ -251,12 +278,16 @@ class DocView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         base = self.rich_style
         row = scroll_y + y
-        if row >= len(self._rows):
+        if not self._items or row >= self._offsets[-1]:
             return Strip.blank(width, base)
-        index, strip = self._rows[row]
-        strip = strip.crop_extend(scroll_x, scroll_x + width, None)
+        index = self._item_at_row(row)
+        strips = self._strips(index)
+        line = row - self._offsets[index]
+        if line >= len(strips):
+            return Strip.blank(width, base)
+        strip = strips[line].crop_extend(scroll_x, scroll_x + width, None)
         segments = [Segment(s.text, base + s.style if s.style else base, s.control) for s in strip]
-        if index == self.cursor and self._items:
+        if index == self.cursor:
             cursor = Style(bgcolor=self.get_component_rich_style("docview--cursor").bgcolor)
             segments = [
                 Segment(s.text, s.style + cursor if s.style and s.style.bgcolor == base.bgcolor else s.style, s.control)
@@ -273,12 +304,12 @@ class DocView(ScrollView, can_focus=True):
         return max(0, min(value, len(self._items) - 1)) if self._items else 0
 
     def _scroll_cursor_visible(self) -> None:
-        if not self._items or not self._item_first_row:
+        if not self._items:
             return
-        top = self._item_first_row[self.cursor]
-        bottom = (
-            self._item_first_row[self.cursor + 1] if self.cursor + 1 < len(self._item_first_row) else len(self._rows)
-        )
+        self._strips(self.cursor)
+        self._update_offsets()
+        top = self._offsets[self.cursor]
+        bottom = self._offsets[self.cursor + 1]
         height = self.scrollable_content_region.height or 1
         if top < self.scroll_y:
             self.scroll_to(y=top, animate=False)
@@ -288,8 +319,8 @@ class DocView(ScrollView, can_focus=True):
     def move_to(self, index: int, *, top: bool = False) -> None:
         """Put the cursor on item ``index``; with ``top`` scroll it to the top of the view."""
         self.cursor = index
-        if top and self._item_first_row:
-            self.scroll_to(y=self._item_first_row[self.cursor], animate=False, immediate=True)
+        if top and self._items:
+            self.scroll_to(y=self._offsets[self.cursor], animate=False, immediate=True)
 
     def goto_line(self, line: int) -> None:
         """Move to the item that holds source line ``line`` (or the nearest one before it)."""
@@ -335,8 +366,8 @@ class DocView(ScrollView, can_focus=True):
 
     def _cursor_to_view_top(self) -> None:
         row = int(self.scroll_y)
-        if self._rows:
-            index = self._rows[min(row, len(self._rows) - 1)][0]
+        if self._items:
+            index = self._item_at_row(min(row, self._offsets[-1] - 1))
             self.set_reactive(DocView.cursor, index)
             self.refresh()
 
@@ -350,7 +381,8 @@ class DocView(ScrollView, can_focus=True):
         if not self._items or not self._items[self.cursor].body:
             return
         self._unfolded ^= {self.cursor}
-        self._layout()
+        self._relayout(self.cursor)
+        self._scroll_cursor_visible()
         self.refresh()
 
     def action_toggle_all(self) -> None:
@@ -398,8 +430,8 @@ class DocView(ScrollView, can_focus=True):
         offset = getattr(event, "y", None)
         if isinstance(offset, int):
             row = int(self.scroll_y) + offset
-            if 0 <= row < len(self._rows):
-                self.cursor = self._rows[row][0]
+            if self._items and 0 <= row < self._offsets[-1]:
+                self.cursor = self._item_at_row(row)
 
 
 def query_pattern(query: str) -> re.Pattern[str] | None:
