@@ -195,10 +195,34 @@ class DocView(ScrollView, can_focus=True):
     # estimate of its height (its lines' cell lengths over the width), corrected when it is
     # wrapped, so opening an L1 session with thousands of entries costs one screenful.
 
+    def _fg(self, component: str) -> Style:
+        return fg_style(self.get_component_rich_style(component))
+
+    def _item_text(self, index: int) -> Text:
+        item = self._items[index]
+        base = self._fg(f"docview--{item.kind}")
+        text = Text(no_wrap=False, end="")
+        if item.sidechain:
+            text.append("┆ ", self._fg("docview--sidechain"))
+        if item.prefix:
+            text.append(visible(item.prefix), base + self._fg("docview--prefix"))
+        styled = item.kind in ("h1", "h2", "h3", "title", "day", "code", "muted", "tool", "tool_result", "error")
+        text.append(visible(item.text).replace("\t", "    "), base if styled else Style())
+        if item.body:
+            folded = index not in self._unfolded
+            text.append("  ▸ …" if folded else "", self._fg("docview--muted"))
+            if not folded:
+                text.append("\n" + visible(item.body).replace("\t", "    "), self._fg("docview--muted"))
+        if self._pattern is not None:
+            match_style = self.get_component_rich_style("docview--match")
+            for found in self._pattern.finditer(text.plain):
+                text.stylize(match_style, found.start(), found.end())
+        return text
+
     def _estimate(self, index: int) -> int:
         item = self._items[index]
         width = self._width
-        text = item.prefix + item.text + ("  ▸ …" if item.body else "")
+        text = ("┆ " if item.sidechain else "") + item.prefix + item.text + ("  ▸ …" if item.body else "")
         if item.body and index in self._unfolded:
             text += "\n" + item.body
         return sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
