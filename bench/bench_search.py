@@ -58,8 +58,10 @@ def text_bytes(root: Path) -> int:
     total = 0
     for folder in (root, root / "sessions"):
         for entry in os.scandir(folder):
-            if entry.is_file() and not entry.name.startswith(".") and (
-                entry.name.endswith((".md", ".summary.json", ".l1.jsonl", ".l1.jsonl.gz"))
+            if (
+                entry.is_file()
+                and not entry.name.startswith(".")
+                and (entry.name.endswith((".md", ".summary.json", ".l1.jsonl", ".l1.jsonl.gz")))
             ):
                 total += entry.stat().st_size
     return total
@@ -87,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_search: no store at {root}", file=sys.stderr)
         return 2
     text = text_bytes(root)
-    print(f"store: {root}  text: {text / 1e6:.0f} MB in "
-          f"{len(os.listdir(paths.sessions))} session files and {len(os.listdir(root))} top-level files")
+    print(
+        f"store: {root}  text: {text / 1e6:.0f} MB in "
+        f"{len(os.listdir(paths.sessions))} session files and {len(os.listdir(root))} top-level files"
+    )
     print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
 
     # 1. first build
@@ -101,10 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         writer_cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
         helper_cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
         mb = stats.bytes_read / 1e6
-        print(f"first build: {mb:.0f} MB, {stats.docs_added:,} entries in {build:.1f} s "
-              f"= {mb / build:.1f} MB/s  (goal >= 20 MB/s)")
-        print(f"  CPU: writer {writer_cpu:.1f} s ({mb / writer_cpu:.1f} MB per CPU-second), reader helper "
-              f"{helper_cpu:.1f} s; on an idle machine the build takes about max of the two")
+        print(
+            f"first build: {mb:.0f} MB, {stats.docs_added:,} entries in {build:.1f} s "
+            f"= {mb / build:.1f} MB/s  (goal >= 20 MB/s)"
+        )
+        print(
+            f"  CPU: writer {writer_cpu:.1f} s ({mb / writer_cpu:.1f} MB per CPU-second), reader helper "
+            f"{helper_cpu:.1f} s; on an idle machine the build takes about max of the two"
+        )
     db = sum(p.stat().st_size for p in root.glob(".search.sqlite3*") if not p.name.endswith(".corrupt"))
     print(f"index size: {db / 1e6:.0f} MB = {db / text:.2f}x the text it indexes")
 
@@ -116,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     inc = refresh(paths)
     incremental = time.perf_counter() - t0
-    print(f"incremental update, one new session of {new.stat().st_size / 1e3:.0f} KB: {incremental:.3f} s "
-          f"({inc.files_read} file read)  (goal <= 0.5 s)")
+    print(
+        f"incremental update, one new session of {new.stat().st_size / 1e3:.0f} KB: {incremental:.3f} s "
+        f"({inc.files_read} file read)  (goal <= 0.5 s)"
+    )
     t0 = time.perf_counter()
     refresh(paths)
     print(f"refresh with nothing changed: {(time.perf_counter() - t0) * 1000:.1f} ms")
@@ -136,10 +146,13 @@ def main(argv: list[str] | None = None) -> int:
                     search(paths, query, deep=deep, refresh=fresh)
                     times.append(time.perf_counter() - t0)
             label = ("with L1 (--deep)" if deep else "memory+L3+L2") + (
-                ", checking files first" if fresh else ", index already fresh")
-            print(f"in-process search {label}: p50 {percentile(times, 50) * 1000:.1f} ms, "
-                  f"p95 {percentile(times, 95) * 1000:.1f} ms over {len(QUERIES)} queries x {args.runs}"
-                  + ("  (goal p50 <= 50 ms)" if not deep else ""))
+                ", checking files first" if fresh else ", index already fresh"
+            )
+            print(
+                f"in-process search {label}: p50 {percentile(times, 50) * 1000:.1f} ms, "
+                f"p95 {percentile(times, 95) * 1000:.1f} ms over {len(QUERIES)} queries x {args.runs}"
+                + ("  (goal p50 <= 50 ms)" if not deep else "")
+            )
 
     # 4. whole process against grep -rnF over the same files
     env = dict(os.environ, MEMKEEPER_NO_JOBS="1")
@@ -156,15 +169,20 @@ def main(argv: list[str] | None = None) -> int:
             best_cli = min(best_cli, time.perf_counter() - t0)
             t0 = time.perf_counter()
             # output to a pipe: GNU grep stops at the first match when it writes to /dev/null
-            subprocess.run([grep, "-rnF", "--exclude=.search.sqlite3*", "--", grep_pattern(query), str(root)],
-                           capture_output=True, check=False)
+            subprocess.run(
+                [grep, "-rnF", "--exclude=.search.sqlite3*", "--", grep_pattern(query), str(root)],
+                capture_output=True,
+                check=False,
+            )
             best_grep = min(best_grep, time.perf_counter() - t0)
         cli_times.append(best_cli)
         grep_times.append(best_grep)
         ratios.append(best_grep / best_cli)
-    print(f"whole process: memkeeper search --deep median {statistics.median(cli_times) * 1000:.0f} ms, "
-          f"grep -rnF median {statistics.median(grep_times) * 1000:.0f} ms; grep/memkeeper ratio median "
-          f"{statistics.median(ratios):.1f}x, worst {min(ratios):.1f}x  (goal >= 3x)")
+    print(
+        f"whole process: memkeeper search --deep median {statistics.median(cli_times) * 1000:.0f} ms, "
+        f"grep -rnF median {statistics.median(grep_times) * 1000:.0f} ms; grep/memkeeper ratio median "
+        f"{statistics.median(ratios):.1f}x, worst {min(ratios):.1f}x  (goal >= 3x)"
+    )
     for query, c, g in zip(QUERIES, cli_times, grep_times, strict=True):
         print(f"  {query!r:24} memkeeper {c * 1000:7.0f} ms   grep {g * 1000:7.0f} ms   {g / c:5.1f}x")
     return 0

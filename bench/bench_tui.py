@@ -49,9 +49,11 @@ out = {}
 async def main():
     app = MemkeeperApp(paths, watch=False)
     shown = []
+    core_ms = []
     def hook(message):
         if isinstance(message, SearchScreen.ResultsShown):
             shown.append(time.perf_counter())
+            core_ms.append(message.elapsed_ms)
     async with app.run_test(size=(120, 36), message_hook=hook) as pilot:
         while True:
             screen = app.screen
@@ -66,18 +68,25 @@ async def main():
         await pilot.pause()
         search_box = app.screen.query_one(Input)
         keystrokes = []
+        cores = []
         for query in queries:
+            count = len(shown)
             search_box.value = query[:-1]
+            while len(shown) == count:  # the results for the prefix are drawn first
+                await asyncio.sleep(0.001)
             await app.workers.wait_for_complete()
             await pilot.pause()
             before = len(shown)
             start = time.perf_counter()
-            await pilot.press(query[-1])
+            # The keystroke as the Input handles it (pilot.press adds its own ~70 ms of test overhead).
+            search_box.insert_text_at_cursor(query[-1])
             while len(shown) == before:
                 await asyncio.sleep(0.001)
             await pilot.pause()  # results drawn
             keystrokes.append((time.perf_counter() - start) * 1000)
+            cores.append(core_ms[-1])
         out["keystroke_ms"] = keystrokes
+        out["core_ms"] = cores
         await pilot.press("escape")
         if app.snapshot.sessions:
             biggest = max(app.snapshot.sessions, key=lambda s: s.size)
@@ -166,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{statistics.median(paints) / bare:.1f}× python startup)")
     print(f"keystroke → results drawn:      {statistics.median(keys):7.0f} ms median, {max(keys):.0f} ms max "
           f"over {len(keys)} keystrokes, queries {', '.join(QUERIES)} (goal ≤ 150 ms)")
+    for number, query in enumerate(QUERIES):
+        ui = statistics.median(r["keystroke_ms"][number] for r in results)
+        core = statistics.median(r["core_ms"][number] for r in results)
+        print(f"  {query!r:>16}: {ui:6.0f} ms keystroke → drawn, of which {core:6.0f} ms in core search()")
     if "open_l1_ms" in first:
         opens = [r["open_l1_ms"] for r in results]
         print(f"open the largest L1 session:    {statistics.median(opens):7.0f} ms median "

@@ -32,12 +32,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "search",
         help="search the memory: memory.md, L3 summaries, L2 archives (and L1 with --deep)",
         description=(
-            "Words are ANDed, \"quoted words\" are a phrase; matching is case-insensitive and finds "
+            'Words are ANDed, "quoted words" are a phrase; matching is case-insensitive and finds '
             "text inside words (Korean too). Results are grouped by tier."
         ),
     )
-    search.add_argument("query", nargs="+", metavar="WORD", help="words or \"a phrase\"")
-    search.add_argument("--tier", action="append", metavar="TIER", help="memory, l3, l2, l1 (repeat or comma)")
+    search.add_argument("query", nargs="+", metavar="WORD", help='words or "a phrase"')
+    search.add_argument(
+        "--tier", action="append", metavar="TIER", help="memory, l3, l2, l1 (repeat or comma)"
+    )
     search.add_argument(
         "--type",
         action="append",

@@ -84,7 +84,7 @@ def build_server(paths: StorePaths) -> Any:
     @server.tool(
         name="search",
         description=(
-            "Search the project's long-term memory. Words are ANDed, \"quoted\" is a phrase, substring "
+            'Search the project\'s long-term memory. Words are ANDed, "quoted" is a phrase, substring '
             "match (Korean works). Returns compact hits grouped by tier (memory, l3, l2, l1) with ids. "
             "Options: tiers (list), types (decision|theme|issue|overall|section|user|assistant|tool|"
             "tool_result), since/until (YYYY-MM-DD), deep (include raw sessions), limit (per tier)."

@@ -79,11 +79,21 @@ class MemkeeperApp(App[None]):
 
     @on(SnapshotLoaded)
     def _snapshot_loaded(self, message: SnapshotLoaded) -> None:
+        if self.snapshot is None:
+            self.call_after_refresh(self._warm_up)
         self.snapshot = message.snapshot
         for screen in self.screen_stack:
             show = getattr(screen, "show_snapshot", None)
             if callable(show):
                 show(message.snapshot, message.changed)
+
+    @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
+    def _warm_up(self) -> None:
+        """After the first paint, import what the first search needs, so its keystroke is fast."""
+        try:
+            import memkeeper.core.search  # noqa: F401
+        except ImportError:
+            pass
 
     # -- live refresh ----------------------------------------------------------------------
 

@@ -136,14 +136,15 @@ def _summary_state(entry: dict[str, Any]) -> str:
 
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
-    from memkeeper.core.config import load_config_or_default
+    # Stdlib-only core modules here: the snapshot is on the path to the first paint.
     from memkeeper.core.index import read_index, safe_entries
-    from memkeeper.core.l1 import list_l1
     from memkeeper.core.rotation import memory_tokens
+    from memkeeper.core.settings import hook_settings
 
     if not paths.exists():
         return StoreSnapshot(project=paths.project, exists=False)
-    config, warnings = load_config_or_default(paths)
+    threshold = hook_settings(paths).threshold_tokens
+    warnings: list[str] = []
     index = read_index(paths)
     entries, refused = safe_entries(index)
     archives: list[ArchiveInfo] = []
@@ -165,17 +166,7 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
             )
         )
     archives.sort(key=lambda a: a.name)
-    sessions: list[SessionInfo] = []
-    for l1 in list_l1(paths, counts=False):
-        path = Path(l1.path)
-        try:
-            size = path.stat().st_size
-        except OSError:
-            continue
-        info = session_info(path.name, size)
-        if info is not None:
-            sessions.append(info)
-    sessions.sort(key=lambda s: s.name)
+    sessions = list_sessions(paths)
     try:
         memory_bytes = paths.memory.stat().st_size
     except OSError:
@@ -187,15 +178,35 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         exists=True,
         memory_tokens=memory_tokens(paths),
         memory_bytes=memory_bytes,
-        threshold=config.threshold_tokens,
+        threshold=threshold,
         named=tuple(n for n, f in NAMED_MEMORY_FILES.items() if (paths.root / f).is_file()),
         archives=tuple(archives),
         sessions=tuple(sessions),
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
-        legacy=_needs_migration(paths),
+        legacy=memory_tokens(paths) >= threshold and _needs_migration(paths),
     )
+
+
+def list_sessions(paths: StorePaths) -> list[SessionInfo]:
+    """The L1 session files by name and size only: no file is opened (the tier may hold thousands)."""
+    sessions: list[SessionInfo] = []
+    try:
+        entries = list(os.scandir(paths.sessions))
+    except OSError:
+        return sessions
+    for entry in entries:
+        if ".l1.jsonl" not in entry.name:
+            continue
+        try:
+            size = entry.stat().st_size
+        except OSError:
+            continue
+        info = session_info(entry.name, size)
+        if info is not None:
+            sessions.append(info)
+    return sorted(sessions, key=lambda s: s.name)
 
 
 def _needs_migration(paths: StorePaths) -> bool:
@@ -271,11 +282,13 @@ def _read_text(path: Path) -> str:
 def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None = None) -> Document:
     """Read and shape one document for the viewer."""
     if target.kind == "memory":
-        text = _read_text(paths.memory) if paths.memory.exists() else ""
-        title = "memory.md"
-        if snapshot is not None:
-            pct = 100 * snapshot.memory_tokens / max(1, snapshot.threshold)
-            title = f"memory.md · {snapshot.memory_tokens:,} / {snapshot.threshold:,} tokens ({pct:.0f}%)"
+        from memkeeper.core.settings import hook_settings
+        from memkeeper.core.tokens import tokens_for_bytes
+
+        raw = paths.memory.read_bytes() if paths.memory.exists() else b""
+        text = raw.decode("utf-8", "replace")
+        tokens, threshold = tokens_for_bytes(len(raw)), hook_settings(paths).threshold_tokens
+        title = f"memory.md · {tokens:,} / {threshold:,} tokens ({100 * tokens / max(1, threshold):.0f}%)"
         items = markdown_items(text) or [DocItem("memory.md is empty.", kind="muted")]
         return Document(target, title, items, paths.memory)
     if target.kind == "named":

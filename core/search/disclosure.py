@@ -75,7 +75,9 @@ def show(paths: StorePaths, hit_id: str) -> Entry:
     return _entry(docs[i])
 
 
-def timeline(paths: StorePaths, hit_id: str, before: int = DEFAULT_WINDOW, after: int = DEFAULT_WINDOW) -> Timeline:
+def timeline(
+    paths: StorePaths, hit_id: str, before: int = DEFAULT_WINDOW, after: int = DEFAULT_WINDOW
+) -> Timeline:
     """The entry and up to ``before``/``after`` compact neighbours in the same file."""
     docs, i = _locate(paths, hit_id)
     before = max(0, before)

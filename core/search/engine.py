@@ -109,9 +109,7 @@ def make_filters(
         known = {t for ts in TYPES_BY_TIER.values() for t in ts}
         unknown_types = type_set - known
         if unknown_types:
-            raise QueryError(
-                f"unknown type {sorted(unknown_types)[0]!r} (types: {', '.join(sorted(known))})"
-            )
+            raise QueryError(f"unknown type {sorted(unknown_types)[0]!r} (types: {', '.join(sorted(known))})")
     since_day = parse_date_arg(since, "since")
     until_day = parse_date_arg(until, "until")
     if since_day and until_day and since_day > until_day:
@@ -206,7 +204,9 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
         return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"))
     sources = discover(paths)
     results = tuple(
-        _scan_tier(paths, sources, tier, parsed, filters) if filters.tier_types(tier) else TierResult(tier, (), 0)
+        _scan_tier(paths, sources, tier, parsed, filters)
+        if filters.tier_types(tier)
+        else TierResult(tier, (), 0)
         for tier in filters.tiers
     )
     return SearchResults(parsed.text, parsed.terms, results, "scan", warnings)
@@ -516,7 +516,9 @@ def search(
                 pass
         return _scan(paths, parsed, filters, (warning,))
     except OSError as exc:
-        return _scan(paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",))
+        return _scan(
+            paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",)
+        )
     return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
 
 

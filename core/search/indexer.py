@@ -513,14 +513,25 @@ class _Updater:
             table = schema.BIG_FTS[source.tier]
             key = src << schema.OFFSET_BITS
             self.conn.executemany(
-                f"INSERT INTO {table}(rowid, body) VALUES(?, ?)", [(key + off, text) for off, text in work.blocks]
+                f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
+                [(key + off, text) for off, text in work.blocks],
             )
         self.stats.docs_added += work.docs
         self.conn.execute(
             "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
             " tail_fp=?, bytes=? WHERE id=?",
-            (source.size, source.mtime_ns, source.inode, work.end, work.next_line, work.open_tail, work.head_fp,
-             work.tail_fp, indexed, src),
+            (
+                source.size,
+                source.mtime_ns,
+                source.inode,
+                work.end,
+                work.next_line,
+                work.open_tail,
+                work.head_fp,
+                work.tail_fp,
+                indexed,
+                src,
+            ),
         )
 
     def insert_small(self, src: int, docs: list[Doc]) -> None:
@@ -668,7 +679,9 @@ def refresh_locked(
     return _Updater(paths, conn, None).run(full, tiers)
 
 
-def reindex(paths: StorePaths, progress: Progress | None = None, *, lock_timeout: float = 30.0) -> RefreshStats:
+def reindex(
+    paths: StorePaths, progress: Progress | None = None, *, lock_timeout: float = 30.0
+) -> RefreshStats:
     """Rebuild the whole index from the files."""
     if not paths.root.is_dir():
         return RefreshStats(notes=["no memory store here yet"])

@@ -140,7 +140,9 @@ def recency_bonus(day: int | None, newest: int | None) -> float:
     return _RECENCY_WEIGHT / (1.0 + age / _RECENCY_DAYS)
 
 
-def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> tuple[str, list[tuple[int, int]]]:
+def snippet(
+    body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS
+) -> tuple[str, list[tuple[int, int]]]:
     """A one-line window of ``body`` around the first match, and the (start, end) of each match in it."""
     flat = _SPACE_RE.sub(" ", _CONTROL_RE.sub(" ", body)).strip()
     lowered = flat.lower()

@@ -112,9 +112,7 @@ def schema_version(conn: sqlite3.Connection) -> int | None:
 
 def create_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(_SCHEMA)
-    conn.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),)
-    )
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('schema', ?)", (str(SCHEMA_VERSION),))
 
 
 def open_index(path: Path, timeout: float = 1.0) -> tuple[sqlite3.Connection, list[str]]:

@@ -330,7 +330,9 @@ def summary_docs(source: SourceFile, data: bytes) -> Iterator[Doc]:
     archive = source.name.replace(".summary.json", ".md")
     overall = _text(summary.get("overallSummary"))
     if overall:
-        yield Doc("l3", "overall", source.rel, "o", None, fallback, f"summary of {archive}", overall, raw=overall)
+        yield Doc(
+            "l3", "overall", source.rel, "o", None, fallback, f"summary of {archive}", overall, raw=overall
+        )
     lists = (("themes", "theme", "t"), ("keyDecisions", "decision", "d"), ("issues", "issue", "i"))
     for key, type_, prefix in lists:
         items = summary.get(key)
@@ -400,8 +402,14 @@ def l1_title(entry: dict[str, Any]) -> str:
     return title[:TITLE_CHARS]
 
 
-def l1_doc(source_rel: str, fallback_date: str | None, default_session: str | None,
-           offset: int, line: int | None, raw_line: bytes) -> Doc | None:
+def l1_doc(
+    source_rel: str,
+    fallback_date: str | None,
+    default_session: str | None,
+    offset: int,
+    line: int | None,
+    raw_line: bytes,
+) -> Doc | None:
     """The doc of one L1 line, or None for a blank, broken or empty one."""
     text = raw_line.strip()
     if not text:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,8 +29,7 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 def can_mount() -> bool:
     if not IS_ROOT or not shutil.which("mount"):
         return False
-    probe = Path(f"/tmp/.memkeeper-mount-probe-{os.getpid()}")
-    probe.mkdir(exist_ok=True)
+    probe = Path(tempfile.mkdtemp(prefix="memkeeper-mount-probe-"))
     try:
         ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
                             capture_output=True).returncode == 0

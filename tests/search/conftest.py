@@ -43,7 +43,11 @@ SUMMARY_1 = {
         {"name": "회전", "summary": "로테이션 임계값을 정했다"},
     ],
     "keyDecisions": [
-        {"decision": "Use flock for the store lock", "reason": "a killed process never leaves it stuck", "date": "2026-10-02"}
+        {
+            "decision": "Use flock for the store lock",
+            "reason": "a killed process never leaves it stuck",
+            "date": "2026-10-02",
+        }
     ],
     "issues": [{"issue": "session file name collision", "status": "resolved", "date": "2026-10-03"}],
     "overallSummary": "The plugin skeleton, hooks and rotation were built. SQLite was considered.",
@@ -75,26 +79,39 @@ def build_store(project: Path) -> StorePaths:
     paths = StorePaths(project)
     ensure_store(paths)
     paths.memory.write_text(MEMORY_MD, "utf-8")
-    paths.named("project").write_text("# Project\n\n## Goals\nLong-term memory for Claude Code with sqlite search\n", "utf-8")
+    paths.named("project").write_text(
+        "# Project\n\n## Goals\nLong-term memory for Claude Code with sqlite search\n", "utf-8"
+    )
     paths.archive("memory_20261003_090000.md").write_text(ARCHIVE_1, "utf-8")
     paths.archive("memory_20261010_110000.md").write_text(ARCHIVE_2, "utf-8")
-    paths.archive("memory_20261003_090000.summary.json").write_text(json.dumps(SUMMARY_1, ensure_ascii=False), "utf-8")
+    paths.archive("memory_20261003_090000.summary.json").write_text(
+        json.dumps(SUMMARY_1, ensure_ascii=False), "utf-8"
+    )
     paths.archive("memory_20261010_110000.summary.json").write_text(json.dumps(SUMMARY_2), "utf-8")
     paths.archive("memory_20261011_110000.summary.json").write_text("{ not json", "utf-8")
     (paths.sessions / "2026-11-01_090000_aaaa1111.l1.jsonl").write_text(
-        l1_lines("aaaa1111-full", "2026-11-01", [
-            ("user", "검색 기능을 만들어줘 with sqlite please"),
-            ("assistant", "I will build the SQLite FTS5 index; 트라이그램 토크나이저를 쓰겠습니다"),
-            ("tool", "pytest -q tests/search"),
-            ("tool_result", "12 passed in 0.5s"),
-        ]),
+        l1_lines(
+            "aaaa1111-full",
+            "2026-11-01",
+            [
+                ("user", "검색 기능을 만들어줘 with sqlite please"),
+                ("assistant", "I will build the SQLite FTS5 index; 트라이그램 토크나이저를 쓰겠습니다"),
+                ("tool", "pytest -q tests/search"),
+                ("tool_result", "12 passed in 0.5s"),
+            ],
+        ),
         "utf-8",
     )
     (paths.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl").write_text(
-        l1_lines("bbbb2222-full", "2026-11-02", [
-            ("user", "why is the rotation lock stuck?"),
-            ("assistant", "The flock is released when the process dies."),
-        ]) + "\n",
+        l1_lines(
+            "bbbb2222-full",
+            "2026-11-02",
+            [
+                ("user", "why is the rotation lock stuck?"),
+                ("assistant", "The flock is released when the process dies."),
+            ],
+        )
+        + "\n",
         "utf-8",
     )
     return paths

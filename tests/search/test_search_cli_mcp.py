@@ -34,7 +34,9 @@ def test_search_exit_codes_and_json(store: StorePaths, capsys: pytest.CaptureFix
     code, out, _ = run(capsys, "--project", project, "search-memory", "giraffe-free 세션", "--deep", "--json")
     data = json.loads(out)
     assert code == 3 and data["tiers"][-1]["tier"] == "l1"
-    code, out, _ = run(capsys, "--project", project, "search-memory", "sqlite", "--deep", "--json", "--tier", "l1,l3")
+    code, out, _ = run(
+        capsys, "--project", project, "search-memory", "sqlite", "--deep", "--json", "--tier", "l1,l3"
+    )
     data = json.loads(out)
     assert code == 0 and [t["tier"] for t in data["tiers"]] == ["l3", "l1"]
     hit = data["tiers"][1]["hits"][0]
@@ -42,7 +44,9 @@ def test_search_exit_codes_and_json(store: StorePaths, capsys: pytest.CaptureFix
 
 
 def test_user_text_is_never_markup(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
-    store.memory.write_text("## 2026-11-22\n- [bold red]markup[/bold red] \x1b[31mescape\x1b[0m here\n", "utf-8")
+    store.memory.write_text(
+        "## 2026-11-22\n- [bold red]markup[/bold red] \x1b[31mescape\x1b[0m here\n", "utf-8"
+    )
     code, out, _ = run(capsys, "--project", str(store.project), "search", "markup")
     assert code == 0 and "[bold red]markup[/bold red]" in out and "\x1b[31m" not in out
 

@@ -63,7 +63,9 @@ def same(paths: StorePaths, query: str, **options: Any) -> Any:
     return indexed
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize(
+    "options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"
+)
 def test_index_equals_scan(store: StorePaths, options: dict[str, Any]) -> None:
     for query in QUERIES:
         same(store, query, **options)
@@ -134,13 +136,17 @@ def test_edit_append_delete_show_up(store: StorePaths) -> None:
     # append to a JS-style L1 file (no trailing newline): the writer adds "\n" + line
     js = store.sessions / "2026-11-01_090000_aaaa1111.l1.jsonl"
     with js.open("a", encoding="utf-8") as handle:
-        handle.write("\n" + json.dumps({"ts": "2026-11-01T11:00:00Z", "role": "user", "text": "giraffe appended"}))
+        handle.write(
+            "\n" + json.dumps({"ts": "2026-11-01T11:00:00Z", "role": "user", "text": "giraffe appended"})
+        )
     hit = same(store, "giraffe", deep=True).hits[0]
     assert hit.line == 5 and hit.tier == "l1"
     # append whole lines to a newline-terminated file, then a partial line being written
     nl = store.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl"
     with nl.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"ts": "2026-11-02T12:00:00Z", "role": "assistant", "text": "okapi one"}) + "\n")
+        handle.write(
+            json.dumps({"ts": "2026-11-02T12:00:00Z", "role": "assistant", "text": "okapi one"}) + "\n"
+        )
         handle.write('{"ts": "2026-11-02T12:01:00Z", "role": "user", "text": "okapi two')
     assert [h.line for h in same(store, "okapi", deep=True).hits] == [3]
     with nl.open("a", encoding="utf-8") as handle:
@@ -153,7 +159,8 @@ def test_edit_append_delete_show_up(store: StorePaths) -> None:
     assert not same(store, "skeleton", tiers=["l3"]).hits
     # a new session file
     (store.sessions / "2026-11-03_080000_cccc3333.l1.jsonl").write_text(
-        json.dumps({"ts": "2026-11-03T08:00:00Z", "role": "user", "text": "세 번째 세션 narwhal"}) + "\n", "utf-8"
+        json.dumps({"ts": "2026-11-03T08:00:00Z", "role": "user", "text": "세 번째 세션 narwhal"}) + "\n",
+        "utf-8",
     )
     assert same(store, "narwhal", deep=True).hits[0].session == "cccc3333"
     stats = refresh(store)
@@ -164,7 +171,10 @@ def test_rewritten_l1_file_is_read_again(store: StorePaths) -> None:
     refresh(store)
     path = store.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl"
     # same name, different content, larger: a rewrite (dedupe), not an append
-    lines = [json.dumps({"ts": "2026-11-02T09:00:00Z", "role": "user", "text": f"rewritten line {i} wombat"}) for i in range(3)]
+    lines = [
+        json.dumps({"ts": "2026-11-02T09:00:00Z", "role": "user", "text": f"rewritten line {i} wombat"})
+        for i in range(3)
+    ]
     path.write_text("\n".join(lines) + "\n" * 5, "utf-8")
     assert not same(store, "rotation lock stuck", deep=True).hits
     assert len(same(store, "wombat", deep=True).hits) == 3
@@ -186,11 +196,19 @@ def test_rotation_shows_up(store: StorePaths) -> None:
 
 def test_gzip_sessions_and_many_blocks(store: StorePaths) -> None:
     rows = [
-        json.dumps({"ts": f"2026-10-20T10:{i % 60:02d}:00Z", "role": "assistant", "text": f"line {i} " + "lorem ipsum " * 30 + ("kiwi" if i % 37 == 0 else "")})
+        json.dumps(
+            {
+                "ts": f"2026-10-20T10:{i % 60:02d}:00Z",
+                "role": "assistant",
+                "text": f"line {i} " + "lorem ipsum " * 30 + ("kiwi" if i % 37 == 0 else ""),
+            }
+        )
         for i in range(400)
     ]
     (store.sessions / "2026-10-20_100000_dddd4444.l1.jsonl").write_text("\n".join(rows), "utf-8")
-    (store.sessions / "2026-10-21_100000_eeee5555.l1.jsonl.gz").write_bytes(gzip.compress("\n".join(rows).encode()))
+    (store.sessions / "2026-10-21_100000_eeee5555.l1.jsonl.gz").write_bytes(
+        gzip.compress("\n".join(rows).encode())
+    )
     found = same(store, "kiwi", deep=True, limit=100)
     assert found.tiers[-1].total == 2 * len([i for i in range(400) if i % 37 == 0])
     same(store, "lorem kiwi", deep=True, limit=50)
@@ -204,8 +222,23 @@ def test_gzip_sessions_and_many_blocks(store: StorePaths) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"', '""', "*", "NEAR", "NEAR(a b)", "-", "a-b:c", "(parens)", "col:value", "AND OR NOT", "^x", "x" * 900,
-     "\x00\x1b[31mred\x07", "'; DROP TABLE docs; --", '"unclosed phrase'],
+    [
+        '"',
+        '""',
+        "*",
+        "NEAR",
+        "NEAR(a b)",
+        "-",
+        "a-b:c",
+        "(parens)",
+        "col:value",
+        "AND OR NOT",
+        "^x",
+        "x" * 900,
+        "\x00\x1b[31mred\x07",
+        "'; DROP TABLE docs; --",
+        '"unclosed phrase',
+    ],
 )
 def test_syntax_characters_never_reach_sql(store: StorePaths, query: str) -> None:
     try:
@@ -222,8 +255,15 @@ def test_bad_queries_are_refused_clearly(store: StorePaths, query: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "options", [{"tiers": ["l9"]}, {"types": ["bogus"]}, {"since": "yesterday"}, {"since": "2026-02-30"},
-                {"since": "2026-05-01", "until": "2026-04-01"}, {"limit": 0}]
+    "options",
+    [
+        {"tiers": ["l9"]},
+        {"types": ["bogus"]},
+        {"since": "yesterday"},
+        {"since": "2026-02-30"},
+        {"since": "2026-05-01", "until": "2026-04-01"},
+        {"limit": 0},
+    ],
 )
 def test_bad_options_are_refused_clearly(store: StorePaths, options: dict[str, Any]) -> None:
     with pytest.raises(QueryError):

@@ -110,6 +110,8 @@ class BrowseScreen(Screen[None]):
         self.query_one(TierTree).focus()
         if self.mk.snapshot is not None:
             self.show_snapshot(self.mk.snapshot, frozenset())
+        else:
+            self.load(Target("memory"))  # in parallel with the snapshot: first paint sooner
         self.query_one(StatusLine).live = self.mk.live
 
     # -- calls down from the app -----------------------------------------------------------
@@ -130,10 +132,11 @@ class BrowseScreen(Screen[None]):
             self.open_request(request)
             return
         if self._document is None:
-            self.load(Target("memory"))
+            if self._load_serial == 0:
+                self.load(Target("memory"))
             return
         current = self._document
-        if current.path is None or file_signature(current.path) != self._signature or current.target.kind in ("memory", "summary", "day"):
+        if current.path is None or file_signature(current.path) != self._signature or current.target.kind in ("summary", "day"):
             self.load(current.target, keep_position=True)
         expanded = [n for n in self._expanded_days()]
         if expanded:
