@@ -75,13 +75,29 @@ def atomic_write_json(path: StrPath, obj: Any, mode: int = FILE_MODE, durable: b
 
 
 def append_bytes(path: StrPath, data: bytes, mode: int = FILE_MODE) -> None:
-    """Append ``data`` in one write with O_APPEND, creating the file 0600 if needed."""
+    """Append ``data`` with O_APPEND, creating the file 0600 if needed; all or nothing.
+
+    A write that fails part way (disk full, file-size limit) is undone by truncating the
+    file back to where our append started, so no torn line stays behind; that is skipped
+    if someone else appended after us in the meantime (their bytes are never cut).
+    """
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
     try:
         view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        start = -1
+        done = 0
+        try:
+            while view:
+                written = os.write(fd, view)
+                if start < 0:
+                    # O_APPEND wrote at the end: our bytes began ``written`` before it.
+                    start = os.lseek(fd, 0, os.SEEK_CUR) - written
+                done += written
+                view = view[written:]
+        except OSError:
+            if done and start >= 0 and os.fstat(fd).st_size == start + done:
+                os.ftruncate(fd, start)
+            raise
     finally:
         os.close(fd)
 

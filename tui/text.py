@@ -2,7 +2,7 @@
 
 Everything that comes from the store (memory, summaries, transcripts, file names) is
 wrapped by :func:`literal` into a Rich ``Text`` (which does not parse markup) with
-control characters replaced by their visible Unicode pictures (ESC shows as ``␛``).
+control characters shown in caret notation, as ``cat -v`` does (ESC shows as ``^[``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def visible(text: str) -> str:
-    """``text`` with control characters (except newline and tab) shown as ␀…␟, ␡."""
-    return _CONTROL.sub(lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), text)
+    """``text`` with control characters (except newline and tab) in caret notation: ESC shows as ``^[``."""
+    return _CONTROL.sub(lambda m: "^?" if m.group() == "\x7f" else "^" + chr(0x40 + ord(m.group())), text)
 
 
 def literal(text: str, style: str = "") -> Text:

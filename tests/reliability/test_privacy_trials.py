@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import reliability_kit as kit
 
 SESSION = "9e1d2c3b-aaaa-4bbb-8ccc-000000000001"
@@ -74,16 +73,19 @@ def write_session(folder: Path) -> Path:
     return path
 
 
+# The key the model "repeats" comes from a file outside the store (argv[1]), so that
+# the only way for it to reach the store is through the model's answer.
 ECHO_SUMMARIZER = r'''
 import json, sys
+injected = open(sys.argv[1]).read()
 prompt = sys.stdin.read()
 if "overallSummary" in prompt:
     print(json.dumps({"themes": [{"name": "echo", "summary": prompt[-3000:]}], "keyDecisions": [], "issues": [],
-                      "overallSummary": "The model repeated a key: %s. " % sys.argv[1] + prompt[-2000:]}))
+                      "overallSummary": "The model repeated a key: %s. " % injected + prompt[-2000:]}))
 else:
     lines = [l.strip() for l in prompt.splitlines() if l.strip()][-8:]
     print("\n".join("- [echo]: " + l for l in lines))
-    print("- [echo]: the model repeated %s" % sys.argv[1])
+    print("- [echo]: the model repeated %s" % injected)
 '''
 
 
@@ -111,8 +113,10 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     transcript = write_session(transcripts)
     script = tmp_path / "echo_summarizer.py"
     script.write_text(ECHO_SUMMARIZER)
+    injected = tmp_path / "injected.txt"
+    injected.write_text(INJECTED)
     atomic_write_json(paths.config, {"summarizer": {"backend": "command",
-                                                    "command": [sys.executable, str(script), INJECTED]},
+                                                    "command": [sys.executable, str(script), str(injected)]},
                                      "memory": {"flushEvery": 2}})
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(2200)))  # rotation is due
     env = kit.child_env(tmp_path / "home")
@@ -153,14 +157,14 @@ def test_a_summarizer_repeating_a_secret_is_redacted_in_the_summary(tmp_path: Pa
     paths = kit.new_project(tmp_path, "project")
     script = tmp_path / "echo_summarizer.py"
     script.write_text(ECHO_SUMMARIZER)
+    injected = tmp_path / "injected.txt"
+    injected.write_text(INJECTED)
     atomic_write_json(paths.config, {"summarizer": {"backend": "command",
-                                                    "command": [sys.executable, str(script), INJECTED]}})
+                                                    "command": [sys.executable, str(script), str(injected)]}})
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(300)))
     result = rotation.rotate(paths, 100, 10)
     assert result is not None
     generate_summary(paths, result.archive, sleep=lambda _s: None)
     text = store_text(paths.root)
-    if INJECTED in text:
-        pytest.xfail("summary.generate_summary writes the model's answer without redact_obj; "
-                     "a model repeating a secret puts it on disk")
+    assert "[REDACTED:anthropic]" in text  # the answer really carried the key
     assert INJECTED not in text

@@ -56,7 +56,7 @@ async def test_user_text_is_literal(store: StorePaths) -> None:
         await settle(pilot)
         plain = "".join(seg.text for i in range(len(doc.items)) for strip in doc._strips(i) for seg in strip)
         assert "[bold red]not markup[/bold red]" in plain
-        assert "\x1b" not in plain and "␛[31mnot red␛[0m" in plain
+        assert "\x1b" not in plain and "^[[31mnot red^[[0m" in plain
 
 
 async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths) -> None:
