@@ -11,6 +11,7 @@ Exit codes: 0 hits, 3 no hits, 2 a bad query or option.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ def run_search(args: argparse.Namespace) -> int:
 
     paths = _paths(args)
     query = " ".join(args.query)
+    if not args.json and paths.exists() and not paths.search_db.exists() and sys.stderr.isatty():
+        _first_build(paths)  # a big store takes a while the first time: show it
     try:
         results = search(
             paths,
@@ -244,6 +247,34 @@ def run_timeline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _with_progress(build: Any, paths: Any, to_stderr: bool = False) -> Any:
+    """Run ``build(paths, progress)`` under a Rich progress bar (bytes read of the total)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from memkeeper.cli.output import console
+
+    out = Console(stderr=True, highlight=False) if to_stderr else console()
+    with Progress(
+        TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=out
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def progress(done: int, total: int, _file: str) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        return build(paths, progress)
+
+
+def _first_build(paths: Any) -> None:
+    from memkeeper.core.search import IndexBusy, refresh
+
+    try:
+        _with_progress(refresh, paths, to_stderr=True)
+    except (IndexBusy, OSError):
+        pass  # the search itself copes (a full scan)
+
+
 def run_reindex(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, print_json
     from memkeeper.core.search import reindex
@@ -254,17 +285,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     if args.json:
         stats = reindex(paths)
     else:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        with Progress(
-            TextColumn("indexing"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console()
-        ) as bar:
-            task = bar.add_task("index", total=None)
-
-            def progress(done: int, total: int, _file: str) -> None:
-                bar.update(task, completed=done, total=total or None)
-
-            stats = reindex(paths, progress)
+        stats = _with_progress(reindex, paths)
     report = {
         "files": stats.files_read,
         "bytes": stats.bytes_read,

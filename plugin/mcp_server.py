@@ -9,6 +9,7 @@ purpose: Claude pays for every token it reads. The project is ``--project``, els
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from memkeeper.core.search import (
@@ -16,6 +17,7 @@ from memkeeper.core.search import (
     QueryError,
     SearchResults,
     Timeline,
+    refresh,
     search,
     show,
     timeline,
@@ -30,6 +32,9 @@ INSTRUCTIONS = (
     "l1 (raw sessions, with deep=true)."
 )
 MAX_LIMIT = 50
+#: A first build of a big store takes minutes: a search waits for it rather than
+#: reading every file itself (which would take as long, twice).
+LOCK_WAIT_SECONDS = 300.0
 
 
 def hit_line(hit: Hit) -> str:
@@ -110,6 +115,7 @@ def build_server(paths: StorePaths) -> Any:
                 until=until,
                 deep=deep,
                 limit=max(1, min(limit, MAX_LIMIT)),
+                lock_wait=LOCK_WAIT_SECONDS,
             )
         except QueryError as exc:
             return f"error: {exc}"
@@ -141,6 +147,23 @@ def build_server(paths: StorePaths) -> Any:
     return server
 
 
+def warm_up(paths: StorePaths) -> threading.Thread:
+    """Bring the index up to date in the background, so the first search is quick."""
+
+    def work() -> None:
+        try:
+            refresh(paths)
+        except Exception:
+            pass
+
+    thread = threading.Thread(target=work, name="memkeeper-index-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(project: str | None = None) -> None:
     """Run the server on stdio until the client closes it."""
-    build_server(paths_for(project)).run("stdio")
+    paths = paths_for(project)
+    if paths.exists():
+        warm_up(paths)
+    build_server(paths).run("stdio")

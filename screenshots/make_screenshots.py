@@ -36,7 +36,9 @@ def fake_claude_home(home: Path, project: Path) -> None:
 async def shoot(name: str, size: tuple[int, int], out: Path, home: Path) -> Path:
     from memkeeper.tui.app import MemkeeperApp
 
-    work = Path(tempfile.mkdtemp(dir=home))
+    work = home / "work"  # the same path for every scene: the projects screen shows ~/work/ledgerline
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(home / ".claude", ignore_errors=True)
     paths = build_store(work)
     fake_claude_home(home, paths.project)
     app = MemkeeperApp(paths, watch=False)

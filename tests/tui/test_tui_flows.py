@@ -430,3 +430,40 @@ def test_main_demo_when_no_store(tmp_path: Path, monkeypatch: object, home: Path
     assert ran[0]._note and "demo" in ran[0]._note
     assert app_module.main(["--demo", "--no-watch"]) == 0
     assert ran[1].paths.exists() and not ran[1]._watch_wanted
+
+
+async def test_large_session_is_wrapped_lazily(store: StorePaths) -> None:
+    name = "2026-11-21_090000_bigbig12.l1.jsonl"
+    lines = []
+    for n in range(6000):
+        role = ("user", "assistant", "tool", "tool_result")[n % 4]
+        entry = {"ts": "2026-11-21T09:00:00.000Z", "role": role, "text": f"entry {n} " + "word " * 30,
+                 "tool_use_id": f"t{n // 4}", "name": "Bash", "cmd": f"echo {n}", "result": "ok", "output": "fine"}
+        lines.append(json.dumps(entry))
+    (store.sessions / name).write_text("\n".join(lines) + "\n")
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one(TierTree).select_target(Target("l1", name))
+        await settle(pilot)
+        doc = _doc(app)
+        assert len(doc.items) >= 4500
+        assert len(doc._cache) < 50  # only what is on screen was wrapped
+        doc.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert doc.cursor == len(doc.items) - 1
+        assert len(doc._cache) < 100
+        assert doc.scroll_y > 0
+
+
+def test_core_modules_of_this_feature_do_not_import_textual_or_rich() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, memkeeper.core.forget, memkeeper.core.projects; "
+        "print(any(m.split('.')[0] in ('textual', 'rich', 'pydantic') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -18,6 +18,9 @@ from textual.widgets.tree import TreeNode
 from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target
 from memkeeper.tui.text import fg_style, gauge, human_bytes, human_tokens, literal
 
+#: Above this many archives, the archive and summary lists start folded and fill when expanded.
+LAZY_LIMIT = 300
+
 SUMMARY_MARKS = {"ok": "✓", "pending": "○", "failed": "✗", "missing": "?"}
 
 
@@ -68,40 +71,47 @@ class TierTree(Tree[Target]):
         return self._snapshot
 
     def show_snapshot(self, snapshot: StoreSnapshot) -> None:
-        """Rebuild from ``snapshot``, keeping cursor, expansion and scroll."""
+        """Show ``snapshot``: labels updated in place when only sizes changed, else rebuilt.
+
+        A rebuild keeps the cursor, the expanded nodes and the scroll position.
+        """
+        old = self._snapshot
+        if old is not None and (old.archives, old.sessions, old.named) == (
+            snapshot.archives,
+            snapshot.sessions,
+            snapshot.named,
+        ):
+            self._snapshot = snapshot
+            for node in self._all_nodes():
+                if node.data == Target("memory"):
+                    node.set_label(self._memory_label(snapshot))
+                elif node.data == Target("tier", "l3"):
+                    node.set_label(self._l3_label(snapshot))
+            return
         cursor_key = (
-            self.cursor_node.data.key
-            if self._snapshot is not None and self.cursor_node and self.cursor_node.data
-            else None
+            self.cursor_node.data.key if old is not None and self.cursor_node and self.cursor_node.data else None
         )
-        if self._snapshot is not None:
+        if old is not None:
             self._expanded = self._collect_expanded()
+        elif len(snapshot.archives) > LAZY_LIMIT:
+            # A big store opens with its long lists folded: they are filled when expanded.
+            self._expanded -= {"group:archives", "tier:l3"}
         scroll_y = self.scroll_y
         self._snapshot = snapshot
         self.clear()
         root = self.root
         l2 = root.add(Text("L2 memory", style="bold"), data=Target("tier", "l2"), expand=True)
-        ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
-        label = Text.assemble(
-            ("memory.md ", "bold"),
-            (gauge(ratio, 6), "bold"),
-            f" {human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)}",
-        )
-        l2.add_leaf(label, data=Target("memory"))
+        l2.add_leaf(self._memory_label(snapshot), data=Target("memory"))
         for name in snapshot.named:
             l2.add_leaf(literal(f"{name}.md"), data=Target("named", name))
         archives = l2.add(
-            Text(f"archives ({len(snapshot.archives)})"), data=Target("group", "archives"),
-            expand="group:archives" in self._expanded,
+            Text(f"archives ({len(snapshot.archives)})"), data=Target("group", "archives"), allow_expand=True
         )
-        for archive in snapshot.archives:
-            archives.add_leaf(self._archive_label(archive.name), data=Target("archive", archive.name))
-        l3_label = Text.assemble(("L3 summaries", "bold"))
-        if snapshot.pending:
-            l3_label.append(f"  {snapshot.pending} pending", "bold")
-        l3 = root.add(l3_label, data=Target("tier", "l3"), expand="tier:l3" in self._expanded)
-        for archive in snapshot.archives:
-            l3.add_leaf(self._summary_label(archive.name), data=Target("summary", archive.name))
+        l3 = root.add(self._l3_label(snapshot), data=Target("tier", "l3"), allow_expand=True)
+        for group in (archives, l3):
+            if group.data is not None and group.data.key in self._expanded:
+                self._fill_group(group)
+                group.expand()
         l1 = root.add(
             Text.assemble(("L1 sessions", "bold"), f" ({len(snapshot.sessions)})"),
             data=Target("tier", "l1"),
@@ -114,6 +124,40 @@ class TierTree(Tree[Target]):
                 self._fill_day(node)
                 node.expand()
         self.call_after_refresh(self._restore_position, cursor_key, scroll_y)
+
+    def _memory_label(self, snapshot: StoreSnapshot) -> Text:
+        ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
+        return Text.assemble(
+            ("memory.md ", "bold"),
+            (gauge(ratio, 6), "bold"),
+            f" {human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)}",
+        )
+
+    def _l3_label(self, snapshot: StoreSnapshot) -> Text:
+        label = Text.assemble(("L3 summaries", "bold"))
+        if snapshot.pending:
+            label.append(f"  {snapshot.pending} pending", "bold")
+        return label
+
+    def _fill_group(self, node: TreeNode[Target]) -> None:
+        """Add the archives (L2 group) or summaries (L3 tier) under ``node`` if not there yet."""
+        if node.children or self._snapshot is None or node.data is None:
+            return
+        summaries = node.data == Target("tier", "l3")
+        for archive in self._snapshot.archives:
+            if summaries:
+                node.add_leaf(self._summary_label(archive.name), data=Target("summary", archive.name))
+            else:
+                node.add_leaf(self._archive_label(archive.name), data=Target("archive", archive.name))
+
+    def _all_nodes(self) -> list[TreeNode[Target]]:
+        nodes: list[TreeNode[Target]] = []
+        stack: list[TreeNode[Target]] = [self.root]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            stack.extend(node.children)
+        return nodes
 
     def _restore_position(self, cursor_key: str | None, scroll_y: float) -> None:
         self._restore_cursor(cursor_key)
@@ -172,10 +216,11 @@ class TierTree(Tree[Target]):
 
     def _session_label(self, name: str) -> Text:
         info = next((s for s in self._snapshot.sessions if s.name == name), None) if self._snapshot else None
-        label = literal(f"{info.time} {info.session[:8]}" if info else name)
+        # Time and counts only: the tree is narrow at 80 columns; the viewer's title names the file.
+        label = literal(info.time if info else name)
         counts = self._counts.get(name)
         if counts is None:
-            label.append(" …", "dim")
+            label.append(f" {info.session[:8]} …" if info else " …", "dim")
         else:
             label.append(f" {counts.messages} msg {counts.tools} tools", "dim")
             if counts.subagent:
@@ -211,7 +256,15 @@ class TierTree(Tree[Target]):
             self._counts.pop(name, None)
 
     def select_target(self, target: Target) -> bool:
-        """Move the cursor to ``target`` (expanding its day); False if it is not in the tree."""
+        """Move the cursor to ``target`` (expanding its day or group); False if it is not in the tree."""
+        if target.kind in ("archive", "summary"):
+            wanted = Target("tier", "l3") if target.kind == "summary" else Target("group", "archives")
+            for node in self._all_nodes():
+                if node.data == wanted:
+                    self._fill_group(node)
+                    node.expand()
+                    if node.parent is not None:
+                        node.parent.expand()
         if target.kind == "l1" and self._snapshot is not None:
             info = next((s for s in self._snapshot.sessions if s.name == target.name), None)
             if info is not None:
@@ -222,15 +275,12 @@ class TierTree(Tree[Target]):
                             self._fill_day(day)
                             day.expand()
         for line in range(self.last_line + 1):
-            node = self.get_node_at_line(line)
-            if node is not None and node.data == target:
-                self.move_cursor(node, animate=False)
+            found = self.get_node_at_line(line)
+            if found is not None and found.data == target:
+                self.move_cursor(found, animate=False)
                 return True
         # Not yet laid out (just expanded): search the nodes.
-        stack: list[TreeNode[Target]] = [self.root]
-        while stack:
-            node = stack.pop()
-            stack.extend(node.children)
+        for node in self._all_nodes():
             if node.data == target:
                 self.call_after_refresh(self.move_cursor, node, animate=False)
                 return True
@@ -240,6 +290,8 @@ class TierTree(Tree[Target]):
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Target]) -> None:
         node = event.node
+        if node.data in (Target("group", "archives"), Target("tier", "l3")):
+            self._fill_group(node)
         if node.data is not None and node.data.kind == "day":
             self._fill_day(node)
             if self._snapshot is not None:
