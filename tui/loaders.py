@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +84,21 @@ class StoreSnapshot:
     def failed(self) -> int:
         return sum(1 for a in self.archives if a.summary_state == "failed")
 
-    @property
+    @cached_property
     def days(self) -> dict[str, list[SessionInfo]]:
+        """Sessions grouped by day (computed once per snapshot)."""
         grouped: dict[str, list[SessionInfo]] = {}
         for info in self.sessions:
             grouped.setdefault(info.day, []).append(info)
         return grouped
+
+    @cached_property
+    def archive_named(self) -> dict[str, ArchiveInfo]:
+        return {a.name: a for a in self.archives}
+
+    @cached_property
+    def session_named(self) -> dict[str, SessionInfo]:
+        return {s.name: s for s in self.sessions}
 
 
 @dataclass(frozen=True)
@@ -311,7 +321,7 @@ def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot
     from memkeeper.core.summary import load_summary
 
     archive = target.name
-    info = next((a for a in snapshot.archives if a.name == archive), None) if snapshot else None
+    info = snapshot.archive_named.get(archive) if snapshot else None
     path = paths.archive(summary_name(archive))
     title = f"L3 · {summary_name(archive)}"
     items: list[DocItem] = []

@@ -106,6 +106,8 @@ async def _pending(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("p")
     await settle(pilot)
+    await pilot.press("down")  # the failed one: its whole error shows under the table
+    await settle(pilot)
 
 
 async def _migrate(pilot: Pilot[None]) -> None:
@@ -165,6 +167,11 @@ async def _palette(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def _light(pilot: Pilot[None]) -> None:
+    pilot.app.theme = "textual-light"
+    await _session(pilot)
+
+
 async def _literal(pilot: Pilot[None]) -> None:
     await settle(pilot)
     doc = pilot.app.screen.query_one("DocView")
@@ -192,5 +199,6 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "sections": ("Jump to a section", _sections),
     "projects": ("Projects with a store", _projects),
     "help": ("F1: every key", _help),
+    "light_theme": ("Themes apply (textual-light here)", _light),
     "palette": ("Command palette", _palette),
 }

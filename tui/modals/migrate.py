@@ -47,6 +47,7 @@ class MigrateModal(ModalScreen[bool]):
         self._paths = paths
         self._needed = False
         self._done = False
+        self._migrating = False
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
@@ -77,6 +78,8 @@ class MigrateModal(ModalScreen[bool]):
         self.app.call_from_thread(self._show_text, plan_lines(plan), True)
 
     def _show_text(self, lines: list[str], needed: bool) -> None:
+        if not self.is_attached:
+            return
         self._needed = needed
         self.query_one("#migrate-body", Static).update(literal("\n".join(lines)))
         run = self.query_one("#run", Button)
@@ -90,6 +93,7 @@ class MigrateModal(ModalScreen[bool]):
                 self.notify("Nothing to migrate.", severity="warning")
             return
         self._needed = False
+        self._migrating = True
         self.query_one("#run", Button).disabled = True
         self.query_one("#migrate-progress").display = True
         self.query_one("#migrate-body", Static).update("migrating… (backup, archives, memory.md, index)")
@@ -111,7 +115,10 @@ class MigrateModal(ModalScreen[bool]):
         self.app.call_from_thread(self._finish, lines)
 
     def _finish(self, lines: list[str]) -> None:
+        if not self.is_attached:
+            return
         self._done = True
+        self._migrating = False
         progress = self.query_one("#migrate-progress", ProgressBar)
         progress.update(total=1, progress=1)
         self.query_one("#migrate-body", Static).update(literal("\n".join(lines)))
@@ -124,4 +131,7 @@ class MigrateModal(ModalScreen[bool]):
             self.action_close()
 
     def action_close(self) -> None:
+        if self._migrating:
+            self.notify("The migration is running; it holds the store lock and ends shortly.", severity="warning")
+            return
         self.dismiss(self._done)

@@ -44,6 +44,8 @@ class ProjectsModal(ModalScreen[Path | None]):
         self.app.call_from_thread(self._show, found)
 
     def _show(self, projects: list[Path]) -> None:
+        if not self.is_attached:
+            return
         if self._current not in projects:
             projects = [self._current, *projects]
         self._projects = projects

@@ -51,6 +51,7 @@ class PendingScreen(Screen[None]):
         super().__init__()
         self._paths = paths
         self._files: list[str] = []
+        self._errors: list[str] = []
         self._job_running = False
 
     def compose(self) -> ComposeResult:
@@ -90,14 +91,19 @@ class PendingScreen(Screen[None]):
         self.app.call_from_thread(self._show_list, items)
 
     def _show_list(self, items: list[Any]) -> None:
+        if not self.is_attached:
+            return
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear()
         self._files = []
+        self._errors = []
         for item in items:
             error = (item.error or "").splitlines()[0] if item.error else ""
             state = Text(item.state, style="bold" if item.state == "failed" else "")
-            table.add_row(literal(item.file), state, str(item.attempts), literal(error[:200]), key=item.file)
+            short = error if len(error) <= 48 else error[:47] + "…"  # the whole error shows below the table
+            table.add_row(literal(item.file), state, str(item.attempts), literal(short), key=item.file)
+            self._errors.append(error)
             self._files.append(item.file)
         if self._files:
             table.move_cursor(row=min(cursor, len(self._files) - 1))
@@ -113,8 +119,7 @@ class PendingScreen(Screen[None]):
         table = self.query_one(DataTable)
         text = ""
         if self._files and 0 <= table.cursor_row < len(self._files):
-            row = table.get_row_at(table.cursor_row)
-            error = row[3].plain if isinstance(row[3], Text) else str(row[3])
+            error = self._errors[table.cursor_row]
             if error:
                 text = f"{self._files[table.cursor_row]}: {error}"
         self.query_one("#pending-error", Static).update(literal(text))

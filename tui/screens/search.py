@@ -82,6 +82,8 @@ class SearchScreen(Screen["SearchPick | None"]):
         self._hits: list[Any] = []
         self._types = type_choices()
         self._summary = ""
+        self._searching = False
+        self._queued: tuple[str, str | None, str | None, bool, int] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -141,9 +143,24 @@ class SearchScreen(Screen["SearchPick | None"]):
             return
         tier = TIER_CHOICES[self._tier_index]
         kind = self._types[self._type_index]
-        self._search_worker(query, tier, kind, self._deep, self._serial)
+        request = (query, tier, kind, self._deep, self._serial)
+        if self._searching:
+            # One search thread at a time: a slow query is not joined by one per keystroke;
+            # the latest request runs as soon as it finishes (older ones are skipped).
+            self._queued = request
+            return
+        self._searching = True
+        self._search_worker(*request)
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
+    def _search_done(self) -> None:
+        self._searching = False
+        if self._queued is not None:
+            request, self._queued = self._queued, None
+            if request[-1] == self._serial:
+                self._searching = True
+                self._search_worker(*request)
+
+    @work(thread=True, group="search", exit_on_error=False, description="search")
     def _search_worker(self, query: str, tier: str | None, kind: str | None, deep: bool, serial: int) -> None:
         from memkeeper.core.search import search
 
@@ -157,14 +174,16 @@ class SearchScreen(Screen["SearchPick | None"]):
                 deep=deep,
                 limit=20,
             )
-        except Exception as exc:
+        except Exception as exc:  # a bad query is one line, not a crash
             self.app.call_from_thread(self._failed, str(exc), serial)
             return
+        finally:
+            self.app.call_from_thread(self._search_done)
         elapsed = (time.perf_counter() - started) * 1000
         self.app.call_from_thread(self._show_results, results, elapsed, serial)
 
     def _failed(self, error: str, serial: int) -> None:
-        if serial != self._serial:
+        if serial != self._serial or not self.is_attached:
             return
         self._hits = []
         self._summary = f"error: {error}"
@@ -172,8 +191,8 @@ class SearchScreen(Screen["SearchPick | None"]):
         self._show_filters()
 
     def _show_results(self, results: Any, elapsed_ms: float, serial: int) -> None:
-        if serial != self._serial:
-            return  # a newer keystroke already asked again
+        if serial != self._serial or not self.is_attached:
+            return  # a newer keystroke already asked again (or the screen is closed)
         hit_list = self.query_one(HitList)
         match_style = hit_list.get_component_rich_style("hitlist--match")
         meta_style = fg_style(hit_list.get_component_rich_style("hitlist--meta"))

@@ -60,6 +60,8 @@ class TrashScreen(Screen[None]):
         self.app.call_from_thread(self._show, items)
 
     def _show(self, items: list[TrashItem]) -> None:
+        if not self.is_attached:
+            return
         self._items = items
         table = self.query_one(DataTable)
         table.clear()

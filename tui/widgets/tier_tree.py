@@ -191,7 +191,7 @@ class TierTree(Tree[Target]):
     # -- labels -----------------------------------------------------------------------------
 
     def _archive_label(self, name: str) -> Text:
-        archive = next((a for a in self._snapshot.archives if a.name == name), None) if self._snapshot else None
+        archive = self._snapshot.archive_named.get(name) if self._snapshot else None
         if archive is None:
             return literal(name)
         dates = f"{archive.first}…{(archive.last or '')[5:]}" if archive.first else archive.rotated_at[:10]
@@ -199,7 +199,7 @@ class TierTree(Tree[Target]):
         return Text.assemble(literal(dates), f" {human_bytes(archive.bytes):>5} ", (mark, self._mark_style(archive.summary_state)))
 
     def _summary_label(self, name: str) -> Text:
-        archive = next((a for a in self._snapshot.archives if a.name == name), None) if self._snapshot else None
+        archive = self._snapshot.archive_named.get(name) if self._snapshot else None
         if archive is None:
             return literal(name)
         when = archive.first or archive.rotated_at[:10]
@@ -215,7 +215,7 @@ class TierTree(Tree[Target]):
         return label
 
     def _session_label(self, name: str) -> Text:
-        info = next((s for s in self._snapshot.sessions if s.name == name), None) if self._snapshot else None
+        info = self._snapshot.session_named.get(name) if self._snapshot else None
         # Time and counts only: the tree is narrow at 80 columns; the viewer's title names the file.
         label = literal(info.time if info else name)
         counts = self._counts.get(name)
@@ -224,7 +224,7 @@ class TierTree(Tree[Target]):
         else:
             label.append(f" {counts.messages} msg {counts.tools} tools", "dim")
             if counts.subagent:
-                label.append(" ⑂", "italic")
+                label.append(" +agent", "italic")
         return label
 
     def reset_state(self) -> None:
@@ -266,7 +266,7 @@ class TierTree(Tree[Target]):
                     if node.parent is not None:
                         node.parent.expand()
         if target.kind == "l1" and self._snapshot is not None:
-            info = next((s for s in self._snapshot.sessions if s.name == target.name), None)
+            info = self._snapshot.session_named.get(target.name)
             if info is not None:
                 for tier in self.root.children:
                     for day in tier.children:
