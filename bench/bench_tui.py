@@ -2,7 +2,7 @@
 
     python bench/bench_tui.py [PROJECT_DIR] [--runs 5]
 
-PROJECT_DIR defaults to the search benchmark's 1 GB store at ``/tmp/mk-bench-store`` when it
+PROJECT_DIR defaults to the search benchmark's 1 GB store at ``$TMPDIR/mk-bench-store`` when it
 exists (made by ``bench/gen_store.py``); otherwise a smaller store is generated in a temporary
 folder (and the output says so). Each run is a fresh process (headless app, 120×36):
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_STORE = Path("/tmp/mk-bench-store")
+DEFAULT_STORE = Path(tempfile.gettempdir()) / "mk-bench-store"
 QUERIES = ("rotation", "zephyr-7731", "검색", "lock")
 
 CHILD = r"""

@@ -59,7 +59,7 @@ def to_png(svg: Path) -> Path | None:
             return None
         subprocess.run([converter, "-b", "#121212", str(svg), "-o", str(png)], check=True)  # noqa: S603 - argv list
         return png
-    data = resvg_py.svg_to_bytes(svg_path=str(svg), monospace_family="DejaVu Sans Mono", background="#121212")
+    data = resvg_py.svg_to_bytes(svg_path=str(svg), monospace_family="DejaVu Sans Mono")
     png.write_bytes(bytes(data))
     return png
 

@@ -259,12 +259,12 @@ def _claude_dir(home: Path, project: Path) -> Path:
 
 
 def test_final_finds_newest_transcript_of_exactly_this_project(
-    store: StorePaths, isolated_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    store: StorePaths, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = store.project
-    mine = _claude_dir(isolated_env, project)
+    mine = _claude_dir(home, project)
     other_project = tmp_path / "xproj"  # its encoded name contains "proj" as a substring
-    theirs = _claude_dir(isolated_env, other_project)
+    theirs = _claude_dir(home, other_project)
     _write(theirs / "99999999-0000.jsonl", _user("someone else's", "2026-03-05T00:00:00Z", session="99999999-0000"))
     _write(mine / "11111111-old.jsonl", _user("older", "2026-03-01T00:00:00Z", session="11111111-old"))
     _write(mine / "22222222-new.jsonl", _user("newest", "2026-03-02T00:00:00Z", session="22222222-new"))
@@ -307,9 +307,9 @@ def test_renamed_copy_of_the_session_adds_nothing(store: StorePaths, transcript:
 
 
 def test_old_layout_agent_file_beside_the_session(
-    store: StorePaths, isolated_env: Path
+    store: StorePaths, home: Path
 ) -> None:
-    folder = _claude_dir(isolated_env, store.project)
+    folder = _claude_dir(home, store.project)
     main = folder / f"{SESSION}.jsonl"
     _write(main, _user("parent prompt", "2026-03-01T10:00:00.000Z"), _assistant("ok", "2026-03-01T10:00:01.000Z"))
     _write(folder / "agent-1a2b3c4d.jsonl",

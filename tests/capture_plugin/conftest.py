@@ -1,42 +1,16 @@
-"""Fixtures of the capture/plugin tests: a private store, real hook payloads, job recording."""
+"""Fixtures of the capture/plugin tests: real hook payloads, in-process hooks, job recording."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from capture_helpers import load_hook_inputs
 
-from memkeeper.core.store import StorePaths, ensure_store
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    monkeypatch.delenv("MEMKEEPER_IN_JOB", raising=False)
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path, home: Path) -> Path:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def store(project: Path) -> StorePaths:
-    paths = StorePaths(project)
-    ensure_store(paths)
-    return paths
+from memkeeper.core.store import StorePaths
 
 
 @pytest.fixture

@@ -13,10 +13,7 @@ from memkeeper.core.index import read_index
 
 
 @pytest.fixture()
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+def store(tmp_path: Path):
     return create_demo_store(tmp_path / "project")
 
 

@@ -14,9 +14,7 @@ from memkeeper.core.summarizers import log_call
 
 
 @pytest.fixture()
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
+def store(tmp_path: Path):
     paths = create_demo_store(tmp_path / "project")
     paths.config.write_text(json.dumps({"budget": {"dailyCalls": 2, "dailyTokens": 10_000}}))
     return paths

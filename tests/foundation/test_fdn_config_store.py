@@ -31,8 +31,8 @@ def test_defaults_without_files(store: StorePaths) -> None:
     assert hook_settings(store).threshold_tokens == 23_750
 
 
-def test_project_over_global_over_defaults(store: StorePaths, isolated_env: Path) -> None:
-    _global_config(isolated_env, {"saveInterval": 40, "memory": {"flushEvery": 7, "retentionDays": 90}})
+def test_project_over_global_over_defaults(store: StorePaths, home: Path) -> None:
+    _global_config(home, {"saveInterval": 40, "memory": {"flushEvery": 7, "retentionDays": 90}})
     store.config.write_text(json.dumps({"memory": {"flushEvery": 3}}))
     loaded = load_config(store)
     assert loaded.config.saveInterval == 40  # global
@@ -64,8 +64,8 @@ def test_bad_value_is_one_line_naming_file_and_key(store: StorePaths) -> None:
     assert cfg.threshold_tokens == 23_750 and warnings == [message]
 
 
-def test_bad_global_value_names_the_global_file(store: StorePaths, isolated_env: Path) -> None:
-    path = _global_config(isolated_env, {"saveInterval": "often"})
+def test_bad_global_value_names_the_global_file(store: StorePaths, home: Path) -> None:
+    path = _global_config(home, {"saveInterval": "often"})
     with pytest.raises(ConfigError, match="saveInterval") as err:
         load_config(store)
     assert str(path) in str(err.value)

@@ -8,22 +8,7 @@ from pathlib import Path
 import pytest
 from summary_helpers import write_config, write_script
 
-from memkeeper.core.store import StorePaths, ensure_store
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    paths = StorePaths(project)
-    ensure_store(paths)
-    return paths
+from memkeeper.core.store import StorePaths
 
 
 @pytest.fixture
