@@ -76,17 +76,18 @@ class TierTree(Tree[Target]):
         A rebuild keeps the cursor, the expanded nodes and the scroll position.
         """
         old = self._snapshot
-        if old is not None and (old.archives, old.sessions, old.named) == (
-            snapshot.archives,
-            snapshot.sessions,
-            snapshot.named,
-        ):
+        if old is not None and (old.archives, old.named) == (snapshot.archives, snapshot.named) and [
+            s.name for s in old.sessions
+        ] == [s.name for s in snapshot.sessions]:
+            # Same files (a hook appended to memory.md or to a session): relabel, no rebuild.
             self._snapshot = snapshot
             for node in self._all_nodes():
                 if node.data == Target("memory"):
                     node.set_label(self._memory_label(snapshot))
                 elif node.data == Target("tier", "l3"):
                     node.set_label(self._l3_label(snapshot))
+                elif node.data is not None and node.data.kind == "l1" and node.data.name not in self._counts:
+                    node.set_label(self._session_label(node.data.name))
             return
         cursor_key = (
             self.cursor_node.data.key if old is not None and self.cursor_node and self.cursor_node.data else None
