@@ -133,7 +133,7 @@ async def test_tui_shows_hostile_text_without_effect(tmp_path: Path, monkeypatch
                 assert tree.select_target(target)
                 await settle(pilot)
             doc = app.screen.query_one(DocView)
-            plain = "".join(seg.text for _, strip in doc._rows for seg in strip)
+            plain = doc.rendered_text()
             seen.append(plain)
             for byte in FORBIDDEN:
                 assert byte not in plain, (target, repr(byte))

@@ -145,6 +145,12 @@ class DocView(ScrollView, can_focus=True):
         """Indices of the items that contain the highlighted query."""
         return self._hits
 
+    def rendered_text(self) -> str:
+        """Every item exactly as the view draws it (its segments' text), one row per line."""
+        return "\n".join(
+            "".join(segment.text for segment in strip) for i in range(len(self._items)) for strip in self._strips(i)
+        )
+
     @property
     def highlight_query(self) -> str:
         """The search query whose matches are highlighted ("" for none)."""
