@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -20,6 +21,7 @@ from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
+    SHORT_GRAM_LIMIT,
     Query,
     QueryError,
     day_number,
@@ -27,6 +29,7 @@ from memkeeper.core.search.query import (
     matches,
     parse_date_arg,
     parse_query,
+    prefix_range,
     recency_bonus,
     relevance,
     snippet,
@@ -43,6 +46,7 @@ from memkeeper.core.search.sources import (
     docs_of,
     iter_lines,
     iter_sections,
+    iter_source_docs,
     l1_doc,
     l1_session_from_name,
     line_of_offset,
@@ -169,15 +173,21 @@ def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:
 def _scan_tier(
     paths: StorePaths, sources: list[SourceFile], tier: str, query: Query, filters: Filters
 ) -> TierResult:
+    """The tier's matches, newest file first, one file at a time, until more than ``cap`` are found.
+
+    The newest ``cap`` matches are the ones ranked (as through the index), so older files
+    need not be read once they are known; memory holds one file's matches, at most cap + 1.
+    """
     found: list[Doc] = []
-    for source in sources:
-        if source.tier != tier:
-            continue
-        data = read_source(paths, source)
-        found.extend(doc for doc in docs_of(source, data) if _wanted(doc, query, filters))
-    more = False
-    if len(found) > filters.cap:
-        found, more = found[-filters.cap :], True
+    for source in reversed([s for s in sources if s.tier == tier]):
+        matched: deque[Doc] = deque(maxlen=filters.cap + 1 - len(found))
+        matched.extend(doc for doc in iter_source_docs(paths, source) if _wanted(doc, query, filters))
+        found.extend(reversed(matched))
+        if len(found) > filters.cap:
+            break
+    more = len(found) > filters.cap
+    found = found[: filters.cap]
+    found.reverse()  # oldest first
     return rank(tier, found, query, filters, more, paths.root)
 
 
@@ -446,6 +456,35 @@ def _index_small_tier(
     return rank(tier, found, query, filters, more, root)
 
 
+def _short_grams(conn: sqlite3.Connection, tier: str, term: str) -> list[str] | None:
+    """The trigrams of ``tier``'s index that begin with a one- or two-character term.
+
+    Every block is indexed with a tail (schema.BLOCK_TAIL), so a block holding the term
+    holds one of these. None when there are too many for the lookup to be worth it.
+    """
+    low, high = prefix_range(term)
+    rows = conn.execute(
+        f"SELECT term FROM {schema.BIG_VOCAB[tier]} WHERE term >= ? AND term <= ? LIMIT ?",
+        (low, high, SHORT_GRAM_LIMIT + 1),
+    ).fetchall()
+    if len(rows) > SHORT_GRAM_LIMIT:
+        return None
+    return [row[0] for row in rows]
+
+
+def _big_expression(conn: sqlite3.Connection, tier: str, query: Query) -> str | None | bool:
+    """The MATCH expression for an archive or L1 index; False when no block can match, None
+    when the index cannot narrow the query (its short words are everywhere)."""
+    short: list[list[str]] = []
+    for term in query.short_terms:
+        grams = _short_grams(conn, tier, term)
+        if grams == []:
+            return False
+        if grams is not None:
+            short.append(grams)
+    return fts_expression(query, short)
+
+
 def _index_search(
     paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
 ) -> tuple[TierResult, ...]:
@@ -457,11 +496,16 @@ def _index_search(
         for tier in filters.tiers:
             if not filters.tier_types(tier):
                 out.append(TierResult(tier, (), 0))
-            elif tier in SMALL_TIERS:
+                continue
+            if tier in SMALL_TIERS:  # a few MB kept in the database: walked whole for short words
                 out.append(_index_small_tier(conn, tier, query, filters, expr, paths.root))
-            elif expr is not None:
-                out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
-            else:  # only words shorter than a trigram: nothing the index can narrow
+                continue
+            big = _big_expression(conn, tier, query)
+            if big is False:
+                out.append(TierResult(tier, (), 0))
+            elif isinstance(big, str):
+                out.append(_index_big_tier(conn, reader, tier, query, filters, big))
+            else:  # only words found nearly everywhere: the newest files hold the newest matches
                 if sources is None:
                     sources = discover(paths)
                 out.append(_scan_tier(paths, sources, tier, query, filters))

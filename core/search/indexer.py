@@ -514,7 +514,7 @@ class _Updater:
             key = src << schema.OFFSET_BITS
             self.conn.executemany(
                 f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
-                [(key + off, text) for off, text in work.blocks],
+                [(key + off, text + schema.BLOCK_TAIL) for off, text in work.blocks],
             )
         self.stats.docs_added += work.docs
         self.conn.execute(

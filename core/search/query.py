@@ -3,6 +3,8 @@
 A query is words, ANDed, and ``"quoted phrases"``; each is a case-insensitive substring
 of an entry, so Korean and other text without spaces matches inside words. Nothing of
 the user's text ever reaches SQL as syntax: the index is only asked for trigrams, quoted.
+A word of one or two characters (``검색``, ``db``) has no trigram of its own: it is looked
+up as the trigrams that begin with it, which the engine lists from the index.
 Ranking is a BM25-style term-frequency score with a mild bonus for recent entries,
 computed here so the index and the full scan rank identically.
 """
@@ -10,12 +12,15 @@ computed here so the index and the full scan rank identically.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date as Date
 from typing import NamedTuple
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 TRIGRAM = 3
+#: A short word that begins more trigrams than this narrows nothing worth the lookup.
+SHORT_GRAM_LIMIT = 4000
 SNIPPET_CHARS = 160
 
 _K1 = 1.2
@@ -43,6 +48,11 @@ class Query(NamedTuple):
     def long_terms(self) -> tuple[str, ...]:
         """Terms the trigram index can look up (3 characters or more)."""
         return tuple(t for t in self.terms if len(t) >= TRIGRAM)
+
+    @property
+    def short_terms(self) -> tuple[str, ...]:
+        """Terms of one or two characters: looked up as the trigrams they begin."""
+        return tuple(t for t in self.terms if len(t) < TRIGRAM)
 
 
 def parse_query(text: str) -> Query:
@@ -83,20 +93,41 @@ def parse_date_arg(value: str | None, name: str) -> str | None:
     return day
 
 
-def fts_expression(query: Query) -> str | None:
-    """An FTS5 MATCH expression selecting a superset of the matches, or None (no long term).
+def fts_expression(query: Query, short_grams: Sequence[Sequence[str]] = ()) -> str | None:
+    """An FTS5 MATCH expression selecting a superset of the matches, or None (nothing to narrow by).
 
-    Each long term contributes the trigrams that cover it; every trigram is a quoted
-    string, so FTS syntax in the user's text (``"``, ``*``, ``NEAR``, ``-``, ``:``) is inert.
+    Each long term contributes the trigrams that cover it; each entry of ``short_grams``
+    (the trigrams a short term begins, see ``prefix_range``) one of them, ORed. Every
+    trigram is a quoted string, so FTS syntax in the user's text (``"``, ``*``, ``NEAR``,
+    ``-``, ``:``) is inert. An empty entry in ``short_grams`` would match nothing: the
+    caller answers that without asking.
     """
     grams: list[str] = []
     for term in query.long_terms:
         for gram in covering_trigrams(term):
             if gram not in grams:
                 grams.append(gram)
-    if not grams:
+    parts = [_quoted(g) for g in grams]
+    for alternatives in short_grams:
+        if len(alternatives) == 1:
+            parts.append(_quoted(alternatives[0]))
+        elif alternatives:
+            parts.append("(" + " OR ".join(_quoted(g) for g in alternatives) + ")")
+    if not parts:
         return None
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+    return " AND ".join(parts)
+
+
+def _quoted(gram: str) -> str:
+    return '"' + gram.replace('"', '""') + '"'
+
+
+def prefix_range(term: str) -> tuple[str, str]:
+    """The first and last possible trigram beginning with a one- or two-character term.
+
+    Index terms compare as UTF-8 bytes, which order like code points.
+    """
+    return term, term + "\U0010ffff" * (TRIGRAM - len(term))
 
 
 def covering_trigrams(term: str) -> list[str]:

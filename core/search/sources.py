@@ -469,6 +469,26 @@ def l1_docs(source: SourceFile, data: bytes, start: int = 0, first_line: int = 1
             yield doc
 
 
+def iter_source_docs(paths: StorePaths, source: SourceFile) -> Iterator[Doc]:
+    """Every doc of a file, the same as ``docs_of`` its bytes; a plain L1 file is read line by line."""
+    if source.kind != "l1":
+        yield from docs_of(source, read_source(paths, source))
+        return
+    fallback = name_date(source.name)
+    session = l1_session_from_name(source.name)
+    try:
+        handle = open(paths.root / source.rel, "rb")
+    except OSError:
+        return
+    with handle:
+        offset = 0
+        for number, raw in enumerate(handle, 1):
+            doc = l1_doc(source.rel, fallback, session, offset, number, raw)
+            if doc:
+                yield doc
+            offset += len(raw)
+
+
 def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
     """Every doc of a whole file."""
     if source.tier == "l1":

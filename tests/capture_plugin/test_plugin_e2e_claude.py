@@ -59,9 +59,7 @@ def mock() -> Iterator[MockAnthropic]:
 
 
 @pytest.fixture
-def e2e_env(tmp_path: Path, claude_bin: Path, mock: MockAnthropic) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
+def e2e_env(home: Path, claude_bin: Path, mock: MockAnthropic) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
