@@ -11,6 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 _WHITESPACE = " \t\n\r"
@@ -65,3 +66,21 @@ def dumps(obj: Any) -> str:
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     encode = _json.make_encoder(None, _default, _json.encode_basestring, None, ":", ",", False, False, True)
     return "".join(encode(obj, 0))
+
+
+def json_lines(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL text, one per line; a damaged or non-object line is skipped.
+
+    For logs and copies we append to ourselves, where a torn or foreign line must not stop
+    the reader (the writers keep whole lines; a reader never fails on one bad line).
+    """
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value = loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            yield value

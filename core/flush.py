@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
+from memkeeper.core.fastjson import json_lines
 from memkeeper.core.index import iso_now, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
@@ -394,18 +395,10 @@ def record_run(paths: StorePaths, options: dict[str, Any], result: FlushResult) 
 def read_runs(paths: StorePaths) -> list[dict[str, Any]]:
     """The recorded flush runs, oldest first (unreadable lines skipped)."""
     try:
-        lines = (paths.state / RUNS_LOG).read_text("utf-8", "replace").splitlines()
+        text = (paths.state / RUNS_LOG).read_text("utf-8", "replace")
     except FileNotFoundError:
         return []
-    runs: list[dict[str, Any]] = []
-    for line in lines:
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict):
-            runs.append(item)
-    return runs
+    return list(json_lines(text))
 
 
 def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:

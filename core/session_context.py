@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from memkeeper.core.fastjson import json_lines
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -206,16 +207,7 @@ def _session_of(path: Path) -> str:
 
 
 def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
-    text = _read_text(path, max_bytes=L1_TAIL_BYTES)
-    for line in text.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            yield entry
+    return json_lines(_read_text(path, max_bytes=L1_TAIL_BYTES))
 
 
 def _describe(entries: list[dict[str, Any]], title: str) -> str:

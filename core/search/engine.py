@@ -456,15 +456,15 @@ def _index_small_tier(
     return rank(tier, found, query, filters, more, root)
 
 
-def _short_grams(conn: sqlite3.Connection, tier: str, term: str) -> list[str] | None:
-    """The trigrams of ``tier``'s index that begin with a one- or two-character term.
+def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] | None:
+    """The trigrams of an index (``small``, ``l2``, ``l1``) that begin with a one- or two-character term.
 
-    Every block is indexed with a tail (schema.BLOCK_TAIL), so a block holding the term
-    holds one of these. None when there are too many for the lookup to be worth it.
+    Every text is indexed with a tail (schema.BLOCK_TAIL), so one holding the term holds
+    one of these. None when there are too many for the lookup to be worth it.
     """
     low, high = prefix_range(term)
     rows = conn.execute(
-        f"SELECT term FROM {schema.BIG_VOCAB[tier]} WHERE term >= ? AND term <= ? LIMIT ?",
+        f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
         (low, high, SHORT_GRAM_LIMIT + 1),
     ).fetchall()
     if len(rows) > SHORT_GRAM_LIMIT:
@@ -472,12 +472,12 @@ def _short_grams(conn: sqlite3.Connection, tier: str, term: str) -> list[str] | 
     return [row[0] for row in rows]
 
 
-def _big_expression(conn: sqlite3.Connection, tier: str, query: Query) -> str | None | bool:
-    """The MATCH expression for an archive or L1 index; False when no block can match, None
-    when the index cannot narrow the query (its short words are everywhere)."""
+def _expression(conn: sqlite3.Connection, index: str, query: Query) -> str | None | bool:
+    """The MATCH expression for an index (``small``, ``l2``, ``l1``); False when nothing in it
+    can match, None when it cannot narrow the query (its short words are everywhere)."""
     short: list[list[str]] = []
     for term in query.short_terms:
-        grams = _short_grams(conn, tier, term)
+        grams = _short_grams(conn, index, term)
         if grams == []:
             return False
         if grams is not None:
@@ -488,23 +488,30 @@ def _big_expression(conn: sqlite3.Connection, tier: str, query: Query) -> str | 
 def _index_search(
     paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
 ) -> tuple[TierResult, ...]:
-    expr = fts_expression(query)
     reader = _Reader(paths, conn, query)
     sources: list[SourceFile] | None = None
+    small: str | None | bool = None
+    small_known = False
     out: list[TierResult] = []
     try:
         for tier in filters.tiers:
             if not filters.tier_types(tier):
                 out.append(TierResult(tier, (), 0))
                 continue
-            if tier in SMALL_TIERS:  # a few MB kept in the database: walked whole for short words
-                out.append(_index_small_tier(conn, tier, query, filters, expr, paths.root))
+            if tier in SMALL_TIERS:
+                if not small_known:  # one index for both small tiers
+                    small, small_known = _expression(conn, "small", query), True
+                if small is False:
+                    out.append(TierResult(tier, (), 0))
+                else:  # None: the tier is walked whole (a few MB, in the database)
+                    expr_small = small if isinstance(small, str) else None
+                    out.append(_index_small_tier(conn, tier, query, filters, expr_small, paths.root))
                 continue
-            big = _big_expression(conn, tier, query)
-            if big is False:
+            expr = _expression(conn, tier, query)
+            if expr is False:
                 out.append(TierResult(tier, (), 0))
-            elif isinstance(big, str):
-                out.append(_index_big_tier(conn, reader, tier, query, filters, big))
+            elif isinstance(expr, str):
+                out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
             else:  # only words found nearly everywhere: the newest files hold the newest matches
                 if sources is None:
                     sources = discover(paths)

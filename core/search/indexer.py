@@ -481,7 +481,7 @@ class _Updater:
         old = self.conn.execute("SELECT rowid, body FROM docs WHERE src=?", (src,)).fetchall()
         self.conn.executemany(
             "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
-            [(rowid, body.lower()) for rowid, body in old],
+            [(rowid, body.lower() + schema.BLOCK_TAIL) for rowid, body in old],
         )
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
@@ -547,7 +547,7 @@ class _Updater:
         )
         self.conn.executemany(
             "INSERT INTO fts_small(rowid, body) VALUES(?, ?)",
-            [(rid, d.body.lower()) for rid, d in zip(rowids, docs, strict=True)],
+            [(rid, d.body.lower() + schema.BLOCK_TAIL) for rid, d in zip(rowids, docs, strict=True)],
         )
 
 

@@ -10,10 +10,11 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   rewritten often); their index rows are deleted with the old text, kept in ``docs``.
 - ``fts_l2`` / ``fts_l1``: contentless trigram indexes of the archives and L1 sessions.
   Their rowid is ``source id << 36 | byte offset``; the text is read back from the file,
-  so the database stays smaller than the text it indexes. Each block is indexed with
-  BLOCK_TAIL after it, so every character and pair of characters of the block starts
-  some trigram: a word of one or two characters is looked up as the trigrams it begins,
-  listed by ``vocab_l2`` / ``vocab_l1`` (fts5vocab views, no storage of their own).
+  so the database stays smaller than the text it indexes.
+- Every text (a block, a doc of ``fts_small``) is indexed with BLOCK_TAIL after it, so
+  each of its characters and pairs of characters begins some trigram: a word of one or
+  two characters is looked up as the trigrams it begins, listed by ``vocab_small``,
+  ``vocab_l2`` and ``vocab_l1`` (fts5vocab views, no storage of their own).
 
 A database from another schema version is rebuilt (it holds nothing that is not in the
 files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and rebuilt.
@@ -29,10 +30,10 @@ SCHEMA_VERSION = 4
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
-BIG_VOCAB = {"l1": "vocab_l1", "l2": "vocab_l2"}
-#: Appended to every indexed block: a query word never holds a newline (queries turn
+VOCAB = {"small": "vocab_small", "l1": "vocab_l1", "l2": "vocab_l2"}
+#: Appended to every indexed text: a query word never holds a newline (queries turn
 #: whitespace and control characters into word breaks), so these trigrams only serve the
-#: lookup of short words at the very end of a block.
+#: lookup of short words at the very end of a text.
 BLOCK_TAIL = "\n\n"
 
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
@@ -72,6 +73,7 @@ CREATE INDEX IF NOT EXISTS docs_src ON docs(src);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);
 """

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memkeeper.core.atomic import append_text, atomic_write_bytes
+from memkeeper.core.fastjson import json_lines
 from memkeeper.core.lock import file_lock
 from memkeeper.core.tokens import estimate_tokens
 
@@ -129,15 +130,7 @@ def read_call_log(paths: StorePaths) -> list[dict[str, Any]]:
         raw = _log_path(paths).read_text("utf-8", errors="replace")
     except FileNotFoundError:
         return []
-    records: list[dict[str, Any]] = []
-    for line in raw.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+    return list(json_lines(raw))
 
 
 def _charged(record: dict[str, Any]) -> bool:

@@ -5,6 +5,7 @@ after appends; and the scan itself reads the newest files first, one at a time."
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import pytest
@@ -37,12 +38,19 @@ SHORT_QUERIES = [
 
 
 def no_scan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make any fallback to reading the files fail the test."""
+    """Make any fallback to reading the files, or walking a small tier whole, fail the test."""
 
     def refuse(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("the index fell back to a full scan")
 
+    real_small = engine._index_small_tier
+
+    def small_through_index(*args: Any) -> Any:
+        assert args[4] is not None, "a small tier was walked whole"
+        return real_small(*args)
+
     monkeypatch.setattr(engine, "_scan_tier", refuse)
+    monkeypatch.setattr(engine, "_index_small_tier", small_through_index)
 
 
 def same_by_index(paths: StorePaths, monkeypatch: pytest.MonkeyPatch, query: str, **options: Any) -> Any:
@@ -57,7 +65,8 @@ def same_by_index(paths: StorePaths, monkeypatch: pytest.MonkeyPatch, query: str
 
 def add_short_word_files(paths: StorePaths) -> None:
     """Files whose last characters, and the last entry of every block, are short words."""
-    # an archive ending without a newline in a two-character word
+    # a small-tier file and an archive ending in a two-character word (no final newline)
+    paths.named("conventions").write_text("## 규칙\n- 마지막 단어는 끝말", "utf-8")
     paths.archive("memory_20261012_110000.md").write_text(
         "## 2026-10-12_1000\n- [끝]: 마지막 단어는 끝말", "utf-8"
     )
@@ -92,7 +101,11 @@ def test_short_words_at_the_end_of_a_file_and_of_blocks(
 ) -> None:
     found = same_by_index(short_store, monkeypatch, "끝말", deep=True)
     files = {h.file for h in found.hits}
-    assert files == {"memory_20261012_110000.md", "sessions/2026-10-25_100000_ffff6666.l1.jsonl"}
+    assert files == {
+        "conventions.md",
+        "memory_20261012_110000.md",
+        "sessions/2026-10-25_100000_ffff6666.l1.jsonl",
+    }
     last_words = same_by_index(short_store, monkeypatch, "세션", tiers=["l1"], limit=100)
     assert last_words.tiers[0].total == 30  # every other entry of the big file
     assert same_by_index(short_store, monkeypatch, "db", tiers=["l1"], limit=100).tiers[0].total == 30
@@ -109,6 +122,21 @@ def test_short_words_after_appends(short_store: StorePaths, monkeypatch: pytest.
     assert [h.line for h in found.hits] == [62]
     same_by_index(short_store, monkeypatch, "새 줄", deep=True)
     same_by_index(short_store, monkeypatch, "끝말", deep=True)
+    # a small-tier file rewritten: its old rows leave the index, the new ones come in
+    short_store.named("conventions").write_text("## 규칙\n- 이제 끝은 뷁", "utf-8")
+    assert {h.file for h in same_by_index(short_store, monkeypatch, "뷁", deep=True).hits} == {
+        "conventions.md",
+        "sessions/2026-10-25_100000_ffff6666.l1.jsonl",
+    }
+    assert "conventions.md" not in {h.file for h in same_by_index(short_store, monkeypatch, "끝말").hits}
+    conn = sqlite3.connect(short_store.search_db)
+    try:  # the old text's trigrams (its tail included) were deleted with it, none left over
+        left = conn.execute(
+            "SELECT term FROM vocab_small WHERE term >= ? AND term <= ?", prefix_range("끝말")
+        ).fetchall()
+    finally:
+        conn.close()
+    assert left == []
 
 
 def test_too_common_short_words_fall_back_to_the_newest_files(
@@ -153,8 +181,6 @@ def test_expression_quotes_short_word_alternatives() -> None:
 
 
 def test_index_of_an_older_schema_is_rebuilt_with_block_tails(short_store: StorePaths) -> None:
-    import sqlite3
-
     refresh(short_store)
     conn = sqlite3.connect(short_store.search_db)
     conn.execute("UPDATE meta SET value='3' WHERE key='schema'")
