@@ -5,7 +5,10 @@ term matches, and rank them with :mod:`.query`; the index only narrows down whic
 to look at. Per tier, at most ``cap`` matches are ranked: when a tier holds more, the
 newest ``cap`` (by file name, then position in the file) are the ones ranked, and the
 tier says ``more``. ``scan_search`` is the fallback when the index cannot be used
-(busy, damaged beyond repair) and the oracle the tests compare the index with.
+(busy, damaged beyond repair) and the oracle the tests compare the index with; it reads
+the newest files first, one at a time, and stops once a tier has more than ``cap``.
+Words of one or two characters are looked up as the trigrams they begin (see
+``_short_grams``), so they narrow the candidates like longer words do.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ CAP = 200
 LOCK_WAIT_SECONDS = 5.0
 _BATCH = 256
 _READ_CHUNK = 8192
+SMALL_GRAM_LIMIT = 100
 
 
 class Filters(NamedTuple):
@@ -460,14 +464,16 @@ def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] |
     """The trigrams of an index (``small``, ``l2``, ``l1``) that begin with a one- or two-character term.
 
     Every text is indexed with a tail (schema.BLOCK_TAIL), so one holding the term holds
-    one of these. None when there are too many for the lookup to be worth it.
+    one of these. None when there are too many for the lookup to be worth it: in the
+    small index, walking the docs in order beats sorting the matches of a common word.
     """
+    limit = SMALL_GRAM_LIMIT if index == "small" else SHORT_GRAM_LIMIT
     low, high = prefix_range(term)
     rows = conn.execute(
         f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
-        (low, high, SHORT_GRAM_LIMIT + 1),
+        (low, high, limit + 1),
     ).fetchall()
-    if len(rows) > SHORT_GRAM_LIMIT:
+    if len(rows) > limit:
         return None
     return [row[0] for row in rows]
 

@@ -143,6 +143,7 @@ def test_too_common_short_words_fall_back_to_the_newest_files(
     short_store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(engine, "SHORT_GRAM_LIMIT", 1)  # every short word counts as everywhere
+    monkeypatch.setattr(engine, "SMALL_GRAM_LIMIT", 1)
     for query in ("e", "lo", "검색", "db sqlite", "a"):
         for options in ({"deep": True}, {"deep": True, "cap": 2}):
             indexed = search(short_store, query, **options)
