@@ -54,7 +54,7 @@ async def test_user_text_is_literal(store: StorePaths) -> None:
         doc.focus()
         await pilot.press("end")
         await settle(pilot)
-        plain = "".join(seg.text for i in range(len(doc.items)) for strip in doc._strips(i) for seg in strip)
+        plain = doc.rendered_text()
         assert "[bold red]not markup[/bold red]" in plain
         assert "\x1b" not in plain and "^[[31mnot red^[[0m" in plain
 

@@ -1,0 +1,39 @@
+"""Typing in search checks the index's freshness once per burst, not on every keystroke."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scenes import settle
+
+import memkeeper.core.search as search_module
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.screens import search as search_screen
+from memkeeper.tui.screens.search import SearchScreen
+
+
+@pytest.mark.parametrize(("fresh_seconds", "expected"), [(60.0, [True, False, False]), (0.0, [True, True, True])])
+async def test_keystrokes_within_the_window_skip_the_freshness_check(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch, fresh_seconds: float, expected: list[bool]
+) -> None:
+    real_search = search_module.search
+    refreshes: list[bool] = []
+
+    def recording_search(*args: Any, **kwargs: Any) -> Any:
+        refreshes.append(bool(kwargs.get("refresh", True)))
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, "search", recording_search)
+    monkeypatch.setattr(search_screen, "FRESH_SECONDS", fresh_seconds)
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        for key in "web":
+            await pilot.press(key)
+            await settle(pilot)
+    assert refreshes == expected
