@@ -8,7 +8,6 @@ default for any value it cannot use; ``memkeeper status`` reports such values.
 
 from __future__ import annotations
 
-import math
 import os
 
 from memkeeper.core import fastjson
@@ -74,7 +73,7 @@ def scaled_threshold(configured: Any, default: int) -> int:
     """``floor(configured * 0.95)`` for a configured positive number, else ``default``."""
     if isinstance(configured, bool) or not isinstance(configured, (int, float)) or configured <= 0:
         return default
-    return math.floor(configured * 0.95)
+    return int(configured * 0.95)  # floor: the value is positive (no math import on the hook path)
 
 
 class HookSettings:
