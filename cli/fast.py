@@ -18,6 +18,9 @@ from memkeeper.core.lock import LockTimeout
 from memkeeper.core.settings import hook_settings_at
 from memkeeper.core.tokens import tokens_for_bytes
 
+#: How long ``check`` waits for a store held by another process before skipping the rotation.
+CHECK_LOCK_TIMEOUT = 2.0
+
 
 def run_check(project: str | None) -> int:
     root = store_root(project_dir(project))
@@ -35,7 +38,9 @@ def run_check(project: str | None) -> int:
             from memkeeper.core.store import paths_for
 
             paths = paths_for(project)
-            result = rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
+            result = rotation.rotate(
+                paths, settings.threshold_tokens, settings.carryover_tokens, lock_timeout=CHECK_LOCK_TIMEOUT
+            )
             if result is not None:
                 sys.stdout.write(result.trigger_line + "\n")
                 start_job(paths, "summary")

@@ -94,10 +94,15 @@ def rotate(
     threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
     carryover_tokens: int = CARRYOVER_TOKENS,
     force: bool = False,
+    lock_timeout: float = 30.0,
 ) -> RotationResult | None:
-    """Rotate if due (or ``force`` and non-empty); None when there is nothing to do."""
+    """Rotate if due (or ``force`` and non-empty); None when there is nothing to do.
+
+    Raises LockTimeout if the store stays locked for ``lock_timeout`` seconds (hooks pass
+    a short one: a rotation skipped now is done by the next event).
+    """
     ensure_store(paths)
-    with reentrant_lock(paths.lock):
+    with reentrant_lock(paths.lock, timeout=lock_timeout):
         try:
             fd = os.open(paths.memory, os.O_RDONLY)
         except FileNotFoundError:

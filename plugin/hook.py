@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     Handler = Callable[[StorePaths, dict[str, Any]], None]
 
 STDIN_TIMEOUT = 3.0
+#: The longest a hook waits for the store lock before leaving a rotation to the next event.
+HOOK_LOCK_TIMEOUT = 1.0
 MAX_STDIN_BYTES = 64 * 1024 * 1024
 #: Payloads bigger than this (large tool outputs) are not fully parsed: the few top-level
 #: fields a hook needs come first in Claude Code's JSON and are read from the front.
@@ -190,13 +192,17 @@ def _rotate_if_due(paths: StorePaths, threshold: int, carryover: int) -> None:
         return
     if tokens_for_bytes(size) < threshold:
         return
-    from memkeeper.core.lock import is_locked
+    from memkeeper.core.lock import LockTimeout, is_locked
 
     if is_locked(paths.lock):
         return  # a flush or rotation holds the store; it checks rotation itself
     from memkeeper.core import rotation
 
-    if rotation.rotate(paths, threshold, carryover) is not None:
+    try:
+        result = rotation.rotate(paths, threshold, carryover, lock_timeout=HOOK_LOCK_TIMEOUT)
+    except LockTimeout:
+        return  # taken just now by another process: the next event rotates
+    if result is not None:
         _start(paths, "summary")
 
 
