@@ -37,10 +37,6 @@ JOB_RUNNERS: dict[str, str] = {
 MAX_RERUNS = 5
 
 
-def register_runner(kind: str, target: str) -> None:
-    JOB_RUNNERS[kind] = target
-
-
 def _rerun_flag(paths: StorePaths, kind: str) -> Path:
     return paths.state / f"job-{kind}.rerun"
 

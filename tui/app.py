@@ -216,10 +216,13 @@ class MemkeeperApp(App[None]):
         """Show another project's store (the watcher follows)."""
         was_live = self.live or self._watch_wanted
         self.stop_watching()
+        # Screens over the browser (pending, trash, search) hold the old project's paths.
+        browse = self.browse()
+        while browse is not None and self.screen is not browse:
+            self.pop_screen()
         self.paths = StorePaths(project)
         self.snapshot = None
         self.sub_title = project.name
-        browse = self.browse()
         if browse is not None:
             browse.reset()
         self.reload_snapshot()

@@ -74,7 +74,6 @@ class StoreSnapshot:
     last_rotation: str | None = None
     last_flush: str | None = None
     warnings: tuple[str, ...] = ()
-    legacy: bool = False
 
     @property
     def pending(self) -> int:
@@ -195,7 +194,6 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
-        legacy=memory_tokens(paths) >= threshold and _needs_migration(paths),
     )
 
 
@@ -217,15 +215,6 @@ def list_sessions(paths: StorePaths) -> list[SessionInfo]:
         if info is not None:
             sessions.append(info)
     return sorted(sessions, key=lambda s: s.name)
-
-
-def _needs_migration(paths: StorePaths) -> bool:
-    from memkeeper.core.migrate import plan_migration
-
-    try:
-        return plan_migration(paths).needed
-    except Exception:  # a store we cannot plan for is reported by the migrate screen
-        return False
 
 
 def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts]:

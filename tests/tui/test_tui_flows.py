@@ -355,6 +355,19 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
         assert isinstance(app.screen, BrowseScreen)
         assert app.snapshot is not None and app.snapshot.project == other.project
 
+        # Switching from a screen that holds the current project's paths closes that screen.
+        await pilot.press("p")
+        await settle(pilot)
+        assert isinstance(app.screen, PendingScreen)
+        app.open_projects()
+        await settle(pilot)
+        options = app.screen.query_one(OptionList)
+        options.highlighted = next(i for i in range(2) if "other" not in str(options.get_option_at_index(i).prompt))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.paths.project == store.project
+        assert isinstance(app.screen, BrowseScreen) and len(app.screen_stack) == 1
+
 
 async def test_help_lists_every_binding(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)

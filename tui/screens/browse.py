@@ -138,9 +138,12 @@ class BrowseScreen(Screen[None]):
         current = self._document
         if current.path is None or file_signature(current.path) != self._signature or current.target.kind in ("summary", "day"):
             self.load(current.target, keep_position=True)
-        expanded = [n for n in self._expanded_days()]
-        if expanded:
-            self.count_sessions(expanded)
+        # Only sessions whose counts were dropped above (changed) or never taken: the
+        # others of an open day are still right, and re-reading them on every hook write
+        # would make each open day a full read of its files.
+        uncounted = tree.uncounted(self._expanded_days())
+        if uncounted:
+            self.count_sessions(uncounted)
 
     def reset(self) -> None:
         """Forget the open document and the tree's state (another project is being shown)."""

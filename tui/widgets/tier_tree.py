@@ -251,6 +251,10 @@ class TierTree(Tree[Target]):
                 if any(n in counts for n in names):
                     node.set_label(self._day_label(node.data.name, names))
 
+    def uncounted(self, names: list[str]) -> list[str]:
+        """The sessions among ``names`` with no cached counts (new, or changed on disk)."""
+        return [name for name in names if name not in self._counts]
+
     def forget_counts(self, names: set[str]) -> None:
         """Drop cached counts for sessions that changed on disk."""
         for name in names:
