@@ -379,21 +379,20 @@ def _line_end(data: bytes, pos: int) -> int:
 def _read_block(fd: int, offset: int, sep: bytes) -> bytes:
     """Bytes from ``offset`` through the last doc starting before ``offset + BLOCK_BYTES``.
 
-    A doc ends where the next ``sep`` (a newline, or a newline and ``## ``) begins one.
+    A doc ends where the next ``sep`` (a newline, or a newline and ``## ``) begins one; a
+    doc longer than the first read (a large tool result) is read on until its end.
     """
-    want = BLOCK_BYTES + _READ_CHUNK
-    buf = os.pread(fd, want, offset)
+    buf = os.pread(fd, BLOCK_BYTES + _READ_CHUNK, offset)
+    start = BLOCK_BYTES - 1
     while True:
-        cut = buf.find(sep, BLOCK_BYTES - 1)
+        cut = buf.find(sep, start)
         if cut >= 0:
             return buf[: cut + 1]
-        if len(buf) < want:
-            return buf
-        more = os.pread(fd, want, offset + len(buf))
+        more = os.pread(fd, max(len(buf), _READ_CHUNK), offset + len(buf))
         if not more:
             return buf
+        start = max(start, len(buf) - len(sep))
         buf += more
-        want = len(buf) + len(more)
 
 
 def _index_big_tier(

@@ -190,3 +190,20 @@ def test_index_of_an_older_schema_is_rebuilt_with_block_tails(short_store: Store
     results = search(short_store, "끝말", deep=True)
     assert any("schema 3" in w for w in results.warnings)
     assert results.tiers == scan_search(short_store, "끝말", deep=True).tiers
+
+
+@pytest.mark.parametrize("size", [40_000, 200_000])
+def test_a_line_longer_than_the_read_chunks_is_found_by_the_index(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A large tool result makes one L1 line far longer than a block: it is read to its end."""
+    rows = [{"ts": "2026-11-20T10:00:00.000Z", "role": "user", "text": "before the big output"}]
+    rows.append({"ts": "2026-11-20T10:00:01.000Z", "role": "tool_result", "tool_use_id": "toolu_1",
+                 "result": "ok", "output": "x" * size + " needle_in_big_output"})
+    rows.append({"ts": "2026-11-20T10:00:02.000Z", "role": "assistant", "text": "after the big output"})
+    (store.sessions / "2026-11-20_100000_aaaaaaaa.l1.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), "utf-8"
+    )
+    for query in ("needle_in_big_output", "after the big", "before the big"):
+        found = same_by_index(store, monkeypatch, query, deep=True)
+        assert sum(len(t.hits) for t in found.tiers) == 1, query
