@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -401,6 +402,10 @@ def read_runs(paths: StorePaths) -> list[dict[str, Any]]:
     return list(json_lines(text))
 
 
+#: A session whose transcript has not changed for this long is over (killed before SessionEnd).
+IDLE_SESSION_SECONDS = 3600
+
+
 def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
     """Bring the L1 copies up to date: the session named in ``options``, then the others seen lately."""
     from memkeeper.core import live_sessions
@@ -425,13 +430,22 @@ def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
         return
     from memkeeper.core.l1 import refine_transcript
 
-    for path, sid in wanted:
-        if not Path(path).is_file():
-            continue
+    requested = wanted[0][1] if isinstance(transcript, str) and transcript else None
+    for path, other in wanted:
         try:
-            refine_transcript(paths, Path(path), session_id=sid)
-        except Exception as exc:  # one bad transcript must not stop the others
-            log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
+            idle = time.time() - Path(path).stat().st_mtime
+        except OSError:
+            idle = None  # gone: nothing left to copy
+        if idle is not None:
+            try:
+                refine_transcript(paths, Path(path), session_id=other)
+            except Exception as exc:  # one bad transcript must not stop the others
+                log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
+                continue
+        # Another session whose transcript is gone or idle is over (killed before its
+        # SessionEnd) and now fully copied: mark it ended, or every start would flush again.
+        if other and other != requested and (idle is None or idle > IDLE_SESSION_SECONDS):
+            live_sessions.note_session(paths, other, None, ended=True)
 
 
 def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
