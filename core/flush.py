@@ -431,21 +431,21 @@ def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
     from memkeeper.core.l1 import refine_transcript
 
     requested = wanted[0][1] if isinstance(transcript, str) and transcript else None
-    for path, other in wanted:
+    for path, session in wanted:
         try:
             idle = time.time() - Path(path).stat().st_mtime
         except OSError:
             idle = None  # gone: nothing left to copy
         if idle is not None:
             try:
-                refine_transcript(paths, Path(path), session_id=other)
+                refine_transcript(paths, Path(path), session_id=session)
             except Exception as exc:  # one bad transcript must not stop the others
                 log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
                 continue
         # Another session whose transcript is gone or idle is over (killed before its
         # SessionEnd) and now fully copied: mark it ended, or every start would flush again.
-        if other and other != requested and (idle is None or idle > IDLE_SESSION_SECONDS):
-            live_sessions.note_session(paths, other, None, ended=True)
+        if session and session != requested and (idle is None or idle > IDLE_SESSION_SECONDS):
+            live_sessions.note_session(paths, session, None, ended=True)
 
 
 def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
