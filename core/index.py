@@ -31,10 +31,6 @@ ARCHIVE_RE = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
 DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
 
 
-class IndexRecovered(Exception):
-    """Not raised: recorded in the rebuilt index's ``recoveredFrom`` for status/doctor."""
-
-
 def iso_now() -> str:
     """ISO-8601 UTC with milliseconds and Z, as JS ``new Date().toISOString()``."""
     return iso_from_epoch(time.time())

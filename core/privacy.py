@@ -293,8 +293,3 @@ def redact_obj(obj: Any, redact_fn: Callable[[str], str] = redact) -> Any:
     if isinstance(obj, (list, tuple)):
         return [redact_obj(value, redact_fn) for value in obj]
     return obj
-
-
-def contains_private_or_secret(text: str) -> bool:
-    """True if :func:`redact` would change ``text`` (for tests and diagnostics)."""
-    return redact(text) != text

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memkeeper.core.store import StorePaths
+from memkeeper.core.transcript import claude_projects_root
 
 #: How many lines of a transcript we look at for a ``cwd`` before giving up on it.
 HEAD_LINES = 20
@@ -31,10 +32,6 @@ class ProjectInfo:
     @property
     def paths(self) -> StorePaths:
         return StorePaths(self.project)
-
-
-def claude_projects_dir() -> Path:
-    return Path(os.path.expanduser("~")) / ".claude" / "projects"
 
 
 def transcript_cwd(path: Path) -> str | None:
@@ -59,7 +56,7 @@ def transcript_cwd(path: Path) -> str | None:
 
 def find_projects(projects_dir: Path | None = None) -> list[ProjectInfo]:
     """Projects that have a ``.claude/memory`` store, most recently active first."""
-    root = projects_dir or claude_projects_dir()
+    root = projects_dir or claude_projects_root()  # honours CLAUDE_CONFIG_DIR, as Claude Code does
     try:
         folders = [p for p in root.iterdir() if p.is_dir()]
     except OSError:

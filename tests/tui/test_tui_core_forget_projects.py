@@ -70,3 +70,15 @@ def test_find_projects_reads_cwd_from_transcripts(home: Path, store: StorePaths)
     (projects / "-broken" / "c.jsonl").write_text("not json\n")
     found = find_projects()
     assert [p.project for p in found] == [store.project]
+
+
+def test_find_projects_follows_claude_config_dir(
+    home: Path, store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config_dir = tmp_path / "claude-config"
+    folder = config_dir / "projects" / "-work-ledgerline"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text(json.dumps({"type": "user", "cwd": str(store.project)}) + "\n")
+    assert find_projects() == []  # nothing under ~/.claude
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
+    assert [p.project for p in find_projects()] == [store.project]
