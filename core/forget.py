@@ -52,7 +52,7 @@ def _trash_id(paths: StorePaths, kind: str, name: str) -> str:
     return candidate
 
 
-def _move_into_trash(paths: StorePaths, kind: str, name: str, files: list[Path], extra: dict[str, Any]) -> TrashItem:
+def move_into_trash(paths: StorePaths, kind: str, name: str, files: list[Path], extra: dict[str, Any]) -> TrashItem:
     """Move ``files`` (inside the store) into a new trash folder with its manifest."""
     paths.trash.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     trash_id = _trash_id(paths, kind, name)
@@ -84,7 +84,7 @@ def forget_l1(paths: StorePaths, name: str) -> TrashItem:
             raise ForgetError(f"no such L1 session: {name}")
         stem = name.split(".l1.jsonl", 1)[0]
         files = [path] + [p for p in (paths.sessions / f"{stem}.raw.jsonl",) if p.is_file()]
-        return _move_into_trash(paths, "l1", name, files, {})
+        return move_into_trash(paths, "l1", name, files, {})
 
 
 def forget_archive(paths: StorePaths, name: str) -> TrashItem:
@@ -110,7 +110,7 @@ def forget_archive(paths: StorePaths, name: str) -> TrashItem:
                     keep.append(entry)
             index["rotatedFiles"] = keep
 
-        item = _move_into_trash(paths, "archive", name, [path, *companions], {})
+        item = move_into_trash(paths, "archive", name, [path, *companions], {})
         update_index(paths, drop)
         if removed:
             manifest_path = paths.trash / item.id / MANIFEST

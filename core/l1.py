@@ -734,15 +734,14 @@ def dedupe_l1(paths: StorePaths, dry_run: bool = False) -> DedupeResult:
 
 
 def _to_trash(paths: StorePaths, info: L1File) -> None:
-    paths.trash.mkdir(mode=0o700, parents=True, exist_ok=True)
-    target = paths.trash / info.name
-    if target.exists():
-        target = paths.trash / f"{info.name}.{int(time.time())}"
+    """Into the store's trash like ``memkeeper forget``, so ``trash`` lists it and ``restore`` works."""
+    from memkeeper.core.forget import move_into_trash
+
     if info.session_id and not info.legacy and len(info.session_id) > 8:
         with file_lock(_session_lock(paths, info.session_id), timeout=60.0):
-            os.replace(info.path, target)
+            move_into_trash(paths, "l1", info.name, [info.path], {"reason": "dedupe-l1"})
     else:
-        os.replace(info.path, target)
+        move_into_trash(paths, "l1", info.name, [info.path], {"reason": "dedupe-l1"})
 
 
 def compress(paths: StorePaths, retention_days: int) -> list[str]:

@@ -221,7 +221,12 @@ def test_dedupe_moves_contained_copies_to_trash(store: StorePaths) -> None:
     done = l1.dedupe_l1(store)
     assert sorted(done.removed) == sorted(dry.removed)
     assert sorted(p.name for p in store.sessions.iterdir()) == ["2026-01-05_0930.l1.jsonl", "2026-01-05_0933.l1.jsonl"]
-    assert sorted(p.name for p in store.trash.iterdir()) == sorted(dry.removed)
+    from memkeeper.core.forget import list_trash, restore
+
+    trashed = list_trash(store)
+    assert sorted(item.name for item in trashed) == sorted(dry.removed)
+    restore(store, trashed[0].id)  # a deduped file can be put back like a forgotten one
+    assert trashed[0].name in {p.name for p in store.sessions.iterdir()}
 
 
 def test_compress_keeps_everything_readable(store: StorePaths, transcript: Path) -> None:
