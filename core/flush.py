@@ -464,11 +464,7 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     record_run(paths, options, result)
     if settings.rotation_enabled:
         rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
-    index = read_index(paths)
-    pending = [
-        e
-        for e in index.get("rotatedFiles", [])
-        if isinstance(e, dict) and not e.get("summaryGenerated") and not e.get("summaryError")
-    ]
-    if pending:
+    from memkeeper.core.summary import auto_targets
+
+    if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too
         start_job(paths, "summary")

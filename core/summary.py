@@ -646,13 +646,17 @@ def _targets(paths: StorePaths, options: dict[str, Any]) -> tuple[list[str], boo
         entries, _ = safe_entries(read_index(paths))
         listed = [str(e["file"]) for e in entries if paths.archive(str(e["file"])).exists()]
         return sorted(set(listed) | set(list_archives(paths))), False
-    retry_failed = bool(options.get("retryFailed"))
-    todo = [
+    return auto_targets(paths, retry_failed=bool(options.get("retryFailed"))), True
+
+
+def auto_targets(paths: StorePaths, *, retry_failed: bool = False) -> list[str]:
+    """The archives the background summary job would do now: pending ones, and failed ones
+    with tries left (all failed ones with ``retry_failed``)."""
+    return [
         p.file
         for p in pending_summaries(paths)
         if p.state != "missing" and (retry_failed or p.state == "pending" or p.attempts < MAX_AUTO_ATTEMPTS)
     ]
-    return todo, True
 
 
 def _adopt_existing(paths: StorePaths, archive: str) -> Summary | None:

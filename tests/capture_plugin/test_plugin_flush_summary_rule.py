@@ -1,0 +1,31 @@
+"""After a flush, the summary job starts by the summary job's own rule (failed ones with tries left too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memkeeper.core import flush
+from memkeeper.core.index import update_index
+from memkeeper.core.store import StorePaths
+from memkeeper.core.summary import MAX_AUTO_ATTEMPTS
+
+
+@pytest.mark.parametrize(("attempts", "starts"), [(2, True), (MAX_AUTO_ATTEMPTS, False)])
+def test_a_failed_summary_with_tries_left_starts_the_summary_job(
+    store: StorePaths, started_jobs: list[tuple[str, dict[str, Any] | None]], attempts: int, starts: bool
+) -> None:
+    name = "memory_20261101_120000.md"
+    store.archive(name).write_text("## 2026-11-01_1200\n- [db]: chose SQLite\n", "utf-8")
+
+    def failed_entry(index: dict[str, Any]) -> None:
+        index["rotatedFiles"] = [{
+            "file": name, "rotatedAt": "2026-11-01T12:00:00.000Z", "tokens": 10, "bytes": 40,
+            "summary": name.replace(".md", ".summary.json"), "summaryGenerated": False,
+            "summaryError": "claude -p timed out", "summaryAttempts": attempts,
+        }]
+
+    update_index(store, failed_entry)
+    flush.run_flush_job(store, {})
+    assert (("summary", None) in started_jobs) is starts
