@@ -13,7 +13,7 @@ import argparse
 import asyncio
 import tempfile
 from pathlib import Path, PurePath
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import App
@@ -304,12 +304,12 @@ class MemkeeperApp(App[None]):
         self.call_from_thread(self.notify, f"Moved {item.name} to the trash (t to restore).")
         self.reload_snapshot()
 
-    def restore(self, trash_id: str, done: Any = None) -> None:
-        """Restore a trashed item (in a worker); ``done()`` is called after."""
-        self._restore_worker(self.paths, trash_id, done)
+    def restore(self, trash_id: str) -> None:
+        """Restore a trashed item (in a worker); the reloaded snapshot refreshes every screen."""
+        self._restore_worker(self.paths, trash_id)
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="restore")
-    def _restore_worker(self, paths: StorePaths, trash_id: str, done: Any) -> None:
+    def _restore_worker(self, paths: StorePaths, trash_id: str) -> None:
         from memkeeper.core.forget import restore
 
         try:
@@ -320,8 +320,6 @@ class MemkeeperApp(App[None]):
             self._refresh_search(paths)
             self.call_from_thread(self.notify, f"Restored {item.name}.")
         self.reload_snapshot()
-        if callable(done):
-            self.call_from_thread(done)
 
     @staticmethod
     def _refresh_search(paths: StorePaths) -> None:

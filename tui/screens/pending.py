@@ -203,17 +203,18 @@ class PendingScreen(Screen[None]):
         from memkeeper.tui.app import MemkeeperApp
 
         if isinstance(self.app, MemkeeperApp):
-            self.app.reload_snapshot()
-        self.refresh_list()
+            self.app.reload_snapshot()  # its snapshot reaches show_snapshot, which refreshes this list
+        else:
+            self.refresh_list()
 
     def action_cancel(self) -> None:
         if not self._job_running:
             self.notify("No job is running.", severity="warning")
             return
+        # The guard stays up until the worker reports JobFinished (which reloads the lists):
+        # it is still generating the current archive, and a new job must not start beside it.
         self.workers.cancel_group(self, "regenerate")
-        self._job_running = False
         self.query_one("#pending-log", Static).update("cancelling: stops after the current archive")
-        self.app.call_later(self._reload_all)
 
     def action_close(self) -> None:
         if self._job_running:

@@ -79,7 +79,7 @@ class TrashScreen(Screen[None]):
             return
         item = self._items[table.cursor_row]
         if isinstance(self.app, MemkeeperApp):
-            self.app.restore(item.id, self.refresh_list)
+            self.app.restore(item.id)  # the snapshot it reloads refreshes this list
 
     def action_close(self) -> None:
         self.dismiss(None)
