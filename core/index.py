@@ -15,7 +15,7 @@ import re
 import time
 from pathlib import Path
 
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.atomic import atomic_write_text, dumps_js
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import ARCHIVE_PREFIX, StorePaths, is_safe_basename
 from memkeeper.core.tokens import tokens_for_bytes
@@ -189,12 +189,16 @@ def read_index(paths: StorePaths) -> dict[str, Any]:
 def update_index(paths: StorePaths, change: Callable[[dict[str, Any]], T]) -> T:
     """Under the store lock: read (recovering if needed), apply ``change``, write atomically.
 
-    ``change`` edits the dict in place; its return value is passed back.
+    ``change`` edits the dict in place; its return value is passed back. A change that
+    leaves the index as it was writes nothing, so callers need no read-first check.
     """
     with reentrant_lock(paths.lock):
-        index, _ = _load_unlocked(paths)
+        index, created = _load_unlocked(paths)
+        before = None if created else dumps_js(index)
         result = change(index)
-        atomic_write_json(paths.index, index)
+        text = dumps_js(index)
+        if text != before:
+            atomic_write_text(paths.index, text)
         return result
 
 

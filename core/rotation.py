@@ -16,7 +16,7 @@ import os
 import time
 
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, iso_now, list_archives, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.tokens import (
@@ -154,11 +154,4 @@ def reconcile_archives(paths: StorePaths) -> list[str]:
             index["rotatedFiles"].append(archive_entry(paths, name))
         return added
 
-    with reentrant_lock(paths.lock):
-        if not set(list_archives(paths)) - _indexed(paths):
-            return []
-        return update_index(paths, add_missing)
-
-
-def _indexed(paths: StorePaths) -> set[str]:
-    return {str(e.get("file")) for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}
+    return update_index(paths, add_missing)  # writes only when something was added

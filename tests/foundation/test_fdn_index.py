@@ -119,3 +119,13 @@ def test_missing_index_is_rebuilt_not_empty(store: StorePaths) -> None:
     assert not store.index.exists()
     assert len(read_index(store)["rotatedFiles"]) == 2
     assert store.index.exists()
+
+
+def test_an_update_that_changes_nothing_writes_nothing(store: StorePaths) -> None:
+    update_index(store, lambda index: index.__setitem__("counter", 3))
+    before = store.index.stat()
+    assert update_index(store, lambda index: len(index["rotatedFiles"])) == 0
+    after = store.index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    update_index(store, lambda index: index.__setitem__("counter", 4))
+    assert store.index.stat().st_ino != before.st_ino  # a real change is written (atomically: a new file)
