@@ -450,14 +450,13 @@ def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
 
 def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     """The ``flush`` job: refine, flush into memory.md, rotate if due, then pending L3 summaries."""
-    from memkeeper.core import counters, rotation
+    from memkeeper.core import rotation
     from memkeeper.core.jobs import start_job
     from memkeeper.core.settings import hook_settings
 
+    # The session's unflushed count was zeroed by the hook that started this job; zeroing
+    # it again here would drop the events counted since then.
     ensure_store(paths)
-    session_id = options.get("session_id")
-    if isinstance(session_id, str) and session_id:
-        counters.mark_flushed(paths, session_id)
     refine_sessions(paths, options)
     settings = hook_settings(paths)
     result = flush_pending(paths) if settings.memory_enabled else FlushResult()

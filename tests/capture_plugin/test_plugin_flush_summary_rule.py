@@ -1,4 +1,4 @@
-"""After a flush, the summary job starts by the summary job's own rule (failed ones with tries left too)."""
+"""What the flush job leaves for others: the summary job by its own rule, and the hook counters."""
 
 from __future__ import annotations
 
@@ -29,3 +29,15 @@ def test_a_failed_summary_with_tries_left_starts_the_summary_job(
     update_index(store, failed_entry)
     flush.run_flush_job(store, {})
     assert (("summary", None) in started_jobs) is starts
+
+
+def test_the_flush_job_keeps_events_counted_after_the_hook_started_it(
+    store: StorePaths, started_jobs: list[tuple[str, dict[str, Any] | None]]
+) -> None:
+    from memkeeper.core import counters
+
+    counters.bump(store, "s1", tool_uses=10)
+    counters.mark_flushed(store, "s1")  # what the hook does before it starts the job
+    counters.bump(store, "s1", tool_uses=3)  # events while the job is on its way
+    flush.run_flush_job(store, {"session_id": "s1"})
+    assert counters.bump(store, "s1").unflushed_messages == 3
