@@ -551,15 +551,21 @@ def search(
         return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",))
     notes: list[str] = []
     try:
+        # The single-writer lock covers opening (which may rebuild the schema) and the
+        # refresh; the query itself only reads (WAL), so searches never queue behind it.
         with writer(paths, lock_wait):
             conn, notes = schema.open_index(paths.search_db)
             try:
                 if refresh:
                     stats = refresh_locked(paths, conn, tiers=filters.tiers)
                     notes.extend(stats.notes)
-                tiers_out = _index_search(paths, conn, parsed, filters)
-            finally:
+            except BaseException:
                 conn.close()
+                raise
+        try:
+            tiers_out = _index_search(paths, conn, parsed, filters)
+        finally:
+            conn.close()
     except IndexBusy as exc:
         return _scan(paths, parsed, filters, (f"{exc}: answered by reading the files",))
     except (sqlite3.Error, schema.CorruptIndex) as exc:
