@@ -9,11 +9,17 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
+# The editable install is setuptools' "strict" mode: build/__editable__.*/memkeeper/ is a tree of
+# links to core/, cli/, plugin/ and tui/, which Python, mypy and import-linter all read the same way.
+# A new or removed module needs the install again, so the stamp records the list of package files.
 stamp=.venv/.memkeeper-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+want="$(cat pyproject.toml; find pkg core cli plugin tui -type f -not -name '*.pyc' | LC_ALL=C sort)"
+want="$(printf '%s' "$want" | cksum)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev,anthropic]'
-  touch "$stamp"
+  rm -rf build/__editable__.*
+  .venv/bin/python -m pip install --quiet -e '.[dev,anthropic]' --config-settings editable_mode=strict
+  printf '%s' "$want" > "$stamp"
 fi
 
 if [ "${1:-}" = "--test" ]; then
