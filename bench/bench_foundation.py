@@ -92,7 +92,9 @@ def main() -> int:
     for name, ms, ratio in rows:
         goal = "" if name == "python -c pass" else "<= 1.3"
         print(f"{name:<40} {ms:>8.1f}ms {ratio:>7.2f}  {goal}")
-    print(f"{'rotate 100 KB memory.md (in-process)':<40} {rot_median:>8.2f}ms {'':>7}  <= 20 ms (max {rot_max:.1f} ms)")
+    print(
+        f"{'rotate 100 KB memory.md (in-process)':<40} {rot_median:>8.2f}ms {'':>7}  <= 20 ms (max {rot_max:.1f} ms)"
+    )
     return 0
 
 

@@ -75,8 +75,14 @@ def make_store(project: Path) -> None:
         "version": 1,
         "current": "memory.md",
         "rotatedFiles": [
-            {"file": archive, "rotatedAt": "2026-11-01T00:00:00.000Z", "tokens": 5, "bytes": 20,
-             "summary": archive.replace(".md", ".summary.json"), "summaryGenerated": True}
+            {
+                "file": archive,
+                "rotatedAt": "2026-11-01T00:00:00.000Z",
+                "tokens": 5,
+                "bytes": 20,
+                "summary": archive.replace(".md", ".summary.json"),
+                "summaryGenerated": True,
+            }
         ],
         "stats": {"totalRotations": 1, "lastRotation": "2026-11-01T00:00:00.000Z"},
         "counter": 0,
@@ -84,15 +90,23 @@ def make_store(project: Path) -> None:
     }
     (root / "memory-index.json").write_text(json.dumps(index, indent=2))
     entries = [
-        {"ts": f"2026-11-21T09:{i // 60:02d}:{i % 60:02d}.000Z", "role": "user" if i % 3 == 0 else "assistant", "text": f"message {i}"}
+        {
+            "ts": f"2026-11-21T09:{i // 60:02d}:{i % 60:02d}.000Z",
+            "role": "user" if i % 3 == 0 else "assistant",
+            "text": f"message {i}",
+        }
         for i in range(400)
     ]
-    (root / "sessions" / "2026-11-21_090000_prevsess.l1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    (root / "sessions" / "2026-11-21_090000_prevsess.l1.jsonl").write_text(
+        "".join(json.dumps(e) + "\n" for e in entries)
+    )
 
 
 def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
     return time.perf_counter() - start
 
 
@@ -110,12 +124,17 @@ def main() -> int:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.update(HOME=str(project), MEMKEEPER_NO_JOBS="1", MEMKEEPER_PYTHON=sys.executable)
         stdin = payloads(project)
-        commands: dict[str, tuple[list[str], bytes]] = {"python -c pass": ([sys.executable, "-c", "pass"], b"")}
+        commands: dict[str, tuple[list[str], bytes]] = {
+            "python -c pass": ([sys.executable, "-c", "pass"], b"")
+        }
         launcher_env = dict(env)
         launcher_env.pop("MEMKEEPER_PYTHON")  # the launcher finds the checkout's venv and uses -S
         for event in EVENTS:
             commands[f"launcher {event}"] = (["/bin/sh", str(LAUNCHER), event], stdin[event])
-            commands[f"cli {event}"] = ([sys.executable, "-m", "memkeeper.cli.main", "hook", event], stdin[event])
+            commands[f"cli {event}"] = (
+                [sys.executable, "-m", "memkeeper.cli.main", "hook", event],
+                stdin[event],
+            )
         times: dict[str, list[float]] = {name: [] for name in commands}
         names = list(commands)
         for name in names:  # warm-up: page cache, counters file
@@ -126,19 +145,27 @@ def main() -> int:
             rng.shuffle(names)
             for name in names:
                 argv, data = commands[name]
-                times[name].append(timed(argv, data, project, launcher_env if name.startswith("launcher") else env))
+                times[name].append(
+                    timed(argv, data, project, launcher_env if name.startswith("launcher") else env)
+                )
         base = statistics.median(times["python -c pass"])
-        print(f"hook whole-process time, median of {args.rounds} interleaved rounds (python: {sys.executable})")
+        print(
+            f"hook whole-process time, median of {args.rounds} interleaved rounds (python: {sys.executable})"
+        )
         print(f"  python -c pass: {base * 1000:.1f} ms")
         print(f"  {'event':<18} {'launcher ms':>11} {'ratio':>6}   {'cli ms':>7} {'ratio':>6}")
         for event in EVENTS:
             launch = statistics.median(times[f"launcher {event}"])
             cli = statistics.median(times[f"cli {event}"])
             goal = "  (goal <= 1.3)" if event == "PostToolUse" else ""
-            print(f"  {event:<18} {launch * 1000:>11.1f} {launch / base:>6.2f}   {cli * 1000:>7.1f} {cli / base:>6.2f}{goal}")
+            print(
+                f"  {event:<18} {launch * 1000:>11.1f} {launch / base:>6.2f}   {cli * 1000:>7.1f} {cli / base:>6.2f}{goal}"
+            )
         system = shutil.which("python3")
         if system and Path(system).resolve() != Path(sys.executable).resolve():
-            print(f"  (python3 on PATH is {system}; the baseline above is the interpreter memkeeper runs with)")
+            print(
+                f"  (python3 on PATH is {system}; the baseline above is the interpreter memkeeper runs with)"
+            )
     finally:
         shutil.rmtree(project, ignore_errors=True)
     return 0

@@ -21,7 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 DEFAULT = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "transcripts" / "spotter"
+    Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "transcripts"
+    / "spotter"
     / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 )
 
@@ -97,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
             ("incremental no-op", _median_seconds(noop, args.repeat)),
         ]
     base = rows[0][1]
-    print(f"transcript: {transcript.name} + subagents, {mb:.2f} MB, {entries} L1 entries; median of {args.repeat}")
+    print(
+        f"transcript: {transcript.name} + subagents, {mb:.2f} MB, {entries} L1 entries; median of {args.repeat}"
+    )
     print(f"python {sys.version.split()[0]}")
     print(f"{'step':36} {'ms':>9} {'MB/s':>9} {'entries/s':>11} {'x floor':>8}")
     for name, seconds in rows:

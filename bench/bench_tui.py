@@ -118,7 +118,10 @@ def project_dir(arg: Path | None) -> tuple[Path, str]:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    return target, f"store: {DEFAULT_STORE} not found, generated a SMALLER store (0.1 GB L1, 200 archives) in {target}"
+    return (
+        target,
+        f"store: {DEFAULT_STORE} not found, generated a SMALLER store (0.1 GB L1, 200 archives) in {target}",
+    )
 
 
 def store_size(project: Path) -> int:
@@ -172,22 +175,30 @@ def main(argv: list[str] | None = None) -> int:
     rss = [r["peak_rss_mb"] for r in results]
     bare = statistics.median(python_startup() for _ in range(5))
     print(f"python -c pass:                 {bare * 1000:7.0f} ms (median of 5)")
-    print(f"cold start → first paint:       {statistics.median(paints) * 1000:7.0f} ms median, "
-          f"{max(paints) * 1000:.0f} ms max over {len(paints)} runs (goal ≤ 1000 ms; "
-          f"{statistics.median(paints) / bare:.1f}× python startup)")
-    print(f"keystroke → results drawn:      {statistics.median(keys):7.0f} ms median, {max(keys):.0f} ms max "
-          f"over {len(keys)} keystrokes, queries {', '.join(QUERIES)} (goal ≤ 150 ms)")
+    print(
+        f"cold start → first paint:       {statistics.median(paints) * 1000:7.0f} ms median, "
+        f"{max(paints) * 1000:.0f} ms max over {len(paints)} runs (goal ≤ 1000 ms; "
+        f"{statistics.median(paints) / bare:.1f}× python startup)"
+    )
+    print(
+        f"keystroke → results drawn:      {statistics.median(keys):7.0f} ms median, {max(keys):.0f} ms max "
+        f"over {len(keys)} keystrokes, queries {', '.join(QUERIES)} (goal ≤ 150 ms)"
+    )
     for number, query in enumerate(QUERIES):
         ui = statistics.median(r["keystroke_ms"][number] for r in results)
         core = statistics.median(r["core_ms"][number] for r in results)
         print(f"  {query!r:>16}: {ui:6.0f} ms keystroke → drawn, of which {core:6.0f} ms in core search()")
     if "open_l1_ms" in first:
         opens = [r["open_l1_ms"] for r in results]
-        print(f"open the largest L1 session:    {statistics.median(opens):7.0f} ms median "
-              f"({first['open_l1_bytes'] / 1e6:.1f} MB file)")
-    print(f"peak RSS:                       {max(rss):7.0f} MB max (goal ≤ 200 MB); at first paint "
-          f"{max(r['rss_first_paint_mb'] for r in results):.0f} MB, after the searches "
-          f"{max(r['rss_after_search_mb'] for r in results):.0f} MB")
+        print(
+            f"open the largest L1 session:    {statistics.median(opens):7.0f} ms median "
+            f"({first['open_l1_bytes'] / 1e6:.1f} MB file)"
+        )
+    print(
+        f"peak RSS:                       {max(rss):7.0f} MB max (goal ≤ 200 MB); at first paint "
+        f"{max(r['rss_first_paint_mb'] for r in results):.0f} MB, after the searches "
+        f"{max(r['rss_after_search_mb'] for r in results):.0f} MB"
+    )
     return 0
 
 

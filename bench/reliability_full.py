@@ -42,18 +42,20 @@ def crash_trials(base: Path, per_op: int, seed0: int) -> list[dict[str, object]]
         for r in results:
             repaired.update(set(r.repaired))
         failures = [r for r in results if not r.ok]
-        rows.append({
-            "what": f"crash: {name} (SIGKILL at seeded points over {duration * 1000:.0f} ms)",
-            "trials": len(results),
-            "mid": sum(1 for r in results if r.repaired),
-            "repairs": ", ".join(f"{k} ×{v}" for k, v in repaired.most_common()),
-            "lost": sum(r.bytes_lost for r in results),
-            "dup": sum(r.duplicated_lines for r in results),
-            "cut": sum(r.inflight_torn for r in results),
-            "failed": len(failures),
-            "details": [f"seed {r.killed_at:.4f}s: {r.problems[:3]}" for r in failures[:5]],
-            "seconds": time.monotonic() - started,
-        })
+        rows.append(
+            {
+                "what": f"crash: {name} (SIGKILL at seeded points over {duration * 1000:.0f} ms)",
+                "trials": len(results),
+                "mid": sum(1 for r in results if r.repaired),
+                "repairs": ", ".join(f"{k} ×{v}" for k, v in repaired.most_common()),
+                "lost": sum(r.bytes_lost for r in results),
+                "dup": sum(r.duplicated_lines for r in results),
+                "cut": sum(r.inflight_torn for r in results),
+                "failed": len(failures),
+                "details": [f"seed {r.killed_at:.4f}s: {r.problems[:3]}" for r in failures[:5]],
+                "seconds": time.monotonic() - started,
+            }
+        )
     return rows
 
 
@@ -70,8 +72,14 @@ def concurrency(base: Path, processes: int, seconds: float) -> dict[str, object]
 def run_pytest(args: list[str], env_extra: dict[str, str]) -> tuple[int, str]:
     env = dict(os.environ)
     env.update(env_extra)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rxs", "-p", "no:cacheprovider", *args],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rxs", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=3600,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -98,15 +106,22 @@ def main() -> int:
         crash = crash_trials(base, args.trials_per_op, args.seed)
         conc = concurrency(base, args.processes, args.seconds)
     faults_rc, faults_out = run_pytest(["tests/reliability/test_fault_trials.py"], {})
-    privacy_rc, privacy_out = run_pytest(["tests/reliability/test_privacy_trials.py",
-                                          "tests/reliability/test_hostile_content.py"], {})
-    fuzz_rc, fuzz_out = run_pytest(["tests/reliability/test_fuzz_properties.py", "--hypothesis-show-statistics"],
-                                   {"RELIABILITY_FUZZ_EXAMPLES": str(args.fuzz_examples)})
-    ath_rc, ath_out = run_pytest(["tests/reliability/test_atheris_transcript.py", "-s"],
-                                 {"RELIABILITY_ATHERIS_SECONDS": str(args.atheris_seconds)})
+    privacy_rc, privacy_out = run_pytest(
+        ["tests/reliability/test_privacy_trials.py", "tests/reliability/test_hostile_content.py"], {}
+    )
+    fuzz_rc, fuzz_out = run_pytest(
+        ["tests/reliability/test_fuzz_properties.py", "--hypothesis-show-statistics"],
+        {"RELIABILITY_FUZZ_EXAMPLES": str(args.fuzz_examples)},
+    )
+    ath_rc, ath_out = run_pytest(
+        ["tests/reliability/test_atheris_transcript.py", "-s"],
+        {"RELIABILITY_ATHERIS_SECONDS": str(args.atheris_seconds)},
+    )
 
-    lines = ["| trial | trials / faults | inputs tried | kills mid-operation | bytes lost | result |",
-             "|---|---:|---:|---:|---:|---|"]
+    lines = [
+        "| trial | trials / faults | inputs tried | kills mid-operation | bytes lost | result |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
     total_lost = 0
     for row in crash:
         total_lost += int(row["lost"])  # type: ignore[call-overload]
@@ -121,38 +136,59 @@ def main() -> int:
     lines.append(
         f"| {conc['what']} | {c.checks} checks, {c.appends} appends | – | – | {c.bytes_lost} | "
         f"{'ok' if c.ok else 'FAILED'}: counter {c.counted}/{c.checks}, {c.archives} archives, "
-        f"{c.torn} torn, {c.duplicated} duplicated |")
+        f"{c.torn} torn, {c.duplicated} duplicated |"
+    )
     passed = count(r"(\d+) passed", faults_out)
     xfailed = count(r"(\d+) xfailed", faults_out)
     failed = count(r"(\d+) failed", faults_out)
     skipped = count(r"(\d+) skipped", faults_out)
-    lines.append(f"| faults: disk full (tmpfs + file-size limit), read-only, permission denied, summarizer "
-                 f"hangs/dies/fails/babbles | {passed + xfailed + failed} faults | – | – | 0 | "
-                 f"{passed} ok, {xfailed} known issue(s), {failed} failed, {skipped} skipped |")
+    lines.append(
+        f"| faults: disk full (tmpfs + file-size limit), read-only, permission denied, summarizer "
+        f"hangs/dies/fails/babbles | {passed + xfailed + failed} faults | – | – | 0 | "
+        f"{passed} ok, {xfailed} known issue(s), {failed} failed, {skipped} skipped |"
+    )
     hyp = sum(int(n) for n in re.findall(r"(\d+) passing,", fuzz_out))
     hyp_failed = count(r"(\d+) failed", fuzz_out)
     hyp_passed = count(r"(\d+) passed", fuzz_out)
-    lines.append(f"| fuzz (hypothesis): tail vs reference, transcript parser, privacy filter | "
-                 f"{hyp_passed + hyp_failed} properties | {hyp} | – | – | "
-                 f"{'ok' if fuzz_rc == 0 else 'FAILED'} |")
+    lines.append(
+        f"| fuzz (hypothesis): tail vs reference, transcript parser, privacy filter | "
+        f"{hyp_passed + hyp_failed} properties | {hyp} | – | – | "
+        f"{'ok' if fuzz_rc == 0 else 'FAILED'} |"
+    )
     ath_runs = count(r"atheris tried (\d+) inputs", ath_out)
-    ath_state = "ok" if ath_rc == 0 and ath_runs else ("skipped (atheris unavailable)" if "skipped" in ath_out else "FAILED")
-    lines.append(f"| fuzz (atheris, coverage-guided, {args.atheris_seconds} s): transcript parser → L1 | 1 | "
-                 f"{ath_runs} | – | – | {ath_state} |")
+    ath_state = (
+        "ok"
+        if ath_rc == 0 and ath_runs
+        else ("skipped (atheris unavailable)" if "skipped" in ath_out else "FAILED")
+    )
+    lines.append(
+        f"| fuzz (atheris, coverage-guided, {args.atheris_seconds} s): transcript parser → L1 | 1 | "
+        f"{ath_runs} | – | – | {ath_state} |"
+    )
     p_passed = count(r"(\d+) passed", privacy_out)
     p_xfailed = count(r"(\d+) xfailed", privacy_out)
     p_failed = count(r"(\d+) failed", privacy_out)
-    lines.append(f"| privacy (planted secrets, `<private>`) + hostile content (markup, ANSI, NUL, huge lines) "
-                 f"| {p_passed + p_xfailed + p_failed} scenarios | – | – | – | {p_passed} ok, "
-                 f"{p_xfailed} known issue(s), {p_failed} failed |")
-    lines.append(f"| **total** | {sum(int(r['trials']) for r in crash)} crash trials | "  # type: ignore[call-overload]
-                 f"{hyp + ath_runs} | – | **{total_lost}** | |")
+    lines.append(
+        f"| privacy (planted secrets, `<private>`) + hostile content (markup, ANSI, NUL, huge lines) "
+        f"| {p_passed + p_xfailed + p_failed} scenarios | – | – | – | {p_passed} ok, "
+        f"{p_xfailed} known issue(s), {p_failed} failed |"
+    )
+    lines.append(
+        f"| **total** | {sum(int(r['trials']) for r in crash)} crash trials | "  # type: ignore[call-overload]
+        f"{hyp + ath_runs} | – | **{total_lost}** | |"
+    )
     print("\n".join(lines))
-    print(f"\n(run took {time.monotonic() - started:.0f} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
+    print(
+        f"\n(run took {time.monotonic() - started:.0f} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs)"
+    )
     problems = [d for row in crash for d in row["details"]]  # type: ignore[attr-defined]
     problems += c.problems
-    for name, rc, out in (("faults", faults_rc, faults_out), ("privacy/hostile", privacy_rc, privacy_out),
-                          ("hypothesis", fuzz_rc, fuzz_out), ("atheris", ath_rc, ath_out)):
+    for name, rc, out in (
+        ("faults", faults_rc, faults_out),
+        ("privacy/hostile", privacy_rc, privacy_out),
+        ("hypothesis", fuzz_rc, fuzz_out),
+        ("atheris", ath_rc, ath_out),
+    ):
         if rc != 0:
             problems.append(f"{name}: pytest exit {rc}\n{out[-2000:]}")
         for known in re.findall(r"^XFAIL .*$", out, re.MULTILINE):

@@ -13,8 +13,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "doctor",
         help="check the memory store (index, locks, temp files, summaries, sessions, permissions)",
     )
-    parser.add_argument("--repair", action="store_true",
-                        help="fix what can be fixed; everything replaced is backed up first")
+    parser.add_argument(
+        "--repair", action="store_true", help="fix what can be fixed; everything replaced is backed up first"
+    )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.set_defaults(handler=run)
 
@@ -29,13 +30,15 @@ def run(args: argparse.Namespace) -> int:
     left = problems_left(findings)
     code = EXIT_OK if not left else EXIT_ERROR
     if args.json:
-        print_json({
-            "store": str(paths.root),
-            "exists": paths.exists(),
-            "healthy": not left,
-            "repairRan": bool(args.repair),
-            "findings": [f.to_dict() for f in findings],
-        })
+        print_json(
+            {
+                "store": str(paths.root),
+                "exists": paths.exists(),
+                "healthy": not left,
+                "repairRan": bool(args.repair),
+                "findings": [f.to_dict() for f in findings],
+            }
+        )
         return code
     out = console()
     if not paths.exists():
@@ -57,13 +60,19 @@ def run(args: argparse.Namespace) -> int:
     if args.repair:
         if repaired:
             folder = paths.backups
-            out.print(literal(f"Repaired {len(repaired)} problem(s); anything replaced was backed up in {folder}."),
-                      soft_wrap=True)
+            out.print(
+                literal(f"Repaired {len(repaired)} problem(s); anything replaced was backed up in {folder}."),
+                soft_wrap=True,
+            )
         if left:
             out.print(literal(f"{len(left)} problem(s) remain that doctor cannot repair."), soft_wrap=True)
     else:
         fixable = [f for f in left if f.fixable]
-        out.print(literal(f"Found {len(left)} problem(s)."
-                          + (f" Run `memkeeper doctor --repair` to fix {len(fixable)} of them." if fixable else "")),
-                  soft_wrap=True)
+        out.print(
+            literal(
+                f"Found {len(left)} problem(s)."
+                + (f" Run `memkeeper doctor --repair` to fix {len(fixable)} of them." if fixable else "")
+            ),
+            soft_wrap=True,
+        )
     return code

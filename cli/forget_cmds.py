@@ -49,7 +49,9 @@ def run_forget(args: argparse.Namespace) -> int:
     if args.json:
         print_json(_item_json(item))
     else:
-        console().print(literal(f"Moved {item.name} to the trash (restore with: memkeeper restore {item.id})"))
+        console().print(
+            literal(f"Moved {item.name} to the trash (restore with: memkeeper restore {item.id})")
+        )
     return 0
 
 

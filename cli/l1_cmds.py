@@ -13,21 +13,29 @@ from typing import Any
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     final = sub.add_parser("final", help="copy the current session into its L1 file now")
-    final.add_argument("--transcript", metavar="PATH", help="transcript to refine (default: newest of this project)")
+    final.add_argument(
+        "--transcript", metavar="PATH", help="transcript to refine (default: newest of this project)"
+    )
     final.add_argument("--session", metavar="ID", help="session id (default: read from the transcript)")
     final.add_argument("--json", action="store_true", help="print the result as JSON")
     final.set_defaults(handler=run_final)
 
-    refine = sub.add_parser("refine-all", help="refine every transcript of this project Claude Code still keeps")
+    refine = sub.add_parser(
+        "refine-all", help="refine every transcript of this project Claude Code still keeps"
+    )
     refine.add_argument("--json", action="store_true", help="print the results as JSON")
     refine.set_defaults(handler=run_refine_all)
 
-    dedupe = sub.add_parser("dedupe-l1", help="move L1 files contained in another file of the same session to trash")
+    dedupe = sub.add_parser(
+        "dedupe-l1", help="move L1 files contained in another file of the same session to trash"
+    )
     dedupe.add_argument("--dry-run", action="store_true", help="only show what would be moved")
     dedupe.add_argument("--json", action="store_true", help="print the result as JSON")
     dedupe.set_defaults(handler=run_dedupe)
 
-    compress = sub.add_parser("compress", help="gzip L1 files older than retentionDays (they stay searchable)")
+    compress = sub.add_parser(
+        "compress", help="gzip L1 files older than retentionDays (they stay searchable)"
+    )
     compress.add_argument("--days", type=int, metavar="N", help="age in days (default: memory.retentionDays)")
     compress.add_argument("--json", action="store_true", help="print the result as JSON")
     compress.set_defaults(handler=run_compress)
@@ -56,8 +64,10 @@ def run_final(args: argparse.Namespace) -> int:
     if path is None and args.session:
         path = transcript.find_transcript(args.session, paths.project)
         if path is None:
-            raise CliError(f"no transcript for session {args.session} under {transcript.claude_projects_root()}",
-                           EXIT_NOTHING)
+            raise CliError(
+                f"no transcript for session {args.session} under {transcript.claude_projects_root()}",
+                EXIT_NOTHING,
+            )
     if path is None:
         path = transcript.newest_transcript(paths.project)
         if path is None:

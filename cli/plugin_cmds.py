@@ -13,18 +13,34 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
 
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "PreCompact", "SessionEnd")
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "PreCompact",
+    "SessionEnd",
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("install", help="register the memkeeper plugin with Claude Code (local marketplace)")
-    parser.add_argument("--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope")
-    parser.add_argument("--no-register", action="store_true", help="only write the marketplace; print the claude commands")
+    parser = sub.add_parser(
+        "install", help="register the memkeeper plugin with Claude Code (local marketplace)"
+    )
+    parser.add_argument(
+        "--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope"
+    )
+    parser.add_argument(
+        "--no-register", action="store_true", help="only write the marketplace; print the claude commands"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run_install)
 
     parser = sub.add_parser("uninstall", help="remove the memkeeper plugin from Claude Code (memory stays)")
-    parser.add_argument("--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope")
+    parser.add_argument(
+        "--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=run_uninstall)
 
@@ -43,7 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run_flush)
 
     parser = sub.add_parser("save", help="append a note to memory.md now (a dated section of bullets)")
-    parser.add_argument("text", nargs="+", help="the note (words are joined); each line becomes a '- [note]: …' bullet unless it is one")
+    parser.add_argument(
+        "text",
+        nargs="+",
+        help="the note (words are joined); each line becomes a '- [note]: …' bullet unless it is one",
+    )
     parser.set_defaults(handler=run_save)
 
 
@@ -100,13 +120,21 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
     report = uninstall(scope=args.scope)
     if args.json:
-        print_json({"marketplace": str(report.marketplace), "removed": report.removed, "steps": _steps_json(list(report.steps))})
+        print_json(
+            {
+                "marketplace": str(report.marketplace),
+                "removed": report.removed,
+                "steps": _steps_json(list(report.steps)),
+            }
+        )
         return 0
     out = console()
     for step in report.steps:
         mark = "ok" if step.returncode == 0 else f"failed ({step.returncode})"
         out.print(literal(f"$ {' '.join(step.argv)}  → {mark}"))
-    out.print(literal(f"Removed {report.marketplace}" if report.removed else "No marketplace copy to remove."))
+    out.print(
+        literal(f"Removed {report.marketplace}" if report.removed else "No marketplace copy to remove.")
+    )
     out.print("Memory stores in your projects (.claude/memory/) are kept.")
     return 0
 

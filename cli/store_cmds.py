@@ -17,11 +17,15 @@ BAR_WIDTH = 30
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("status", help="memory.md size against the threshold, archives, summaries, sessions")
+    parser = sub.add_parser(
+        "status", help="memory.md size against the threshold, archives, summaries, sessions"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_status)
 
-    parser = sub.add_parser("check", help="count one tool use and rotate memory.md if due (the PostToolUse hook)")
+    parser = sub.add_parser(
+        "check", help="count one tool use and rotate memory.md if due (the PostToolUse hook)"
+    )
     parser.set_defaults(handler=run_check)
 
     parser = sub.add_parser("rotate", help="rotate memory.md into an archive if due")
@@ -118,7 +122,9 @@ def run_reset(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary_rows(paths: StorePaths) -> tuple[list[dict[str, Any]], dict[str, int], list[str], dict[str, Any]]:
+def _summary_rows(
+    paths: StorePaths,
+) -> tuple[list[dict[str, Any]], dict[str, int], list[str], dict[str, Any]]:
     from memkeeper.core.index_model import load_index
 
     index = load_index(paths)
@@ -167,7 +173,9 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     tokens = rotation.memory_tokens(paths)
     threshold = config.threshold_tokens
     archives_on_disk = list_archives(paths)
-    rows, counts, refused, extra = _summary_rows(paths) if exists else ([], {"generated": 0, "pending": 0, "failed": 0}, [], {})
+    rows, counts, refused, extra = (
+        _summary_rows(paths) if exists else ([], {"generated": 0, "pending": 0, "failed": 0}, [], {})
+    )
     indexed = {row["file"] for row in rows}
     for name in archives_on_disk:
         if name not in indexed:
@@ -177,7 +185,9 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
             warnings.append(f"memory-index.json lists {row['file']}, which is missing")
     warnings.extend(refused)
     if extra.get("recoveredFrom"):
-        warnings.append(f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}")
+        warnings.append(
+            f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}"
+        )
     tool_uses = int(counters.read_counters(paths).get("toolUses") or 0) if exists else 0
     from memkeeper.core.summarizers import budget_status
 
@@ -196,7 +206,11 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
         },
         "archives": {
             "count": len(archives_on_disk),
-            "bytes": sum(paths.root.joinpath(n).stat().st_size for n in archives_on_disk if paths.root.joinpath(n).is_file()),
+            "bytes": sum(
+                paths.root.joinpath(n).stat().st_size
+                for n in archives_on_disk
+                if paths.root.joinpath(n).is_file()
+            ),
             "files": rows,
         },
         "summaries": counts,
@@ -226,7 +240,9 @@ def run_status(args: argparse.Namespace) -> int:
     out = console()
     if not status["exists"]:
         out.print(literal(f"No memory store at {status['store']}"))
-        out.print("Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold].")
+        out.print(
+            "Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold]."
+        )
         return EXIT_NOTHING
     from rich.table import Table
 
@@ -389,8 +405,13 @@ def run_memory_list(args: argparse.Namespace) -> int:
             continue
         modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
         rows.append(
-            {"file": name, "exists": True, "bytes": info.st_size, "tokens": tokens_for_bytes(info.st_size),
-             "modified": modified}
+            {
+                "file": name,
+                "exists": True,
+                "bytes": info.st_size,
+                "tokens": tokens_for_bytes(info.st_size),
+                "modified": modified,
+            }
         )
     if args.json:
         print_json({"store": str(paths.root), "files": rows})

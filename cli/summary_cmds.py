@@ -113,8 +113,13 @@ def _print_report(report: Any) -> None:
     if not report.outcomes:
         out.print("No summaries to generate: nothing is pending.")
         return
-    marks = {"generated": ("✓", "green"), "adopted": ("✓", "green"), "skipped": ("·", "dim"),
-             "busy": ("…", "yellow"), "failed": ("✗", "red")}
+    marks = {
+        "generated": ("✓", "green"),
+        "adopted": ("✓", "green"),
+        "skipped": ("·", "dim"),
+        "busy": ("…", "yellow"),
+        "failed": ("✗", "red"),
+    }
     for outcome in report.outcomes:
         mark, style = marks.get(outcome.outcome, ("?", ""))
         line = Text(f"{mark} ", style=style)
@@ -170,7 +175,9 @@ def run_summaries(args: argparse.Namespace) -> int:
             table.add_column(column)
         for p in pending:
             style = {"failed": "red", "missing": "yellow"}.get(p.state, "")
-            table.add_row(literal(p.file), literal(p.state), str(p.attempts), literal(p.error or ""), style=style)
+            table.add_row(
+                literal(p.file), literal(p.state), str(p.attempts), literal(p.error or ""), style=style
+            )
         out.print(table)
         out.print("Run `memkeeper regenerate` to retry them.")
     line = (
@@ -179,7 +186,9 @@ def run_summaries(args: argparse.Namespace) -> int:
     )
     out.print(literal(line))
     if budget["exceeded"]:
-        out.print(literal("Budget reached: summaries use the extractive backend until tomorrow."), style="yellow")
+        out.print(
+            literal("Budget reached: summaries use the extractive backend until tomorrow."), style="yellow"
+        )
     for warning in warnings:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return EXIT_OK

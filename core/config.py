@@ -78,7 +78,7 @@ class Config(_Section):
 
 def _unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
     found: list[str] = []
-    for key in (model.model_extra or {}):
+    for key in model.model_extra or {}:
         found.append(prefix + key)
     for name in type(model).model_fields:
         value = getattr(model, name)
@@ -105,7 +105,9 @@ def load_config(paths: StorePaths) -> LoadedConfig:
             continue
         sources.append(str(path))
         _validate_layer(path, data)
-        warnings.extend(f"{path}: unknown key '{key}' (ignored)" for key in _unknown_keys(Config.model_validate(data)))
+        warnings.extend(
+            f"{path}: unknown key '{key}' (ignored)" for key in _unknown_keys(Config.model_validate(data))
+        )
         merged = deep_merge(merged, data)
     return LoadedConfig(config=Config.model_validate(merged), warnings=warnings, sources=sources)
 

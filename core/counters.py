@@ -51,8 +51,10 @@ class Counts:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return "Counts(tool_uses={}, session_tool_uses={}, session_messages={}, unflushed_messages={})".format(
-            *self._key()
+        return (
+            "Counts(tool_uses={}, session_tool_uses={}, session_messages={}, unflushed_messages={})".format(
+                *self._key()
+            )
         )
 
 

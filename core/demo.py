@@ -49,89 +49,378 @@ TOPIC_NAMES = {
 Fact = tuple[str, str, str, str]
 
 PHASES: list[tuple[date, date, list[Fact]]] = [
-    (date(2026, 10, 5), date(2026, 10, 11), [
-        ("setup", "Created the ledgerline repo: FastAPI + SQLAlchemy 2.0 + Alembic, Python 3.12, uv for dependencies", "n", ""),
-        ("setup", "Chose ruff + mypy --strict from day one", "d", "cheaper than retrofitting types once the models grow"),
-        ("db", "First Alembic migration creates customers, invoices and invoice_lines tables", "n", ""),
-        ("auth", "Use short-lived JWT access tokens (15 min) with rotating refresh tokens stored hashed in Postgres", "d", "revocation must work without a token blacklist in Redis"),
-        ("auth", "Login returned 500 when the email had trailing spaces; normalise emails with strip().lower() at the schema layer", "r", ""),
-        ("tests", "Set up pytest with a per-test transactional Postgres fixture (SAVEPOINT rollback), suite runs in 4 s", "n", ""),
-        ("auth", "Refresh token reuse detection: a reused token revokes the whole token family", "d", "this is what OAuth 2.1 recommends and it catches stolen tokens"),
-        ("ci", "GitHub Actions workflow runs ruff, mypy and pytest against a postgres:16 service container", "n", ""),
-        ("auth", "Clock skew between app and DB made fresh refresh tokens look expired; compare with DB now() instead of Python time", "r", ""),
-        ("db", "Money columns are NUMERIC(12,2), never float", "d", "float rounding already produced a 0.01 difference in a test"),
-        ("setup", "pre-commit hooks added (ruff format, end-of-file-fixer); Claude keeps the hooks green before committing", "n", ""),
-        ("auth", "Password reset emails are not sent yet: SMTP settings missing in staging", "i", ""),
-    ]),
-    (date(2026, 10, 12), date(2026, 10, 18), [
-        ("billing", "Invoice numbers are per-customer sequences INV-<customer>-<n>, allocated with SELECT … FOR UPDATE", "d", "gapless numbering is a legal requirement for the Korean tax invoice export"),
-        ("billing", "Prorated monthly plans: charge = price × remaining_days / days_in_month, rounded with ROUND_HALF_EVEN", "d", "matches the accounting team's spreadsheet to the won"),
-        ("billing", "Decimal context leaked between requests in a thread pool; use decimal.localcontext() inside the calculator", "r", ""),
-        ("db", "Added index invoices(customer_id, issued_at DESC); the customer invoice list went from 310 ms to 9 ms", "n", ""),
-        ("tests", "Property tests with hypothesis for proration: sum of prorated parts never exceeds the full price", "n", ""),
-        ("billing", "Credit notes reference the original invoice and can never exceed its open amount", "d", "refunds above the paid amount were possible in the old system"),
-        ("api", "Cursor pagination on /invoices using (issued_at, id) as the cursor key", "d", "offset pagination skipped rows while invoices were being issued"),
-        ("billing", "PDF rendering with WeasyPrint is slow (1.8 s per invoice); render in a background worker", "i", ""),
-        ("db", "Alembic autogenerate missed a CHECK constraint; review every generated migration by hand", "n", ""),
-        ("billing", "Tax lines: 10% VAT computed per line then summed, not on the total", "d", "the tax office validates per-line amounts"),
-        ("tests", "Flaky test_issue_invoice_concurrently: two transactions got the same invoice number under READ COMMITTED", "r", ""),
-        ("billing", "Currency stored per customer (KRW, USD, JPY); KRW and JPY have zero minor units", "n", ""),
-    ]),
-    (date(2026, 10, 19), date(2026, 10, 27), [
-        ("webhooks", "Stripe webhooks verified with the signing secret and a 5-minute tolerance window", "n", ""),
-        ("webhooks", "Every webhook handler is idempotent by event id, stored in processed_events with a unique constraint", "d", "Stripe retries deliveries and we saw duplicate payments in staging"),
-        ("webhooks", "invoice.payment_failed arrived before invoice.created in a replay; handlers now upsert instead of assuming order", "r", ""),
-        ("ci", "CI takes 6 min; split mypy and pytest into parallel jobs and cache the uv environment", "n", ""),
-        ("ci", "Actions cache key includes uv.lock hash; CI is down to 2 min 10 s", "n", ""),
-        ("webhooks", "Background worker is arq on Redis rather than Celery", "d", "async-native, tiny, and we already run Redis for rate limits"),
-        ("billing", "PDF rendering moved to the arq worker; API responds in 40 ms and links the PDF when ready", "r", ""),
-        ("webhooks", "Dead-letter table for events that fail 5 times, with a retry button in the admin", "n", ""),
-        ("ci", "test_webhook_signature fails on Mondays only: the fixture used a hard-coded timestamp older than the tolerance", "r", ""),
-        ("api", "Public API keys are prefixed ll_live_ / ll_test_ and only a SHA-256 hash is stored", "d", "keys must be revocable and never recoverable from a DB dump"),
-        ("webhooks", "Outgoing webhooks to customers are not signed yet", "i", ""),
-        ("tests", "Contract tests replay 40 recorded Stripe events from tests/fixtures/stripe/", "n", ""),
-    ]),
-    (date(2026, 10, 28), date(2026, 11, 5), [
-        ("perf", "Dashboard summary endpoint takes 1.2 s: an N+1 over invoice_lines; fixed with selectinload", "r", ""),
-        ("perf", "Cache per-customer dashboard totals in Redis for 60 s, invalidated on invoice changes", "d", "totals are read 50× more often than invoices change"),
-        ("perf", "p95 of GET /invoices dropped from 420 ms to 85 ms after the selectinload and cursor fixes", "n", ""),
-        ("db", "Connection pool exhausted under load test (pool_size=5); raised to 20 and added pool_pre_ping", "r", ""),
-        ("perf", "Load test with locust: 300 rps sustained on 2 workers, CPU bound on JSON encoding", "n", ""),
-        ("perf", "Switched responses to orjson via ORJSONResponse", "d", "JSON encoding was 35% of CPU in the profile"),
-        ("db", "Partial index on invoices(status) WHERE status = 'open' for the dunning job", "n", ""),
-        ("perf", "Cache stampede when totals expire together; add jitter of ±10 s to the TTL", "r", ""),
-        ("api", "Rate limit: 600 requests/min per API key, sliding window in Redis", "d", "one customer's sync script saturated the API"),
-        ("perf", "Memory grows 30 MB/hour in the worker; suspect WeasyPrint font cache", "i", ""),
-        ("tests", "Benchmarks live in bench/ and run nightly, not in CI", "n", ""),
-    ]),
-    (date(2026, 11, 6), date(2026, 11, 12), [
-        ("i18n", "한국어 로케일 추가: 메시지 카탈로그를 babel로 관리하고 ko.po 번역 완료", "n", ""),
-        ("i18n", "원화(KRW)는 소수점 없이 표시하고 천 단위 구분 기호를 쓴다 (예: ₩1,250,000)", "d", "회계팀 요청, 세금계산서 양식과 맞춰야 함"),
-        ("i18n", "Invoice PDFs need a Korean font; bundled Noto Sans KR in the worker image", "n", ""),
-        ("i18n", "PDF에서 한글이 네모로 깨지는 문제: WeasyPrint가 시스템 폰트를 못 찾음, fontconfig 경로 설정으로 해결", "r", ""),
-        ("i18n", "Date formats follow the customer's locale; stored values stay UTC", "d", "mixing local times in the DB caused off-by-one-day invoices"),
-        ("billing", "Korean tax invoice (세금계산서) export as XML for the national tax service, validated against their XSD", "n", ""),
-        ("i18n", "Accept-Language negotiation falls back to en when ko-KR is not in the catalog", "n", ""),
-        ("billing", "사업자등록번호 검증 로직 추가 (체크섬 포함), 잘못된 번호는 422 반환", "n", ""),
-        ("perf", "Worker memory growth was the WeasyPrint font cache: recycle the worker process after 500 jobs", "r", ""),
-        ("i18n", "Some email templates still English only (password reset, dunning)", "i", ""),
-    ]),
-    (date(2026, 11, 13), date(2026, 11, 21), [
-        ("deploy", "Production on Fly.io: two app machines in nrt, one worker, managed Postgres with daily snapshots", "d", "closest region to Seoul customers and no Kubernetes to run"),
-        ("deploy", "Docker image slimmed from 1.1 GB to 310 MB with a multi-stage build and uv sync --no-dev", "n", ""),
-        ("deploy", "Migrations run as a release command before new machines start", "n", ""),
-        ("deploy", "Release failed: migration 0019 locked invoices for 40 s; rewrote it to add the column without a default, then backfill in batches", "r", ""),
-        ("api", "OpenAPI schema published at /docs with examples for every endpoint", "n", ""),
-        ("webhooks", "Outgoing customer webhooks now signed with HMAC-SHA256 (header X-Ledgerline-Signature)", "r", ""),
-        ("auth", "SMTP via AWS SES is configured; password reset emails work in staging and production", "r", ""),
-        ("deploy", "Sentry for errors and OpenTelemetry traces to Honeycomb", "d", "we need request traces across the API and the arq worker"),
-        ("api", "Search endpoint /invoices/search uses Postgres full-text search with a GIN index", "d", "good enough for 2M invoices; no Elasticsearch to operate"),
-        ("i18n", "비밀번호 재설정/독촉 메일 템플릿 한국어 번역 완료", "r", ""),
-        ("deploy", "Health check hits /healthz which checks DB and Redis; Fly restarts a machine after 3 failures", "n", ""),
-        ("api", "Customers ask for CSV export of invoices; design a streaming endpoint next week", "i", ""),
-        ("tests", "Coverage at 91%; the remaining gaps are the admin views", "n", ""),
-        ("deploy", "Staging deploys on every merge to main, production on tags", "n", ""),
-    ]),
+    (
+        date(2026, 10, 5),
+        date(2026, 10, 11),
+        [
+            (
+                "setup",
+                "Created the ledgerline repo: FastAPI + SQLAlchemy 2.0 + Alembic, Python 3.12, uv for dependencies",
+                "n",
+                "",
+            ),
+            (
+                "setup",
+                "Chose ruff + mypy --strict from day one",
+                "d",
+                "cheaper than retrofitting types once the models grow",
+            ),
+            ("db", "First Alembic migration creates customers, invoices and invoice_lines tables", "n", ""),
+            (
+                "auth",
+                "Use short-lived JWT access tokens (15 min) with rotating refresh tokens stored hashed in Postgres",
+                "d",
+                "revocation must work without a token blacklist in Redis",
+            ),
+            (
+                "auth",
+                "Login returned 500 when the email had trailing spaces; normalise emails with strip().lower() at the schema layer",
+                "r",
+                "",
+            ),
+            (
+                "tests",
+                "Set up pytest with a per-test transactional Postgres fixture (SAVEPOINT rollback), suite runs in 4 s",
+                "n",
+                "",
+            ),
+            (
+                "auth",
+                "Refresh token reuse detection: a reused token revokes the whole token family",
+                "d",
+                "this is what OAuth 2.1 recommends and it catches stolen tokens",
+            ),
+            (
+                "ci",
+                "GitHub Actions workflow runs ruff, mypy and pytest against a postgres:16 service container",
+                "n",
+                "",
+            ),
+            (
+                "auth",
+                "Clock skew between app and DB made fresh refresh tokens look expired; compare with DB now() instead of Python time",
+                "r",
+                "",
+            ),
+            (
+                "db",
+                "Money columns are NUMERIC(12,2), never float",
+                "d",
+                "float rounding already produced a 0.01 difference in a test",
+            ),
+            (
+                "setup",
+                "pre-commit hooks added (ruff format, end-of-file-fixer); Claude keeps the hooks green before committing",
+                "n",
+                "",
+            ),
+            ("auth", "Password reset emails are not sent yet: SMTP settings missing in staging", "i", ""),
+        ],
+    ),
+    (
+        date(2026, 10, 12),
+        date(2026, 10, 18),
+        [
+            (
+                "billing",
+                "Invoice numbers are per-customer sequences INV-<customer>-<n>, allocated with SELECT … FOR UPDATE",
+                "d",
+                "gapless numbering is a legal requirement for the Korean tax invoice export",
+            ),
+            (
+                "billing",
+                "Prorated monthly plans: charge = price × remaining_days / days_in_month, rounded with ROUND_HALF_EVEN",
+                "d",
+                "matches the accounting team's spreadsheet to the won",
+            ),
+            (
+                "billing",
+                "Decimal context leaked between requests in a thread pool; use decimal.localcontext() inside the calculator",
+                "r",
+                "",
+            ),
+            (
+                "db",
+                "Added index invoices(customer_id, issued_at DESC); the customer invoice list went from 310 ms to 9 ms",
+                "n",
+                "",
+            ),
+            (
+                "tests",
+                "Property tests with hypothesis for proration: sum of prorated parts never exceeds the full price",
+                "n",
+                "",
+            ),
+            (
+                "billing",
+                "Credit notes reference the original invoice and can never exceed its open amount",
+                "d",
+                "refunds above the paid amount were possible in the old system",
+            ),
+            (
+                "api",
+                "Cursor pagination on /invoices using (issued_at, id) as the cursor key",
+                "d",
+                "offset pagination skipped rows while invoices were being issued",
+            ),
+            (
+                "billing",
+                "PDF rendering with WeasyPrint is slow (1.8 s per invoice); render in a background worker",
+                "i",
+                "",
+            ),
+            (
+                "db",
+                "Alembic autogenerate missed a CHECK constraint; review every generated migration by hand",
+                "n",
+                "",
+            ),
+            (
+                "billing",
+                "Tax lines: 10% VAT computed per line then summed, not on the total",
+                "d",
+                "the tax office validates per-line amounts",
+            ),
+            (
+                "tests",
+                "Flaky test_issue_invoice_concurrently: two transactions got the same invoice number under READ COMMITTED",
+                "r",
+                "",
+            ),
+            (
+                "billing",
+                "Currency stored per customer (KRW, USD, JPY); KRW and JPY have zero minor units",
+                "n",
+                "",
+            ),
+        ],
+    ),
+    (
+        date(2026, 10, 19),
+        date(2026, 10, 27),
+        [
+            (
+                "webhooks",
+                "Stripe webhooks verified with the signing secret and a 5-minute tolerance window",
+                "n",
+                "",
+            ),
+            (
+                "webhooks",
+                "Every webhook handler is idempotent by event id, stored in processed_events with a unique constraint",
+                "d",
+                "Stripe retries deliveries and we saw duplicate payments in staging",
+            ),
+            (
+                "webhooks",
+                "invoice.payment_failed arrived before invoice.created in a replay; handlers now upsert instead of assuming order",
+                "r",
+                "",
+            ),
+            (
+                "ci",
+                "CI takes 6 min; split mypy and pytest into parallel jobs and cache the uv environment",
+                "n",
+                "",
+            ),
+            ("ci", "Actions cache key includes uv.lock hash; CI is down to 2 min 10 s", "n", ""),
+            (
+                "webhooks",
+                "Background worker is arq on Redis rather than Celery",
+                "d",
+                "async-native, tiny, and we already run Redis for rate limits",
+            ),
+            (
+                "billing",
+                "PDF rendering moved to the arq worker; API responds in 40 ms and links the PDF when ready",
+                "r",
+                "",
+            ),
+            (
+                "webhooks",
+                "Dead-letter table for events that fail 5 times, with a retry button in the admin",
+                "n",
+                "",
+            ),
+            (
+                "ci",
+                "test_webhook_signature fails on Mondays only: the fixture used a hard-coded timestamp older than the tolerance",
+                "r",
+                "",
+            ),
+            (
+                "api",
+                "Public API keys are prefixed ll_live_ / ll_test_ and only a SHA-256 hash is stored",
+                "d",
+                "keys must be revocable and never recoverable from a DB dump",
+            ),
+            ("webhooks", "Outgoing webhooks to customers are not signed yet", "i", ""),
+            ("tests", "Contract tests replay 40 recorded Stripe events from tests/fixtures/stripe/", "n", ""),
+        ],
+    ),
+    (
+        date(2026, 10, 28),
+        date(2026, 11, 5),
+        [
+            (
+                "perf",
+                "Dashboard summary endpoint takes 1.2 s: an N+1 over invoice_lines; fixed with selectinload",
+                "r",
+                "",
+            ),
+            (
+                "perf",
+                "Cache per-customer dashboard totals in Redis for 60 s, invalidated on invoice changes",
+                "d",
+                "totals are read 50× more often than invoices change",
+            ),
+            (
+                "perf",
+                "p95 of GET /invoices dropped from 420 ms to 85 ms after the selectinload and cursor fixes",
+                "n",
+                "",
+            ),
+            (
+                "db",
+                "Connection pool exhausted under load test (pool_size=5); raised to 20 and added pool_pre_ping",
+                "r",
+                "",
+            ),
+            (
+                "perf",
+                "Load test with locust: 300 rps sustained on 2 workers, CPU bound on JSON encoding",
+                "n",
+                "",
+            ),
+            (
+                "perf",
+                "Switched responses to orjson via ORJSONResponse",
+                "d",
+                "JSON encoding was 35% of CPU in the profile",
+            ),
+            ("db", "Partial index on invoices(status) WHERE status = 'open' for the dunning job", "n", ""),
+            ("perf", "Cache stampede when totals expire together; add jitter of ±10 s to the TTL", "r", ""),
+            (
+                "api",
+                "Rate limit: 600 requests/min per API key, sliding window in Redis",
+                "d",
+                "one customer's sync script saturated the API",
+            ),
+            ("perf", "Memory grows 30 MB/hour in the worker; suspect WeasyPrint font cache", "i", ""),
+            ("tests", "Benchmarks live in bench/ and run nightly, not in CI", "n", ""),
+        ],
+    ),
+    (
+        date(2026, 11, 6),
+        date(2026, 11, 12),
+        [
+            ("i18n", "한국어 로케일 추가: 메시지 카탈로그를 babel로 관리하고 ko.po 번역 완료", "n", ""),
+            (
+                "i18n",
+                "원화(KRW)는 소수점 없이 표시하고 천 단위 구분 기호를 쓴다 (예: ₩1,250,000)",
+                "d",
+                "회계팀 요청, 세금계산서 양식과 맞춰야 함",
+            ),
+            ("i18n", "Invoice PDFs need a Korean font; bundled Noto Sans KR in the worker image", "n", ""),
+            (
+                "i18n",
+                "PDF에서 한글이 네모로 깨지는 문제: WeasyPrint가 시스템 폰트를 못 찾음, fontconfig 경로 설정으로 해결",
+                "r",
+                "",
+            ),
+            (
+                "i18n",
+                "Date formats follow the customer's locale; stored values stay UTC",
+                "d",
+                "mixing local times in the DB caused off-by-one-day invoices",
+            ),
+            (
+                "billing",
+                "Korean tax invoice (세금계산서) export as XML for the national tax service, validated against their XSD",
+                "n",
+                "",
+            ),
+            (
+                "i18n",
+                "Accept-Language negotiation falls back to en when ko-KR is not in the catalog",
+                "n",
+                "",
+            ),
+            ("billing", "사업자등록번호 검증 로직 추가 (체크섬 포함), 잘못된 번호는 422 반환", "n", ""),
+            (
+                "perf",
+                "Worker memory growth was the WeasyPrint font cache: recycle the worker process after 500 jobs",
+                "r",
+                "",
+            ),
+            ("i18n", "Some email templates still English only (password reset, dunning)", "i", ""),
+        ],
+    ),
+    (
+        date(2026, 11, 13),
+        date(2026, 11, 21),
+        [
+            (
+                "deploy",
+                "Production on Fly.io: two app machines in nrt, one worker, managed Postgres with daily snapshots",
+                "d",
+                "closest region to Seoul customers and no Kubernetes to run",
+            ),
+            (
+                "deploy",
+                "Docker image slimmed from 1.1 GB to 310 MB with a multi-stage build and uv sync --no-dev",
+                "n",
+                "",
+            ),
+            ("deploy", "Migrations run as a release command before new machines start", "n", ""),
+            (
+                "deploy",
+                "Release failed: migration 0019 locked invoices for 40 s; rewrote it to add the column without a default, then backfill in batches",
+                "r",
+                "",
+            ),
+            ("api", "OpenAPI schema published at /docs with examples for every endpoint", "n", ""),
+            (
+                "webhooks",
+                "Outgoing customer webhooks now signed with HMAC-SHA256 (header X-Ledgerline-Signature)",
+                "r",
+                "",
+            ),
+            (
+                "auth",
+                "SMTP via AWS SES is configured; password reset emails work in staging and production",
+                "r",
+                "",
+            ),
+            (
+                "deploy",
+                "Sentry for errors and OpenTelemetry traces to Honeycomb",
+                "d",
+                "we need request traces across the API and the arq worker",
+            ),
+            (
+                "api",
+                "Search endpoint /invoices/search uses Postgres full-text search with a GIN index",
+                "d",
+                "good enough for 2M invoices; no Elasticsearch to operate",
+            ),
+            ("i18n", "비밀번호 재설정/독촉 메일 템플릿 한국어 번역 완료", "r", ""),
+            (
+                "deploy",
+                "Health check hits /healthz which checks DB and Redis; Fly restarts a machine after 3 failures",
+                "n",
+                "",
+            ),
+            (
+                "api",
+                "Customers ask for CSV export of invoices; design a streaming endpoint next week",
+                "i",
+                "",
+            ),
+            ("tests", "Coverage at 91%; the remaining gaps are the admin views", "n", ""),
+            ("deploy", "Staging deploys on every merge to main, production on tags", "n", ""),
+        ],
+    ),
 ]
 
 # Phases 0-4 become archives; the last phase is the current memory.md.
@@ -151,12 +440,28 @@ PHASE_OVERVIEWS = [
 ]
 
 FILES = [
-    "app/billing/proration.py", "app/billing/numbering.py", "app/auth/tokens.py", "app/api/invoices.py",
-    "app/webhooks/stripe.py", "app/worker/pdf.py", "app/db/models.py", "tests/test_billing.py",
-    "tests/test_webhooks.py", "app/i18n/locale.py", "Dockerfile", "fly.toml",
+    "app/billing/proration.py",
+    "app/billing/numbering.py",
+    "app/auth/tokens.py",
+    "app/api/invoices.py",
+    "app/webhooks/stripe.py",
+    "app/worker/pdf.py",
+    "app/db/models.py",
+    "tests/test_billing.py",
+    "tests/test_webhooks.py",
+    "app/i18n/locale.py",
+    "Dockerfile",
+    "fly.toml",
 ]
-BRANCHES = ["main", "feat/credit-notes", "fix/numbering-race", "feat/webhooks", "perf/dashboard", "feat/i18n-ko",
-            "chore/deploy"]
+BRANCHES = [
+    "main",
+    "feat/credit-notes",
+    "fix/numbering-race",
+    "feat/webhooks",
+    "perf/dashboard",
+    "feat/i18n-ko",
+    "chore/deploy",
+]
 
 
 @dataclass
@@ -208,11 +513,21 @@ DEPENDENCIES = ["fastapi", "sqlalchemy", "pydantic", "alembic", "httpx", "arq", 
 def _routine_bullet(rng: random.Random) -> str:
     topic, template = rng.choice(ROUTINE)
     text = template.format(
-        passed=rng.randrange(180, 420), small=rng.randrange(0, 4), secs=f"{rng.randrange(4, 19)}.{rng.randrange(10)}",
-        sha=f"{rng.getrandbits(28):07x}", branch=rng.choice(BRANCHES), feature=rng.choice(BRANCHES[1:]), file=rng.choice(FILES),
-        pr=rng.randrange(12, 140), doc=rng.choice(DOC_TOPICS), small2=rng.randrange(2, 9),
-        run=rng.randrange(200, 900), mins=rng.randrange(1, 4), secs2=rng.randrange(60),
-        dep=rng.choice(DEPENDENCIES), pct=rng.randrange(70, 99),
+        passed=rng.randrange(180, 420),
+        small=rng.randrange(0, 4),
+        secs=f"{rng.randrange(4, 19)}.{rng.randrange(10)}",
+        sha=f"{rng.getrandbits(28):07x}",
+        branch=rng.choice(BRANCHES),
+        feature=rng.choice(BRANCHES[1:]),
+        file=rng.choice(FILES),
+        pr=rng.randrange(12, 140),
+        doc=rng.choice(DOC_TOPICS),
+        small2=rng.randrange(2, 9),
+        run=rng.randrange(200, 900),
+        mins=rng.randrange(1, 4),
+        secs2=rng.randrange(60),
+        dep=rng.choice(DEPENDENCIES),
+        pct=rng.randrange(70, 99),
     )
     return f"- [{topic}]: {text}"
 
@@ -247,16 +562,18 @@ def _phase_sections(first: date, last: date, facts: list[Fact], rng: random.Rand
 
 
 def _render(sections: list[_Section], legacy: bool) -> str:
-    return "".join(
-        f"\n{_header(s.moment, legacy)}\n" + "\n".join(s.bullets) + "\n" for s in sections
-    ).lstrip("\n")
+    return "".join(f"\n{_header(s.moment, legacy)}\n" + "\n".join(s.bullets) + "\n" for s in sections).lstrip(
+        "\n"
+    )
 
 
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _summary(archive: str, sections: list[_Section], overview: str, generated: datetime, generator: str) -> dict[str, Any]:
+def _summary(
+    archive: str, sections: list[_Section], overview: str, generated: datetime, generator: str
+) -> dict[str, Any]:
     dates = [s.moment.strftime("%Y-%m-%d") for s in sections]
     by_topic: dict[str, list[tuple[str, Fact]]] = {}
     decisions: list[dict[str, str]] = []
@@ -273,11 +590,13 @@ def _summary(archive: str, sections: list[_Section], overview: str, generated: d
     themes = []
     for topic, items in sorted(by_topic.items(), key=lambda kv: -len(kv[1])):
         texts = [fact[1].rstrip(".") + "." for _, fact in items[:3]]
-        themes.append({
-            "name": TOPIC_NAMES.get(topic, topic),
-            "summary": " ".join(texts),
-            "sessions": sorted({day for day, _ in items}),
-        })
+        themes.append(
+            {
+                "name": TOPIC_NAMES.get(topic, topic),
+                "summary": " ".join(texts),
+                "sessions": sorted({day for day, _ in items}),
+            }
+        )
     return {
         "dateRange": {"first": min(dates), "last": max(dates)},
         "sectionCount": len(sections),
@@ -295,7 +614,10 @@ def _summary(archive: str, sections: list[_Section], overview: str, generated: d
 
 PROMPTS = [
     ("Run the test suite and fix whatever fails", "app/billing/proration.py"),
-    ("The release failed on migration 0019, can you look at the logs?", "migrations/versions/0019_add_paid_at.py"),
+    (
+        "The release failed on migration 0019, can you look at the logs?",
+        "migrations/versions/0019_add_paid_at.py",
+    ),
     ("Add HMAC signatures to outgoing customer webhooks", "app/webhooks/outgoing.py"),
     ("비밀번호 재설정 메일 템플릿을 한국어로 번역해줘", "app/templates/email/password_reset.ko.html"),
     ("Why is the Docker image so big? Make it smaller", "Dockerfile"),
@@ -319,7 +641,9 @@ class _L1Writer:
         self.clock += timedelta(seconds=self.rng.randrange(low, high), milliseconds=self.rng.randrange(1000))
         return _iso(self.clock)
 
-    def add(self, role: str, fields: dict[str, Any], agent: str | None = None, low: int = 2, high: int = 40) -> None:
+    def add(
+        self, role: str, fields: dict[str, Any], agent: str | None = None, low: int = 2, high: int = 40
+    ) -> None:
         entry: dict[str, Any] = {"ts": self._tick(low, high), "role": role, **fields}
         if agent:
             entry["sidechain"] = True
@@ -327,7 +651,9 @@ class _L1Writer:
         entry["session"] = self.session
         self.entries.append(entry)
 
-    def tool(self, name: str, fields: dict[str, Any], output: str, agent: str | None = None, error: bool = False) -> None:
+    def tool(
+        self, name: str, fields: dict[str, Any], output: str, agent: str | None = None, error: bool = False
+    ) -> None:
         self.tool_n += 1
         tool_id = f"toolu_01{self.rng.getrandbits(80):020x}"
         self.add("tool", {"name": name, **fields, "tool_use_id": tool_id}, agent)
@@ -337,41 +663,84 @@ class _L1Writer:
         self.add("tool_result", result, agent, low=0, high=6)
 
 
-def _session_entries(rng: random.Random, session: str, start: datetime, prompt_i: int, with_agent: bool) -> list[dict[str, Any]]:
+def _session_entries(
+    rng: random.Random, session: str, start: datetime, prompt_i: int, with_agent: bool
+) -> list[dict[str, Any]]:
     prompt, target = PROMPTS[prompt_i % len(PROMPTS)]
     w = _L1Writer(rng, session, start)
     korean = _is_korean(prompt)
     w.add("user", {"text": prompt})
-    w.add("assistant", {"text": "먼저 관련 파일을 읽어보겠습니다." if korean else "Let me look at the relevant code first."})
+    w.add(
+        "assistant",
+        {"text": "먼저 관련 파일을 읽어보겠습니다." if korean else "Let me look at the relevant code first."},
+    )
     w.tool("Read", {"target": target}, f"{rng.randrange(40, 320)} lines")
-    w.tool("Grep", {"pattern": target.rsplit("/", 1)[-1].split(".")[0], "path": "app"},
-           f"Found {rng.randrange(2, 9)} files")
+    w.tool(
+        "Grep",
+        {"pattern": target.rsplit("/", 1)[-1].split(".")[0], "path": "app"},
+        f"Found {rng.randrange(2, 9)} files",
+    )
     if with_agent:
         agent = f"a{rng.getrandbits(60):015x}"
         w.tool("Task", {"params": "description,prompt,subagent_type"}, "", error=False)
         # The subagent's own work, recorded as sidechain entries before the Task result is used.
         w.entries.pop()  # the Task result comes after the subagent finished
         task_id = w.entries[-1]["tool_use_id"]
-        w.add("user", {"text": f"Survey how {target} is used across the codebase and report the call sites."}, agent)
+        w.add(
+            "user",
+            {"text": f"Survey how {target} is used across the codebase and report the call sites."},
+            agent,
+        )
         w.tool("Grep", {"pattern": "import", "path": "app"}, f"Found {rng.randrange(10, 40)} files", agent)
         w.tool("Read", {"target": "app/main.py"}, "88 lines", agent)
-        w.add("assistant", {"text": f"{target} is used by 3 modules: app/main.py, app/worker/tasks.py and tests/conftest.py."}, agent)
-        w.add("tool_result", {"tool_use_id": task_id, "result": "ok",
-                              "output": f"{target} is used by 3 modules: app/main.py, app/worker/tasks.py and tests/conftest.py."})
-    w.tool("Edit", {"target": target, "diff": "-    timeout = 30\n+    timeout = settings.request_timeout"}, "")
+        w.add(
+            "assistant",
+            {
+                "text": f"{target} is used by 3 modules: app/main.py, app/worker/tasks.py and tests/conftest.py."
+            },
+            agent,
+        )
+        w.add(
+            "tool_result",
+            {
+                "tool_use_id": task_id,
+                "result": "ok",
+                "output": f"{target} is used by 3 modules: app/main.py, app/worker/tasks.py and tests/conftest.py.",
+            },
+        )
+    w.tool(
+        "Edit", {"target": target, "diff": "-    timeout = 30\n+    timeout = settings.request_timeout"}, ""
+    )
     failing = rng.random() < 0.5
-    w.tool("Bash", {"cmd": "uv run pytest -q"},
-           f"{rng.randrange(3, 7)} failed, {rng.randrange(200, 400)} passed" if failing
-           else f"{rng.randrange(200, 400)} passed in {rng.randrange(4, 19)}.{rng.randrange(10)}s", error=failing)
+    w.tool(
+        "Bash",
+        {"cmd": "uv run pytest -q"},
+        f"{rng.randrange(3, 7)} failed, {rng.randrange(200, 400)} passed"
+        if failing
+        else f"{rng.randrange(200, 400)} passed in {rng.randrange(4, 19)}.{rng.randrange(10)}s",
+        error=failing,
+    )
     if failing:
         w.add("assistant", {"text": "Two tests still assume the old default; updating the fixture."})
         w.tool("Edit", {"target": "tests/conftest.py", "diff": "-TIMEOUT = 30\n+TIMEOUT = 45"}, "")
-        w.tool("Bash", {"cmd": "uv run pytest -q"}, f"{rng.randrange(200, 400)} passed in {rng.randrange(4, 19)}.{rng.randrange(10)}s")
+        w.tool(
+            "Bash",
+            {"cmd": "uv run pytest -q"},
+            f"{rng.randrange(200, 400)} passed in {rng.randrange(4, 19)}.{rng.randrange(10)}s",
+        )
     w.tool("Bash", {"cmd": "git status --short"}, f" M {target}")
-    done = "완료했습니다. 테스트도 모두 통과합니다." if korean else f"Done: {target} is updated and the suite passes."
+    done = (
+        "완료했습니다. 테스트도 모두 통과합니다."
+        if korean
+        else f"Done: {target} is updated and the suite passes."
+    )
     w.add("assistant", {"text": done})
     w.add("user", {"text": "좋아, 커밋해줘" if korean else "Great, commit it"}, low=20, high=300)
-    w.tool("Bash", {"cmd": f"git commit -am \"{prompt[:50]}\""}, f"[main {rng.getrandbits(28):07x}] 2 files changed")
+    w.tool(
+        "Bash",
+        {"cmd": f'git commit -am "{prompt[:50]}"'},
+        f"[main {rng.getrandbits(28):07x}] 2 files changed",
+    )
     w.add("assistant", {"text": "커밋했습니다." if korean else "Committed."})
     return w.entries
 
@@ -442,8 +811,10 @@ def create_demo_store(project_dir: Path, seed: int = 0) -> StorePaths:
             "bytes": len(data),
             "summary": summary_name(name),
             "summaryGenerated": False,
-            "dateRange": {"first": sections[0].moment.strftime("%Y-%m-%d"),
-                          "last": sections[-1].moment.strftime("%Y-%m-%d")},
+            "dateRange": {
+                "first": sections[0].moment.strftime("%Y-%m-%d"),
+                "last": sections[-1].moment.strftime("%Y-%m-%d"),
+            },
         }
         if i < len(PHASE_OVERVIEWS):
             generated = rotated + timedelta(seconds=rng.randrange(20, 90))

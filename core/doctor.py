@@ -199,47 +199,85 @@ def _check_index(paths: StorePaths, out: list[Finding]) -> None:
     archives = list_archives(paths)
     if problem is not None:
         out.append(
-            Finding(ERROR, "index-corrupt", f"the index {problem}; it can be rebuilt from the archives",
-                    _rel(paths, paths.index))
+            Finding(
+                ERROR,
+                "index-corrupt",
+                f"the index {problem}; it can be rebuilt from the archives",
+                _rel(paths, paths.index),
+            )
         )
         return
     if index is None:
         if archives:
-            out.append(Finding(ERROR, "index-missing", "the index file is missing but archives exist",
-                               _rel(paths, paths.index)))
+            out.append(
+                Finding(
+                    ERROR,
+                    "index-missing",
+                    "the index file is missing but archives exist",
+                    _rel(paths, paths.index),
+                )
+            )
         return
     seen: set[str] = set()
     for entry in index.get("rotatedFiles", []):
         if not _entry_safe(entry):
-            out.append(Finding(ERROR, "index-unsafe-entry",
-                               f"an index entry names a file outside the memory folder: {entry!r:.120}",
-                               _rel(paths, paths.index)))
+            out.append(
+                Finding(
+                    ERROR,
+                    "index-unsafe-entry",
+                    f"an index entry names a file outside the memory folder: {entry!r:.120}",
+                    _rel(paths, paths.index),
+                )
+            )
             continue
         name = entry["file"]
         if name in seen:
-            out.append(Finding(ERROR, "index-duplicate-entry", f"the index lists {name} more than once", name))
+            out.append(
+                Finding(ERROR, "index-duplicate-entry", f"the index lists {name} more than once", name)
+            )
             continue
         seen.add(name)
         archive = paths.root / name
         try:
             size = archive.stat().st_size
         except FileNotFoundError:
-            out.append(Finding(ERROR, "index-dangling-entry",
-                               f"the index lists {name} but the file is missing", name))
+            out.append(
+                Finding(
+                    ERROR, "index-dangling-entry", f"the index lists {name} but the file is missing", name
+                )
+            )
             continue
         if entry.get("bytes") != size or _tokens_off(entry, size):
-            out.append(Finding(ERROR, "index-wrong-size",
-                               f"the index has the wrong size for {name} "
-                               f"(bytes {entry.get('bytes')!r}, tokens {entry.get('tokens')!r}; "
-                               f"the file has {size} bytes)", name))
+            out.append(
+                Finding(
+                    ERROR,
+                    "index-wrong-size",
+                    f"the index has the wrong size for {name} "
+                    f"(bytes {entry.get('bytes')!r}, tokens {entry.get('tokens')!r}; "
+                    f"the file has {size} bytes)",
+                    name,
+                )
+            )
         summary = paths.root / entry.get("summary", summary_name(name))
         generated = entry.get("summaryGenerated") is True
         if generated and not summary.exists():
-            out.append(Finding(ERROR, "index-summary-missing",
-                               f"the index says {name} is summarized but {summary.name} is missing", name))
+            out.append(
+                Finding(
+                    ERROR,
+                    "index-summary-missing",
+                    f"the index says {name} is summarized but {summary.name} is missing",
+                    name,
+                )
+            )
         elif not generated and summary.exists() and _summary_problem(summary) is None:
-            out.append(Finding(WARNING, "index-summary-flag",
-                               f"{summary.name} exists but the index still lists {name} as pending", name))
+            out.append(
+                Finding(
+                    WARNING,
+                    "index-summary-flag",
+                    f"{summary.name} exists but the index still lists {name} as pending",
+                    name,
+                )
+            )
     for name in archives:
         if name not in seen:
             out.append(Finding(ERROR, "index-missing-entry", f"the archive {name} is not in the index", name))
@@ -312,9 +350,14 @@ def _migration_orphans(paths: StorePaths) -> list[str]:
 
 def _check_migration(paths: StorePaths, out: list[Finding]) -> None:
     for name in _migration_orphans(paths):
-        out.append(Finding(ERROR, "migration-interrupted",
-                           f"{name} was left by an interrupted migration; its text is still in memory.md",
-                           name))
+        out.append(
+            Finding(
+                ERROR,
+                "migration-interrupted",
+                f"{name} was left by an interrupted migration; its text is still in memory.md",
+                name,
+            )
+        )
 
 
 def _carryover_tokens(paths: StorePaths) -> int:
@@ -329,9 +372,15 @@ def _carryover_tokens(paths: StorePaths) -> int:
 def _check_rotation(paths: StorePaths, out: list[Finding]) -> None:
     found = _interrupted_rotation(paths, _carryover_tokens(paths))
     if found:
-        out.append(Finding(ERROR, "rotation-interrupted",
-                           f"a rotation into {found[0]} was interrupted: memory.md still holds the "
-                           "whole archived text, which would be archived twice", "memory.md"))
+        out.append(
+            Finding(
+                ERROR,
+                "rotation-interrupted",
+                f"a rotation into {found[0]} was interrupted: memory.md still holds the "
+                "whole archived text, which would be archived twice",
+                "memory.md",
+            )
+        )
 
 
 def _age(path: Path, now: float) -> float:
@@ -357,21 +406,37 @@ def _store_files(paths: StorePaths, with_copies: bool = False) -> list[Path]:
 def _check_leftovers(paths: StorePaths, out: list[Finding], stale_seconds: float, now: float) -> None:
     js_lock = paths.root / JS_ROTATION_LOCK
     if js_lock.exists() and _age(js_lock, now) > JS_LOCK_STALE_SECONDS:
-        out.append(Finding(WARNING, "stale-js-lock",
-                           "a rotation lock left by the JS plugin is older than 60 seconds",
-                           JS_ROTATION_LOCK))
+        out.append(
+            Finding(
+                WARNING,
+                "stale-js-lock",
+                "a rotation lock left by the JS plugin is older than 60 seconds",
+                JS_ROTATION_LOCK,
+            )
+        )
     if paths.state.is_dir():
         for flag in sorted(paths.state.glob("job-*.rerun")):
-            kind = flag.name[len("job-"):-len(".rerun")]
+            kind = flag.name[len("job-") : -len(".rerun")]
             if not is_locked(paths.state / f"job-{kind}.lock") and _age(flag, now) > stale_seconds:
-                out.append(Finding(WARNING, "stale-rerun-flag",
-                                   f"a request to run the {kind} job again was left with no job running",
-                                   _rel(paths, flag)))
+                out.append(
+                    Finding(
+                        WARNING,
+                        "stale-rerun-flag",
+                        f"a request to run the {kind} job again was left with no job running",
+                        _rel(paths, flag),
+                    )
+                )
     for path in _store_files(paths):
         if path.name.startswith(".") and path.name.endswith(".tmp") and path.is_file():
             if _age(path, now) > stale_seconds:
-                out.append(Finding(WARNING, "leftover-temp",
-                                   "a temp file left by an interrupted write", _rel(paths, path)))
+                out.append(
+                    Finding(
+                        WARNING,
+                        "leftover-temp",
+                        "a temp file left by an interrupted write",
+                        _rel(paths, path),
+                    )
+                )
 
 
 def _check_summaries(paths: StorePaths, out: list[Finding]) -> None:
@@ -389,8 +454,11 @@ def _check_summaries(paths: StorePaths, out: list[Finding]) -> None:
 def _l1_files(paths: StorePaths) -> list[Path]:
     if not paths.sessions.is_dir():
         return []
-    return sorted(p for p in paths.sessions.iterdir()
-                  if p.is_file() and (p.name.endswith(".l1.jsonl") or p.name.endswith(".l1.jsonl.gz")))
+    return sorted(
+        p
+        for p in paths.sessions.iterdir()
+        if p.is_file() and (p.name.endswith(".l1.jsonl") or p.name.endswith(".l1.jsonl.gz"))
+    )
 
 
 def _split_l1(data: bytes) -> tuple[list[bytes], list[bytes]]:
@@ -420,15 +488,28 @@ def _check_l1(paths: StorePaths, out: list[Finding]) -> None:
         try:
             data = _read_l1_bytes(path)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            out.append(Finding(ERROR, "l1-unreadable", f"the compressed session file cannot be read ({exc})",
-                               _rel(paths, path), fixable=False))
+            out.append(
+                Finding(
+                    ERROR,
+                    "l1-unreadable",
+                    f"the compressed session file cannot be read ({exc})",
+                    _rel(paths, path),
+                    fixable=False,
+                )
+            )
             continue
         _good, bad = _split_l1(data)
         if bad:
             fixable = not path.name.endswith(".gz")
-            out.append(Finding(ERROR, "l1-bad-lines",
-                               f"{len(bad)} line(s) of a session file do not parse", _rel(paths, path),
-                               fixable=fixable))
+            out.append(
+                Finding(
+                    ERROR,
+                    "l1-bad-lines",
+                    f"{len(bad)} line(s) of a session file do not parse",
+                    _rel(paths, path),
+                    fixable=fixable,
+                )
+            )
 
 
 def _l1_states(paths: StorePaths) -> list[tuple[Path, dict[str, Any]]]:
@@ -451,14 +532,30 @@ def _check_interrupted_writers(
 ) -> None:
     for path, state in _l1_states(paths):
         if isinstance(state.get("pending"), dict) and not is_locked(path.with_suffix(".lock")):
-            out.append(Finding(WARNING, "l1-interrupted",
-                               "an update of a session file was interrupted; its unconfirmed lines are "
-                               "set aside and read again from the transcript", _rel(paths, path)))
+            out.append(
+                Finding(
+                    WARNING,
+                    "l1-interrupted",
+                    "an update of a session file was interrupted; its unconfirmed lines are "
+                    "set aside and read again from the transcript",
+                    _rel(paths, path),
+                )
+            )
     journal = paths.state / "flush-journal.json"
     # A flush writes its journal under the store lock: held by someone else, it is live.
-    if journal.exists() and _age(journal, now) > stale_seconds and (holding_lock or not is_locked(paths.lock)):
-        out.append(Finding(WARNING, "flush-interrupted",
-                           "a flush into memory.md was interrupted; it can be finished", _rel(paths, journal)))
+    if (
+        journal.exists()
+        and _age(journal, now) > stale_seconds
+        and (holding_lock or not is_locked(paths.lock))
+    ):
+        out.append(
+            Finding(
+                WARNING,
+                "flush-interrupted",
+                "a flush into memory.md was interrupted; it can be finished",
+                _rel(paths, journal),
+            )
+        )
 
 
 def _check_counters(paths: StorePaths, out: list[Finding]) -> None:
@@ -469,8 +566,14 @@ def _check_counters(paths: StorePaths, out: list[Finding]) -> None:
     except (OSError, ValueError, UnicodeDecodeError):
         data = None
     if not (isinstance(data, dict) and isinstance(data.get("sessions"), dict)):
-        out.append(Finding(WARNING, "counters-corrupt", "the hook counters file does not parse",
-                           _rel(paths, paths.counters)))
+        out.append(
+            Finding(
+                WARNING,
+                "counters-corrupt",
+                "the hook counters file does not parse",
+                _rel(paths, paths.counters),
+            )
+        )
 
 
 def _check_permissions(paths: StorePaths, out: list[Finding]) -> None:
@@ -485,8 +588,14 @@ def _check_permissions(paths: StorePaths, out: list[Finding]) -> None:
         have = stat.S_IMODE(info.st_mode)
         if have != want:
             kind = "folder" if want == DIR_MODE else "file"
-            out.append(Finding(WARNING, "permissions",
-                               f"the {kind} has mode {have:04o} instead of {want:04o}", _rel(paths, path)))
+            out.append(
+                Finding(
+                    WARNING,
+                    "permissions",
+                    f"the {kind} has mode {have:04o} instead of {want:04o}",
+                    _rel(paths, path),
+                )
+            )
 
 
 def _check_encoding(paths: StorePaths, out: list[Finding]) -> None:
@@ -495,9 +604,16 @@ def _check_encoding(paths: StorePaths, out: list[Finding]) -> None:
     except FileNotFoundError:
         return
     except UnicodeDecodeError as exc:
-        out.append(Finding(WARNING, "memory-not-utf8",
-                           f"memory.md is not valid UTF-8 (at byte {exc.start}); it is kept as it is, "
-                           "fix it in an editor", "memory.md", fixable=False))
+        out.append(
+            Finding(
+                WARNING,
+                "memory-not-utf8",
+                f"memory.md is not valid UTF-8 (at byte {exc.start}); it is kept as it is, "
+                "fix it in an editor",
+                "memory.md",
+                fixable=False,
+            )
+        )
 
 
 def diagnose(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> list[Finding]:
@@ -541,9 +657,16 @@ def _repair_index(paths: StorePaths, backup: _Backup, findings: list[Finding]) -
     if "index-missing" in codes:
         atomic_write_json(paths.index, rebuild_index(paths))
         return
-    if not codes & {"index-unsafe-entry", "index-duplicate-entry", "index-dangling-entry",
-                    "index-wrong-size", "index-missing-entry", "index-summary-flag",
-                    "index-summary-missing", "summary-corrupt"}:
+    if not codes & {
+        "index-unsafe-entry",
+        "index-duplicate-entry",
+        "index-dangling-entry",
+        "index-wrong-size",
+        "index-missing-entry",
+        "index-summary-flag",
+        "index-summary-missing",
+        "summary-corrupt",
+    }:
         return
     if paths.index.exists():
         backup.copy(paths.index)
@@ -599,7 +722,7 @@ def _repair_leftovers(paths: StorePaths, backup: _Backup, findings: list[Finding
             path.unlink(missing_ok=True)  # holds only a pid, as the JS plugin's own cleanup
             done.add(finding.path)
         elif finding.code == "stale-rerun-flag":
-            kind = path.name[len("job-"):-len(".rerun")]
+            kind = path.name[len("job-") : -len(".rerun")]
             path.unlink(missing_ok=True)
             from memkeeper.core.jobs import start_job
 
@@ -747,7 +870,9 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     seen = {(f.code, f.path) for f in before}
     result.extend(f for f in after if (f.code, f.path) not in seen)
     for failure in dict.fromkeys(failures):
-        result.append(Finding(ERROR, "repair-failed", f"a repair could not be done: {failure}", fixable=False))
+        result.append(
+            Finding(ERROR, "repair-failed", f"a repair could not be done: {failure}", fixable=False)
+        )
     return result
 
 

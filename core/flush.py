@@ -223,7 +223,9 @@ def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> 
     if bullets is None:
         return None, completion.model or "model"
     if not bullets:
-        log_error(paths, f"flush: summarizer answer had no bullets, extractive used: {completion.text[:120]!r}")
+        log_error(
+            paths, f"flush: summarizer answer had no bullets, extractive used: {completion.text[:120]!r}"
+        )
         return extractive_bullets(entries), "extractive"
     return bullets, completion.model or "model"
 
@@ -305,7 +307,12 @@ def commit(
         if read_index(paths).get("lastMemoryUpdateTs") != expected:
             return False
         if section:
-            journal = {"expected": expected, "watermark": watermark, "section": section, "generator": generator}
+            journal = {
+                "expected": expected,
+                "watermark": watermark,
+                "section": section,
+                "generator": generator,
+            }
             atomic_write_json(_journal(paths), journal)
             append_text(paths.memory, section)
         _set_watermark(paths, watermark, generator)
@@ -333,7 +340,9 @@ def _new_entries(paths: StorePaths, watermark: str | None) -> list[dict[str, Any
     from memkeeper.core.l1 import entries_since
 
     # entries_since compares stamps as instants and returns them oldest first.
-    entries = [e for e in entries_since(paths, watermark) if isinstance(e, dict) and isinstance(e.get("ts"), str)]
+    entries = [
+        e for e in entries_since(paths, watermark) if isinstance(e, dict) and isinstance(e.get("ts"), str)
+    ]
     if watermark is None:
         entries = entries[-FIRST_FLUSH_ENTRIES:]
     return entries

@@ -52,7 +52,9 @@ def _trash_id(paths: StorePaths, kind: str, name: str) -> str:
     return candidate
 
 
-def move_into_trash(paths: StorePaths, kind: str, name: str, files: list[Path], extra: dict[str, Any]) -> TrashItem:
+def move_into_trash(
+    paths: StorePaths, kind: str, name: str, files: list[Path], extra: dict[str, Any]
+) -> TrashItem:
     """Move ``files`` (inside the store) into a new trash folder with its manifest."""
     paths.trash.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     trash_id = _trash_id(paths, kind, name)
@@ -89,7 +91,12 @@ def forget_l1(paths: StorePaths, name: str) -> TrashItem:
 
 def forget_archive(paths: StorePaths, name: str) -> TrashItem:
     """Move the archive ``name`` with its summary (and raw output) into the trash; drop its index entry."""
-    if not is_safe_basename(name) or not name.startswith("memory_") or not name.endswith(".md") or name == "memory.md":
+    if (
+        not is_safe_basename(name)
+        or not name.startswith("memory_")
+        or not name.endswith(".md")
+        or name == "memory.md"
+    ):
         raise ForgetError(f"not an archive name: {name!r}")
     with reentrant_lock(paths.lock):
         path = paths.archive(name)
@@ -179,7 +186,11 @@ def restore(paths: StorePaths, trash_id: str) -> TrashItem:
             saved = manifest.get("indexEntry")
 
             def put_back(index: dict[str, Any]) -> None:
-                entries = [e for e in index.get("rotatedFiles", []) if not (isinstance(e, dict) and e.get("file") == name)]
+                entries = [
+                    e
+                    for e in index.get("rotatedFiles", [])
+                    if not (isinstance(e, dict) and e.get("file") == name)
+                ]
                 entry = saved if isinstance(saved, dict) else archive_entry(paths, name)
                 entries.append(entry)
                 entries.sort(key=lambda e: str(e.get("file", "")) if isinstance(e, dict) else "")
@@ -192,4 +203,6 @@ def restore(paths: StorePaths, trash_id: str) -> TrashItem:
         except OSError:
             pass  # something unexpected was left in it; keep it rather than delete it
         files = tuple(str(f.get("original", "")) for f in manifest.get("files", []))
-        return TrashItem(trash_id, str(manifest.get("kind", "?")), name, str(manifest.get("deletedAt", "")), files)
+        return TrashItem(
+            trash_id, str(manifest.get("kind", "?")), name, str(manifest.get("deletedAt", "")), files
+        )

@@ -70,9 +70,7 @@ def list_archives(paths: StorePaths) -> list[str]:
         names = os.listdir(paths.root)
     except FileNotFoundError:
         return []
-    return sorted(
-        n for n in names if n.startswith(ARCHIVE_PREFIX) and n.endswith(".md") and n != "memory.md"
-    )
+    return sorted(n for n in names if n.startswith(ARCHIVE_PREFIX) and n.endswith(".md") and n != "memory.md")
 
 
 def _summary_ok(path: Path) -> bool:
@@ -212,7 +210,12 @@ def safe_entries(index: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
             continue
         name = entry.get("file")
         summary = entry.get("summary", summary_name(name) if isinstance(name, str) else None)
-        if isinstance(name, str) and is_safe_basename(name) and isinstance(summary, str) and is_safe_basename(summary):
+        if (
+            isinstance(name, str)
+            and is_safe_basename(name)
+            and isinstance(summary, str)
+            and is_safe_basename(summary)
+        ):
             good.append(entry)
         else:
             refused.append(f"index entry names a file outside the memory folder (refused): {name!r:.120}")

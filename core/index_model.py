@@ -48,7 +48,11 @@ class RotatedFile(_Model):
     @classmethod
     def _lenient_range(cls, value: Any) -> Any:
         # The JS plugin never writes it; a malformed one is treated as absent.
-        if isinstance(value, dict) and isinstance(value.get("first"), str) and isinstance(value.get("last"), str):
+        if (
+            isinstance(value, dict)
+            and isinstance(value.get("first"), str)
+            and isinstance(value.get("last"), str)
+        ):
             return value
         return None
 
@@ -98,7 +102,9 @@ def index_from_dict(data: dict[str, Any]) -> MemoryIndex:
         except ValidationError as exc:
             first = exc.errors()[0]
             key = ".".join(str(part) for part in first["loc"])
-            refused.append(f"index entry {raw.get('file')!r:.120} has a bad value for '{key}': {first['msg']}")
+            refused.append(
+                f"index entry {raw.get('file')!r:.120} has a bad value for '{key}': {first['msg']}"
+            )
     top = {k: v for k, v in data.items() if k != "rotatedFiles"}
     for key, default in (("version", 1), ("counter", 0)):
         if isinstance(top.get(key), bool) or not isinstance(top.get(key), int):

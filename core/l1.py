@@ -442,7 +442,9 @@ def _sources(transcript: Path, session_id: str) -> list[_Source]:
     return found
 
 
-def refine_transcript(paths: StorePaths, transcript_path: Path | str, session_id: str | None = None) -> RefineResult:
+def refine_transcript(
+    paths: StorePaths, transcript_path: Path | str, session_id: str | None = None
+) -> RefineResult:
     """Bring the session's L1 file up to date with ``transcript_path`` (and its subagents)."""
     transcript = Path(transcript_path).expanduser().absolute()
     if not transcript.is_file():
@@ -533,7 +535,9 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
         _append_durable(l1_path, b"".join(chunks))
         state["entries"] = int(state.get("entries", 0)) + len(chunks)
         state["pending"] = None
-    changed = bool(chunks) or reconcile or any(offsets.get(key) != value for key, value in new_offsets.items())
+    changed = (
+        bool(chunks) or reconcile or any(offsets.get(key) != value for key, value in new_offsets.items())
+    )
     offsets.update(new_offsets)
     if changed or pending is not None:
         state["session"] = session
@@ -771,8 +775,10 @@ def _gzip_file(source: Path, target: Path) -> None:
     tmp = target.with_name(f".{target.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw,
-                                                        mtime=int(stat.st_mtime)) as packed:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw, mtime=int(stat.st_mtime)) as packed,
+        ):
             with open(source, "rb") as handle:
                 shutil.copyfileobj(handle, packed)
             packed.flush()

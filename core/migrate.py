@@ -354,4 +354,3 @@ def migrate_legacy(
 
         start_job(paths, "summary")
     return done
-

@@ -132,8 +132,24 @@ def _find_close(text: str, pos: int, form: str) -> tuple[int | None, int]:
 
 # Cheap first look (plain substring tests run in C): a text that contains none of these
 # needs no secret scan at all. Token shapes are case-sensitive; assignment keys are not.
-_SHAPE_HINTS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "ABIA", "ACCA",
-                "xox", "-----BEGIN", "eyJ", "earer", "EARER")
+_SHAPE_HINTS = (
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "ABIA",
+    "ACCA",
+    "xox",
+    "-----BEGIN",
+    "eyJ",
+    "earer",
+    "EARER",
+)
 _ASSIGN_HINTS = ("pass", "pwd", "secret", "token", "key", "credential")
 
 _SHAPES = re.compile(
@@ -155,8 +171,23 @@ _SHAPES = re.compile(
 # separators (``:`` and ``=`` are found in C) and looks back for the word, which is many
 # times faster than a case-insensitive alternation tried at every position.
 _KEY_WORDS = (
-    "password", "passwd", "passphrase", "pwd", "secret", "api_key", "api-key", "apikey", "access_key",
-    "access-key", "accesskey", "private_key", "private-key", "privatekey", "credential", "credentials", "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "credential",
+    "credentials",
+    "token",
 )
 _SEPARATOR = re.compile(r"[:=]")
 _VALUE = re.compile(r""""[^"\n]*"|'[^'\n]*'|[^\s"',;)}\]]+""")

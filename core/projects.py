@@ -78,4 +78,6 @@ def find_projects(projects_dir: Path | None = None) -> list[ProjectInfo]:
             if StorePaths(project).root.is_dir():
                 found[project] = max(found.get(project, 0.0), mtime)
             break
-    return sorted((ProjectInfo(p, t) for p, t in found.items()), key=lambda info: (-info.last_active, str(info.project)))
+    return sorted(
+        (ProjectInfo(p, t) for p, t in found.items()), key=lambda info: (-info.last_active, str(info.project))
+    )

@@ -90,7 +90,9 @@ def named_files_section(paths: StorePaths) -> str:
         room = min(NAMED_FILE_CHARS, NAMED_TOTAL_CHARS - used)
         if room < 200:
             break
-        part = f"## {NAMED_TITLES.get(key, key)}\n" + _clip(text, room - 40, f"full text in .claude/memory/{name}")
+        part = f"## {NAMED_TITLES.get(key, key)}\n" + _clip(
+            text, room - 40, f"full text in .claude/memory/{name}"
+        )
         parts.append(part)
         used += len(part)
     return "\n\n".join(parts)
@@ -110,7 +112,9 @@ def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
 
 def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     """The newest archive summary that exists: overall summary, open issues, key decisions."""
-    for entry in sorted(_entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True):
+    for entry in sorted(
+        _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
+    ):
         if not entry.get("summaryGenerated"):
             continue
         name = str(entry.get("summary") or str(entry["file"]).replace(".md", ".summary.json", 1))
@@ -127,7 +131,9 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
         overall = _one_line(data.get("overallSummary"), 1_100)
         if overall:
             lines.append(overall)
-        issues = [i for i in data.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"]
+        issues = [
+            i for i in data.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"
+        ]
         if issues:
             lines.append("Open issues:")
             lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
@@ -212,7 +218,9 @@ def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
 
 def _describe(entries: list[dict[str, Any]], title: str) -> str:
     prompts = [e for e in entries if e.get("role") == "user" and not e.get("sidechain") and e.get("text")]
-    answers = [e for e in entries if e.get("role") == "assistant" and not e.get("sidechain") and e.get("text")]
+    answers = [
+        e for e in entries if e.get("role") == "assistant" and not e.get("sidechain") and e.get("text")
+    ]
     tools: dict[str, int] = {}
     for entry in entries:
         if entry.get("role") == "tool":
@@ -255,7 +263,9 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
         return ""
     for _mtime, path in _l1_files(paths):
         if _session_of(path) == session_id[:8]:
-            entries = [e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id]
+            entries = [
+                e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id
+            ]
             return _describe(entries, "This session before the compaction") if entries else ""
     return ""
 

@@ -80,7 +80,11 @@ class HookSettings:
     """The settings the hooks use (a plain class: no dataclasses import on the hook path)."""
 
     __slots__ = (
-        "carryover_tokens", "flush_every", "memory_enabled", "rotation_enabled", "save_interval",
+        "carryover_tokens",
+        "flush_every",
+        "memory_enabled",
+        "rotation_enabled",
+        "save_interval",
         "threshold_tokens",
     )
 
@@ -102,8 +106,12 @@ class HookSettings:
 
     def _key(self) -> tuple[bool, int, int, bool, int, int]:
         return (
-            self.rotation_enabled, self.threshold_tokens, self.carryover_tokens, self.memory_enabled,
-            self.flush_every, self.save_interval,
+            self.rotation_enabled,
+            self.threshold_tokens,
+            self.carryover_tokens,
+            self.memory_enabled,
+            self.flush_every,
+            self.save_interval,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -113,8 +121,10 @@ class HookSettings:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, " \
+        return (
+            "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, "
             "flush_every={}, save_interval={})".format(*self._key())
+        )
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:

@@ -27,9 +27,22 @@ from memkeeper.core.layout import (
 )
 
 __all__ = [
-    "ARCHIVE_PREFIX", "CONFIG_FILE", "COUNTERS_FILE", "DIR_MODE", "FILE_MODE", "INDEX_FILE", "LOCK_FILE",
-    "MEMORY_FILE", "MEMORY_SUBDIR", "NAMED_MEMORY_FILES", "SEARCH_DB", "StorePaths", "ensure_store",
-    "is_safe_basename", "paths_for", "resolve_project",
+    "ARCHIVE_PREFIX",
+    "CONFIG_FILE",
+    "COUNTERS_FILE",
+    "DIR_MODE",
+    "FILE_MODE",
+    "INDEX_FILE",
+    "LOCK_FILE",
+    "MEMORY_FILE",
+    "MEMORY_SUBDIR",
+    "NAMED_MEMORY_FILES",
+    "SEARCH_DB",
+    "StorePaths",
+    "ensure_store",
+    "is_safe_basename",
+    "paths_for",
+    "resolve_project",
 ]
 
 SEARCH_DB = ".search.sqlite3"

@@ -341,7 +341,9 @@ def fit_to_budget(text: str, budget_tokens: int) -> tuple[str, bool, str]:
     return head + marker + tail, True, note
 
 
-def build_prompt(archive: str, text: str, budget_tokens: int = DEFAULT_INPUT_BUDGET_TOKENS) -> tuple[PromptBuild, str]:
+def build_prompt(
+    archive: str, text: str, budget_tokens: int = DEFAULT_INPUT_BUDGET_TOKENS
+) -> tuple[PromptBuild, str]:
     """The prompt for ``archive`` with ``text`` cut to ``budget_tokens``, and the cut note ("" if whole)."""
     body, truncated, note = fit_to_budget(text, budget_tokens)
     found = date_range(text)
@@ -532,8 +534,13 @@ def _generate_unlocked(
             kept = _model_summary_on_disk(paths, archive)
             if kept is not None:  # never replace a model's summary by an extractive one
                 _log(paths, f"summary {archive}: {exc}; kept the existing {kept.generator} summary")
-                return kept.model_copy(update={"notes": [*kept.notes, f"{exc}: the existing summary was kept"]})
-            fallback = [*notes, f"{exc}: extractive summary written instead; `memkeeper regenerate {archive}` upgrades it"]
+                return kept.model_copy(
+                    update={"notes": [*kept.notes, f"{exc}: the existing summary was kept"]}
+                )
+            fallback = [
+                *notes,
+                f"{exc}: extractive summary written instead; `memkeeper regenerate {archive}` upgrades it",
+            ]
             summary = _finish(_extractive(text), archive, text, "extractive", fallback)
             _write(paths, archive, summary, tries)
             _log(paths, f"summary {archive}: {exc}; used the extractive backend")
@@ -741,4 +748,3 @@ def _one(
         return ArchiveOutcome(archive, "failed", error=str(exc))
     except ValueError as exc:  # a name outside the store
         return ArchiveOutcome(archive, "failed", error=str(exc))
-

@@ -323,7 +323,9 @@ def _join_text(content: Any) -> str:
 # --- files ---------------------------------------------------------------------------
 
 
-def iter_events(path: Path, start_offset: int = 0, stats: ParseStats | None = None) -> Iterator[TranscriptEvent]:
+def iter_events(
+    path: Path, start_offset: int = 0, stats: ParseStats | None = None
+) -> Iterator[TranscriptEvent]:
     """Stream the events of ``path`` from ``start_offset``; ``stats`` is filled as it goes."""
     stats = stats if stats is not None else ParseStats()
     with open(path, "rb") as handle:
@@ -376,7 +378,9 @@ def encode_project_dir(cwd: str | os.PathLike[str]) -> str:
 def claude_projects_root(env: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if env is None else env
     config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    base = Path(config_dir).expanduser() if config_dir else Path(environ.get("HOME") or Path.home()) / ".claude"
+    base = (
+        Path(config_dir).expanduser() if config_dir else Path(environ.get("HOME") or Path.home()) / ".claude"
+    )
     return base / "projects"
 
 

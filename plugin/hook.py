@@ -118,7 +118,16 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     # Too big (or broken): read the top-level fields the hooks use from the front.
     found: dict[str, Any] = {}
     head = text[:FULL_PARSE_BYTES]
-    for key in ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "prompt", "reason", "trigger"):
+    for key in (
+        "session_id",
+        "transcript_path",
+        "cwd",
+        "hook_event_name",
+        "source",
+        "prompt",
+        "reason",
+        "trigger",
+    ):
         value = _field_from_front(head, key)
         if isinstance(value, str):
             found[key] = value
@@ -293,7 +302,9 @@ def on_session_end(paths: StorePaths, payload: dict[str, Any]) -> None:
     sid = _session(payload)
     transcript = payload.get("transcript_path")
     if sid:
-        live_sessions.note_session(paths, sid, transcript if isinstance(transcript, str) else None, ended=True)
+        live_sessions.note_session(
+            paths, sid, transcript if isinstance(transcript, str) else None, ended=True
+        )
     options = job_options(payload, "session-end")
     # Two detached processes, so the L1 copy does not wait behind a running flush; the
     # flush refines the same transcript first anyway (refining is idempotent).

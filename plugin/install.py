@@ -93,7 +93,9 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
             }
         ],
     }
-    (root / ".claude-plugin" / "marketplace.json").write_text(json.dumps(marketplace, indent=2) + "\n", "utf-8")
+    (root / ".claude-plugin" / "marketplace.json").write_text(
+        json.dumps(marketplace, indent=2) + "\n", "utf-8"
+    )
     return InstallReport(marketplace=root, plugin_dir=target, python=python)
 
 
@@ -114,7 +116,9 @@ def manual_steps(report: InstallReport, scope: str) -> list[str]:
     ]
 
 
-def install(home: Path | None = None, claude: str | None = None, scope: str = "user", register: bool = True) -> InstallReport:
+def install(
+    home: Path | None = None, claude: str | None = None, scope: str = "user", register: bool = True
+) -> InstallReport:
     """Write the marketplace and, if ``claude`` is available, register the plugin with it."""
     report = write_marketplace(home)
     report.claude = claude or shutil.which("claude")
@@ -145,7 +149,9 @@ class UninstallReport:
     steps: list[Step] = field(default_factory=list)
 
 
-def uninstall(home: Path | None = None, claude: str | None = None, scope: str = "user", keep_files: bool = False) -> UninstallReport:
+def uninstall(
+    home: Path | None = None, claude: str | None = None, scope: str = "user", keep_files: bool = False
+) -> UninstallReport:
     """Unregister the plugin and its marketplace from Claude Code and delete the copy.
 
     The memory stores in the projects are never touched.

@@ -119,7 +119,11 @@ class MemkeeperApp(App[None]):
             async for tiers, changed in watch_store(paths, stop):
                 self.post_message(StoreChanged(tiers, changed))
         except OSError as exc:
-            hint = " (raise fs.inotify.max_user_watches)" if "inotify" in str(exc).lower() or exc.errno == 28 else ""
+            hint = (
+                " (raise fs.inotify.max_user_watches)"
+                if "inotify" in str(exc).lower() or exc.errno == 28
+                else ""
+            )
             self.post_message(WatchStateChanged(False, f"live refresh stopped: {exc}{hint}"))
             return
         self.post_message(WatchStateChanged(False))
@@ -334,9 +338,15 @@ class MemkeeperApp(App[None]):
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="memkeeper-tui", description="Browse a memkeeper store in the terminal.")
-    parser.add_argument("project", nargs="?", help="project directory (default: $CLAUDE_PROJECT_DIR or the current one)")
-    parser.add_argument("--demo", action="store_true", help="open a generated demo store in a temporary folder")
+    parser = argparse.ArgumentParser(
+        prog="memkeeper-tui", description="Browse a memkeeper store in the terminal."
+    )
+    parser.add_argument(
+        "project", nargs="?", help="project directory (default: $CLAUDE_PROJECT_DIR or the current one)"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="open a generated demo store in a temporary folder"
+    )
     parser.add_argument("--no-watch", action="store_true", help="do not refresh live when files change")
     return parser.parse_args(argv)
 

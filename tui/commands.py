@@ -28,10 +28,22 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
     return [
         ("Search", "Search every tier (/)", lambda: app.open_search()),
         ("Pending summaries", "List pending and failed L3 summaries, regenerate them (p)", app.open_pending),
-        ("Regenerate summaries", "Open the pending screen to regenerate one or all (p, then g / a)", app.open_pending),
+        (
+            "Regenerate summaries",
+            "Open the pending screen to regenerate one or all (p, then g / a)",
+            app.open_pending,
+        ),
         ("Rotate now", "Archive memory.md now and keep its tail (r)", app.rotate_now),
-        ("Migrate legacy memory.md", "Preview and run the split of an oversized memory.md (m)", app.open_migrate),
-        ("Forget selection", "Move the selected archive or L1 session to the trash (d)", browse_action("forget")),
+        (
+            "Migrate legacy memory.md",
+            "Preview and run the split of an oversized memory.md (m)",
+            app.open_migrate,
+        ),
+        (
+            "Forget selection",
+            "Move the selected archive or L1 session to the trash (d)",
+            browse_action("forget"),
+        ),
         ("Trash", "Restore forgotten archives and sessions (t)", app.open_trash),
         ("Switch project", "Open another project's store (o)", app.open_projects),
         ("Toggle live refresh", "Watch the store's files and refresh on change (w)", app.toggle_live),

@@ -316,7 +316,9 @@ def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot
     items: list[DocItem] = []
     if info is not None and info.summary_state != "ok":
         state = "FAILED" if info.summary_state == "failed" else "PENDING"
-        items.append(DocItem(f"Summary {state} (attempts: {info.attempts})", kind="error" if info.error else "title"))
+        items.append(
+            DocItem(f"Summary {state} (attempts: {info.attempts})", kind="error" if info.error else "title")
+        )
         if info.error:
             items.append(DocItem(info.error, kind="error"))
         items.append(DocItem("Regenerate it from the pending screen (p).", kind="muted"))
@@ -346,13 +348,17 @@ def summary_items(data: dict[str, Any]) -> list[DocItem]:
     for theme in themes:
         sessions = theme.get("sessions") or []
         extra = f"  [{', '.join(str(s) for s in sessions)}]" if sessions else ""
-        items.append(DocItem(str(theme.get("name") or "?"), kind="h3", body=str(theme.get("summary") or "") + extra))
+        items.append(
+            DocItem(str(theme.get("name") or "?"), kind="h3", body=str(theme.get("summary") or "") + extra)
+        )
     decisions = [d for d in data.get("keyDecisions") or [] if isinstance(d, dict)]
     items.append(DocItem(f"Decisions ({len(decisions)})", kind="h2", anchor=True))
     for decision in decisions:
         when = f" ({decision.get('date')})" if decision.get("date") else ""
         reason = str(decision.get("reason") or "")
-        items.append(DocItem(str(decision.get("decision") or "?") + when, kind="bullet", prefix="• ", body=reason))
+        items.append(
+            DocItem(str(decision.get("decision") or "?") + when, kind="bullet", prefix="• ", body=reason)
+        )
     issues = [i for i in data.get("issues") or [] if isinstance(i, dict)]
     items.append(DocItem(f"Issues ({len(issues)})", kind="h2", anchor=True))
     for issue in issues:
@@ -383,13 +389,38 @@ def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
         ts = str(entry.get("ts") or "")
         clock = ts[11:16]
         side = bool(entry.get("sidechain"))
-        agent = f" [subagent {str(entry.get('agentId'))[:8]}]" if side and entry.get("agentId") else (" [subagent]" if side else "")
+        agent = (
+            f" [subagent {str(entry.get('agentId'))[:8]}]"
+            if side and entry.get("agentId")
+            else (" [subagent]" if side else "")
+        )
         if role == "user":
-            items.append(DocItem(str(entry.get("text") or ""), kind="user", prefix=f"{clock} you{agent} ▸ ", anchor=not side, sidechain=side, line=number))
+            items.append(
+                DocItem(
+                    str(entry.get("text") or ""),
+                    kind="user",
+                    prefix=f"{clock} you{agent} ▸ ",
+                    anchor=not side,
+                    sidechain=side,
+                    line=number,
+                )
+            )
         elif role == "assistant":
-            items.append(DocItem(str(entry.get("text") or ""), kind="assistant", prefix=f"{clock} claude{agent} ▸ ", sidechain=side, line=number))
+            items.append(
+                DocItem(
+                    str(entry.get("text") or ""),
+                    kind="assistant",
+                    prefix=f"{clock} claude{agent} ▸ ",
+                    sidechain=side,
+                    line=number,
+                )
+            )
         elif role == "tool":
-            details = [f"{k}: {v}" for k, v in entry.items() if k not in ("ts", "role", "name", "session", "tool_use_id", "sidechain", "agentId")]
+            details = [
+                f"{k}: {v}"
+                for k, v in entry.items()
+                if k not in ("ts", "role", "name", "session", "tool_use_id", "sidechain", "agentId")
+            ]
             item = DocItem(
                 _tool_line(entry),
                 kind="tool",
@@ -411,13 +442,34 @@ def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
                 index = pending_tools.pop(use_id)
                 call = items[index]
                 mark = "✗" if result == "error" else "✓"
-                body = (call.body + "\n" if call.body else "") + f"→ {result}" + (f": {output}" if output else "")
-                items[index] = DocItem(call.text + f"  {mark}", kind="error" if result == "error" else call.kind,
-                                       prefix=call.prefix, body=body, sidechain=call.sidechain, line=call.line)
+                body = (
+                    (call.body + "\n" if call.body else "")
+                    + f"→ {result}"
+                    + (f": {output}" if output else "")
+                )
+                items[index] = DocItem(
+                    call.text + f"  {mark}",
+                    kind="error" if result == "error" else call.kind,
+                    prefix=call.prefix,
+                    body=body,
+                    sidechain=call.sidechain,
+                    line=call.line,
+                )
             else:
-                items.append(DocItem(f"→ {result}", kind="tool_result", prefix=f"{clock} ", body=output, sidechain=side, line=number))
+                items.append(
+                    DocItem(
+                        f"→ {result}",
+                        kind="tool_result",
+                        prefix=f"{clock} ",
+                        body=output,
+                        sidechain=side,
+                        line=number,
+                    )
+                )
         else:
-            items.append(DocItem(str(entry.get("text") or entry), kind="muted", prefix=f"{clock} ", line=number))
+            items.append(
+                DocItem(str(entry.get("text") or entry), kind="muted", prefix=f"{clock} ", line=number)
+            )
     return items
 
 
@@ -436,7 +488,9 @@ def _day_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
     sessions = snapshot.days.get(target.name, []) if snapshot else []
     items = [DocItem(f"{len(sessions)} sessions on {target.name}", kind="title")]
     for info in sessions:
-        items.append(DocItem(f"{info.time}  {info.session}  ({info.size:,} bytes)", kind="bullet", prefix="• "))
+        items.append(
+            DocItem(f"{info.time}  {info.session}  ({info.size:,} bytes)", kind="bullet", prefix="• ")
+        )
     items.append(DocItem("Open a session in the tree to read it.", kind="muted"))
     return Document(target, target.name, items)
 

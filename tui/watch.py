@@ -23,7 +23,12 @@ DEBOUNCE_MS = 600
 def tier_of(paths: StorePaths, path: Path) -> str | None:
     """Which tier a changed path belongs to, or None for files we ignore."""
     name = path.name
-    if name.startswith(".") or name.endswith((".tmp", ".lock")) or name.startswith(SEARCH_DB) or name == LOCK_FILE:
+    if (
+        name.startswith(".")
+        or name.endswith((".tmp", ".lock"))
+        or name.startswith(SEARCH_DB)
+        or name == LOCK_FILE
+    ):
         return None
     if path.parent == paths.sessions:
         return "l1" if ".l1.jsonl" in name else None

@@ -86,7 +86,9 @@ def resolve_backend_name(config: Config, name: str | None = None) -> str:
             return "anthropic"
         return "extractive"
     if chosen not in BACKEND_NAMES:
-        raise BackendUnavailable(f"unknown summarizer backend {chosen!r} (known: auto, {', '.join(BACKEND_NAMES)})")
+        raise BackendUnavailable(
+            f"unknown summarizer backend {chosen!r} (known: auto, {', '.join(BACKEND_NAMES)})"
+        )
     return chosen
 
 
@@ -106,7 +108,9 @@ def get_backend(config: Config, name: str | None = None) -> Backend:
         from memkeeper.core.summarizers.command import CommandBackend
 
         if not config.summarizer.command:
-            raise BackendUnavailable("the command backend needs summarizer.command (an argv list) in config.json")
+            raise BackendUnavailable(
+                "the command backend needs summarizer.command (an argv list) in config.json"
+            )
         return CommandBackend(argv=list(config.summarizer.command))
     from memkeeper.core.summarizers.extractive import ExtractiveBackend
 

@@ -36,7 +36,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def run_with_timeout(argv: list[str], stdin_text: str, timeout: float, cwd: Path | None = None) -> ProcessResult:
+def run_with_timeout(
+    argv: list[str], stdin_text: str, timeout: float, cwd: Path | None = None
+) -> ProcessResult:
     """Run ``argv`` with ``stdin_text`` on stdin; BackendError if it cannot start or times out."""
     label = os.path.basename(argv[0]) if argv else "(empty command)"
     if not argv:

@@ -44,7 +44,9 @@ class AnthropicBackend:
         try:
             import anthropic
         except ImportError:
-            raise BackendUnavailable("the anthropic package is not installed (pip install 'memkeeper[anthropic]')") from None
+            raise BackendUnavailable(
+                "the anthropic package is not installed (pip install 'memkeeper[anthropic]')"
+            ) from None
         try:
             client: Any = anthropic.Anthropic(api_key=self.key, max_retries=0, timeout=timeout)
             message: Any = client.messages.create(

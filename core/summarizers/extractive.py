@@ -398,7 +398,9 @@ def _related_open_issue(found: list[_Issue], item: Item, resolving: bool) -> _Is
         if issue.status != "open":
             continue
         overlap = _overlap(issue.text, item.text)
-        same_topic = issue.item.topic is not None and _topic_key(issue.item.topic) == _topic_key(item.topic or "")
+        same_topic = issue.item.topic is not None and _topic_key(issue.item.topic) == _topic_key(
+            item.topic or ""
+        )
         if (same_topic and (resolving or issue.item.date == item.date or overlap >= 0.2)) or overlap >= 0.45:
             return issue
     return None
@@ -419,7 +421,11 @@ def _overall(
     n = len(sections)
     span = ""
     if dates:
-        span = f" on {dates[0]}" if len(dates) == 1 else f" from {dates[0]} to {dates[-1]} ({len(dates)} days with notes)"
+        span = (
+            f" on {dates[0]}"
+            if len(dates) == 1
+            else f" from {dates[0]} to {dates[-1]} ({len(dates)} days with notes)"
+        )
     sentences.append(f"This archive holds {n} section{'s' if n != 1 else ''} with {len(items)} notes{span}.")
     real = [t for t in themes if t["name"] != "General notes"]
     if real:
@@ -480,7 +486,9 @@ def extract_summary(text: str) -> dict[str, Any]:
         "themes": themes,
         "keyDecisions": decisions,
         "issues": issues,
-        "overallSummary": _overall(sections, items, themes, decisions, issues) if items else "The archive has no notes.",
+        "overallSummary": _overall(sections, items, themes, decisions, issues)
+        if items
+        else "The archive has no notes.",
     }
 
 

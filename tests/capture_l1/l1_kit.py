@@ -9,7 +9,6 @@ SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "transcripts"
 BIG_TRANSCRIPT = SHARED / "spotter" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 
-
 def all_fixture_transcripts() -> list[Path]:
     """Main-session transcripts among the copied fixtures (subagent files are read with them)."""
     return sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)

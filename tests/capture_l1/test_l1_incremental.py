@@ -21,13 +21,23 @@ SESSION = "5e551011-aaaa-bbbb-cccc-000000000001"
 
 
 def _user(text: str, ts: str, session: str = SESSION, **extra: Any) -> dict[str, Any]:
-    return {"type": "user", "timestamp": ts, "sessionId": session, "uuid": ts,
-            "message": {"role": "user", "content": text}, **extra}
+    return {
+        "type": "user",
+        "timestamp": ts,
+        "sessionId": session,
+        "uuid": ts,
+        "message": {"role": "user", "content": text},
+        **extra,
+    }
 
 
 def _assistant(text: str, ts: str, session: str = SESSION) -> dict[str, Any]:
-    return {"type": "assistant", "timestamp": ts, "sessionId": session,
-            "message": {"role": "assistant", "model": "m", "content": [{"type": "text", "text": text}]}}
+    return {
+        "type": "assistant",
+        "timestamp": ts,
+        "sessionId": session,
+        "message": {"role": "assistant", "model": "m", "content": [{"type": "text", "text": text}]},
+    }
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -52,7 +62,11 @@ def _texts(path: Path | None) -> list[str]:
 def transcript(tmp_path: Path) -> Path:
     path = tmp_path / "cc" / f"{SESSION}.jsonl"
     path.parent.mkdir()
-    _write(path, _user("first prompt", "2026-03-01T10:00:00.000Z"), _assistant("first answer", "2026-03-01T10:00:01.000Z"))
+    _write(
+        path,
+        _user("first prompt", "2026-03-01T10:00:00.000Z"),
+        _assistant("first answer", "2026-03-01T10:00:01.000Z"),
+    )
     return path
 
 
@@ -100,7 +114,8 @@ def test_garbage_huge_and_non_utf8_lines(store: StorePaths, transcript: Path) ->
         + _line({"type": "some-future-type", "sessionId": SESSION, "payload": {"a": 1}})
         + _line({"type": "progress", "data": {"type": "hook_progress"}})
         + _line(_user(huge, "2026-03-01T10:00:05.000Z"))
-        + b'{"type":"user","timestamp":"2026-03-01T10:00:06.000Z","sessionId":"' + SESSION.encode()
+        + b'{"type":"user","timestamp":"2026-03-01T10:00:06.000Z","sessionId":"'
+        + SESSION.encode()
         + b'","message":{"content":"caf\xe9"}}\n',
     )
     events, stats = read_events(transcript)
@@ -116,8 +131,10 @@ def test_garbage_huge_and_non_utf8_lines(store: StorePaths, transcript: Path) ->
 
 def test_lone_surrogate_escape_is_written_as_valid_json(store: StorePaths, tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b'{"type":"user","timestamp":"2026-03-01T10:00:00Z","sessionId":"s1",'
-                     b'"message":{"content":"half \\ud83d pair"}}\n')
+    path.write_bytes(
+        b'{"type":"user","timestamp":"2026-03-01T10:00:00Z","sessionId":"s1",'
+        b'"message":{"content":"half \\ud83d pair"}}\n'
+    )
     result = l1.refine_transcript(store, path)
     assert result.l1_path is not None
     line = result.l1_path.read_bytes()
@@ -190,8 +207,11 @@ def test_new_subagent_file_is_picked_up(store: StorePaths, transcript: Path) -> 
 
 def test_js_written_files_without_trailing_newline_are_read(store: StorePaths) -> None:
     legacy = store.sessions / "2026-01-05_0930.l1.jsonl"
-    legacy.write_text('{"ts":"2026-01-05T09:30:00.000Z","role":"user","text":"a"}\n'
-                      '{"ts":"2026-01-05T09:31:00.000Z","role":"assistant","text":"b"}', encoding="utf-8")
+    legacy.write_text(
+        '{"ts":"2026-01-05T09:30:00.000Z","role":"user","text":"a"}\n'
+        '{"ts":"2026-01-05T09:31:00.000Z","role":"assistant","text":"b"}',
+        encoding="utf-8",
+    )
     assert [e["text"] for e in l1.read_l1(legacy)] == ["a", "b"]
     (info,) = l1.list_l1(store)
     assert info.legacy and info.entries == 2 and info.messages == 2 and info.session_id is None
@@ -220,7 +240,10 @@ def test_dedupe_moves_contained_copies_to_trash(store: StorePaths) -> None:
     assert len(list(store.sessions.iterdir())) == 4
     done = l1.dedupe_l1(store)
     assert sorted(done.removed) == sorted(dry.removed)
-    assert sorted(p.name for p in store.sessions.iterdir()) == ["2026-01-05_0930.l1.jsonl", "2026-01-05_0933.l1.jsonl"]
+    assert sorted(p.name for p in store.sessions.iterdir()) == [
+        "2026-01-05_0930.l1.jsonl",
+        "2026-01-05_0933.l1.jsonl",
+    ]
     from memkeeper.core.forget import list_trash, restore
 
     trashed = list_trash(store)
@@ -270,7 +293,10 @@ def test_final_finds_newest_transcript_of_exactly_this_project(
     mine = _claude_dir(home, project)
     other_project = tmp_path / "xproj"  # its encoded name contains "proj" as a substring
     theirs = _claude_dir(home, other_project)
-    _write(theirs / "99999999-0000.jsonl", _user("someone else's", "2026-03-05T00:00:00Z", session="99999999-0000"))
+    _write(
+        theirs / "99999999-0000.jsonl",
+        _user("someone else's", "2026-03-05T00:00:00Z", session="99999999-0000"),
+    )
     _write(mine / "11111111-old.jsonl", _user("older", "2026-03-01T00:00:00Z", session="11111111-old"))
     _write(mine / "22222222-new.jsonl", _user("newest", "2026-03-02T00:00:00Z", session="22222222-new"))
     os.utime(mine / "11111111-old.jsonl", (1, 1))
@@ -303,7 +329,9 @@ def test_cli_maintenance_commands(store: StorePaths, capsys: pytest.CaptureFixtu
     assert cli_main(["--project", project, "compress", "--days", "-1"]) == 2
 
 
-def test_renamed_copy_of_the_session_adds_nothing(store: StorePaths, transcript: Path, tmp_path: Path) -> None:
+def test_renamed_copy_of_the_session_adds_nothing(
+    store: StorePaths, transcript: Path, tmp_path: Path
+) -> None:
     l1.refine_transcript(store, transcript)
     copy = tmp_path / "backup-of-session.jsonl"
     copy.write_bytes(transcript.read_bytes())
@@ -311,15 +339,17 @@ def test_renamed_copy_of_the_session_adds_nothing(store: StorePaths, transcript:
     assert result.new_entries == 0 and result.reconciled and result.total_entries == 2
 
 
-def test_old_layout_agent_file_beside_the_session(
-    store: StorePaths, home: Path
-) -> None:
+def test_old_layout_agent_file_beside_the_session(store: StorePaths, home: Path) -> None:
     folder = _claude_dir(home, store.project)
     main = folder / f"{SESSION}.jsonl"
-    _write(main, _user("parent prompt", "2026-03-01T10:00:00.000Z"), _assistant("ok", "2026-03-01T10:00:01.000Z"))
-    _write(folder / "agent-1a2b3c4d.jsonl",
-           _user("agent prompt", "2026-03-01T10:00:02.000Z", isSidechain=True, agentId="1a2b3c4d"),
-           _assistant("agent answer", "2026-03-01T10:00:03.000Z"))
+    _write(
+        main, _user("parent prompt", "2026-03-01T10:00:00.000Z"), _assistant("ok", "2026-03-01T10:00:01.000Z")
+    )
+    _write(
+        folder / "agent-1a2b3c4d.jsonl",
+        _user("agent prompt", "2026-03-01T10:00:02.000Z", isSidechain=True, agentId="1a2b3c4d"),
+        _assistant("agent answer", "2026-03-01T10:00:03.000Z"),
+    )
     from memkeeper.core.transcript import list_transcripts, newest_transcript
 
     assert newest_transcript(store.project) == main

@@ -115,8 +115,10 @@ def test_private_key_blocks() -> None:
         ('api_key="abc123def"', 'api_key="[REDACTED:api_key]"'),
         ("export MY_API_KEY=zzzz9999", "export MY_API_KEY=[REDACTED:api_key]"),
         ("auth_token: tok_live_123", "auth_token: [REDACTED:token]"),
-        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-         "aws_secret_access_key = [REDACTED:aws_secret_key]"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED:aws_secret_key]",
+        ),
         ("Authorization: Bearer abcdefghijklmnop1234567890", "Authorization: Bearer [REDACTED:bearer]"),
     ],
 )
@@ -147,8 +149,31 @@ def test_redaction_is_idempotent() -> None:
     assert redact(joined) == "[PRIVATE] after"
 
 
-_PIECES = ["a", " ", "<", ">", "/", "[", "]", "-", "!", "`", "\n", "=", ":", "private", "PRIVATE",
-           "[PRIVATE]", "<private>", "</private>", "[private]", "[/private]", "```", "password=", "x"]
+_PIECES = [
+    "a",
+    " ",
+    "<",
+    ">",
+    "/",
+    "[",
+    "]",
+    "-",
+    "!",
+    "`",
+    "\n",
+    "=",
+    ":",
+    "private",
+    "PRIVATE",
+    "[PRIVATE]",
+    "<private>",
+    "</private>",
+    "[private]",
+    "[/private]",
+    "```",
+    "password=",
+    "x",
+]
 _PLAIN = ["a", " ", "-", "!", "\n", "=", ":", "private", "PRIVATE", "[PRIVATE]", "x", "<"]
 
 
@@ -174,11 +199,17 @@ def test_span_content_never_survives(prefix: str, body: str, suffix: str, closed
 
 
 def test_redact_obj_walks_nested_values_not_keys() -> None:
-    obj: dict[str, Any] = {"password": "x", "nested": [{"cmd": "curl -H 'Bearer abcdefghijklmnop123456'"}, 3, None],
-                           "text": "<private>p</private>"}
+    obj: dict[str, Any] = {
+        "password": "x",
+        "nested": [{"cmd": "curl -H 'Bearer abcdefghijklmnop123456'"}, 3, None],
+        "text": "<private>p</private>",
+    }
     out = redact_obj(obj)
-    assert out == {"password": "x", "nested": [{"cmd": "curl -H 'Bearer [REDACTED:bearer]'"}, 3, None],
-                   "text": "[PRIVATE]"}
+    assert out == {
+        "password": "x",
+        "nested": [{"cmd": "curl -H 'Bearer [REDACTED:bearer]'"}, 3, None],
+        "text": "[PRIVATE]",
+    }
     assert redact_secrets("nothing") == "nothing"
 
 
@@ -196,12 +227,25 @@ def _planted_session(folder: Path, session: str) -> Path:
     records: list[dict[str, Any]] = []
 
     def user(content: Any, **extra: Any) -> None:
-        records.append({"type": "user", "timestamp": _ts(len(records)), "sessionId": session,
-                        "message": {"role": "user", "content": content}, **extra})
+        records.append(
+            {
+                "type": "user",
+                "timestamp": _ts(len(records)),
+                "sessionId": session,
+                "message": {"role": "user", "content": content},
+                **extra,
+            }
+        )
 
     def assistant(*blocks: dict[str, Any]) -> None:
-        records.append({"type": "assistant", "timestamp": _ts(len(records)), "sessionId": session,
-                        "message": {"role": "assistant", "model": "m", "content": list(blocks)}})
+        records.append(
+            {
+                "type": "assistant",
+                "timestamp": _ts(len(records)),
+                "sessionId": session,
+                "message": {"role": "assistant", "model": "m", "content": list(blocks)},
+            }
+        )
 
     user(f"my key is {s['anthropic']} and <private>{PLANTED_PRIVATE[0]}</private> ok")
     user(f"[private]{PLANTED_PRIVATE[1]}[/private] and password=hunter2hunter2 and {s['github_pat']}")
@@ -211,29 +255,73 @@ def _planted_session(folder: Path, session: str) -> Path:
     assistant(
         {"type": "text", "text": f"Using {s['openai']} now"},
         {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f"{padding} {s['anthropic']}"}},
-        {"type": "tool_use", "id": "t2", "name": "Edit",
-         "input": {"file_path": "/p/.env", "old_string": f"KEY={s['openai_legacy']}", "new_string": f"KEY={s['github_fine']}"}},
-        {"type": "tool_use", "id": "t3", "name": "Write", "input": {"file_path": "/p/k", "content": s["aws_access_key"]}},
-        {"type": "tool_use", "id": "t4", "name": "Grep", "input": {"pattern": s["github_oauth"], "path": "/p"}},
-        {"type": "tool_use", "id": "t5", "name": "WebFetch",
-         "input": {"url": f"https://x.test/?token={s['slack']}", "prompt": "read"}},
+        {
+            "type": "tool_use",
+            "id": "t2",
+            "name": "Edit",
+            "input": {
+                "file_path": "/p/.env",
+                "old_string": f"KEY={s['openai_legacy']}",
+                "new_string": f"KEY={s['github_fine']}",
+            },
+        },
+        {
+            "type": "tool_use",
+            "id": "t3",
+            "name": "Write",
+            "input": {"file_path": "/p/k", "content": s["aws_access_key"]},
+        },
+        {
+            "type": "tool_use",
+            "id": "t4",
+            "name": "Grep",
+            "input": {"pattern": s["github_oauth"], "path": "/p"},
+        },
+        {
+            "type": "tool_use",
+            "id": "t5",
+            "name": "WebFetch",
+            "input": {"url": f"https://x.test/?token={s['slack']}", "prompt": "read"},
+        },
     )
-    key_block = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBrandomkeymaterial0123456789\n-----END EC PRIVATE KEY-----"
-    user([
-        {"type": "tool_result", "tool_use_id": "t1", "content": f"{'y' * 150} {s['anthropic']}"},
-        {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": key_block}]},
-        {"type": "tool_result", "tool_use_id": "t3", "content": f"aws_secret_access_key = {'Q' * 40}", "is_error": True},
-        {"type": "tool_result", "tool_use_id": "t4", "content": {"token": s["github_pat"]}},
-        {"type": "tool_result", "tool_use_id": "t5", "content": "api_key: sekr1tvalue99"},
-    ])
+    key_block = (
+        "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBrandomkeymaterial0123456789\n-----END EC PRIVATE KEY-----"
+    )
+    user(
+        [
+            {"type": "tool_result", "tool_use_id": "t1", "content": f"{'y' * 150} {s['anthropic']}"},
+            {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": key_block}]},
+            {
+                "type": "tool_result",
+                "tool_use_id": "t3",
+                "content": f"aws_secret_access_key = {'Q' * 40}",
+                "is_error": True,
+            },
+            {"type": "tool_result", "tool_use_id": "t4", "content": {"token": s["github_pat"]}},
+            {"type": "tool_result", "tool_use_id": "t5", "content": "api_key: sekr1tvalue99"},
+        ]
+    )
     user(f"<command-name>/deploy</command-name><command-args>--token={s['openai']}</command-args>")
     path = folder / f"{session}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     agent = folder / session / "subagents" / "agent-secret1.jsonl"
     agent.parent.mkdir(parents=True)
-    agent.write_text(json.dumps({"type": "user", "timestamp": _ts(99), "sessionId": session, "isSidechain": True,
-                                 "message": {"role": "user", "content": f"use {s['anthropic']} <private>{PLANTED_PRIVATE[0]}</private>"}})
-                     + "\n", encoding="utf-8")
+    agent.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "timestamp": _ts(99),
+                "sessionId": session,
+                "isSidechain": True,
+                "message": {
+                    "role": "user",
+                    "content": f"use {s['anthropic']} <private>{PLANTED_PRIVATE[0]}</private>",
+                },
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 

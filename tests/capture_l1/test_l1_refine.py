@@ -161,7 +161,9 @@ def test_subagent_work_is_marked_sidechain(store: StorePaths) -> None:
 
 
 def test_synthetic_error_reply_and_stop_feedback_are_not_entries(store: StorePaths) -> None:
-    no_login = l1.refine_transcript(store, FIXTURES / "cc-2.1.197" / "c56e5787-4e8d-47c8-8015-046d6e485734.jsonl")
+    no_login = l1.refine_transcript(
+        store, FIXTURES / "cc-2.1.197" / "c56e5787-4e8d-47c8-8015-046d6e485734.jsonl"
+    )
     assert no_login.l1_path is not None
     assert [e["role"] for e in _entries(no_login.l1_path)] == ["user"]
     stop = l1.refine_transcript(store, FIXTURES / "cc-2.1.197" / "b92bc1cf-b647-42f6-b73d-79a1fec45e3d.jsonl")
@@ -181,7 +183,9 @@ def test_old_1_0_format(store: StorePaths) -> None:
     edit = next(e for e in entries if e["role"] == "tool" and e["name"] == "Edit")
     assert edit["target"] == "/tmp/decorator_example.py" and "diff" not in edit  # old_string is empty
     assert edit["tool_use_id"] == "tool_001"
-    bash_result = next(e for e in entries if e.get("tool_use_id") == "tool_002" and e["role"] == "tool_result")
+    bash_result = next(
+        e for e in entries if e.get("tool_use_id") == "tool_002" and e["role"] == "tool_result"
+    )
     assert bash_result["output"].startswith("Hello, Alice!")
 
 
@@ -196,10 +200,24 @@ def test_mixed_message_keeps_text_and_tool_use(store: StorePaths, tmp_path: Path
             "content": [
                 {"type": "thinking", "thinking": "hmm", "signature": "x"},
                 {"type": "text", "text": "Let me look."},
-                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a.py", "offset": 10}},
-                {"type": "tool_use", "id": "t2", "name": "Edit",
-                 "input": {"file_path": "/a.py", "old_string": "a\nb\nc\nd", "new_string": "x"}},
-                {"type": "tool_use", "id": "t3", "name": "Write", "input": {"file_path": "/b", "content": "é🚀"}},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Read",
+                    "input": {"file_path": "/a.py", "offset": 10},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "t2",
+                    "name": "Edit",
+                    "input": {"file_path": "/a.py", "old_string": "a\nb\nc\nd", "new_string": "x"},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "t3",
+                    "name": "Write",
+                    "input": {"file_path": "/b", "content": "é🚀"},
+                },
                 {"type": "tool_use", "id": "t4", "name": "Grep", "input": {"pattern": "foo"}},
             ],
         },
@@ -208,12 +226,15 @@ def test_mixed_message_keeps_text_and_tool_use(store: StorePaths, tmp_path: Path
         "type": "user",
         "timestamp": "2026-01-01T00:00:01Z",
         "sessionId": "mixed-session",
-        "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "line"}]},
-            {"type": "tool_result", "tool_use_id": "t2", "content": "boom", "is_error": True},
-            {"type": "tool_result", "tool_use_id": "t3", "content": ""},
-            {"type": "tool_result", "tool_use_id": "t4", "content": "x" * 500},
-        ]},
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "line"}]},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "boom", "is_error": True},
+                {"type": "tool_result", "tool_use_id": "t3", "content": ""},
+                {"type": "tool_result", "tool_use_id": "t4", "content": "x" * 500},
+            ],
+        },
     }
     transcript.write_text(json.dumps(record) + "\n" + json.dumps(results) + "\n", encoding="utf-8")
     result = l1.refine_transcript(store, transcript)
@@ -224,8 +245,14 @@ def test_mixed_message_keeps_text_and_tool_use(store: StorePaths, tmp_path: Path
     assert read["lines"] == "10-110" and read["target"] == "/a.py"
     assert edit["diff"] == "-a\nb\nc\n+x"
     assert write["size"] == 3  # UTF-16 units, as JavaScript counts
-    assert grep == {"ts": grep["ts"], "role": "tool", "name": "Grep", "pattern": "foo", "tool_use_id": "t4",
-                    "session": "mixed-session"}
+    assert grep == {
+        "ts": grep["ts"],
+        "role": "tool",
+        "name": "Grep",
+        "pattern": "foo",
+        "tool_use_id": "t4",
+        "session": "mixed-session",
+    }
     ok, err, empty, long = entries[5:]
     assert ok["output"] == "line" and err == {**err, "result": "error", "output": "boom"}
     assert "output" not in empty

@@ -36,7 +36,12 @@ def _texts(value: Any) -> list[str]:
     if isinstance(value, list):
         return [t for item in value for t in _texts(item)]
     if isinstance(value, dict):
-        return [t for key, item in value.items() if key in ("text", "content", "system", "messages") for t in _texts(item)]
+        return [
+            t
+            for key, item in value.items()
+            if key in ("text", "content", "system", "messages")
+            for t in _texts(item)
+        ]
     return []
 
 
@@ -64,7 +69,9 @@ def plan_reply(body: dict[str, Any], state: MockState) -> dict[str, Any]:
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
     content = last.get("content") if isinstance(last, dict) else None
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    ):
         return {"type": "text", "text": FINAL_TEXT}
     last_text = "\n".join(_texts(content))
     tools = body.get("tools") or []
@@ -121,7 +128,12 @@ def make_handler(state: MockState) -> type[BaseHTTPRequestHandler]:
             model = str(body.get("model") or "claude-haiku-4-5-20251001")
             message_id = f"msg_mock_{state.next_id()}"
             stop_reason = "tool_use" if block["type"] == "tool_use" else "end_turn"
-            usage = {"input_tokens": 50, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+            usage = {
+                "input_tokens": 50,
+                "output_tokens": 20,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            }
             if not body.get("stream"):
                 self._json(
                     {
@@ -154,17 +166,33 @@ def make_handler(state: MockState) -> type[BaseHTTPRequestHandler]:
             out = [_sse("message_start", {"type": "message_start", "message": start})]
             if block["type"] == "text":
                 out.append(
-                    _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+                    _sse(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": 0,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
                 )
                 out.append(
                     _sse(
                         "content_block_delta",
-                        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": block["text"]}},
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": block["text"]},
+                        },
                     )
                 )
             else:
                 shell = dict(block, input={})
-                out.append(_sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": shell}))
+                out.append(
+                    _sse(
+                        "content_block_start",
+                        {"type": "content_block_start", "index": 0, "content_block": shell},
+                    )
+                )
                 out.append(
                     _sse(
                         "content_block_delta",
@@ -179,7 +207,11 @@ def make_handler(state: MockState) -> type[BaseHTTPRequestHandler]:
             out.append(
                 _sse(
                     "message_delta",
-                    {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": 20}},
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                        "usage": {"output_tokens": 20},
+                    },
                 )
             )
             out.append(_sse("message_stop", {"type": "message_stop"}))

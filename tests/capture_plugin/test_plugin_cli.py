@@ -19,10 +19,22 @@ from memkeeper.core.store import StorePaths
 def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1")).encode()
-    done = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"], input=tool, env=env, capture_output=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+        input=tool,
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
-    helped = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "hook", "--help"], env=env, capture_output=True, text=True, timeout=60)
+    helped = subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "hook", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert helped.returncode == 0 and "PostToolUse" in helped.stdout
 
 
@@ -35,7 +47,11 @@ def test_flush_command(store: StorePaths, capsys: pytest.CaptureFixture[str]) ->
         "2026-11-20_100000_aaaaaaaa.l1.jsonl",
         [
             {"ts": "2026-11-20T10:00:00.000Z", "role": "user", "text": "rename the config key"},
-            {"ts": "2026-11-20T10:00:09.000Z", "role": "assistant", "text": "Renamed flushEvery in the docs."},
+            {
+                "ts": "2026-11-20T10:00:09.000Z",
+                "role": "assistant",
+                "text": "Renamed flushEvery in the docs.",
+            },
         ],
     )
     assert main(["--project", str(store.project), "flush", "--json"]) == 0

@@ -40,9 +40,20 @@ def claude_bin() -> Path:
     if not binary.exists():
         npm = shutil.which("npm")
         if npm is None:
-            pytest.skip("npm is not installed: the end-to-end tests need npm to fetch @anthropic-ai/claude-code")
+            pytest.skip(
+                "npm is not installed: the end-to-end tests need npm to fetch @anthropic-ai/claude-code"
+            )
         subprocess.run(
-            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(E2E_DIR), f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(E2E_DIR),
+                f"@anthropic-ai/claude-code@{CLAUDE_VERSION}",
+            ],
             check=True,
             timeout=900,
             capture_output=True,
@@ -63,7 +74,8 @@ def e2e_env(home: Path, claude_bin: Path, mock: MockAnthropic) -> dict[str, str]
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER")) and key not in ("PYTHONDONTWRITEBYTECODE",)
+        if not key.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))
+        and key not in ("PYTHONDONTWRITEBYTECODE",)
     }
     env.update(
         HOME=str(home),
@@ -83,8 +95,12 @@ def e2e_project(tmp_path: Path) -> StorePaths:
     project = tmp_path / "proj"
     memory = project / ".claude" / "memory"
     memory.mkdir(parents=True)
-    (memory / "config.json").write_text(json.dumps({"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude"}}))
-    (memory / "memory.md").write_text("## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: INITMARKER-4242 is the codename.\n")
+    (memory / "config.json").write_text(
+        json.dumps({"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude"}})
+    )
+    (memory / "memory.md").write_text(
+        "## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: INITMARKER-4242 is the codename.\n"
+    )
     return StorePaths(project)
 
 
@@ -97,7 +113,9 @@ def claude(claude_bin: Path, e2e_env: dict[str, str], e2e_project: StorePaths) -
         argv = [str(claude_bin), *args]
         if plugin:
             argv += ["--plugin-dir", str(PLUGIN)]
-        return subprocess.run(argv, cwd=e2e_project.project, env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        return subprocess.run(
+            argv, cwd=e2e_project.project, env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        )
 
     return run
 
@@ -144,13 +162,19 @@ def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
 
 def test_plugin_validates_strictly(claude_bin: Path, e2e_env: dict[str, str]) -> None:
     done = subprocess.run(
-        [str(claude_bin), "plugin", "validate", "--strict", str(PLUGIN)], env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        [str(claude_bin), "plugin", "validate", "--strict", str(PLUGIN)],
+        env=e2e_env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
 
 
-def test_init_only_puts_memory_into_session_start_context(claude: Claude, tmp_path: Path, e2e_project: StorePaths) -> None:
+def test_init_only_puts_memory_into_session_start_context(
+    claude: Claude, tmp_path: Path, e2e_project: StorePaths
+) -> None:
     debug = tmp_path / "debug.log"
     done = claude("--init-only", "--debug-file", str(debug))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -162,7 +186,16 @@ def test_init_only_puts_memory_into_session_start_context(claude: Claude, tmp_pa
 def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, mock: MockAnthropic) -> None:
     paths = e2e_project
     before = len(mock.requests)
-    done = claude("-p", "USE_TOOL: run echo please", "--allowedTools", "Bash", "--model", "haiku", "--output-format", "json")
+    done = claude(
+        "-p",
+        "USE_TOOL: run echo please",
+        "--allowedTools",
+        "Bash",
+        "--model",
+        "haiku",
+        "--output-format",
+        "json",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert result["result"] == FINAL_TEXT and not result["is_error"]
@@ -188,9 +221,14 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     assert paths.memory.read_text("utf-8").count("MOCKFLUSH") == sum(run["sections"] for run in runs) >= 1
 
     # Resume appends to the same L1 file.
-    done = claude("-p", "second prompt after resume", "--resume", session, "--model", "haiku", "--output-format", "json")
+    done = claude(
+        "-p", "second prompt after resume", "--resume", session, "--model", "haiku", "--output-format", "json"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    wait_for(lambda: "second prompt after resume" in l1_files(paths, session)[0].read_text("utf-8"), "the resumed prompt in L1")
+    wait_for(
+        lambda: "second prompt after resume" in l1_files(paths, session)[0].read_text("utf-8"),
+        "the resumed prompt in L1",
+    )
     assert len(l1_files(paths, session)) == 1
     prompts = [e["text"] for e in l1_entries(l1_files(paths, session)[0]) if e["role"] == "user"]
     assert prompts.count("USE_TOOL: run echo please") == 1 and "second prompt after resume" in prompts
@@ -199,22 +237,36 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     # /compact fires PreCompact, which starts a flush.
     debug = paths.project.parent / "compact-debug.log"
     done = claude(
-        "-p", "/compact keep the secret word", "--resume", session, "--model", "haiku", "--output-format", "json",
-        "--debug-file", str(debug),
+        "-p",
+        "/compact keep the secret word",
+        "--resume",
+        session,
+        "--model",
+        "haiku",
+        "--output-format",
+        "json",
+        "--debug-file",
+        str(debug),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     # SessionStart(compact) re-supplied the memory and what the compaction dropped.
     log = debug.read_text("utf-8", "replace")
     assert "Re-supplied after the conversation was compacted." in log
     assert "This session before the compaction" in log and "asked: second prompt after resume" in log
-    wait_for(lambda: any(run.get("reason") == "precompact" for run in read_runs(paths)), "a flush started by PreCompact")
+    wait_for(
+        lambda: any(run.get("reason") == "precompact" for run in read_runs(paths)),
+        "a flush started by PreCompact",
+    )
     wait_quiet(paths)
     runs = read_runs(paths)
     entries = l1_entries(l1_files(paths, session)[0])
     assert sum(run["entries"] for run in runs) == len(entries)
     assert paths.memory.read_text("utf-8").count("INITMARKER-4242") == 1
     assert not (paths.project / "CLAUDE.md").exists()
-    assert not (paths.logs / "memkeeper.log").exists() or "Traceback" not in (paths.logs / "memkeeper.log").read_text()
+    assert (
+        not (paths.logs / "memkeeper.log").exists()
+        or "Traceback" not in (paths.logs / "memkeeper.log").read_text()
+    )
 
 
 def test_memkeeper_install_registers_the_plugin(
@@ -223,7 +275,11 @@ def test_memkeeper_install_registers_the_plugin(
     home = Path(e2e_env["HOME"])
     env = dict(e2e_env, PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin")
     done = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
@@ -238,17 +294,35 @@ def test_memkeeper_install_registers_the_plugin(
         timeout=RUN_TIMEOUT,
     )
     assert valid.returncode == 0, valid.stdout + valid.stderr
-    listing = subprocess.run([str(claude_bin), "plugin", "list", "--json"], env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    listing = subprocess.run(
+        [str(claude_bin), "plugin", "list", "--json"],
+        env=e2e_env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert any(p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in json.loads(listing.stdout))
     # Installing twice is fine.
     again = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
     )
     assert again.returncode == 0 and json.loads(again.stdout)["registered"] is True
 
     # Without --plugin-dir, the installed plugin's hooks run (found their Python via the record).
     run = subprocess.run(
-        [str(claude_bin), "-p", "hi from the installed plugin", "--model", "haiku", "--output-format", "json"],
+        [
+            str(claude_bin),
+            "-p",
+            "hi from the installed plugin",
+            "--model",
+            "haiku",
+            "--output-format",
+            "json",
+        ],
         cwd=e2e_project.project,
         env=e2e_env,
         capture_output=True,
@@ -262,10 +336,20 @@ def test_memkeeper_install_registers_the_plugin(
     wait_quiet(e2e_project)
 
     removed = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "uninstall", "--json"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        [sys.executable, "-m", "memkeeper.cli.main", "uninstall", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
     )
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not marketplace.exists()
-    listing = subprocess.run([str(claude_bin), "plugin", "list", "--json"], env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    listing = subprocess.run(
+        [str(claude_bin), "plugin", "list", "--json"],
+        env=e2e_env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
     assert not any(p["id"].startswith("memkeeper@") for p in json.loads(listing.stdout or "[]"))
     assert e2e_project.memory.exists()  # uninstalling never touches the memory

@@ -74,17 +74,23 @@ def test_new_entries_are_flushed_exactly_once_across_files(store: StorePaths) ->
 
 
 def test_skip_appends_nothing_but_moves_the_watermark(store: StorePaths) -> None:
-    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0, text="hi"), entry(1, "assistant", "hello")])
+    write_l1(
+        store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0, text="hi"), entry(1, "assistant", "hello")]
+    )
     result = flush.flush_pending(store, summarize=FakeModel(answer="SKIP"))
     assert (result.sections, result.skipped, result.entries) == (0, 1, 2)
     assert not store.memory.exists() or store.memory.read_text() == ""
     assert read_index(store)["lastMemoryUpdateTs"] == entry(1)["ts"]
 
 
-def test_large_backlog_is_chunked_without_splitting_equal_stamps(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_large_backlog_is_chunked_without_splitting_equal_stamps(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(flush, "MAX_PROMPT_CHARS", 400)
     same = "2026-11-20T10:05:00.000Z"
-    entries = [entry(i, text="x" * 80) for i in range(12)] + [dict(entry(0, text="y" * 80), ts=same) for _ in range(6)]
+    entries = [entry(i, text="x" * 80) for i in range(12)] + [
+        dict(entry(0, text="y" * 80), ts=same) for _ in range(6)
+    ]
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", entries)
     model = FakeModel()
     result = flush.flush_pending(store, summarize=model, max_chunks=100)
@@ -129,7 +135,10 @@ def test_kill_before_append_is_completed(store: StorePaths) -> None:
 def test_bullets_are_privacy_filtered(store: StorePaths) -> None:
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0)])
     secret = "sk-ant-api03-" + "A" * 90
-    flush.flush_pending(store, summarize=FakeModel(answer=f"- [keys]: The key is {secret}\n- [p]: <private>hidden</private> ok"))
+    flush.flush_pending(
+        store,
+        summarize=FakeModel(answer=f"- [keys]: The key is {secret}\n- [p]: <private>hidden</private> ok"),
+    )
     text = store.memory.read_text()
     assert secret not in text and "hidden" not in text
     assert "[REDACTED:" in text and "[PRIVATE]" in text
@@ -141,7 +150,10 @@ def test_bullets_are_privacy_filtered(store: StorePaths) -> None:
         ("SKIP", None),
         ("skip.", None),
         ("- [db]: Chose SQLite.\n- [ui]: Textual app.", ["- [db]: Chose SQLite.", "- [ui]: Textual app."]),
-        ("Here you go:\n* [db] Chose SQLite\n1. plain fact", ["- [db]: Chose SQLite", "- [note]: plain fact"]),
+        (
+            "Here you go:\n* [db] Chose SQLite\n1. plain fact",
+            ["- [db]: Chose SQLite", "- [note]: plain fact"],
+        ),
         ("```\n- [a]: b\n```", ["- [a]: b"]),
         ("I could not summarize this.", []),
     ],
@@ -150,7 +162,9 @@ def test_parse_bullets(answer: str, expected: list[str] | None) -> None:
     assert flush.parse_bullets(answer) == expected
 
 
-def test_extractive_fallback_when_the_backend_fails(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extractive_fallback_when_the_backend_fails(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, "-c", "pass"]}})
 
     def failing(*_args: Any, **_kwargs: Any) -> Any:
@@ -173,7 +187,9 @@ def test_extractive_fallback_when_the_backend_fails(store: StorePaths, monkeypat
     assert "summarizer unavailable" in (store.logs / "memkeeper.log").read_text()
 
 
-def test_flush_job_refines_the_real_transcript_and_uses_the_command_backend(store: StorePaths, tmp_path: Path) -> None:
+def test_flush_job_refines_the_real_transcript_and_uses_the_command_backend(
+    store: StorePaths, tmp_path: Path
+) -> None:
     """run_flush_job end to end: L1 from a real transcript, bullets from a summarizer process."""
     fake = tmp_path / "fake_model.py"
     fake.write_text(
@@ -183,7 +199,9 @@ def test_flush_job_refines_the_real_transcript_and_uses_the_command_backend(stor
         "print('- [mock]: The session ran echo through Bash (FAKEMODEL).')\n"
     )
     write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(fake)]}})
-    flush.run_flush_job(store, {"transcript_path": str(TRANSCRIPT_43B), "session_id": SESSION_43B, "reason": "test"})
+    flush.run_flush_job(
+        store, {"transcript_path": str(TRANSCRIPT_43B), "session_id": SESSION_43B, "reason": "test"}
+    )
     text = store.memory.read_text()
     assert len(sections(store)) == 1
     assert "- [mock]: The session ran echo through Bash (FAKEMODEL)." in text
@@ -226,7 +244,12 @@ def test_two_flushes_at_once_append_once(store: StorePaths, home: Path) -> None:
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(i) for i in range(4)])
     env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
     procs = [
-        subprocess.Popen([sys.executable, "-c", RACER, str(store.project), name], env=env, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(store.project), name],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for name in ("first", "second")
     ]
     outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
@@ -252,7 +275,10 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
             "parentUuid": None,
             "sessionId": "11111111-2222-3333-4444-555555555555",
             "timestamp": "2026-11-21T10:00:00.000Z",
-            "message": {"role": "user", "content": f"deploy with {secrets[0]} and {secrets[1]} <private>{private}</private>"},
+            "message": {
+                "role": "user",
+                "content": f"deploy with {secrets[0]} and {secrets[1]} <private>{private}</private>",
+            },
         },
         {
             "type": "assistant",
@@ -263,7 +289,12 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
             "message": {
                 "id": "msg_1",
                 "role": "assistant",
-                "content": [{"type": "text", "text": f"Using AWS key {secrets[2]} and Slack token {secrets[3]}; password=hunter2hunter2"}],
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"Using AWS key {secrets[2]} and Slack token {secrets[3]}; password=hunter2hunter2",
+                    }
+                ],
             },
         },
     ]
@@ -276,7 +307,9 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
         "    print('- [echo]: ' + line)\n"
     )
     write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)]}})
-    flush.run_flush_job(store, {"transcript_path": str(transcript), "session_id": "11111111-2222-3333-4444-555555555555"})
+    flush.run_flush_job(
+        store, {"transcript_path": str(transcript), "session_id": "11111111-2222-3333-4444-555555555555"}
+    )
     assert "- [echo]: User: deploy with" in store.memory.read_text()
     for path in store.root.rglob("*"):
         if path.is_file():

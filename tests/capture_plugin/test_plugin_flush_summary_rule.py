@@ -20,11 +20,18 @@ def test_a_failed_summary_with_tries_left_starts_the_summary_job(
     store.archive(name).write_text("## 2026-11-01_1200\n- [db]: chose SQLite\n", "utf-8")
 
     def failed_entry(index: dict[str, Any]) -> None:
-        index["rotatedFiles"] = [{
-            "file": name, "rotatedAt": "2026-11-01T12:00:00.000Z", "tokens": 10, "bytes": 40,
-            "summary": name.replace(".md", ".summary.json"), "summaryGenerated": False,
-            "summaryError": "claude -p timed out", "summaryAttempts": attempts,
-        }]
+        index["rotatedFiles"] = [
+            {
+                "file": name,
+                "rotatedAt": "2026-11-01T12:00:00.000Z",
+                "tokens": 10,
+                "bytes": 40,
+                "summary": name.replace(".md", ".summary.json"),
+                "summaryGenerated": False,
+                "summaryError": "claude -p timed out",
+                "summaryAttempts": attempts,
+            }
+        ]
 
     update_index(store, failed_entry)
     flush.run_flush_job(store, {})

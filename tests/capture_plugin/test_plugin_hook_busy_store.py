@@ -39,7 +39,9 @@ def test_post_tool_use_skips_rotation_while_the_store_is_locked_then_rotates(
     holder: list[subprocess.Popen[str]] = []
 
     def taken_meanwhile(path: Path) -> bool:
-        holder.append(subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True))
+        holder.append(
+            subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
+        )
         assert holder[0].stdout is not None and holder[0].stdout.readline().strip() == "held"
         return False
 

@@ -46,7 +46,9 @@ def test_session_start_without_memory_prints_nothing(project: Path, run_hook: Ru
 
 
 def test_session_start_gives_memory_as_additional_context(store: StorePaths, run_hook: RunHook) -> None:
-    store.memory.write_text("## 2026-11-20_1000 (local 11-20_1900)\n- [db]: We chose SQLite FTS5 for search.\n")
+    store.memory.write_text(
+        "## 2026-11-20_1000 (local 11-20_1900)\n- [db]: We chose SQLite FTS5 for search.\n"
+    )
     code, out = run_hook("SessionStart", payload_for("SessionStart", store.project))
     assert code == 0
     data = json.loads(out)
@@ -70,12 +72,16 @@ def test_prompts_and_tool_uses_are_counted_per_session(store: StorePaths, run_ho
 
 
 def test_task_notification_prompts_are_not_counted(store: StorePaths, run_hook: RunHook) -> None:
-    prompt = payload_for("UserPromptSubmit", store.project, prompt="<task-notification>\n<task-id>x</task-id>")
+    prompt = payload_for(
+        "UserPromptSubmit", store.project, prompt="<task-notification>\n<task-id>x</task-id>"
+    )
     run_hook("UserPromptSubmit", prompt)
     assert prompt["session_id"] not in counters.read_counters(store)["sessions"]
 
 
-def test_flush_starts_when_flush_every_is_reached(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+def test_flush_starts_when_flush_every_is_reached(
+    store: StorePaths, run_hook: RunHook, started_jobs: Jobs
+) -> None:
     write_config(store, {"memory": {"flushEvery": 3}})
     tool = payload_for("PostToolUse", store.project)
     run_hook("PostToolUse", tool)
@@ -93,7 +99,9 @@ def test_flush_starts_when_flush_every_is_reached(store: StorePaths, run_hook: R
     assert len(started_jobs) == 1
 
 
-def test_memory_disabled_counts_but_never_flushes(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+def test_memory_disabled_counts_but_never_flushes(
+    store: StorePaths, run_hook: RunHook, started_jobs: Jobs
+) -> None:
     write_config(store, {"memory": {"enabled": False, "flushEvery": 1}})
     run_hook("PostToolUse", payload_for("PostToolUse", store.project))
     assert started_jobs == []
@@ -112,7 +120,9 @@ def test_stop_only_starts_a_due_flush(store: StorePaths, run_hook: RunHook, star
     assert [kind for kind, _ in started_jobs] == ["flush"]
 
 
-def test_pre_compact_flushes_and_session_end_hands_over(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+def test_pre_compact_flushes_and_session_end_hands_over(
+    store: StorePaths, run_hook: RunHook, started_jobs: Jobs
+) -> None:
     run_hook("PreCompact", payload_for("PreCompact", store.project))
     assert [(k, (o or {})["reason"]) for k, o in started_jobs] == [("flush", "precompact")]
     started_jobs.clear()
@@ -120,13 +130,19 @@ def test_pre_compact_flushes_and_session_end_hands_over(store: StorePaths, run_h
     run_hook("SessionEnd", end)
     assert [k for k, _ in started_jobs] == ["l1", "flush"]
     for _kind, options in started_jobs:
-        assert options == {"reason": "session-end", "session_id": end["session_id"], "transcript_path": end["transcript_path"]}
+        assert options == {
+            "reason": "session-end",
+            "session_id": end["session_id"],
+            "transcript_path": end["transcript_path"],
+        }
     from memkeeper.core.live_sessions import read_sessions
 
     assert read_sessions(store)[end["session_id"]]["ended"] is True
 
 
-def test_killed_session_is_flushed_at_next_start(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
+def test_killed_session_is_flushed_at_next_start(
+    store: StorePaths, run_hook: RunHook, started_jobs: Jobs
+) -> None:
     run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="killed-one"))
     assert started_jobs == []
     run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="next-one"))
@@ -148,13 +164,25 @@ def test_internal_error_exits_zero_with_one_log_line(
 
 
 @pytest.mark.parametrize("raw", [b"", b"not json", b"[1, 2]", b"\xff\xfe garbage", b'{"cwd": 42}'])
-def test_bad_stdin_exits_zero(project: Path, run_hook: RunHook, raw: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_stdin_exits_zero(
+    project: Path, run_hook: RunHook, raw: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(project)
-    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd", "Nope"):
+    for event in (
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "Stop",
+        "PreCompact",
+        "SessionEnd",
+        "Nope",
+    ):
         assert run_hook(event, raw)[0] == 0
 
 
-def test_hooks_do_nothing_inside_our_own_jobs(store: StorePaths, run_hook: RunHook, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hooks_do_nothing_inside_our_own_jobs(
+    store: StorePaths, run_hook: RunHook, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMKEEPER_IN_JOB", "1")
     run_hook("PostToolUse", payload_for("PostToolUse", store.project))
     assert not store.counters.exists()
@@ -204,12 +232,16 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
     env["MEMKEEPER_PYTHON"] = sys.executable
     launcher = REPO / "plugin" / "bin" / "memkeeper-hook"
     start = json.dumps(payload_for("SessionStart", store.project)).encode()
-    done = subprocess.run(["/bin/sh", str(launcher), "SessionStart"], input=start, capture_output=True, env=env, timeout=60)
+    done = subprocess.run(
+        ["/bin/sh", str(launcher), "SessionStart"], input=start, capture_output=True, env=env, timeout=60
+    )
     assert done.returncode == 0
     assert "launcher memory marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     env.pop("MEMKEEPER_PYTHON")  # the development checkout's venv, found beside the plugin
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
-    done = subprocess.run(["/bin/sh", str(launcher), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60)
+    done = subprocess.run(
+        ["/bin/sh", str(launcher), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["toolUses"] == 1
 
@@ -222,7 +254,9 @@ def test_launcher_exits_zero_when_no_python_has_memkeeper(tmp_path: Path, home: 
     env = _subprocess_env(home)
     env["PATH"] = str(tmp_path / "empty")
     env["MEMKEEPER_PYTHON"] = str(tmp_path / "missing-python")
-    done = subprocess.run(["/bin/sh", str(launcher), "PostToolUse"], input=b"{}", capture_output=True, env=env, timeout=60)
+    done = subprocess.run(
+        ["/bin/sh", str(launcher), "PostToolUse"], input=b"{}", capture_output=True, env=env, timeout=60
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 
 
@@ -241,7 +275,9 @@ def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
 HEAVY = ("pydantic", "rich", "argparse", "textual", "anthropic", "mcp")
 
 
-@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"])
+@pytest.mark.parametrize(
+    "event", ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]
+)
 def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event: str) -> None:
     store.memory.write_text("## 2026-11-20_1000\n- [x]: memory\n")
     payload = payload_for(event, store.project)
@@ -261,7 +297,10 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
 
 
 def test_tool_use_rotates_memory_when_due(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
-    write_config(store, {"memoryRotation": {"thresholdTokens": 200, "carryoverTokens": 40}, "memory": {"flushEvery": 1000}})
+    write_config(
+        store,
+        {"memoryRotation": {"thresholdTokens": 200, "carryoverTokens": 40}, "memory": {"flushEvery": 1000}},
+    )
     store.memory.write_text("".join(f"## 2026-11-20_{i:04d}\n- [t]: fact {i}\n" for i in range(40)))
     run_hook("PostToolUse", payload_for("PostToolUse", store.project))
     archives = list(store.root.glob("memory_*.md"))
@@ -278,7 +317,9 @@ def test_a_removed_project_folder_is_not_recreated(tmp_path: Path, run_hook: Run
 
 
 def test_failed_tool_calls_count_as_tool_uses(store: StorePaths, run_hook: RunHook) -> None:
-    failure = dict(payload_for("PostToolUse", store.project, session_id="s-f"), hook_event_name="PostToolUseFailure")
+    failure = dict(
+        payload_for("PostToolUse", store.project, session_id="s-f"), hook_event_name="PostToolUseFailure"
+    )
     failure.pop("tool_response")
     failure["error"] = "Exit code 1"
     run_hook("PostToolUseFailure", failure)

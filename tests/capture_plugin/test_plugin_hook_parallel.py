@@ -34,7 +34,10 @@ def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home
     for i in range(PROCESSES):
         payload = payload_for("PostToolUse", store.project, session_id=f"session-{i % 4}")
         proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(EVENTS_PER_PROCESS)], stdin=subprocess.PIPE, env=env, cwd=store.project
+            [sys.executable, "-c", WORKER, str(EVENTS_PER_PROCESS)],
+            stdin=subprocess.PIPE,
+            env=env,
+            cwd=store.project,
         )
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(payload).encode())

@@ -49,7 +49,13 @@ def test_marketplace_copy(home: Path) -> None:
     plugin = root / "plugins" / "memkeeper"
     assert (plugin / ".claude-plugin" / "plugin.json").is_file()
     assert (plugin / "hooks" / "hooks.json").is_file()
-    assert sorted(p.name for p in (plugin / "commands").iterdir()) == ["forget.md", "regenerate.md", "save.md", "search.md", "status.md"]
+    assert sorted(p.name for p in (plugin / "commands").iterdir()) == [
+        "forget.md",
+        "regenerate.md",
+        "save.md",
+        "search.md",
+        "status.md",
+    ]
     assert not list(plugin.rglob("*.py")) and not list(plugin.rglob("__pycache__"))
     for launcher in (plugin / "bin").iterdir():
         assert os.access(launcher, os.X_OK)
@@ -76,13 +82,23 @@ def test_install_updates_a_known_marketplace(home: Path, tmp_path: Path) -> None
     claude, record = fake_claude(tmp_path, fail_add=True)
     report = install.install(home, claude=str(claude), scope="project")
     assert report.registered
-    assert [c[:3] for c in calls(record)] == [["plugin", "marketplace", "add"], ["plugin", "marketplace", "update"], ["plugin", "install", "memkeeper@memkeeper-local"]]
+    assert [c[:3] for c in calls(record)] == [
+        ["plugin", "marketplace", "add"],
+        ["plugin", "marketplace", "update"],
+        ["plugin", "install", "memkeeper@memkeeper-local"],
+    ]
     assert calls(record)[-1][-2:] == ["--scope", "project"]
 
 
 def test_install_without_claude_prints_the_steps(home: Path) -> None:
     env = dict(os.environ, PATH="/nonexistent", HOME=str(home))
-    done = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "install"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "install"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "claude plugin marketplace add" in done.stdout
     assert "claude plugin install memkeeper@memkeeper-local --scope user" in done.stdout
@@ -106,12 +122,22 @@ def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePa
     env.pop("CLAUDE_PROJECT_DIR", None)
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-1")).encode()
     done = subprocess.run(
-        [str(report.plugin_dir / "bin" / "memkeeper-hook"), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60
+        [str(report.plugin_dir / "bin" / "memkeeper-hook"), "PostToolUse"],
+        input=tool,
+        capture_output=True,
+        env=env,
+        timeout=60,
     )
     assert (done.returncode, done.stderr) == (0, b"")
     assert counters.read_counters(store)["sessions"]["inst-1"]["toolUses"] == 1
     cli = subprocess.run(
-        [str(report.plugin_dir / "bin" / "memkeeper"), "--project", str(store.project), "save", "a note from the launcher"],
+        [
+            str(report.plugin_dir / "bin" / "memkeeper"),
+            "--project",
+            str(store.project),
+            "save",
+            "a note from the launcher",
+        ],
         capture_output=True,
         text=True,
         env=env,

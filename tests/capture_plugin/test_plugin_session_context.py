@@ -60,7 +60,12 @@ def test_all_sections_are_present(store: StorePaths) -> None:
         store,
         "2026-11-21_090000_prevsess.l1.jsonl",
         [
-            {"ts": "2026-11-21T09:00:00.000Z", "role": "user", "text": "fix the flaky test", "session": "prevsess-1"},
+            {
+                "ts": "2026-11-21T09:00:00.000Z",
+                "role": "user",
+                "text": "fix the flaky test",
+                "session": "prevsess-1",
+            },
             {"ts": "2026-11-21T09:00:05.000Z", "role": "tool", "name": "Bash", "cmd": "pytest"},
             {"ts": "2026-11-21T09:00:09.000Z", "role": "assistant", "text": "The flaky test is fixed."},
         ],
@@ -106,7 +111,14 @@ def test_compact_reinjects_this_session(store: StorePaths) -> None:
     write_l1(
         store,
         "2026-11-22_080000_abcdef12.l1.jsonl",
-        [{"ts": "2026-11-22T08:00:00.000Z", "role": "user", "text": "keep the secret word PAPAYA", "session": sid}],
+        [
+            {
+                "ts": "2026-11-22T08:00:00.000Z",
+                "role": "user",
+                "text": "keep the secret word PAPAYA",
+                "session": sid,
+            }
+        ],
     )
     text = build_context(store, "compact", session_id=sid)
     assert "Re-supplied after the conversation was compacted." in text
@@ -118,12 +130,20 @@ def test_compact_reinjects_this_session(store: StorePaths) -> None:
 def test_limits_hold_with_huge_files(store: StorePaths) -> None:
     for name in ("project", "architecture", "conventions"):
         store.named(name).write_text(f"{name} " * 5_000)
-    big: dict[str, object] = dict(SUMMARY, overallSummary="word " * 5_000, keyDecisions=[{"decision": "d" * 500}] * 20)
+    big: dict[str, object] = dict(
+        SUMMARY, overallSummary="word " * 5_000, keyDecisions=[{"decision": "d" * 500}] * 20
+    )
     add_archive(store, "memory_20261105_000000.md", big)
     for day in range(8):
         add_archive(store, f"memory_202611{10 + day:02d}_000000.md", None)
-    store.memory.write_text("".join(f"## 2026-11-20_{i:04d}\n- [t]: fact {i} " + "z" * 200 + "\n" for i in range(600)))
-    write_l1(store, "2026-11-21_090000_prevsess.l1.jsonl", [{"ts": "2026-11-21T09:00:00.000Z", "role": "user", "text": "q" * 9_000}] * 30)
+    store.memory.write_text(
+        "".join(f"## 2026-11-20_{i:04d}\n- [t]: fact {i} " + "z" * 200 + "\n" for i in range(600))
+    )
+    write_l1(
+        store,
+        "2026-11-21_090000_prevsess.l1.jsonl",
+        [{"ts": "2026-11-21T09:00:00.000Z", "role": "user", "text": "q" * 9_000}] * 30,
+    )
     text = build_context(store, "startup")
     assert len(text) <= CONTEXT_LIMIT
     assert "fact 599" in text  # the newest memory always makes it in

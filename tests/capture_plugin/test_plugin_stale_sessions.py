@@ -13,15 +13,21 @@ from memkeeper.core.store import StorePaths
 
 def _transcript(folder: Path, name: str, age_seconds: float) -> Path:
     path = folder / f"{name}.jsonl"
-    record = {"type": "user", "sessionId": name, "timestamp": "2026-11-20T10:00:00.000Z",
-              "message": {"role": "user", "content": f"hello from {name}"}}
+    record = {
+        "type": "user",
+        "sessionId": name,
+        "timestamp": "2026-11-20T10:00:00.000Z",
+        "message": {"role": "user", "content": f"hello from {name}"},
+    }
     path.write_text(json.dumps(record) + "\n", "utf-8")
     stamp = time.time() - age_seconds
     os.utime(path, (stamp, stamp))
     return path
 
 
-def test_idle_or_vanished_sessions_are_marked_ended_after_they_are_copied(store: StorePaths, tmp_path: Path) -> None:
+def test_idle_or_vanished_sessions_are_marked_ended_after_they_are_copied(
+    store: StorePaths, tmp_path: Path
+) -> None:
     folder = tmp_path / "transcripts"
     folder.mkdir()
     killed = _transcript(folder, "killed-session", age_seconds=3 * 3600)
@@ -30,7 +36,11 @@ def test_idle_or_vanished_sessions_are_marked_ended_after_they_are_copied(store:
     for path in (killed, running, gone):
         live_sessions.note_session(store, path.stem, str(path))
     gone.unlink()
-    assert sorted(live_sessions.unfinished_sessions(store)) == ["gone-session", "killed-session", "running-session"]
+    assert sorted(live_sessions.unfinished_sessions(store)) == [
+        "gone-session",
+        "killed-session",
+        "running-session",
+    ]
 
     flush.refine_sessions(store, {})
 

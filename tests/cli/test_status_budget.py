@@ -33,8 +33,17 @@ def test_status_counts_todays_calls_and_flags_the_cap(store, capsys) -> None:
 
     now = datetime.now(UTC).isoformat()
     for _ in range(2):
-        log_call(store, {"ts": now, "backend": "claude", "purpose": "summary", "outcome": "ok",
-                         "inputTokens": 100, "outputTokens": 20})
+        log_call(
+            store,
+            {
+                "ts": now,
+                "backend": "claude",
+                "purpose": "summary",
+                "outcome": "ok",
+                "inputTokens": 100,
+                "outputTokens": 20,
+            },
+        )
     budget = _status(store, capsys)["modelBudget"]
     assert isinstance(budget, dict)
     assert (budget["calls"], budget["tokens"], budget["exceeded"]) == (2, 240, True)

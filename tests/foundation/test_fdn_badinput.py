@@ -104,7 +104,9 @@ def test_read_only_folder_real(store: StorePaths, capsys: pytest.CaptureFixture[
     os.chmod(store.root, stat.S_IRUSR | stat.S_IXUSR)
     try:
         if not _really_read_only(store.root):
-            pytest.skip("running as root (or without permission checks): chmod cannot make a folder read-only")
+            pytest.skip(
+                "running as root (or without permission checks): chmod cannot make a folder read-only"
+            )
         code, _, err = _run(capsys, "--project", str(store.project), "rotate")
         assert code == 1 and err.startswith("memkeeper: error:") and err.count("\n") == 1
         code, out, _ = _run(capsys, "--project", str(store.project), "status", "--json")
@@ -145,4 +147,3 @@ def test_unreadable_memory_in_check_is_one_line(
     code, out, err = _run(capsys, "--project", str(store.project), "check")
     assert code == 1 and out == ""
     assert err == f"memkeeper: error: Permission denied: {store.memory}\n"
-

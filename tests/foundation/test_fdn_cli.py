@@ -49,7 +49,9 @@ def test_status_human_and_config_warning(demo: StorePaths, capsys: pytest.Captur
     assert "memoryRotation.thresholdTokens" in out  # the bad value is reported, defaults used
 
 
-def test_status_reports_refused_and_missing_entries(demo: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_reports_refused_and_missing_entries(
+    demo: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     index = json.loads(demo.index.read_text())
     index["rotatedFiles"].append({"file": "../../outside.md", "summaryGenerated": False})
     index["rotatedFiles"].append({"file": "memory_20200101_000000.md", "summaryGenerated": False})
@@ -59,7 +61,9 @@ def test_status_reports_refused_and_missing_entries(demo: StorePaths, capsys: py
     assert any("memory_20200101_000000.md" in w and "missing" in w for w in status["warnings"])
 
 
-def test_rotate_refuses_when_nothing_to_do_then_force(demo: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rotate_refuses_when_nothing_to_do_then_force(
+    demo: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = _run(capsys, "--project", str(demo.project), "rotate")
     assert code == 3 and "Nothing to rotate" in out and "--force" in out
     before = demo.memory.read_bytes()
@@ -94,7 +98,9 @@ def test_memory_set_get_list(store: StorePaths, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("name", ["memory", "../x", "secrets", "CLAUDE"])
-def test_memory_set_refuses_other_names(store: StorePaths, capsys: pytest.CaptureFixture[str], name: str) -> None:
+def test_memory_set_refuses_other_names(
+    store: StorePaths, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     code, _, err = _run(capsys, "--project", str(store.project), "memory-set", name, "text")
     assert code == 2 and "allowed: project, architecture, conventions" in err
     assert sorted(p.name for p in store.root.glob("*.md")) == []
@@ -115,8 +121,17 @@ def test_help_lists_the_store_commands(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for command in ("status", "check", "rotate", "migrate-legacy", "reset", "memory-set", "memory-get",
-                    "memory-list", "demo"):
+    for command in (
+        "status",
+        "check",
+        "rotate",
+        "migrate-legacy",
+        "reset",
+        "memory-set",
+        "memory-get",
+        "memory-list",
+        "demo",
+    ):
         assert command in out
 
 
@@ -142,7 +157,11 @@ def test_demo_is_deterministic_and_refuses_an_existing_store(tmp_path: Path) -> 
     c = create_demo_store(tmp_path / "c", seed=8)
 
     def files(paths: StorePaths) -> dict[str, bytes]:
-        return {str(p.relative_to(paths.root)): p.read_bytes() for p in sorted(paths.root.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(paths.root)): p.read_bytes()
+            for p in sorted(paths.root.rglob("*"))
+            if p.is_file()
+        }
 
     assert files(a) == files(b)
     assert files(a) != files(c)
@@ -152,9 +171,13 @@ def test_demo_is_deterministic_and_refuses_an_existing_store(tmp_path: Path) -> 
 
 def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
     memory = demo.memory.read_text("utf-8")
-    headers = re.findall(r"^## (\d{4}-\d{2}-\d{2}_\d{4}) \(local (\d{2}-\d{2}_\d{4})\)$", memory, re.MULTILINE)
+    headers = re.findall(
+        r"^## (\d{4}-\d{2}-\d{2}_\d{4}) \(local (\d{2}-\d{2}_\d{4})\)$", memory, re.MULTILINE
+    )
     assert len(headers) >= 10
-    assert all(re.fullmatch(r"- \[[^\]]+\]: .+", line) for line in memory.splitlines() if line.startswith("-"))
+    assert all(
+        re.fullmatch(r"- \[[^\]]+\]: .+", line) for line in memory.splitlines() if line.startswith("-")
+    )
     everything = memory + "".join(p.read_text("utf-8") for p in demo.root.glob("memory_*.md"))
     assert re.search(r"[\uac00-\ud7a3]", everything)  # some Korean
     index = json.loads(demo.index.read_text())
@@ -162,13 +185,25 @@ def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
     for entry in index["rotatedFiles"]:
         archive = demo.archive(entry["file"])
         assert re.fullmatch(r"memory_\d{8}_\d{6}\.md", entry["file"])
-        assert entry["bytes"] == archive.stat().st_size and entry["dateRange"]["first"] <= entry["dateRange"]["last"]
+        assert (
+            entry["bytes"] == archive.stat().st_size
+            and entry["dateRange"]["first"] <= entry["dateRange"]["last"]
+        )
         summary = demo.archive(entry["summary"])
         assert summary.exists() == entry["summaryGenerated"]
         if entry["summaryGenerated"]:
             data = json.loads(summary.read_text("utf-8"))
-            assert {"dateRange", "sectionCount", "themes", "keyDecisions", "issues", "overallSummary",
-                    "sourceFile", "generatedAt", "generator"} <= set(data)
+            assert {
+                "dateRange",
+                "sectionCount",
+                "themes",
+                "keyDecisions",
+                "issues",
+                "overallSummary",
+                "sourceFile",
+                "generatedAt",
+                "generator",
+            } <= set(data)
             assert all({"name", "summary", "sessions"} <= set(t) for t in data["themes"])
             assert all({"decision", "reason", "date"} <= set(d) for d in data["keyDecisions"])
             assert all(i["status"] in ("open", "resolved") for i in data["issues"])
@@ -216,7 +251,10 @@ def test_check_path_imports_only_stdlib_and_core(store: StorePaths) -> None:
         "print(rc, ','.join(sorted(m for m in heavy if m in sys.modules and m not in before)))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(store.project)], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", code, str(store.project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"PATH": "/usr/bin:/bin", "HOME": str(store.project), "MEMKEEPER_NO_JOBS": "1"},
     )
     assert proc.stdout.strip() == "0", proc.stdout + proc.stderr

@@ -132,4 +132,3 @@ def test_lock_is_released_when_holder_is_killed(store: StorePaths) -> None:
     with reentrant_lock(store.lock, timeout=5):
         pass
     assert not is_locked(store.lock)
-

@@ -43,7 +43,9 @@ def test_project_over_global_over_defaults(store: StorePaths, home: Path) -> Non
 
 
 def test_threshold_is_floor_of_095(store: StorePaths) -> None:
-    store.config.write_text(json.dumps({"memoryRotation": {"thresholdTokens": 10001, "carryoverTokens": 1001}}))
+    store.config.write_text(
+        json.dumps({"memoryRotation": {"thresholdTokens": 10001, "carryoverTokens": 1001}})
+    )
     cfg = load_config(store).config
     assert cfg.threshold_tokens == 9500  # floor(9500.95)
     assert cfg.carryover_tokens == 950  # floor(950.95)
@@ -137,8 +139,15 @@ def test_ensure_store_is_private(project: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"a": [1, 2.5, -3e4, true, false, null, "x\\u00e9\\ud83d\\ude00"], "b": {"c": "한국어"}}',
-     " 1 ", '"s"', "[]", "{}", "-Infinity", '{"toolUses": 3, "sessions": {"s": {"toolUses": 1}}}'],
+    [
+        '{"a": [1, 2.5, -3e4, true, false, null, "x\\u00e9\\ud83d\\ude00"], "b": {"c": "한국어"}}',
+        " 1 ",
+        '"s"',
+        "[]",
+        "{}",
+        "-Infinity",
+        '{"toolUses": 3, "sessions": {"s": {"toolUses": 1}}}',
+    ],
 )
 def test_fastjson_matches_json(text: str) -> None:
     from memkeeper.core import fastjson

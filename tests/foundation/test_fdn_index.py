@@ -47,7 +47,9 @@ def test_unknown_keys_survive_every_write(store: StorePaths) -> None:
     original = {
         "version": 1,
         "current": "memory.md",
-        "rotatedFiles": [{"file": ARCHIVE, "summary": SUMMARY, "summaryGenerated": False, "futureField": [1, 2]}],
+        "rotatedFiles": [
+            {"file": ARCHIVE, "summary": SUMMARY, "summaryGenerated": False, "futureField": [1, 2]}
+        ],
         "stats": {"totalRotations": 1, "lastRotation": None, "statsExtra": "x"},
         "counter": 4,
         "deltaCreatedAtMemoryMtime": 1763800000000.5,

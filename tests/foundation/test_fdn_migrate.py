@@ -17,7 +17,9 @@ from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths, ensure_store
 
 
-def _legacy(days: int, lines_per_day: int, preamble: str = "# Memory\n\nOld notes before any date.\n\n") -> bytes:
+def _legacy(
+    days: int, lines_per_day: int, preamble: str = "# Memory\n\nOld notes before any date.\n\n"
+) -> bytes:
     parts = [preamble]
     for d in range(1, days + 1):
         parts.append(f"## 2026-01-{d:02d}_0930 (local 01-{d:02d}_1830)\n")
@@ -185,7 +187,9 @@ def test_migration_conserves_every_line(
 
 
 def test_migration_needs_strictly_more_than_the_threshold(store: StorePaths) -> None:
-    store.memory.write_bytes(b"## 2026-01-01_0000\n" + b"a" * (94_999 - 19) + b"\n")  # 95,000 B = 23,750 tokens
+    store.memory.write_bytes(
+        b"## 2026-01-01_0000\n" + b"a" * (94_999 - 19) + b"\n"
+    )  # 95,000 B = 23,750 tokens
     assert store.memory.stat().st_size == 95_000
     assert not migrate.plan_migration(store).needed  # JS: only when > 23,750
     store.memory.write_bytes(store.memory.read_bytes() + b"b")

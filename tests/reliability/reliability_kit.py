@@ -97,15 +97,18 @@ class TrialResult:
 # --------------------------------------------------------------------------- child runner
 
 
-def run_child(code: str, args: list[str], env: dict[str, str], kill_after: float | None,
-              timeout: float = 120.0) -> tuple[int, float, str]:
+def run_child(
+    code: str, args: list[str], env: dict[str, str], kill_after: float | None, timeout: float = 120.0
+) -> tuple[int, float, str]:
     """Run ``python -c code args``; SIGKILL it ``kill_after`` seconds after it prints "ready".
 
     Returns (returncode, seconds from ready to exit or kill, stderr).
     """
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()
@@ -193,7 +196,7 @@ def reconstruct(paths: Any, carry: int) -> tuple[list[bytes], list[str]]:
         else:
             expected = extract_tail_bytes(previous, carry)
             if data.startswith(expected):
-                pieces.append(data[len(expected):])
+                pieces.append(data[len(expected) :])
             else:
                 problems.append(f"{name} does not start with the carryover of the file before it")
                 pieces.append(data)
@@ -212,8 +215,9 @@ def _cut_line_id(raw: bytes) -> int | None:
     return n if make_line(n).startswith(raw) else None
 
 
-def check_conservation(result: TrialResult, lines: list[bytes], required: int, possible: int,
-                       cut_ok: set[int] | None = None) -> None:
+def check_conservation(
+    result: TrialResult, lines: list[bytes], required: int, possible: int, cut_ok: set[int] | None = None
+) -> None:
     """Lines must be ids 0..k in order, each once, whole; k+1 >= required, k < possible.
 
     A line cut short is accepted only when nobody confirmed writing it (id >= required) or
@@ -262,8 +266,15 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
     result = TrialResult("rotation", delay)
     env = child_env(base / "home")
-    args = [str(paths.project), str(ROT_INITIAL), str(ROT_CHUNKS), str(ROT_PER_CHUNK),
-            str(ROT_THRESHOLD), str(Path(__file__).parent), str(ROT_CARRY)]
+    args = [
+        str(paths.project),
+        str(ROT_INITIAL),
+        str(ROT_CHUNKS),
+        str(ROT_PER_CHUNK),
+        str(ROT_THRESHOLD),
+        str(Path(__file__).parent),
+        str(ROT_CARRY),
+    ]
     rc, _t, err = run_child(ROTATION_CHILD, args, env, delay)
     if rc not in (0, -signal.SIGKILL):
         result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
@@ -293,7 +304,9 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
     return result
 
 
-def _finish(paths: Any, result: TrialResult, required: int, possible: int, cut_ok: set[int] | None = None) -> None:
+def _finish(
+    paths: Any, result: TrialResult, required: int, possible: int, cut_ok: set[int] | None = None
+) -> None:
     from memkeeper.core import doctor
 
     result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
@@ -335,8 +348,15 @@ def rotation_duration(base: Path) -> float:
     from memkeeper.core.atomic import append_bytes
 
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
-    args = [str(paths.project), str(ROT_INITIAL), str(ROT_CHUNKS), str(ROT_PER_CHUNK),
-            str(ROT_THRESHOLD), str(Path(__file__).parent), str(ROT_CARRY)]
+    args = [
+        str(paths.project),
+        str(ROT_INITIAL),
+        str(ROT_CHUNKS),
+        str(ROT_PER_CHUNK),
+        str(ROT_THRESHOLD),
+        str(Path(__file__).parent),
+        str(ROT_CARRY),
+    ]
     rc, took, err = run_child(ROTATION_CHILD, args, child_env(base / "home"), None)
     assert rc == 0, err
     return took
@@ -388,7 +408,9 @@ def index_trial(base: Path, seed: int, duration: float) -> TrialResult:
     paths = new_project(base, f"idx{seed}")
     index_seed(paths)
     result = TrialResult("index write", delay)
-    rc, _t, err = run_child(INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], child_env(base / "home"), delay)
+    rc, _t, err = run_child(
+        INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], child_env(base / "home"), delay
+    )
     if rc not in (0, -signal.SIGKILL):
         result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
         return result
@@ -422,7 +444,9 @@ def index_trial(base: Path, seed: int, duration: float) -> TrialResult:
 def index_duration(base: Path) -> float:
     paths = new_project(base, "calibrate-index")
     index_seed(paths)
-    rc, took, err = run_child(INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], child_env(base / "home"), None)
+    rc, took, err = run_child(
+        INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], child_env(base / "home"), None
+    )
     assert rc == 0, err
     return took
 
@@ -499,8 +523,14 @@ class ConcurrencyResult:
         return not self.problems
 
 
-def concurrency_run(base: Path, processes: int, seconds: float, threshold_tokens: int = 4000,
-                    carry_tokens: int = 400, hook_every: int = 4) -> ConcurrencyResult:
+def concurrency_run(
+    base: Path,
+    processes: int,
+    seconds: float,
+    threshold_tokens: int = 4000,
+    carry_tokens: int = 400,
+    hook_every: int = 4,
+) -> ConcurrencyResult:
     """``processes`` workers run checks (the hook's work) and locked appends for ``seconds``.
 
     Of every ``hook_every`` workers, one runs the real ``memkeeper hook PostToolUse`` and one
@@ -514,8 +544,10 @@ def concurrency_run(base: Path, processes: int, seconds: float, threshold_tokens
 
     paths = new_project(base, "concurrency")
     # The config file holds thresholds before the 0.95 scaling, as the JS plugin's.
-    atomic_write_json(paths.config, {"memoryRotation": {
-        "thresholdTokens": threshold_tokens, "carryoverTokens": carry_tokens}})
+    atomic_write_json(
+        paths.config,
+        {"memoryRotation": {"thresholdTokens": threshold_tokens, "carryoverTokens": carry_tokens}},
+    )
     threshold = int(threshold_tokens * 0.95)
     carry = int(carry_tokens * 0.95)
     env = child_env(base / "home")
@@ -523,9 +555,23 @@ def concurrency_run(base: Path, processes: int, seconds: float, threshold_tokens
     for w in range(processes):
         slot = w % hook_every if hook_every else -1
         mode = "hook" if slot == 0 else "check" if slot == 1 else "inproc"
-        procs.append(subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(paths.project), str(w), str(seconds), mode, str(Path(__file__).parent)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    WORKER,
+                    str(paths.project),
+                    str(w),
+                    str(seconds),
+                    mode,
+                    str(Path(__file__).parent),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+        )
     result = ConcurrencyResult(processes, seconds)
     per_worker: dict[int, int] = {}
     for w, proc in enumerate(procs):
@@ -712,9 +758,15 @@ def flush_seed(paths: Any) -> None:
     lines = []
     for i in range(FLUSH_ENTRIES):
         ts = f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
-        lines.append(json.dumps({"ts": ts, "role": "user", "text": f"F{i:06d} {payload(i)}",
-                                 "session": FLUSH_SESSION}, ensure_ascii=False))
-    atomic_write_bytes(paths.sessions / "2026-01-01_000000_0f1e2d3c.l1.jsonl", ("\n".join(lines) + "\n").encode())
+        lines.append(
+            json.dumps(
+                {"ts": ts, "role": "user", "text": f"F{i:06d} {payload(i)}", "session": FLUSH_SESSION},
+                ensure_ascii=False,
+            )
+        )
+    atomic_write_bytes(
+        paths.sessions / "2026-01-01_000000_0f1e2d3c.l1.jsonl", ("\n".join(lines) + "\n").encode()
+    )
     index = default_index()
     index["lastMemoryUpdateTs"] = "2025-12-31T23:59:59.000Z"
     from memkeeper.core.atomic import atomic_write_json
@@ -750,7 +802,11 @@ def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
     if left:
         result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
     facts = _flush_facts(paths)
-    covered = [i for i in range(FLUSH_ENTRIES) if f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z" <= str(mark)]
+    covered = [
+        i
+        for i in range(FLUSH_ENTRIES)
+        if f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z" <= str(mark)
+    ]
     missing = [i for i in covered if i not in facts]
     if missing:
         result.problems.append(f"{len(missing)} flushed entries are missing from memory.md")
@@ -758,8 +814,11 @@ def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
     original_chunks = flush.chunk_entries
     try:
         flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)  # type: ignore[assignment]
-        flush.flush_pending(paths, summarize=lambda _p, es: ([f"- [trial]: {e['text']}" for e in es], "trial"),
-                            max_chunks=100000)
+        flush.flush_pending(
+            paths,
+            summarize=lambda _p, es: ([f"- [trial]: {e['text']}" for e in es], "trial"),
+            max_chunks=100000,
+        )
     finally:
         flush.chunk_entries = original_chunks  # type: ignore[assignment]
     facts = _flush_facts(paths)
@@ -809,8 +868,13 @@ L1_SESSION = "l1trial-session"
 
 def transcript_record(i: int) -> bytes:
     ts = f"2026-02-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
-    record = {"type": "user", "sessionId": L1_SESSION, "uuid": f"u-{i}", "timestamp": ts,
-              "message": {"role": "user", "content": f"P{i:06d} {payload(i)}"}}
+    record = {
+        "type": "user",
+        "sessionId": L1_SESSION,
+        "uuid": f"u-{i}",
+        "timestamp": ts,
+        "message": {"role": "user", "content": f"P{i:06d} {payload(i)}"},
+    }
     return (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
 
@@ -839,8 +903,12 @@ def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
     paths = new_project(base, f"l1-{seed}")
     transcript = paths.project / "transcript.jsonl"
     result = TrialResult("L1 update", delay)
-    rc, _t, err = run_child(L1_CHILD, [str(paths.project), str(transcript), str(Path(__file__).parent)],
-                            child_env(base / "home"), delay)
+    rc, _t, err = run_child(
+        L1_CHILD,
+        [str(paths.project), str(transcript), str(Path(__file__).parent)],
+        child_env(base / "home"),
+        delay,
+    )
     if rc not in (0, -signal.SIGKILL):
         result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
         return result
@@ -867,8 +935,12 @@ def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
 def l1_duration(base: Path) -> float:
     paths = new_project(base, "calibrate-l1")
     transcript = paths.project / "transcript.jsonl"
-    rc, took, err = run_child(L1_CHILD, [str(paths.project), str(transcript), str(Path(__file__).parent)],
-                              child_env(base / "home"), None)
+    rc, took, err = run_child(
+        L1_CHILD,
+        [str(paths.project), str(transcript), str(Path(__file__).parent)],
+        child_env(base / "home"),
+        None,
+    )
     assert rc == 0, err
     assert sorted(_l1_prompts(paths)) == list(range(1000))
     return took

@@ -31,15 +31,28 @@ def run_atheris(tmp: Path, seconds: int) -> tuple[int, str]:
     corpus = tmp / "corpus"
     seed_corpus(corpus)
     proc = subprocess.run(
-        [sys.executable, str(HERE / "atheris_transcript_target.py"), f"-max_total_time={seconds}", "-seed=1",
-         "-timeout=10", "-rss_limit_mb=2048", f"-artifact_prefix={tmp}/", str(corpus)],
-        capture_output=True, text=True, timeout=seconds + 120, env={**os.environ, "MEMKEEPER_NO_JOBS": "1"},
+        [
+            sys.executable,
+            str(HERE / "atheris_transcript_target.py"),
+            f"-max_total_time={seconds}",
+            "-seed=1",
+            "-timeout=10",
+            "-rss_limit_mb=2048",
+            f"-artifact_prefix={tmp}/",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+        env={**os.environ, "MEMKEEPER_NO_JOBS": "1"},
     )
     return proc.returncode, proc.stdout + proc.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
-                    reason="atheris is not installed (it builds on Linux only: pip install atheris)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("atheris") is None,
+    reason="atheris is not installed (it builds on Linux only: pip install atheris)",
+)
 def test_transcript_parser_survives_coverage_guided_fuzzing(tmp_path: Path) -> None:
     code, output = run_atheris(tmp_path, SECONDS)
     assert code == 0, output[-3000:]

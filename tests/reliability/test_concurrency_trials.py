@@ -29,12 +29,25 @@ def test_parallel_post_tool_use_hooks_count_exactly(tmp_path: Path) -> None:
     per_session = 6
     procs = []
     for sid in sessions:
-        payload = json.dumps({"session_id": sid, "cwd": str(paths.project), "hook_event_name": "PostToolUse",
-                              "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}})
+        payload = json.dumps(
+            {
+                "session_id": sid,
+                "cwd": str(paths.project),
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "ls"},
+                "tool_response": {},
+            }
+        )
         for _ in range(per_session):
-            proc = subprocess.Popen([sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env=env, cwd=paths.project)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=paths.project,
+            )
             procs.append((proc, payload))
     for proc, payload in procs:
         proc.stdin.write(payload.encode())  # type: ignore[union-attr]

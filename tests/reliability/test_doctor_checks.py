@@ -59,8 +59,13 @@ def test_index_against_files(store: StorePaths) -> None:
 
     update_index(store, damage)
     found = codes(doctor.diagnose(store))
-    assert {"index-missing-entry", "index-dangling-entry", "index-wrong-size",
-            "index-unsafe-entry", "index-duplicate-entry"} <= found
+    assert {
+        "index-missing-entry",
+        "index-dangling-entry",
+        "index-wrong-size",
+        "index-unsafe-entry",
+        "index-duplicate-entry",
+    } <= found
     doctor.repair(store)
     assert doctor.diagnose(store) == []
     files = [e["file"] for e in read_index(store)["rotatedFiles"]]
@@ -159,8 +164,10 @@ def test_corrupt_summary_is_backed_up_and_pending(store: StorePaths) -> None:
 
 def test_summary_written_but_flag_not_set(store: StorePaths) -> None:
     archive = rotated_store(store)
-    atomic_write_json(store.root / archive.replace(".md", ".summary.json"),
-                      {"overallSummary": "ok", "themes": [], "keyDecisions": [], "issues": []})
+    atomic_write_json(
+        store.root / archive.replace(".md", ".summary.json"),
+        {"overallSummary": "ok", "themes": [], "keyDecisions": [], "issues": []},
+    )
     assert "index-summary-flag" in codes(doctor.diagnose(store))
     doctor.repair(store)
     assert read_index(store)["rotatedFiles"][0]["summaryGenerated"] is True
@@ -206,8 +213,13 @@ def test_memory_not_utf8_is_reported_not_touched(store: StorePaths) -> None:
 
 
 def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
-                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    return subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
 
 
 def test_cli_exit_codes_and_json(store: StorePaths) -> None:

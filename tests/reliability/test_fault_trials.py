@@ -31,8 +31,12 @@ def can_mount() -> bool:
         return False
     probe = Path(tempfile.mkdtemp(prefix="memkeeper-mount-probe-"))
     try:
-        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
-                            capture_output=True).returncode == 0
+        ok = (
+            subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True
+            ).returncode
+            == 0
+        )
         if ok:
             subprocess.run(["umount", str(probe)], check=True)
         return ok
@@ -67,18 +71,38 @@ def filled_store(project: Path) -> tuple[StorePaths, bytes]:
     return paths, content
 
 
-def hook(paths: StorePaths, event: str, env: dict[str, str], prefix: tuple[str, ...] = (),
-         **run: object) -> subprocess.CompletedProcess[bytes]:
-    payload = json.dumps({"session_id": "fault-session", "cwd": str(paths.project), "hook_event_name": event,
-                          "tool_name": "Bash", "tool_input": {"command": "true"}})
-    return subprocess.run([*prefix, sys.executable, "-m", "memkeeper.cli.main", "hook", event], input=payload.encode(),
-                          capture_output=True, env=env, timeout=60, **run)  # type: ignore[call-overload, no-any-return]
+def hook(
+    paths: StorePaths, event: str, env: dict[str, str], prefix: tuple[str, ...] = (), **run: object
+) -> subprocess.CompletedProcess[bytes]:
+    payload = json.dumps(
+        {
+            "session_id": "fault-session",
+            "cwd": str(paths.project),
+            "hook_event_name": event,
+            "tool_name": "Bash",
+            "tool_input": {"command": "true"},
+        }
+    )
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "memkeeper.cli.main", "hook", event],
+        input=payload.encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        **run,
+    )  # type: ignore[call-overload, no-any-return]
 
 
-def check(paths: StorePaths, env: dict[str, str], prefix: tuple[str, ...] = (),
-          **run: object) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([*prefix, sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "check"],
-                          capture_output=True, env=env, timeout=60, **run)  # type: ignore[call-overload, no-any-return]
+def check(
+    paths: StorePaths, env: dict[str, str], prefix: tuple[str, ...] = (), **run: object
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "check"],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        **run,
+    )  # type: ignore[call-overload, no-any-return]
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[bytes], *words: str) -> None:
@@ -171,7 +195,9 @@ def read_only(paths: StorePaths) -> Iterator[None]:
 
 
 # Permission bits cannot simulate it: memkeeper restores the modes of its own folders.
-@pytest.mark.skipif(not MOUNT_OK, reason="a read-only store needs a read-only mount (root and mount permission)")
+@pytest.mark.skipif(
+    not MOUNT_OK, reason="a read-only store needs a read-only mount (root and mount permission)"
+)
 def test_read_only_store(tmp_path: Path) -> None:
     paths, content = filled_store(tmp_path / "project")
     env = kit.child_env(tmp_path / "home")
@@ -181,11 +207,27 @@ def test_read_only_store(tmp_path: Path) -> None:
             hooked = hook(paths, event, env)
             assert hooked.returncode == 0, (event, hooked.stderr)
             assert b"Traceback" not in hooked.stderr
-        doctor = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project),
-                                 "doctor"], capture_output=True, env=env, timeout=60)
+        doctor = subprocess.run(
+            [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "doctor"],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
         assert doctor.returncode in (0, 1) and b"Traceback" not in doctor.stderr
-        repair = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project),
-                                 "doctor", "--repair"], capture_output=True, env=env, timeout=60)
+        repair = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memkeeper.cli.main",
+                "--project",
+                str(paths.project),
+                "doctor",
+                "--repair",
+            ],
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
         assert repair.returncode in (0, 1) and b"Traceback" not in repair.stderr
         assert_untouched(paths, content)
     then_rotation_works(paths, content)
@@ -195,7 +237,10 @@ def test_read_only_store(tmp_path: Path) -> None:
 NO_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
 
 
-@pytest.mark.skipif(IS_ROOT and not shutil.which("setpriv"), reason="as root, needs setpriv to drop the capability to ignore permissions")
+@pytest.mark.skipif(
+    IS_ROOT and not shutil.which("setpriv"),
+    reason="as root, needs setpriv to drop the capability to ignore permissions",
+)
 def test_permission_denied(tmp_path: Path) -> None:
     """The store cannot be reached (``.claude`` is mode 000): hooks exit 0, commands say why in one line.
 
@@ -243,7 +288,11 @@ def test_summarizer_fault_leaves_the_archive_pending(
     script = tmp_path / "fake_summarizer.py"
     script.write_text(FAKE_SUMMARIZERS[behaviour])
     config = dict(kit.ROT_CONFIG)
-    config["summarizer"] = {"backend": "command", "command": [sys.executable, str(script)], "timeoutSeconds": 1}
+    config["summarizer"] = {
+        "backend": "command",
+        "command": [sys.executable, str(script)],
+        "timeoutSeconds": 1,
+    }
     atomic_write_json(paths.config, config)
     result = rotation.rotate(paths, kit.ROT_THRESHOLD, kit.ROT_CARRY)
     assert result is not None
@@ -271,8 +320,10 @@ def test_flush_with_a_dead_summarizer_keeps_the_entries(tmp_path: Path) -> None:
     kit.flush_seed(paths)
     script = tmp_path / "fake.py"
     script.write_text(FAKE_SUMMARIZERS["dies"])
-    atomic_write_json(paths.config, {"summarizer": {"backend": "command", "command": [sys.executable, str(script)],
-                                                    "timeoutSeconds": 1}})
+    atomic_write_json(
+        paths.config,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(script)], "timeoutSeconds": 1}},
+    )
     result = flush.flush_pending(paths, max_chunks=1)
     assert result.sections == 1 and result.generators == ["extractive"]
     assert b"F000000" in paths.memory.read_bytes()
@@ -311,8 +362,9 @@ def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     # memory.md is the biggest file, so the limit bites on its append, not on the journal
     atomic_write_bytes(paths.memory, b"# memory\n" + b"".join(kit.make_line(i) for i in range(200)))
     before = paths.memory.read_bytes()
-    rc, _t, err = kit.run_child(FLUSH_UNDER_LIMIT, [str(paths.project), str(room)], kit.child_env(tmp_path / "home"),
-                                None)
+    rc, _t, err = kit.run_child(
+        FLUSH_UNDER_LIMIT, [str(paths.project), str(room)], kit.child_env(tmp_path / "home"), None
+    )
     assert rc == 1 and "large" in err
     after = paths.memory.read_bytes()
     assert after.startswith(before)
@@ -322,6 +374,6 @@ def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     text = paths.memory.read_bytes()
     facts = kit._flush_facts(paths)
     assert sorted(facts) == list(range(kit.FLUSH_ENTRIES)) and set(facts.values()) == {1}
-    body = text[len(before):]
+    body = text[len(before) :]
     for line in body.split(b"\n"):  # only whole section headers and whole bullets
         assert line == b"" or line.startswith(b"## ") or kit.re.match(rb"^- \[trial\]: F\d{6} ", line), line

@@ -62,20 +62,46 @@ def test_tail_matches_the_naive_reference(content: str, target: int) -> None:
 record = st.fixed_dictionaries(
     {"type": st.sampled_from(["user", "assistant", "system", "summary", "tool_use", "progress", "weird"])},
     optional={
-        "message": st.fixed_dictionaries({}, optional={
-            "role": st.sampled_from(["user", "assistant"]),
-            "content": st.one_of(
-                st.text(max_size=30),
-                st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image"])},
-                                               optional={"text": st.one_of(st.text(max_size=20), st.integers()),
-                                                         "name": st.text(max_size=8),
-                                                         "input": st.one_of(st.dictionaries(st.text(max_size=5), st.text(max_size=10), max_size=3), st.none()),
-                                                         "id": st.text(max_size=8), "tool_use_id": st.text(max_size=8),
-                                                         "content": st.one_of(st.text(max_size=20), st.none(), st.lists(st.dictionaries(st.text(max_size=4), st.text(max_size=5), max_size=2), max_size=2)),
-                                                         "is_error": st.booleans()}),
-                         max_size=4),
-                st.none(), st.integers()),
-        }),
+        "message": st.fixed_dictionaries(
+            {},
+            optional={
+                "role": st.sampled_from(["user", "assistant"]),
+                "content": st.one_of(
+                    st.text(max_size=30),
+                    st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "type": st.sampled_from(
+                                    ["text", "tool_use", "tool_result", "thinking", "image"]
+                                )
+                            },
+                            optional={
+                                "text": st.one_of(st.text(max_size=20), st.integers()),
+                                "name": st.text(max_size=8),
+                                "input": st.one_of(
+                                    st.dictionaries(st.text(max_size=5), st.text(max_size=10), max_size=3),
+                                    st.none(),
+                                ),
+                                "id": st.text(max_size=8),
+                                "tool_use_id": st.text(max_size=8),
+                                "content": st.one_of(
+                                    st.text(max_size=20),
+                                    st.none(),
+                                    st.lists(
+                                        st.dictionaries(st.text(max_size=4), st.text(max_size=5), max_size=2),
+                                        max_size=2,
+                                    ),
+                                ),
+                                "is_error": st.booleans(),
+                            },
+                        ),
+                        max_size=4,
+                    ),
+                    st.none(),
+                    st.integers(),
+                ),
+            },
+        ),
         "timestamp": st.one_of(st.text(max_size=25), st.none(), st.integers()),
         "sessionId": st.one_of(st.text(max_size=10), st.none()),
         "isSidechain": st.booleans(),
@@ -89,7 +115,9 @@ record = st.fixed_dictionaries(
 
 garbage = st.one_of(
     st.binary(max_size=60).filter(lambda b: b"\n" not in b),
-    st.sampled_from([b"{", b"[1,2]", b'"just a string"', b"null", b'{"type": "user", "message": {"content": "cut']),
+    st.sampled_from(
+        [b"{", b"[1,2]", b'"just a string"', b"null", b'{"type": "user", "message": {"content": "cut']
+    ),
 )
 
 
@@ -101,10 +129,16 @@ def _is_object_line(raw: bytes) -> bool:
 
 
 @FUZZ
-@given(lines=st.lists(st.one_of(record.map(lambda r: ("ok", json.dumps(r).encode())), garbage.map(lambda g: ("bad", g))),
-                      max_size=30),
-       tail=st.binary(max_size=30))
-def test_transcript_parser_never_raises_and_counts_broken_lines(lines: list[tuple[str, bytes]], tail: bytes) -> None:
+@given(
+    lines=st.lists(
+        st.one_of(record.map(lambda r: ("ok", json.dumps(r).encode())), garbage.map(lambda g: ("bad", g))),
+        max_size=30,
+    ),
+    tail=st.binary(max_size=30),
+)
+def test_transcript_parser_never_raises_and_counts_broken_lines(
+    lines: list[tuple[str, bytes]], tail: bytes
+) -> None:
     data = b"".join(raw + b"\n" for _kind, raw in lines)
     tail = tail.replace(b"\n", b"")
     stats = ParseStats()
@@ -140,12 +174,16 @@ secret = st.one_of(
     token.map(lambda t: f"Authorization: Bearer {t}"),
     token.map(lambda t: f"-----BEGIN RSA PRIVATE KEY-----\n{t}\n-----END RSA PRIVATE KEY-----"),
 )
-private_span = st.tuples(st.sampled_from([("<private>", "</private>"), ("[private]", "[/private]"),
-                                          ("<!-- private -->", "<!-- /private -->")]),
-                         st.text(alphabet=ALNUM + " ", min_size=8, max_size=30)).map(
-    lambda p: (p[0][0] + "PRIV" + p[1] + p[0][1], "PRIV" + p[1]))
+private_span = st.tuples(
+    st.sampled_from(
+        [("<private>", "</private>"), ("[private]", "[/private]"), ("<!-- private -->", "<!-- /private -->")]
+    ),
+    st.text(alphabet=ALNUM + " ", min_size=8, max_size=30),
+).map(lambda p: (p[0][0] + "PRIV" + p[1] + p[0][1], "PRIV" + p[1]))
 
-filler = st.text(alphabet="abcdefghijklmnoqrsuvwxyz .,:;!?()\n한국어日本", max_size=40)  # no 'p' or 't': no trigger words
+filler = st.text(
+    alphabet="abcdefghijklmnoqrsuvwxyz .,:;!?()\n한국어日本", max_size=40
+)  # no 'p' or 't': no trigger words
 separator = st.sampled_from([" ", "\n", "\t", " (", "; "])
 
 
@@ -153,7 +191,7 @@ def _secret_value(planted: str) -> str:
     """The part of a planted secret that must not survive (the key name may)."""
     for prefix in ("password=", "api_key: ", "Authorization: Bearer "):
         if planted.startswith(prefix):
-            return planted[len(prefix):].strip('"')
+            return planted[len(prefix) :].strip('"')
     if planted.startswith("-----BEGIN"):
         return planted.split("\n")[1]
     return planted

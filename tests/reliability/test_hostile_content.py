@@ -34,21 +34,35 @@ def hostile_store(tmp_path: Path) -> StorePaths:
     result = rotation.rotate(paths, 100, 50, force=True)
     assert result is not None
     append_text(paths.memory, body)
-    atomic_write_json(paths.root / result.archive.replace(".md", ".summary.json"), {
-        "themes": [{"name": MARKUP, "summary": ANSI + CONTROL}],
-        "keyDecisions": [{"decision": MARKUP, "reason": ANSI}],
-        "issues": [{"issue": CONTROL, "status": "open"}],
-        "overallSummary": f"{MARKUP} {ANSI} {CONTROL}",
-    })
+    atomic_write_json(
+        paths.root / result.archive.replace(".md", ".summary.json"),
+        {
+            "themes": [{"name": MARKUP, "summary": ANSI + CONTROL}],
+            "keyDecisions": [{"decision": MARKUP, "reason": ANSI}],
+            "issues": [{"issue": CONTROL, "status": "open"}],
+            "overallSummary": f"{MARKUP} {ANSI} {CONTROL}",
+        },
+    )
     from memkeeper.core.index import update_index
 
     update_index(paths, lambda i: i["rotatedFiles"][0].__setitem__("summaryGenerated", True))
     atomic_write_text(paths.named("project"), f"# Project\n{MARKUP}\n{ANSI}\n{CONTROL}\n")
     l1 = paths.sessions / "2026-04-01_100000_abcdef12.l1.jsonl"
-    entries = [{"ts": "2026-04-01T10:00:00.000Z", "role": "user", "text": f"{MARKUP} {ANSI} {CONTROL}",
-                "session": "abcdef12-0000"},
-               {"ts": "2026-04-01T10:00:01.000Z", "role": "tool", "name": ANSI, "cmd": MARKUP,
-                "session": "abcdef12-0000"}]
+    entries = [
+        {
+            "ts": "2026-04-01T10:00:00.000Z",
+            "role": "user",
+            "text": f"{MARKUP} {ANSI} {CONTROL}",
+            "session": "abcdef12-0000",
+        },
+        {
+            "ts": "2026-04-01T10:00:01.000Z",
+            "role": "tool",
+            "name": ANSI,
+            "cmd": MARKUP,
+            "session": "abcdef12-0000",
+        },
+    ]
     atomic_write_text(l1, "".join(json.dumps(e) + "\n" for e in entries))
     return paths
 
@@ -74,8 +88,12 @@ def test_cli_shows_hostile_text_without_effect(command: list[str], tmp_path: Pat
     env.update({"COLUMNS": "120", "TERM": "xterm-256color"})
     env.pop("FORCE_COLOR", None)
     env.pop("NO_COLOR", None)
-    proc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
-                          capture_output=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode in (0, 1, 3), proc.stderr.decode()
     assert b"Traceback" not in proc.stderr
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
@@ -85,12 +103,19 @@ def test_cli_shows_hostile_text_without_effect(command: list[str], tmp_path: Pat
         assert "[bold red]BOOMMARKUP" in out  # markup shown as the text it is
 
 
-@pytest.mark.parametrize("command", [["search", "BOOMMARKUP", "--json"], ["status", "--json"], ["doctor", "--json"]],
-                         ids=lambda c: " ".join(c))
+@pytest.mark.parametrize(
+    "command",
+    [["search", "BOOMMARKUP", "--json"], ["status", "--json"], ["doctor", "--json"]],
+    ids=lambda c: " ".join(c),
+)
 def test_json_output_stays_valid(command: list[str], tmp_path: Path) -> None:
     paths = hostile_store(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
-                          capture_output=True, timeout=120, env=kit.child_env(tmp_path / "home"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
+        capture_output=True,
+        timeout=120,
+        env=kit.child_env(tmp_path / "home"),
+    )
     assert proc.returncode in (0, 1, 3), proc.stderr.decode()
     json.loads(proc.stdout)  # control characters are escaped, never raw
     assert b"\x1b" not in proc.stdout and b"\x00" not in proc.stdout

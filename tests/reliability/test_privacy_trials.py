@@ -29,7 +29,12 @@ SECRETS = {
     "password": "correct-horse-battery-staple-42",
     "bearer": "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2",
 }
-PRIVATE = ["PRIVATE-TRIAL-ONE-4471", "PRIVATE-TRIAL-TWO-9902", "PRIVATE-TRIAL-SUB-3318", "PRIVATE-TRIAL-OUT-7264"]
+PRIVATE = [
+    "PRIVATE-TRIAL-ONE-4471",
+    "PRIVATE-TRIAL-TWO-9902",
+    "PRIVATE-TRIAL-SUB-3318",
+    "PRIVATE-TRIAL-OUT-7264",
+]
 INJECTED = "sk-ant-api03-InjectedByTheModel0000000000"  # a summarizer repeating a key
 
 
@@ -43,39 +48,92 @@ def write_session(folder: Path) -> Path:
 
     def add(kind: str, content: Any, **extra: Any) -> None:
         role = "user" if kind == "user" else "assistant"
-        records.append({"type": kind, "timestamp": ts(len(records)), "sessionId": SESSION, "uuid": f"u{len(records)}",
-                        "message": {"role": role, "content": content}, **extra})
+        records.append(
+            {
+                "type": kind,
+                "timestamp": ts(len(records)),
+                "sessionId": SESSION,
+                "uuid": f"u{len(records)}",
+                "message": {"role": role, "content": content},
+                **extra,
+            }
+        )
 
     add("user", f"deploy with {s['anthropic']} please <private>{PRIVATE[0]}</private>")
     add("user", f"the db password={s['password']} and [private]{PRIVATE[1]}[/private]")
-    add("assistant", [
-        {"type": "text", "text": f"I will use the token {s['github']}."},
-        {"type": "tool_use", "id": "t1", "name": "Bash",
-         "input": {"command": f"curl -H 'Authorization: Bearer {s['bearer']}' https://x.test"}},
-        {"type": "tool_use", "id": "t2", "name": "Write", "input": {"file_path": "/p/.env", "content": f"AWS={s['aws']}"}},
-        {"type": "tool_use", "id": "t3", "name": "Edit", "input": {"file_path": "/p/a.py", "old_string": "x = 1",
-                                                                  "new_string": f"SLACK = '{s['slack']}'"}},
-    ])
-    add("user", [
-        {"type": "tool_result", "tool_use_id": "t1", "content": f"ok token={s['jwt']}"},
-        {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": f"wrote <private>{PRIVATE[3]}</private>"}]},
-        {"type": "tool_result", "tool_use_id": "t3", "content": f"api_key: {s['password']}", "is_error": True},
-    ])
+    add(
+        "assistant",
+        [
+            {"type": "text", "text": f"I will use the token {s['github']}."},
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "Bash",
+                "input": {"command": f"curl -H 'Authorization: Bearer {s['bearer']}' https://x.test"},
+            },
+            {
+                "type": "tool_use",
+                "id": "t2",
+                "name": "Write",
+                "input": {"file_path": "/p/.env", "content": f"AWS={s['aws']}"},
+            },
+            {
+                "type": "tool_use",
+                "id": "t3",
+                "name": "Edit",
+                "input": {
+                    "file_path": "/p/a.py",
+                    "old_string": "x = 1",
+                    "new_string": f"SLACK = '{s['slack']}'",
+                },
+            },
+        ],
+    )
+    add(
+        "user",
+        [
+            {"type": "tool_result", "tool_use_id": "t1", "content": f"ok token={s['jwt']}"},
+            {
+                "type": "tool_result",
+                "tool_use_id": "t2",
+                "content": [{"type": "text", "text": f"wrote <private>{PRIVATE[3]}</private>"}],
+            },
+            {
+                "type": "tool_result",
+                "tool_use_id": "t3",
+                "content": f"api_key: {s['password']}",
+                "is_error": True,
+            },
+        ],
+    )
     add("assistant", [{"type": "text", "text": "Done; the deployment works now."}])
     path = folder / f"{SESSION}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     agent = folder / SESSION / "subagents" / "agent-trial1.jsonl"
     agent.parent.mkdir(parents=True)
-    agent.write_text(json.dumps({
-        "type": "user", "timestamp": ts(50), "sessionId": SESSION, "isSidechain": True, "agentId": "trial1",
-        "message": {"role": "user", "content": f"subagent: use {s['anthropic']} <private>{PRIVATE[2]}</private>"},
-    }) + "\n", encoding="utf-8")
+    agent.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "timestamp": ts(50),
+                "sessionId": SESSION,
+                "isSidechain": True,
+                "agentId": "trial1",
+                "message": {
+                    "role": "user",
+                    "content": f"subagent: use {s['anthropic']} <private>{PRIVATE[2]}</private>",
+                },
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
 # The key the model "repeats" comes from a file outside the store (argv[1]), so that
 # the only way for it to reach the store is through the model's answer.
-ECHO_SUMMARIZER = r'''
+ECHO_SUMMARIZER = r"""
 import json, sys
 injected = open(sys.argv[1]).read()
 prompt = sys.stdin.read()
@@ -86,7 +144,7 @@ else:
     lines = [l.strip() for l in prompt.splitlines() if l.strip()][-8:]
     print("\n".join("- [echo]: " + l for l in lines))
     print("- [echo]: the model repeated %s" % injected)
-'''
+"""
 
 
 def store_text(root: Path) -> str:
@@ -115,9 +173,13 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     script.write_text(ECHO_SUMMARIZER)
     injected = tmp_path / "injected.txt"
     injected.write_text(INJECTED)
-    atomic_write_json(paths.config, {"summarizer": {"backend": "command",
-                                                    "command": [sys.executable, str(script), str(injected)]},
-                                     "memory": {"flushEvery": 2}})
+    atomic_write_json(
+        paths.config,
+        {
+            "summarizer": {"backend": "command", "command": [sys.executable, str(script), str(injected)]},
+            "memory": {"flushEvery": 2},
+        },
+    )
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(2200)))  # rotation is due
     env = kit.child_env(tmp_path / "home")
     cli = [sys.executable, "-m", "memkeeper.cli.main"]
@@ -125,8 +187,14 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     events = [
         ("SessionStart", {"source": "startup"}),
         ("UserPromptSubmit", {"prompt": f"key {SECRETS['anthropic']} <private>{PRIVATE[0]}</private>"}),
-        ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": f"export TOKEN={SECRETS['github']}"},
-                         "tool_response": {"stdout": f"password={SECRETS['password']}"}}),
+        (
+            "PostToolUse",
+            {
+                "tool_name": "Bash",
+                "tool_input": {"command": f"export TOKEN={SECRETS['github']}"},
+                "tool_response": {"stdout": f"password={SECRETS['password']}"},
+            },
+        ),
         ("PreCompact", {"trigger": "auto"}),
         ("Stop", {}),
         ("SessionEnd", {"reason": "exit"}),
@@ -138,7 +206,16 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     for kind in ("l1", "flush", "summary"):
         done = run([*cli, "--project", str(paths.project), "job", kind, "--options", options], env)
         assert done.returncode == 0, done.stderr
-    done = run([*cli, "--project", str(paths.project), "save", f"remember {SECRETS['slack']} <private>{PRIVATE[1]}</private>"], env)
+    done = run(
+        [
+            *cli,
+            "--project",
+            str(paths.project),
+            "save",
+            f"remember {SECRETS['slack']} <private>{PRIVATE[1]}</private>",
+        ],
+        env,
+    )
     # (``save`` may not exist in every build; when it does, it must redact)
     text = store_text(paths.root)
     assert "[REDACTED" in text and "[PRIVATE]" in text  # the pipeline really carried the planted text
@@ -159,8 +236,10 @@ def test_a_summarizer_repeating_a_secret_is_redacted_in_the_summary(tmp_path: Pa
     script.write_text(ECHO_SUMMARIZER)
     injected = tmp_path / "injected.txt"
     injected.write_text(INJECTED)
-    atomic_write_json(paths.config, {"summarizer": {"backend": "command",
-                                                    "command": [sys.executable, str(script), str(injected)]}})
+    atomic_write_json(
+        paths.config,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(script), str(injected)]}},
+    )
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(300)))
     result = rotation.rotate(paths, 100, 10)
     assert result is not None

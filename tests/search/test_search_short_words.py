@@ -198,8 +198,15 @@ def test_a_line_longer_than_the_read_chunks_is_found_by_the_index(
 ) -> None:
     """A large tool result makes one L1 line far longer than a block: it is read to its end."""
     rows = [{"ts": "2026-11-20T10:00:00.000Z", "role": "user", "text": "before the big output"}]
-    rows.append({"ts": "2026-11-20T10:00:01.000Z", "role": "tool_result", "tool_use_id": "toolu_1",
-                 "result": "ok", "output": "x" * size + " needle_in_big_output"})
+    rows.append(
+        {
+            "ts": "2026-11-20T10:00:01.000Z",
+            "role": "tool_result",
+            "tool_use_id": "toolu_1",
+            "result": "ok",
+            "output": "x" * size + " needle_in_big_output",
+        }
+    )
     rows.append({"ts": "2026-11-20T10:00:02.000Z", "role": "assistant", "text": "after the big output"})
     (store.sessions / "2026-11-20_100000_aaaaaaaa.l1.jsonl").write_text(
         "".join(json.dumps(r) + "\n" for r in rows), "utf-8"

@@ -17,7 +17,9 @@ def command_backend(store: StorePaths, tmp_path: Path) -> Callable[[str], Path]:
 
     def make(body: str, timeout: float = 30.0) -> Path:
         script = write_script(tmp_path / "bin", "fake-model", body)
-        write_config(store, {"summarizer": {"backend": "command", "command": [str(script)], "timeoutSeconds": timeout}})
+        write_config(
+            store, {"summarizer": {"backend": "command", "command": [str(script)], "timeoutSeconds": timeout}}
+        )
         return script
 
     return make

@@ -34,8 +34,9 @@ GOOD_ANSWER = {
 }
 
 
-
-def add_archive(paths: StorePaths, name: str = "memory_20260302_150000.md", data: str | bytes = SMALL_ARCHIVE) -> str:
+def add_archive(
+    paths: StorePaths, name: str = "memory_20260302_150000.md", data: str | bytes = SMALL_ARCHIVE
+) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     paths.archive(name).write_bytes(raw)
 
@@ -46,8 +47,10 @@ def add_archive(paths: StorePaths, name: str = "memory_20260302_150000.md", data
     update_index(paths, add)
     return name
 
+
 def write_config(paths: StorePaths, config: dict[str, Any]) -> None:
     paths.config.write_text(json.dumps(config), "utf-8")
+
 
 def write_script(folder: Path, name: str, body: str) -> Path:
     """An executable Python script run by this interpreter."""
@@ -56,6 +59,7 @@ def write_script(folder: Path, name: str, body: str) -> Path:
     path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body), "utf-8")
     path.chmod(0o755)
     return path
+
 
 def pid_alive(pid: int) -> bool:
     try:
@@ -73,8 +77,18 @@ def pid_alive(pid: int) -> bool:
 
 
 CLAUDE_ARGV = [
-    "-p", "--model", "haiku", "--output-format", "json", "--tools", "", "--max-turns", "1",
-    "--no-session-persistence", "--settings", '{"disableAllHooks": true}',
+    "-p",
+    "--model",
+    "haiku",
+    "--output-format",
+    "json",
+    "--tools",
+    "",
+    "--max-turns",
+    "1",
+    "--no-session-persistence",
+    "--settings",
+    '{"disableAllHooks": true}',
 ]
 
 #: A stand-in for the real ``claude``: checks its argv, records stdin, env and cwd, then

@@ -21,7 +21,9 @@ intro line that is not a section
 """
     sections = parse_sections(text)
     assert [s.header for s in sections][1:] == [
-        "2026-01-05_0910 (local 01-05_1810)", "12:03 — Memory Flush #42", "Known issues",
+        "2026-01-05_0910 (local 01-05_1810)",
+        "12:03 — Memory Flush #42",
+        "Known issues",
     ]
     first = sections[1].items
     assert first[0].topic == "api" and first[0].text == "first fact continued on an indented line"
@@ -49,7 +51,10 @@ def test_decision_shapes() -> None:
         "infra: 배포는 fly.io 대신 자체 서버로 하기로 결정",
     ]
     assert [d["reason"] for d in decisions] == [
-        "totals are read 50× more often than written", "", "to avoid writer stalls", "비용 때문",
+        "totals are read 50× more often than written",
+        "",
+        "to avoid writer stalls",
+        "비용 때문",
     ]
     assert all(d["date"] == "2026-02-01" for d in decisions)
 

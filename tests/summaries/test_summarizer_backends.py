@@ -43,8 +43,18 @@ def test_claude_backend_exact_argv_stdin_and_guard(store: StorePaths, fake_claud
     result = ClaudeBackend().complete("Summarize this.\nline two ünïcode", timeout=30)
     call = json.loads(fake_claude.read_text("utf-8"))
     assert call["argv"] == [
-        "-p", "--model", "haiku", "--output-format", "json", "--tools", "", "--max-turns", "1",
-        "--no-session-persistence", "--settings", '{"disableAllHooks": true}',
+        "-p",
+        "--model",
+        "haiku",
+        "--output-format",
+        "json",
+        "--tools",
+        "",
+        "--max-turns",
+        "1",
+        "--no-session-persistence",
+        "--settings",
+        '{"disableAllHooks": true}',
     ]
     assert call["stdin"] == "Summarize this.\nline two ünïcode"  # prompt on stdin, not in argv
     assert call["guard"] == "1"  # our hooks see MEMKEEPER_IN_JOB and never recurse
@@ -113,7 +123,9 @@ def test_command_backend_reads_stdin_and_prints(tmp_path: Path) -> None:
 
 
 def test_command_backend_failures(tmp_path: Path) -> None:
-    failing = write_script(tmp_path, "failing", "import sys\nsys.stderr.write('model not loaded\\n')\nsys.exit(2)\n")
+    failing = write_script(
+        tmp_path, "failing", "import sys\nsys.stderr.write('model not loaded\\n')\nsys.exit(2)\n"
+    )
     with pytest.raises(BackendError, match="failing exited with status 2: model not loaded"):
         CommandBackend([str(failing)]).complete("x", timeout=10)
     silent = write_script(tmp_path, "silent", "pass\n")
@@ -144,7 +156,9 @@ class _FakeClient:
         self.messages = _FakeMessages()
 
 
-def test_anthropic_backend_with_key(monkeypatch: pytest.MonkeyPatch, store: StorePaths, tmp_path: Path) -> None:
+def test_anthropic_backend_with_key(
+    monkeypatch: pytest.MonkeyPatch, store: StorePaths, tmp_path: Path
+) -> None:
     monkeypatch.setitem(__import__("sys").modules, "anthropic", types.SimpleNamespace(Anthropic=_FakeClient))
     monkeypatch.setenv("PATH", str(tmp_path))  # no claude: auto must pick the SDK
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
@@ -195,7 +209,9 @@ def test_complete_logs_every_call_and_the_log_stays_bounded(
         complete(store, config, f"prompt {i}", purpose="test")
     log = read_call_log(store)
     assert [r["outcome"] for r in log] == ["ok", "ok", "ok"]
-    assert log[0]["backend"] == "command" and log[0]["model"] == "echo-model" and log[0]["estimatedTokens"] > 0
+    assert (
+        log[0]["backend"] == "command" and log[0]["model"] == "echo-model" and log[0]["estimatedTokens"] > 0
+    )
     for _ in range(40):
         summarizers.log_call(store, {"ts": "2000-01-01T00:00:00.000Z", "backend": "x", "outcome": "ok"})
     assert 20 <= len(read_call_log(store)) <= 30
@@ -205,10 +221,19 @@ def test_complete_logs_every_call_and_the_log_stays_bounded(
 def test_budget_status_counts_today_only(store: StorePaths) -> None:
     import memkeeper.core.summarizers as summarizers
 
-    summarizers.log_call(store, {"ts": "2000-01-01T00:00:00.000Z", "backend": "claude", "outcome": "ok",
-                                 "inputTokens": 10**9})
-    summarizers.log_call(store, {"ts": summarizers._now_iso(), "backend": "claude", "outcome": "ok",
-                                 "inputTokens": 100, "outputTokens": 20})
+    summarizers.log_call(
+        store, {"ts": "2000-01-01T00:00:00.000Z", "backend": "claude", "outcome": "ok", "inputTokens": 10**9}
+    )
+    summarizers.log_call(
+        store,
+        {
+            "ts": summarizers._now_iso(),
+            "backend": "claude",
+            "outcome": "ok",
+            "inputTokens": 100,
+            "outputTokens": 20,
+        },
+    )
     summarizers.log_call(store, {"ts": summarizers._now_iso(), "backend": "extractive", "outcome": "ok"})
     status = budget_status(store, Config())
     assert (status["calls"], status["tokens"], status["exceeded"]) == (1, 120, False)

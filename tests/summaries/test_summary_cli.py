@@ -17,13 +17,20 @@ def run(store: StorePaths, capsys: pytest.CaptureFixture[str], *args: str) -> tu
     return code, " ".join(out.split()) if not args[-1] == "--json" else out, err
 
 
-def test_regenerate_json_and_the_generate_l3_alias(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_regenerate_json_and_the_generate_l3_alias(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     add_archive(store)
     code, out, _ = run(store, capsys, "generate-l3", "--backend", "extractive", "--json")
     assert code == 0
     assert json.loads(out)["outcomes"] == [
-        {"file": "memory_20260302_150000.md", "outcome": "generated", "generator": "extractive",
-         "error": None, "notes": []}
+        {
+            "file": "memory_20260302_150000.md",
+            "outcome": "generated",
+            "generator": "extractive",
+            "error": None,
+            "notes": [],
+        }
     ]
     code, out, _ = run(store, capsys, "regenerate", "--backend", "extractive")
     assert code == 3 and "nothing is pending" in out  # nothing left to do
@@ -31,7 +38,9 @@ def test_regenerate_json_and_the_generate_l3_alias(store: StorePaths, capsys: py
     assert code == 0 and "✓ memory_20260302_150000.md generated (extractive)" in out
 
 
-def test_regenerate_failure_is_exit_1_with_the_reason(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_regenerate_failure_is_exit_1_with_the_reason(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     add_archive(store, data=b"")
     code, out, _ = run(store, capsys, "regenerate", "memory_20260302_150000.md", "--backend", "extractive")
     assert code == 1
@@ -52,7 +61,9 @@ def test_no_store_is_one_line(tmp_path, monkeypatch, capsys) -> None:  # type: i
     assert code == 3 and "no memory store" in capsys.readouterr().err
 
 
-def test_summaries_lists_pending_failed_and_budget(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_summaries_lists_pending_failed_and_budget(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     add_archive(store)
     add_archive(store, "memory_20260303_090000.md", data=b"")
     run(store, capsys, "regenerate", "memory_20260303_090000.md", "--backend", "extractive")
@@ -61,14 +72,19 @@ def test_summaries_lists_pending_failed_and_budget(store: StorePaths, capsys: py
     assert code == 0 and data["archives"] == 2 and data["generated"] == 0
     states = {p["file"]: (p["state"], p["error"]) for p in data["pending"]}
     assert states["memory_20260302_150000.md"] == ("pending", None)
-    assert states["memory_20260303_090000.md"][0] == "failed" and "empty" in states["memory_20260303_090000.md"][1]
+    assert (
+        states["memory_20260303_090000.md"][0] == "failed"
+        and "empty" in states["memory_20260303_090000.md"][1]
+    )
     assert data["budget"]["calls"] == 0 and data["budget"]["exceeded"] is False
     code, out, _ = run(store, capsys, "summaries")
     assert "2 archives: 0 summarized, 2 pending or failed." in out
     assert "memory_20260303_090000.md" in out and "failed" in out and "Model budget today" in out
 
 
-def test_summaries_says_when_the_budget_is_reached(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
+def test_summaries_says_when_the_budget_is_reached(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     store.config.write_text(json.dumps({"budget": {"dailyCalls": 0}}))
     code, out, _ = run(store, capsys, "summaries")
     assert code == 0 and "Budget reached: summaries use the extractive backend until tomorrow." in out

@@ -35,8 +35,18 @@ def test_two_regenerate_processes_summarize_each_archive_once(store: StorePaths,
         add_archive(store, name)
     calls = tmp_path / "calls.txt"
     env = dict(os.environ, FAKE_CALLS=str(calls), FAKE_ANSWER=json.dumps(GOOD_ANSWER), MEMKEEPER_NO_JOBS="1")
-    argv = [sys.executable, "-m", "memkeeper.cli.main", "--project", str(store.project), "regenerate", "--json"]
-    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    argv = [
+        sys.executable,
+        "-m",
+        "memkeeper.cli.main",
+        "--project",
+        str(store.project),
+        "regenerate",
+        "--json",
+    ]
+    procs = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
     results = [p.communicate(timeout=120) for p in procs]
     for proc, (_, err) in zip(procs, results, strict=True):
         assert proc.returncode == 0, err.decode()

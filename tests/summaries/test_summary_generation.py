@@ -172,7 +172,9 @@ def test_token_cap_counts_estimated_tokens_of_a_command(
     add_archive(store)
     add_archive(store, "memory_20260303_090000.md")
     generate_summary(store, ARCHIVE, sleep=no_sleep.append)
-    assert generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append).generator == "extractive"
+    assert (
+        generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append).generator == "extractive"
+    )
     assert calls.read_text() == "1"
 
 
@@ -206,8 +208,11 @@ def test_huge_archive_is_cut_to_fit_and_says_so(
     store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
 ) -> None:
     _, prompt_file = scripted(json.dumps(GOOD_ANSWER))
-    days = [f"## 2026-04-{d:02d}_1000\n" + "".join(f"- [topic{d}]: fact number {i} of day {d}\n" for i in range(40))
-            for d in range(1, 29)]
+    days = [
+        f"## 2026-04-{d:02d}_1000\n"
+        + "".join(f"- [topic{d}]: fact number {i} of day {d}\n" for i in range(40))
+        for d in range(1, 29)
+    ]
     text = "# Project Memory\n\n" + "\n".join(days)
     add_archive(store, data=text)
     assert estimate_tokens(text) > 8000
@@ -237,8 +242,11 @@ def test_job_pending_mode_skips_generated_and_gives_up_after_many_failures(store
     add_archive(store, "memory_20260304_090000.md", data=b"")
     report = run_summary_job(store, {"backend": "extractive"})
     outcomes = {o.file: o.outcome for o in report.outcomes}
-    assert outcomes == {ARCHIVE: "generated", "memory_20260303_090000.md": "generated",
-                        "memory_20260304_090000.md": "failed"}
+    assert outcomes == {
+        ARCHIVE: "generated",
+        "memory_20260303_090000.md": "generated",
+        "memory_20260304_090000.md": "failed",
+    }
     again = run_summary_job(store, {"backend": "extractive"})
     assert [o.file for o in again.outcomes] == ["memory_20260304_090000.md"]  # only what is still pending
 
@@ -248,6 +256,7 @@ def test_job_pending_mode_skips_generated_and_gives_up_after_many_failures(store
         for e in index["rotatedFiles"]:
             if e["file"] == "memory_20260304_090000.md":
                 e["summaryAttempts"] = MAX_AUTO_ATTEMPTS
+
     update_index(store, many_tries)
     assert run_summary_job(store, {"backend": "extractive"}).outcomes == []  # background run gives up
     retried = run_summary_job(store, {"backend": "extractive", "retryFailed": True})
@@ -260,8 +269,13 @@ def test_job_all_and_named_archives(store: StorePaths) -> None:
     run_summary_job(store, {"backend": "extractive"})
     report = run_summary_job(store, {"all": True, "backend": "extractive"})
     assert [o.outcome for o in report.outcomes] == ["generated", "generated"]
-    named = run_summary_job(store, {"archives": ["memory_20260303_090000.md", "memory_29990101_000000.md",
-                                                 "../../etc/passwd"], "backend": "extractive"})
+    named = run_summary_job(
+        store,
+        {
+            "archives": ["memory_20260303_090000.md", "memory_29990101_000000.md", "../../etc/passwd"],
+            "backend": "extractive",
+        },
+    )
     assert [o.outcome for o in named.outcomes] == ["generated", "failed", "failed"]
     assert "no such archive" in (named.outcomes[1].error or "")
 

@@ -97,6 +97,8 @@ def test_parse_rejects_invalid_answers(answer: str, words: str) -> None:
 
 def test_paths_of_summary_and_raw(store) -> None:  # type: ignore[no-untyped-def]
     assert summary_path(store, "memory_20260101_000000.md").name == "memory_20260101_000000.summary.json"
-    assert raw_output_path(store, "memory_20260101_000000.md").name == "memory_20260101_000000.summary.raw.txt"
+    assert (
+        raw_output_path(store, "memory_20260101_000000.md").name == "memory_20260101_000000.summary.raw.txt"
+    )
     with pytest.raises(ValueError):
         summary_path(store, "../escape.md")

@@ -65,7 +65,9 @@ async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths)
         await settle(pilot)
         snapshot = app.snapshot
         assert snapshot is not None
-        agent = next(s.name for s in snapshot.sessions if '"sidechain"' in (store.sessions / s.name).read_text())
+        agent = next(
+            s.name for s in snapshot.sessions if '"sidechain"' in (store.sessions / s.name).read_text()
+        )
         tree = app.screen.query_one(TierTree)
         assert tree.select_target(Target("l1", agent))
         await settle(pilot)
@@ -142,15 +144,21 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
         await settle(pilot)
         assert shown and shown[-1] > 0
         options = app.screen.query_one(HitList)
-        headers = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
-                   if options.get_option_at_index(i).disabled]
+        headers = [
+            str(options.get_option_at_index(i).prompt)
+            for i in range(options.option_count)
+            if options.get_option_at_index(i).disabled
+        ]
         order = ["memory", "L3", "L2", "L1"]
         found = [next(o for o in order if o in h) for h in headers]
         assert found == sorted(found, key=order.index)  # grouped in tier order
         await pilot.press("f2")  # tier: memory only
         await settle(pilot)
-        headers = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
-                   if options.get_option_at_index(i).disabled]
+        headers = [
+            str(options.get_option_at_index(i).prompt)
+            for i in range(options.option_count)
+            if options.get_option_at_index(i).disabled
+        ]
         assert len(headers) == 1 and "memory" in headers[0]
         await pilot.press("f2", "f2", "f2", "f2")  # back to all
         await pilot.press("f4")  # deep on
@@ -362,7 +370,9 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
         app.open_projects()
         await settle(pilot)
         options = app.screen.query_one(OptionList)
-        options.highlighted = next(i for i in range(2) if "other" not in str(options.get_option_at_index(i).prompt))
+        options.highlighted = next(
+            i for i in range(2) if "other" not in str(options.get_option_at_index(i).prompt)
+        )
         await pilot.press("enter")
         await settle(pilot)
         assert app.paths.project == store.project
@@ -399,8 +409,18 @@ async def test_command_palette_has_every_action(store: StorePaths) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         names = [name for name, _, _ in palette_actions(app)]
-        for wanted in ("Search", "Pending summaries", "Regenerate summaries", "Rotate now", "Migrate legacy memory.md",
-                       "Forget selection", "Trash", "Switch project", "Toggle live refresh", "Help"):
+        for wanted in (
+            "Search",
+            "Pending summaries",
+            "Regenerate summaries",
+            "Rotate now",
+            "Migrate legacy memory.md",
+            "Forget selection",
+            "Trash",
+            "Switch project",
+            "Toggle live refresh",
+            "Help",
+        ):
             assert wanted in names
         await pilot.press("ctrl+p")
         await settle(pilot)
@@ -450,8 +470,16 @@ async def test_large_session_is_wrapped_lazily(store: StorePaths) -> None:
     lines = []
     for n in range(6000):
         role = ("user", "assistant", "tool", "tool_result")[n % 4]
-        entry = {"ts": "2026-11-21T09:00:00.000Z", "role": role, "text": f"entry {n} " + "word " * 30,
-                 "tool_use_id": f"t{n // 4}", "name": "Bash", "cmd": f"echo {n}", "result": "ok", "output": "fine"}
+        entry = {
+            "ts": "2026-11-21T09:00:00.000Z",
+            "role": role,
+            "text": f"entry {n} " + "word " * 30,
+            "tool_use_id": f"t{n // 4}",
+            "name": "Bash",
+            "cmd": f"echo {n}",
+            "result": "ok",
+            "output": "fine",
+        }
         lines.append(json.dumps(entry))
     (store.sessions / name).write_text("\n".join(lines) + "\n")
     app = MemkeeperApp(store, watch=False)

@@ -55,14 +55,17 @@ async def test_hook_write_in_another_process_appears(store: StorePaths) -> None:
         await settle(pilot)
         tokens_before = app.snapshot.memory_tokens if app.snapshot else 0
         subprocess.run([sys.executable, "-c", APPEND, str(store.memory)], check=True)
-        assert await _wait_for(pilot, lambda: any(item.text == "[live]: written by a hook process" for item in doc.items))
+        assert await _wait_for(
+            pilot, lambda: any(item.text == "[live]: written by a hook process" for item in doc.items)
+        )
         assert doc.cursor == 5  # position kept
         assert app.snapshot is not None and app.snapshot.memory_tokens > tokens_before
         assert "l2" in changes[0].tiers
         # An atomic rename (how every state file is written) is seen too: a new L1 session.
         subprocess.run([sys.executable, "-c", NEW_SESSION, str(store.sessions)], check=True)
         assert await _wait_for(
-            pilot, lambda: app.snapshot is not None and any(s.session == "abcdef12" for s in app.snapshot.sessions)
+            pilot,
+            lambda: app.snapshot is not None and any(s.session == "abcdef12" for s in app.snapshot.sessions),
         )
         tree = app.screen.query_one(TierTree)
         assert tree.cursor_node is not None and tree.cursor_node.data == Target("memory")  # selection kept
@@ -79,7 +82,13 @@ def test_watch_ignores_own_temp_and_private_files(store: StorePaths) -> None:
     assert tier_of(store, root / "memory_20261009_085924.summary.json") == "l3"
     assert tier_of(store, root / "memory-index.json") == "index"
     assert tier_of(store, store.sessions / "2026-11-22_010000_abcdef12.l1.jsonl") == "l1"
-    for ignored in (".memory.md.abc.tmp", ".search.sqlite3", ".search.sqlite3-wal", ".memkeeper.lock", "x.lock"):
+    for ignored in (
+        ".memory.md.abc.tmp",
+        ".search.sqlite3",
+        ".search.sqlite3-wal",
+        ".memkeeper.lock",
+        "x.lock",
+    ):
         assert tier_of(store, root / ignored) is None
     assert tier_of(store, store.state / "counters.json") is None
     assert tier_of(store, Path("/elsewhere/memory.md")) is None

@@ -14,7 +14,9 @@ from memkeeper.tui.screens import search as search_screen
 from memkeeper.tui.screens.search import SearchScreen
 
 
-@pytest.mark.parametrize(("fresh_seconds", "expected"), [(60.0, [True, False, False]), (0.0, [True, True, True])])
+@pytest.mark.parametrize(
+    ("fresh_seconds", "expected"), [(60.0, [True, False, False]), (0.0, [True, True, True])]
+)
 async def test_keystrokes_within_the_window_skip_the_freshness_check(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch, fresh_seconds: float, expected: list[bool]
 ) -> None:

@@ -16,7 +16,9 @@ pytestmark = pytest.mark.tmux
 
 
 def _capture(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+    ).stdout
 
 
 def _wait(session: str, text: str, timeout: float = 20.0) -> str:

@@ -20,7 +20,9 @@ class ConfirmModal(ModalScreen[bool]):
     ]
     """Keys of a confirmation."""
 
-    def __init__(self, title: str, lines: list[str], confirm_label: str = "Yes", danger: bool = False) -> None:
+    def __init__(
+        self, title: str, lines: list[str], confirm_label: str = "Yes", danger: bool = False
+    ) -> None:
         super().__init__()
         self._title = title
         self._lines = lines
@@ -32,7 +34,9 @@ class ConfirmModal(ModalScreen[bool]):
             yield Static(literal(self._title), classes="dialog-title")
             yield Static(literal("\n".join(self._lines)), classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"{self._confirm_label} (y)", id="yes", variant="error" if self._danger else "primary")
+                yield Button(
+                    f"{self._confirm_label} (y)", id="yes", variant="error" if self._danger else "primary"
+                )
                 yield Button("Cancel (n)", id="no")
 
     def on_mount(self) -> None:

@@ -38,7 +38,13 @@ def key_sections() -> list[tuple[str, list[Binding]]]:
 
 
 def key_label(key: str) -> str:
-    names = {"left_square_bracket": "[", "right_square_bracket": "]", "slash": "/", "escape": "esc", "delete": "del"}
+    names = {
+        "left_square_bracket": "[",
+        "right_square_bracket": "]",
+        "slash": "/",
+        "escape": "esc",
+        "delete": "del",
+    }
     return ", ".join(names.get(k.strip(), k.strip()) for k in key.split(","))
 
 

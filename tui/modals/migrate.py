@@ -132,6 +132,8 @@ class MigrateModal(ModalScreen[bool]):
 
     def action_close(self) -> None:
         if self._migrating:
-            self.notify("The migration is running; it holds the store lock and ends shortly.", severity="warning")
+            self.notify(
+                "The migration is running; it holds the store lock and ends shortly.", severity="warning"
+            )
             return
         self.dismiss(self._done)

@@ -26,7 +26,9 @@ class SectionsModal(ModalScreen[int | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static(f"Sections ({len(self._sections)})", classes="dialog-title")
-            yield OptionList(*[Option(literal(title), id=str(index)) for index, title in self._sections], id="sections")
+            yield OptionList(
+                *[Option(literal(title), id=str(index)) for index, title in self._sections], id="sections"
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -124,7 +124,9 @@ class BrowseScreen(Screen[None]):
         tree.show_snapshot(snapshot)
         if not snapshot.exists:
             self._show_document(
-                Document(Target("none"), "no store", [literal_item("No memory store here: press o for projects.")])
+                Document(
+                    Target("none"), "no store", [literal_item("No memory store here: press o for projects.")]
+                )
             )
             return
         if self._pending_open is not None:
@@ -136,7 +138,11 @@ class BrowseScreen(Screen[None]):
                 self.load(Target("memory"))
             return
         current = self._document
-        if current.path is None or file_signature(current.path) != self._signature or current.target.kind in ("summary", "day"):
+        if (
+            current.path is None
+            or file_signature(current.path) != self._signature
+            or current.target.kind in ("summary", "day")
+        ):
             self.load(current.target, keep_position=True)
         # Only sessions whose counts were dropped above (changed) or never taken: the
         # others of an open day are still right, and re-reading them on every hook write
@@ -187,18 +193,24 @@ class BrowseScreen(Screen[None]):
 
     # -- workers --------------------------------------------------------------------------
 
-    def load(self, target: Target, *, keep_position: bool = False, request: OpenRequest | None = None) -> None:
+    def load(
+        self, target: Target, *, keep_position: bool = False, request: OpenRequest | None = None
+    ) -> None:
         """Load ``target`` into the viewer (in a thread)."""
         self._load_serial += 1
         self._load_worker(target, self._load_serial, keep_position, request)
 
     @work(thread=True, exclusive=True, group="doc", exit_on_error=False, description="load document")
-    def _load_worker(self, target: Target, serial: int, keep_position: bool, request: OpenRequest | None) -> None:
+    def _load_worker(
+        self, target: Target, serial: int, keep_position: bool, request: OpenRequest | None
+    ) -> None:
         snapshot = self.mk.snapshot
         try:
             document = load_document(self.mk.paths, target, snapshot)
         except Exception as exc:
-            document = Document(target, target.name or target.kind, [literal_item(f"Cannot read this: {exc}", "error")])
+            document = Document(
+                target, target.name or target.kind, [literal_item(f"Cannot read this: {exc}", "error")]
+            )
         signature = file_signature(document.path)
         self.app.call_from_thread(self._loaded, document, signature, serial, keep_position, request)
 

@@ -61,7 +61,12 @@ class PendingScreen(Screen[None]):
         yield Static("", id="pending-error", markup=False)
         with Horizontal(id="pending-controls"):
             yield Static("backend:", classes="label")
-            yield Select([(name, name) for name in backend_choices()], value=CONFIGURED, allow_blank=False, id="backend")
+            yield Select(
+                [(name, name) for name in backend_choices()],
+                value=CONFIGURED,
+                allow_blank=False,
+                id="backend",
+            )
             yield ProgressBar(total=1, show_eta=False, id="pending-progress")
         yield Static("", id="pending-log", markup=False)
         yield Footer()
@@ -107,7 +112,11 @@ class PendingScreen(Screen[None]):
             self._files.append(item.file)
         if self._files:
             table.move_cursor(row=min(cursor, len(self._files) - 1))
-        title = f"Pending and failed L3 summaries ({len(self._files)})" if self._files else "No pending summaries: all archives are summarised."
+        title = (
+            f"Pending and failed L3 summaries ({len(self._files)})"
+            if self._files
+            else "No pending summaries: all archives are summarised."
+        )
         self.query_one("#pending-title", Static).update(title)
         self._show_error()
 
@@ -159,7 +168,13 @@ class PendingScreen(Screen[None]):
         self.query_one("#pending-log", Static).update(f"regenerating {len(files)} summary(ies)…")
         self._regenerate_worker(files, self._backend())
 
-    @work(thread=True, exclusive=True, group="regenerate", exit_on_error=False, description="regenerate summaries")
+    @work(
+        thread=True,
+        exclusive=True,
+        group="regenerate",
+        exit_on_error=False,
+        description="regenerate summaries",
+    )
     def _regenerate_worker(self, files: list[str], backend: str | None) -> None:
         from memkeeper.core.summary import SummaryError, generate_summary
 
@@ -218,6 +233,8 @@ class PendingScreen(Screen[None]):
 
     def action_close(self) -> None:
         if self._job_running:
-            self.notify("Regeneration goes on in the background of this screen; c cancels it.", severity="warning")
+            self.notify(
+                "Regeneration goes on in the background of this screen; c cancels it.", severity="warning"
+            )
             return
         self.dismiss(None)

@@ -94,7 +94,9 @@ class SearchScreen(Screen["SearchPick | None"]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
-        yield Input(value=self._initial, placeholder="search memory, summaries, archives, sessions…", id="query")
+        yield Input(
+            value=self._initial, placeholder="search memory, summaries, archives, sessions…", id="query"
+        )
         yield Static("", id="filters", markup=False)
         yield HitList(id="results")
         yield Footer()
@@ -214,7 +216,12 @@ class SearchScreen(Screen["SearchPick | None"]):
             if not group.hits:
                 continue
             more = "+" if group.more else ""
-            options.append(Option(Text(f"── {TIER_NAMES.get(group.tier, group.tier)} ({group.total}{more})", style="bold"), disabled=True))
+            options.append(
+                Option(
+                    Text(f"── {TIER_NAMES.get(group.tier, group.tier)} ({group.total}{more})", style="bold"),
+                    disabled=True,
+                )
+            )
             for hit in group.hits:
                 options.append(Option(hit_text(hit, match_style, meta_style), id=str(len(self._hits))))
                 self._hits.append(hit)

@@ -66,8 +66,14 @@ class TrashScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for item in items:
-            table.add_row(short_time(item.deleted_at), item.kind, literal(item.name), str(len(item.files)), key=item.id)
-        title = f"Trash ({len(items)}): Enter restores" if items else "Trash is empty (d forgets an archive or a session)"
+            table.add_row(
+                short_time(item.deleted_at), item.kind, literal(item.name), str(len(item.files)), key=item.id
+            )
+        title = (
+            f"Trash ({len(items)}): Enter restores"
+            if items
+            else "Trash is empty (d forgets an archive or a session)"
+        )
         self.query_one("#trash-title", Static).update(title)
 
     def action_restore(self) -> None:

@@ -148,7 +148,9 @@ class DocView(ScrollView, can_focus=True):
     def rendered_text(self) -> str:
         """Every item exactly as the view draws it (its segments' text), one row per line."""
         return "\n".join(
-            "".join(segment.text for segment in strip) for i in range(len(self._items)) for strip in self._strips(i)
+            "".join(segment.text for segment in strip)
+            for i in range(len(self._items))
+            for strip in self._strips(i)
         )
 
     @property
@@ -212,7 +214,18 @@ class DocView(ScrollView, can_focus=True):
             text.append("┆ ", self._fg("docview--sidechain"))
         if item.prefix:
             text.append(visible(item.prefix), base + self._fg("docview--prefix"))
-        styled = item.kind in ("h1", "h2", "h3", "title", "day", "code", "muted", "tool", "tool_result", "error")
+        styled = item.kind in (
+            "h1",
+            "h2",
+            "h3",
+            "title",
+            "day",
+            "code",
+            "muted",
+            "tool",
+            "tool_result",
+            "error",
+        )
         text.append(visible(item.text).replace("\t", "    "), base if styled else Style())
         if item.body:
             folded = index not in self._unfolded
@@ -238,7 +251,9 @@ class DocView(ScrollView, can_focus=True):
         strips = self._cache.get(index)
         if strips is None:
             console = self.app.console
-            lines = self._item_text(index).wrap(console, self._width, justify="left", overflow="fold", no_wrap=False)
+            lines = self._item_text(index).wrap(
+                console, self._width, justify="left", overflow="fold", no_wrap=False
+            )
             strips = [Strip(list(line.render(console)), line.cell_len) for line in lines] or [Strip.blank(0)]
             self._cache[index] = strips
             if len(strips) != self._heights[index]:
@@ -320,7 +335,11 @@ class DocView(ScrollView, can_focus=True):
         if index == self.cursor:
             cursor = Style(bgcolor=self.get_component_rich_style("docview--cursor").bgcolor)
             segments = [
-                Segment(s.text, s.style + cursor if s.style and s.style.bgcolor == base.bgcolor else s.style, s.control)
+                Segment(
+                    s.text,
+                    s.style + cursor if s.style and s.style.bgcolor == base.bgcolor else s.style,
+                    s.control,
+                )
                 for s in segments
             ]
         return Strip(segments, width)

@@ -44,7 +44,10 @@ class StatusLine(Static):
         ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
         self.set_class(ratio >= 1.0, "-over")
         text = Text.assemble(
-            (f"{human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)} {ratio:.0%}", "bold"),
+            (
+                f"{human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)} {ratio:.0%}",
+                "bold",
+            ),
             " │ ",
             (f"{snapshot.pending} pending", "bold" if snapshot.pending else ""),
             f" {snapshot.failed}✗" if snapshot.failed else "",

@@ -76,9 +76,11 @@ class TierTree(Tree[Target]):
         A rebuild keeps the cursor, the expanded nodes and the scroll position.
         """
         old = self._snapshot
-        if old is not None and (old.archives, old.named) == (snapshot.archives, snapshot.named) and [
-            s.name for s in old.sessions
-        ] == [s.name for s in snapshot.sessions]:
+        if (
+            old is not None
+            and (old.archives, old.named) == (snapshot.archives, snapshot.named)
+            and [s.name for s in old.sessions] == [s.name for s in snapshot.sessions]
+        ):
             # Same files (a hook appended to memory.md or to a session): relabel, no rebuild.
             self._snapshot = snapshot
             for node in self._all_nodes():
@@ -90,7 +92,9 @@ class TierTree(Tree[Target]):
                     node.set_label(self._session_label(node.data.name))
             return
         cursor_key = (
-            self.cursor_node.data.key if old is not None and self.cursor_node and self.cursor_node.data else None
+            self.cursor_node.data.key
+            if old is not None and self.cursor_node and self.cursor_node.data
+            else None
         )
         if old is not None:
             self._expanded = self._collect_expanded()
@@ -120,7 +124,9 @@ class TierTree(Tree[Target]):
         )
         for day, sessions in sorted(snapshot.days.items(), reverse=True):
             key = f"day:{day}"
-            node = l1.add(self._day_label(day, [s.name for s in sessions]), data=Target("day", day), allow_expand=True)
+            node = l1.add(
+                self._day_label(day, [s.name for s in sessions]), data=Target("day", day), allow_expand=True
+            )
             if key in self._expanded:
                 self._fill_day(node)
                 node.expand()
@@ -197,7 +203,11 @@ class TierTree(Tree[Target]):
             return literal(name)
         dates = f"{archive.first}…{(archive.last or '')[5:]}" if archive.first else archive.rotated_at[:10]
         mark = SUMMARY_MARKS.get(archive.summary_state, "?")
-        return Text.assemble(literal(dates), f" {human_bytes(archive.bytes):>5} ", (mark, self._mark_style(archive.summary_state)))
+        return Text.assemble(
+            literal(dates),
+            f" {human_bytes(archive.bytes):>5} ",
+            (mark, self._mark_style(archive.summary_state)),
+        )
 
     def _summary_label(self, name: str) -> Text:
         archive = self._snapshot.archive_named.get(name) if self._snapshot else None
@@ -205,8 +215,15 @@ class TierTree(Tree[Target]):
             return literal(name)
         when = archive.first or archive.rotated_at[:10]
         mark = SUMMARY_MARKS.get(archive.summary_state, "?")
-        words = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}[archive.summary_state]
-        return Text.assemble((mark, self._mark_style(archive.summary_state)), " ", literal(when), (words, self._mark_style(archive.summary_state)))
+        words = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}[
+            archive.summary_state
+        ]
+        return Text.assemble(
+            (mark, self._mark_style(archive.summary_state)),
+            " ",
+            literal(when),
+            (words, self._mark_style(archive.summary_state)),
+        )
 
     def _day_label(self, day: str, names: list[str]) -> Text:
         label = Text.assemble(literal(day), f" ({len(names)})")
@@ -300,7 +317,9 @@ class TierTree(Tree[Target]):
         if node.data is not None and node.data.kind == "day":
             self._fill_day(node)
             if self._snapshot is not None:
-                names = [s.name for s in self._snapshot.days.get(node.data.name, []) if s.name not in self._counts]
+                names = [
+                    s.name for s in self._snapshot.days.get(node.data.name, []) if s.name not in self._counts
+                ]
                 if names:
                     self.post_message(self.DayExpanded(node.data.name, names))
 
