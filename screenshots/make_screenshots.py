@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "tui"))
+sys.path.insert(0, str(HERE.parent / "tests" / "functional" / "tui"))
 
 from scenes import SCENES, build_store  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Property tests (hypothesis): the carryover tail, the transcript parser, the privacy filter.
 
-Legacy migration's conservation property lives in ``tests/foundation/test_fdn_migrate.py``.
+Legacy migration's conservation property lives in ``tests/unit/store/test_fdn_migrate.py``.
 ``RELIABILITY_FUZZ_EXAMPLES`` raises the example counts (the full bench run sets it).
 """
 

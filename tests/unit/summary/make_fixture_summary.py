@@ -1,6 +1,6 @@
 """Regenerate ``tests/fixtures/summaries/real_archive.summary.json`` from ``real_archive.md``.
 
-Run after changing the extractive summarizer: ``python tests/summaries/make_fixture_summary.py``,
+Run after changing the extractive summarizer: ``python tests/unit/summary/make_fixture_summary.py``,
 then read the result: the fixture is there to be read by a person, not only compared.
 """
 
@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "summaries"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "summaries"
 ARCHIVE_NAME = "memory_20260212_160500.md"
 
 

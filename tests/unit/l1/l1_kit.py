@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "transcripts"
 BIG_TRANSCRIPT = SHARED / "spotter" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 

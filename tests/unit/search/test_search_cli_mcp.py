@@ -106,7 +106,7 @@ async def test_mcp_server_over_stdio(store: StorePaths) -> None:
 
 
 def test_plugin_declares_the_mcp_server() -> None:
-    plugin = Path(__file__).resolve().parents[2] / "plugin"
+    plugin = Path(__file__).resolve().parents[3] / "plugin"
     declared = json.loads((plugin / ".mcp.json").read_text("utf-8"))["mcpServers"]["memkeeper"]
     assert declared["args"] == ["mcp"]
     launcher = plugin / declared["command"].replace("${CLAUDE_PLUGIN_ROOT}/", "")

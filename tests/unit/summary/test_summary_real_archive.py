@@ -75,4 +75,4 @@ def test_committed_fixture_matches_what_the_extractor_makes() -> None:
     fresh = generate()
     for data in (committed, fresh):
         data.pop("generatedAt")
-    assert fresh == committed, "run tests/summaries/make_fixture_summary.py and read the new summary"
+    assert fresh == committed, "run tests/unit/summary/make_fixture_summary.py and read the new summary"

@@ -12,7 +12,7 @@ from typing import Any
 from memkeeper.core.index import archive_entry, update_index
 from memkeeper.core.store import StorePaths
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "summaries"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "summaries"
 
 SMALL_ARCHIVE = """# Project Memory
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from memkeeper.core.store import StorePaths
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "capture_plugin"
 TRANSCRIPT_43B = (
     REPO / "tests" / "fixtures" / "transcripts" / "cc-2.1.197" / "43b864ff-0cc4-405d-97b6-b0657afa9839.jsonl"

@@ -282,7 +282,7 @@ def test_job_all_and_named_archives(store: StorePaths) -> None:
 
 def test_job_adopts_a_summary_the_js_plugin_wrote_but_never_flagged(store: StorePaths) -> None:
     add_archive(store)
-    js = Path(__file__).resolve().parent.parent / "fixtures" / "summaries" / "js_summary_full.json"
+    js = Path(__file__).resolve().parents[2] / "fixtures" / "summaries" / "js_summary_full.json"
     summary_path(store, ARCHIVE).write_bytes(js.read_bytes())
     report = run_summary_job(store, {"backend": "extractive"})
     assert report.outcomes[0].outcome == "adopted"
