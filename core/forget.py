@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.atomic import atomic_write_json, atomic_write_text
 from memkeeper.core.index import archive_entry, iso_now, summary_name, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import DIR_MODE, StorePaths, is_safe_basename
@@ -35,7 +35,7 @@ class TrashItem:
     """One forgotten thing in the trash."""
 
     id: str
-    kind: str  # "l1" | "archive"
+    kind: str  # "l1" | "archive" | "excerpt" (lines of memory.md or an archive)
     name: str  # the session file or archive basename
     deleted_at: str  # ISO-8601 UTC
     files: tuple[str, ...]  # paths relative to the store root, as they were
@@ -127,6 +127,54 @@ def forget_archive(paths: StorePaths, name: str) -> TrashItem:
         return item
 
 
+def forget_lines(paths: StorePaths, name: str, start: int, end: int, expected: str) -> TrashItem:
+    """Move lines ``start``…``end`` (1-based) of memory.md or an archive into the trash.
+
+    ``expected`` is the text the caller showed for those lines (their Markdown markers may
+    differ): refused when the lines no longer hold it (the file changed). An archive's
+    summary is marked pending (stale) so the summary job rebuilds it without the lines.
+    """
+    if not is_safe_basename(name) or not name.startswith("memory") or not name.endswith(".md"):
+        raise ForgetError(f"not memory.md or an archive: {name!r}")
+    with reentrant_lock(paths.lock):
+        path = paths.memory if name == "memory.md" else paths.archive(name)
+        if not path.is_file() or path.is_symlink():
+            raise ForgetError(f"no such file: {name}")
+        lines = path.read_bytes().decode("utf-8").split("\n")
+        if not 1 <= start <= end <= len(lines):
+            raise ForgetError(f"{name} has no lines {start}-{end}")
+        removed = lines[start - 1 : end]
+        if any(word not in "\n".join(removed) for word in expected.split()):
+            raise ForgetError(f"{name} changed since it was shown; reload and try again")
+        extra = {"file": name, "line": start, "text": removed}
+        item = move_into_trash(paths, "excerpt", f"{name} lines {start}-{end}", [], extra)
+        atomic_write_text(path, "\n".join(lines[: start - 1] + lines[end:]))
+        if name != "memory.md":
+            update_index(paths, lambda index: _mark_stale(index, name))
+        return item
+
+
+def _mark_stale(index: dict[str, Any], name: str) -> None:
+    for entry in index.get("rotatedFiles", []):
+        if isinstance(entry, dict) and entry.get("file") == name:
+            entry["summaryGenerated"] = False
+            entry.pop("summaryError", None)
+
+
+def _restore_excerpt(paths: StorePaths, manifest: dict[str, Any]) -> None:
+    """Put removed lines back where they were (or at the end, if the file is shorter now)."""
+    name = str(manifest.get("file", ""))
+    text = manifest.get("text")
+    if not is_safe_basename(name) or not isinstance(text, list):
+        raise ForgetError("trash manifest of an excerpt is unusable")
+    path = paths.memory if name == "memory.md" else paths.archive(name)
+    lines = path.read_bytes().decode("utf-8").split("\n") if path.is_file() else [""]
+    at = min(max(1, int(manifest.get("line") or 1)), len(lines)) - 1
+    atomic_write_text(path, "\n".join(lines[:at] + [str(t) for t in text] + lines[at:]))
+    if name != "memory.md":
+        update_index(paths, lambda index: _mark_stale(index, name))
+
+
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((folder / MANIFEST).read_text("utf-8"))
@@ -197,6 +245,8 @@ def restore(paths: StorePaths, trash_id: str) -> TrashItem:
                 index["rotatedFiles"] = entries
 
             update_index(paths, put_back)
+        elif manifest.get("kind") == "excerpt":
+            _restore_excerpt(paths, manifest)
         (folder / MANIFEST).unlink()
         try:
             folder.rmdir()

@@ -13,17 +13,23 @@ import argparse
 import asyncio
 import tempfile
 from pathlib import Path, PurePath
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.reactive import reactive
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.commands import MemoryCommands
 from memkeeper.tui.loaders import StoreSnapshot, Target, load_snapshot
 from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
-from memkeeper.tui.screens.browse import BrowseScreen, OpenRequest, target_for_file
+from memkeeper.tui.prefs import Prefs
+from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
+from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
+
+if TYPE_CHECKING:
+    from memkeeper.tui.screens.search import SearchState
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -41,11 +47,21 @@ class MemkeeperApp(App[None]):
     ]
     """Keys that work on every screen."""
 
-    def __init__(self, paths: StorePaths, *, watch: bool = True, note: str | None = None) -> None:
+    live: reactive[bool] = reactive(False)
+    """Whether live refresh is running (screens bind their status line to it)."""
+
+    def __init__(
+        self, paths: StorePaths, *, watch: bool = True, note: str | None = None, prefs: bool = True
+    ) -> None:
         super().__init__()
+        from memkeeper.tui.prefs import Prefs, load_prefs
+
         self.paths = paths
         self.snapshot: StoreSnapshot | None = None
-        self.live = False
+        self.prefs = load_prefs() if prefs else Prefs()
+        self._save = prefs
+        self.theme = self.prefs.theme if self.prefs.theme in self.available_themes else "textual-dark"
+        self.search_state: SearchState | None = None
         self._watch_wanted = watch
         self._watch_stop: asyncio.Event | None = None
         self._note = note
@@ -55,6 +71,7 @@ class MemkeeperApp(App[None]):
         return BrowseScreen()
 
     def on_mount(self) -> None:
+        self.watch(self, "theme", self._theme_changed, init=False)
         self.reload_snapshot()
         if self._note:
             self.notify(self._note, title="memkeeper-tui", timeout=6)
@@ -136,10 +153,6 @@ class MemkeeperApp(App[None]):
 
     def _set_live(self, live: bool) -> None:
         self.live = live
-        for screen in self.screen_stack:
-            setter = getattr(screen, "set_live", None)
-            if callable(setter):
-                setter(live)
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
@@ -169,22 +182,53 @@ class MemkeeperApp(App[None]):
         return None
 
     def open_search(self, query: str = "") -> None:
-        from memkeeper.tui.screens.search import SearchPick, SearchScreen
+        """Open search where it was left (query, filters, results), or with ``query``."""
+        from memkeeper.tui.screens.search import SearchScreen, SearchState
 
         if isinstance(self.screen, SearchScreen):
             return
+        state = self.search_state or SearchState(deep=self.prefs.deep)
+        if query:
+            state = SearchState(query=query, deep=state.deep)
+        self.push_screen(SearchScreen(self.paths, state))
 
-        def opened(pick: SearchPick | None) -> None:
-            if pick is None:
-                return
-            target = target_for_file(pick.file)
-            browse = self.browse()
-            if target is None or browse is None:
-                self.notify(f"Cannot open {pick.file}", severity="warning")
-                return
-            browse.open_request(OpenRequest(target, pick.line, pick.query))
+    def show_in_browser(self, file: str, line: int | None, terms: tuple[str, ...]) -> None:
+        """Close the screens over the browser and open ``file`` there (tree selected)."""
+        target = target_for_file(file)
+        browse = self.browse()
+        if target is None or browse is None:
+            self.notify(f"Cannot open {file}", severity="warning")
+            return
+        while self.screen is not browse:
+            self.pop_screen()
+        browse.open_request(OpenRequest(target, line, terms))
 
-        self.push_screen(SearchScreen(self.paths, query), opened)
+    def set_deep_default(self, deep: bool) -> None:
+        """Remember the deep toggle as the default of the next search."""
+        from dataclasses import replace
+
+        if deep != self.prefs.deep:
+            self.prefs = replace(self.prefs, deep=deep)
+            self._save_prefs()
+
+    def _theme_changed(self, theme: str) -> None:
+        from dataclasses import replace
+
+        if theme != self.prefs.theme:
+            self.prefs = replace(self.prefs, theme=theme)
+            self._save_prefs()
+
+    def _save_prefs(self) -> None:
+        if self._save:
+            self._prefs_worker(self.prefs)
+
+    @work(thread=True, group="prefs", exit_on_error=False, description="save preferences")
+    def _prefs_worker(self, prefs: Prefs) -> None:
+        from dataclasses import asdict
+
+        from memkeeper.tui.prefs import save_prefs
+
+        save_prefs(**asdict(prefs))
 
     def open_pending(self) -> None:
         from memkeeper.tui.screens.pending import PendingScreen
@@ -270,7 +314,12 @@ class MemkeeperApp(App[None]):
         if result is None:
             self.call_from_thread(self.notify, "Nothing to rotate: memory.md is empty.", severity="warning")
         else:
-            self.call_from_thread(self.notify, f"Rotated into {result.archive} ({result.tokens:,} tokens).")
+            from memkeeper.core.jobs import start_job
+
+            start_job(paths, "summary")  # as the CLI does: the new archive is summarised in the background
+            self.call_from_thread(
+                self.notify, f"Rotated into {result.archive} ({result.tokens:,} tokens); summary job started."
+            )
         self.reload_snapshot()
 
     def forget(self, target: Target) -> None:
@@ -325,6 +374,99 @@ class MemkeeperApp(App[None]):
             self.call_from_thread(self.notify, f"Restored {item.name}.")
         self.reload_snapshot()
 
+    def copy_text(self, text: str, what: str) -> None:
+        """Copy ``text`` to the clipboard (OSC 52: the terminal must allow it) and say so."""
+        self.copy_to_clipboard(text)
+        shown = text if len(text) <= 60 else text[:57] + "…"
+        self.notify(
+            f"Copied {what}: {shown}\n(through the terminal's OSC 52; if nothing arrives, "
+            "the terminal refuses it: select the text above instead)",
+            timeout=6,
+        )
+
+    def open_external(self, path: Path, line: int | None, *, pager: bool) -> None:
+        """Open ``path`` in ``$EDITOR`` (or ``$PAGER``) at ``line``, the app suspended meanwhile."""
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        argv = _editor_argv(path, line, pager)
+        try:
+            with self.suspend():
+                code = subprocess.run(argv, check=False).returncode  # noqa: S603 - the user's own editor
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to another program.", severity="warning")
+            return
+        except OSError as exc:
+            self.notify(f"Cannot run {argv[0]}: {exc}", severity="error")
+            return
+        if code:
+            self.notify(f"{argv[0]} exited with {code}.", severity="warning")
+        self.reload_snapshot()
+
+    def export_session(self, path: Path) -> None:
+        """Write the L1 session at ``path`` as Markdown into the project folder (in a worker)."""
+        self._export_worker(self.paths, path)
+
+    @work(thread=True, group="export", exit_on_error=False, description="export session")
+    def _export_worker(self, paths: StorePaths, path: Path) -> None:
+        from memkeeper.core.export import export_session
+
+        try:
+            written = export_session(path, paths.project)
+        except (OSError, ValueError) as exc:
+            self.call_from_thread(self.notify, f"Cannot export: {exc}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"Exported to {written}", timeout=6)
+
+    @on(DocPane.RemoveRequested)
+    def _remove_requested(self, message: DocPane.RemoveRequested) -> None:
+        from memkeeper.tui.modals.confirm import ConfirmModal
+
+        where = "memory.md" if message.target.kind == "memory" else message.target.name
+        span = f"line {message.start}" if message.start == message.end else f"lines {message.start}-{message.end}"
+        preview = message.text.splitlines()[:4]
+        lines = [f"{span} of {where} move into the trash (t restores them):", *preview]
+        if message.target.kind == "archive":
+            lines.append("Its L3 summary is marked pending, to be made again without them.")
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._remove_worker(self.paths, where, message.start, message.end, message.text)
+
+        self.push_screen(ConfirmModal("Remove this entry?", lines, "Remove", danger=True), confirmed)
+
+    @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="remove entry")
+    def _remove_worker(self, paths: StorePaths, name: str, start: int, end: int, text: str) -> None:
+        from memkeeper.core.forget import forget_lines
+
+        try:
+            forget_lines(paths, name, start, end, text)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Nothing removed: {exc}", severity="error")
+            return
+        self._refresh_search(paths)
+        self.call_from_thread(self.notify, f"Moved {end - start + 1} line(s) of {name} to the trash (t).")
+        self.reload_snapshot()
+
+    def regenerate(self, archive: str) -> None:
+        """Make the L3 summary of ``archive`` again with the configured backend (in a worker)."""
+        self.notify(f"Regenerating the summary of {archive}…", timeout=3)
+        self._regenerate_worker(self.paths, archive)
+
+    @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="regenerate")
+    def _regenerate_worker(self, paths: StorePaths, archive: str) -> None:
+        from memkeeper.core.summary import generate_summary
+
+        try:
+            summary = generate_summary(paths, archive)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"Regeneration failed: {exc}", severity="error")
+        else:
+            made_by = getattr(summary, "generator", None) or "the configured backend"
+            self.call_from_thread(self.notify, f"Summary of {archive} made again ({made_by}).")
+        self.reload_snapshot()
+
     @staticmethod
     def _refresh_search(paths: StorePaths) -> None:
         try:
@@ -335,6 +477,27 @@ class MemkeeperApp(App[None]):
             refresh(paths)
         except Exception:
             pass
+
+
+
+# -- acting on what was found (called by the viewer pane) -----------------------------------
+
+
+def _editor_argv(path: Path, line: int | None, pager: bool) -> list[str]:
+    import os
+    import shlex
+
+    if pager:
+        command = os.environ.get("PAGER") or "less"
+        argv = shlex.split(command)
+        if line and Path(argv[0]).name == "less":
+            argv.append(f"+{line}")
+        return [*argv, str(path)]
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    argv = shlex.split(command)
+    if line and Path(argv[0]).name in ("vi", "vim", "nvim", "nano", "emacs", "micro", "kak", "hx"):
+        argv.append(f"+{line}")
+    return [*argv, str(path)]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
-from memkeeper.tui.widgets.docview import DocItem
+from memkeeper.tui.items import DocItem, ItemKind
 
 SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})(\d{2})(\d{2})?_?([^.]*)\.l1\.jsonl(\.gz)?$")
 
@@ -34,14 +34,14 @@ class ArchiveInfo:
     last: str | None
     bytes: int
     tokens: int
-    summary_state: str  # "ok" | "pending" | "failed" | "missing"
+    summary_state: SummaryState
     error: str | None = None
     attempts: int = 0
 
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """An L1 session file: its day and time come from its name, nothing is read."""
+    """An L1 session file: its start (local day and time) comes from its name, nothing is read."""
 
     name: str
     day: str
@@ -52,11 +52,14 @@ class SessionInfo:
 
 @dataclass(frozen=True)
 class SessionCounts:
-    """Messages and tool calls of one L1 session (computed lazily)."""
+    """Messages, tool calls, title and length of one L1 session (computed lazily)."""
 
     messages: int
     tools: int
     subagent: bool
+    title: str = ""
+    minutes: int = 0
+    unreadable: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,11 +103,17 @@ class StoreSnapshot:
         return {s.name: s for s in self.sessions}
 
 
+TargetKind = Literal["memory", "named", "archive", "summary", "l1", "day", "tier", "group", "none"]
+"""What a tree node or the viewer shows (``tier`` and ``group`` are headings, ``none`` nothing)."""
+
+SummaryState = Literal["ok", "pending", "failed", "missing"]
+
+
 @dataclass(frozen=True)
 class Target:
-    """What the viewer shows: ``kind`` is memory | named | archive | summary | l1 | day."""
+    """What the viewer shows: a document of ``kind`` named ``name``."""
 
-    kind: str
+    kind: TargetKind
     name: str = ""
 
     @property
@@ -120,13 +129,41 @@ class Document:
     title: str
     items: list[DocItem] = field(default_factory=list)
     path: Path | None = None
+    session: str | None = None  # the full session id of an L1 document
+
+
+def local_stamp(day: str, hh: str, mm: str) -> tuple[str, str]:
+    """A UTC day and time (from a file name) as the local (day, ``HH:MM``)."""
+    from datetime import UTC, datetime
+
+    try:
+        when = datetime(int(day[:4]), int(day[5:7]), int(day[8:10]), int(hh), int(mm), tzinfo=UTC)
+    except ValueError:
+        return day, f"{hh}:{mm}"
+    local = when.astimezone()
+    return local.strftime("%Y-%m-%d"), local.strftime("%H:%M")
+
+
+def local_clock(iso: str) -> str:
+    """``2026-11-21T11:49:00.000Z`` → the local ``HH:MM`` (the text as it is when not a time)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+    except ValueError:
+        return iso[11:16]
 
 
 def short_time(iso: str | None) -> str:
-    """``2026-11-21T11:49:00.000Z`` → ``2026-11-21 11:49Z`` (absolute: screenshots stay stable)."""
+    """``2026-11-21T11:49:00.000Z`` → local ``2026-11-21 12:49`` (absolute: screenshots stay stable)."""
+    from datetime import datetime
+
     if not iso:
         return "never"
-    return iso[:16].replace("T", " ") + ("Z" if iso.endswith("Z") else "")
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso[:16].replace("T", " ")
 
 
 def session_info(name: str, size: int) -> SessionInfo | None:
@@ -134,10 +171,11 @@ def session_info(name: str, size: int) -> SessionInfo | None:
     if not match:
         return None
     day, hh, mm, _ss, session, _gz = match.groups()
-    return SessionInfo(name=name, day=day, time=f"{hh}:{mm}", session=session or "", size=size)
+    local_day, local_time = local_stamp(day, hh, mm)
+    return SessionInfo(name=name, day=local_day, time=local_time, session=session or "", size=size)
 
 
-def _summary_state(entry: dict[str, Any]) -> str:
+def _summary_state(entry: dict[str, Any]) -> SummaryState:
     if entry.get("summaryGenerated") is True:
         return "ok"
     return "failed" if entry.get("summaryError") else "pending"
@@ -214,30 +252,50 @@ def list_sessions(paths: StorePaths) -> list[SessionInfo]:
         info = session_info(entry.name, size)
         if info is not None:
             sessions.append(info)
-    return sorted(sessions, key=lambda s: s.name)
+    return sorted(sessions, key=lambda s: s.name, reverse=True)
 
 
 def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts]:
-    """Messages, tool calls and subagent use per L1 session (reads those files only)."""
-    from memkeeper.core.l1 import read_l1
-
+    """Messages, tool calls, subagent use, title and length per L1 session (reads those files only)."""
     counts: dict[str, SessionCounts] = {}
     for name in names:
-        messages = tools = 0
-        subagent = False
         try:
-            for entry in read_l1(paths.sessions / name):
-                role = entry.get("role")
-                if role in ("user", "assistant"):
-                    messages += 1
-                elif role == "tool":
-                    tools += 1
-                if entry.get("sidechain"):
-                    subagent = True
+            counts[name] = _count_one(paths.sessions / name)
         except (OSError, ValueError):
             continue
-        counts[name] = SessionCounts(messages, tools, subagent)
     return counts
+
+
+def _count_one(path: Path) -> SessionCounts:
+    from memkeeper.core.l1 import parse_ts, read_l1
+
+    messages = tools = 0
+    subagent = False
+    title = ""
+    first = last = None
+    for entry in read_l1(path):
+        role = entry.get("role")
+        if role in ("user", "assistant"):
+            messages += 1
+        elif role == "tool":
+            tools += 1
+        side = bool(entry.get("sidechain"))
+        subagent = subagent or side
+        if role == "user" and not title and not side:
+            title = " ".join(str(entry.get("text") or "").split())[:120]
+        when = parse_ts(entry.get("ts"))
+        if when is not None:
+            first = when if first is None or when < first else first
+            last = when if last is None or when > last else last
+    minutes = int((last - first).total_seconds() // 60) if first and last else 0
+    unreadable = messages + tools == 0 and path.stat().st_size > 0 and not _has_entries(path)
+    return SessionCounts(messages, tools, subagent, title, minutes, unreadable)
+
+
+def _has_entries(path: Path) -> bool:
+    from memkeeper.core.l1 import read_l1
+
+    return next(read_l1(path), None) is not None
 
 
 # -- documents ---------------------------------------------------------------------------------
@@ -250,6 +308,7 @@ def markdown_items(text: str) -> list[DocItem]:
     """Markdown lines as items: headings styled and navigable, bullets, code blocks; 1 line = 1 item."""
     items: list[DocItem] = []
     in_code = False
+    number = 0
     for number, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip()
         if stripped.startswith("```"):
@@ -262,7 +321,8 @@ def markdown_items(text: str) -> list[DocItem]:
         heading = HEADING_RE.match(line)
         if heading:
             level = min(len(heading.group(1)), 3)
-            items.append(DocItem(heading.group(2), kind=f"h{level}", line=number, anchor=level <= 2))
+            kind: ItemKind = ("h1", "h2", "h3")[level - 1]
+            items.append(DocItem(heading.group(2), kind=kind, line=number, anchor=level <= 2))
             continue
         bullet = re.match(r"^(\s*)[-*+]\s+(.*)$", line)
         if bullet:
@@ -271,7 +331,27 @@ def markdown_items(text: str) -> list[DocItem]:
         items.append(DocItem(line, kind="text", line=number))
     while items and not items[-1].text.strip():
         items.pop()
-    return items
+    return _with_end_lines(items, number)
+
+
+def _with_end_lines(items: list[DocItem], last_line: int) -> list[DocItem]:
+    """Give each heading the last line of its section and each bullet its own (for removal)."""
+    from dataclasses import replace
+
+    levels = {"h1": 1, "h2": 2, "h3": 3}
+    out: list[DocItem] = []
+    for index, item in enumerate(items):
+        if item.kind in levels and item.line is not None:
+            end = last_line
+            for later in items[index + 1 :]:
+                if later.kind in levels and levels[later.kind] <= levels[item.kind] and later.line:
+                    end = later.line - 1
+                    break
+            item = replace(item, end_line=end)
+        elif item.kind == "bullet":
+            item = replace(item, end_line=item.line)
+        out.append(item)
+    return out
 
 
 def _read_text(path: Path) -> str:
@@ -370,7 +450,7 @@ def summary_items(data: dict[str, Any]) -> list[DocItem]:
 
 
 def _tool_line(entry: dict[str, Any]) -> str:
-    for key in ("cmd", "target", "pattern", "params"):
+    for key in ("cmd", "target", "pattern", "detail", "params"):
         value = entry.get(key)
         if value:
             text = str(value)
@@ -387,7 +467,7 @@ def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
     for number, entry in enumerate(entries, start=1):
         role = entry.get("role")
         ts = str(entry.get("ts") or "")
-        clock = ts[11:16]
+        clock = local_clock(ts)
         side = bool(entry.get("sidechain"))
         agent = (
             f" [subagent {str(entry.get('agentId'))[:8]}]"
@@ -477,11 +557,21 @@ def _l1_document(paths: StorePaths, target: Target) -> Document:
     from memkeeper.core.l1 import read_l1
 
     path = paths.sessions / target.name
-    items = l1_items(read_l1(path))
+    entries = list(read_l1(path))
+    items = l1_items(entries)
+    session = next((str(e["session"]) for e in entries if isinstance(e.get("session"), str)), None)
     users = sum(1 for i in items if i.kind == "user")
     tools = sum(1 for i in items if i.kind in ("tool", "error") and i.prefix.find("⚙") >= 0)
     title = f"L1 · {target.name} · {users} prompts, {tools} tool calls"
-    return Document(target, title, items or [DocItem("This session is empty.", kind="muted")], path)
+    if not items:
+        size = path.stat().st_size if path.exists() else 0
+        note = (
+            DocItem(f"This session cannot be read: no valid entry in its {size:,} bytes.", kind="error")
+            if size
+            else DocItem("This session is empty.", kind="muted")
+        )
+        return Document(target, f"L1 · {target.name} · unreadable" if size else title, [note], path, session)
+    return Document(target, title, items, path, session)
 
 
 def _day_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:

@@ -8,41 +8,24 @@ document only if its file changed, keeping cursor and scroll.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header
 
-from memkeeper.tui.loaders import (
-    Document,
-    SessionCounts,
-    StoreSnapshot,
-    Target,
-    count_l1,
-    file_signature,
-    load_document,
-)
-from memkeeper.tui.text import literal
+from memkeeper.tui.items import DocItem, ItemKind
+from memkeeper.tui.loaders import Document, SessionCounts, StoreSnapshot, Target, count_l1
+from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.status import StatusLine
 from memkeeper.tui.widgets.tier_tree import TierTree
 
 if TYPE_CHECKING:
     from memkeeper.tui.app import MemkeeperApp
-
-
-@dataclass(frozen=True)
-class OpenRequest:
-    """Open ``target`` at ``line`` with ``query`` highlighted (from search)."""
-
-    target: Target
-    line: int | None = None
-    query: str = ""
 
 
 def target_for_file(file: str) -> Target | None:
@@ -84,10 +67,8 @@ class BrowseScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._document: Document | None = None
-        self._signature: tuple[int, int] | None = None
         self._pending_open: OpenRequest | None = None
-        self._load_serial = 0
+        self._opened_any = False
 
     @property
     def mk(self) -> MemkeeperApp:
@@ -96,14 +77,16 @@ class BrowseScreen(Screen[None]):
         assert isinstance(self.app, MemkeeperApp)
         return self.app
 
+    @property
+    def pane(self) -> DocPane:
+        return self.query_one(DocPane)
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
         yield StatusLine(id="status")
         with Horizontal(id="browse"):
             yield TierTree(id="tree")
-            with Vertical(id="viewer"):
-                yield Static("", id="viewer-title", markup=False)
-                yield DocView(id="doc")
+            yield DocPane(id="viewer")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -112,7 +95,8 @@ class BrowseScreen(Screen[None]):
             self.show_snapshot(self.mk.snapshot, frozenset())
         else:
             self.load(Target("memory"))  # in parallel with the snapshot: first paint sooner
-        self.query_one(StatusLine).live = self.mk.live
+        status = self.query_one(StatusLine)
+        self.watch(self.mk, "live", status.set_live, init=True)
 
     # -- calls down from the app -----------------------------------------------------------
 
@@ -122,28 +106,21 @@ class BrowseScreen(Screen[None]):
         tree = self.query_one(TierTree)
         tree.forget_counts({p.name for p in changed if ".l1.jsonl" in p.name})
         tree.show_snapshot(snapshot)
+        pane = self.pane
         if not snapshot.exists:
-            self._show_document(
-                Document(
-                    Target("none"), "no store", [literal_item("No memory store here: press o for projects.")]
-                )
-            )
+            items = [literal_item("No memory store here: press o for projects.")]
+            pane.reset()
+            pane.view.set_items(items)
             return
         if self._pending_open is not None:
             request, self._pending_open = self._pending_open, None
             self.open_request(request)
             return
-        if self._document is None:
-            if self._load_serial == 0:
+        if pane.document is None:
+            if not self._opened_any:
                 self.load(Target("memory"))
             return
-        current = self._document
-        if (
-            current.path is None
-            or file_signature(current.path) != self._signature
-            or current.target.kind in ("summary", "day")
-        ):
-            self.load(current.target, keep_position=True)
+        pane.refresh_if_changed()
         # Only sessions whose counts were dropped above (changed) or never taken: the
         # others of an open day are still right, and re-reading them on every hook write
         # would make each open day a full read of its files.
@@ -153,13 +130,10 @@ class BrowseScreen(Screen[None]):
 
     def reset(self) -> None:
         """Forget the open document and the tree's state (another project is being shown)."""
-        self._document = None
-        self._signature = None
         self._pending_open = None
+        self._opened_any = False
+        self.pane.reset()
         self.query_one(TierTree).reset_state()
-
-    def set_live(self, live: bool) -> None:
-        self.query_one(StatusLine).live = live
 
     def _expanded_days(self) -> list[str]:
         tree = self.query_one(TierTree)
@@ -179,7 +153,8 @@ class BrowseScreen(Screen[None]):
     def _target_selected(self, event: TierTree.TargetSelected) -> None:
         if event.target.kind in ("tier", "group"):
             return
-        if self._document is not None and self._document.target == event.target:
+        document = self.pane.document
+        if document is not None and document.target == event.target:
             return
         self.load(event.target)
 
@@ -187,64 +162,12 @@ class BrowseScreen(Screen[None]):
     def _day_expanded(self, event: TierTree.DayExpanded) -> None:
         self.count_sessions(event.names)
 
-    @on(DocView.HitMoved)
-    def _hit_moved(self, event: DocView.HitMoved) -> None:
-        self._update_title(f"  [hit {event.index + 1}/{event.count}]")
-
     # -- workers --------------------------------------------------------------------------
 
-    def load(
-        self, target: Target, *, keep_position: bool = False, request: OpenRequest | None = None
-    ) -> None:
+    def load(self, target: Target) -> None:
         """Load ``target`` into the viewer (in a thread)."""
-        self._load_serial += 1
-        self._load_worker(target, self._load_serial, keep_position, request)
-
-    @work(thread=True, exclusive=True, group="doc", exit_on_error=False, description="load document")
-    def _load_worker(
-        self, target: Target, serial: int, keep_position: bool, request: OpenRequest | None
-    ) -> None:
-        snapshot = self.mk.snapshot
-        try:
-            document = load_document(self.mk.paths, target, snapshot)
-        except Exception as exc:
-            document = Document(
-                target, target.name or target.kind, [literal_item(f"Cannot read this: {exc}", "error")]
-            )
-        signature = file_signature(document.path)
-        self.app.call_from_thread(self._loaded, document, signature, serial, keep_position, request)
-
-    def _loaded(
-        self,
-        document: Document,
-        signature: tuple[int, int] | None,
-        serial: int,
-        keep_position: bool,
-        request: OpenRequest | None,
-    ) -> None:
-        if serial != self._load_serial:
-            return  # the user moved on while this was loading
-        self._signature = signature
-        self._show_document(document, keep_position=keep_position)
-        doc = self.query_one(DocView)
-        if request is not None:
-            doc.set_query(request.query)
-            doc.goto_first_hit(request.line)
-            doc.focus()
-        elif keep_position and doc.highlight_query:
-            doc.set_query(doc.highlight_query)
-
-    def _show_document(self, document: Document, *, keep_position: bool = False) -> None:
-        self._document = document
-        doc = self.query_one(DocView)
-        doc.set_items(document.items, keep_position=keep_position)
-        if not keep_position:
-            doc.set_query("")
-        self._update_title()
-
-    def _update_title(self, suffix: str = "") -> None:
-        title = self._document.title if self._document else ""
-        self.query_one("#viewer-title", Static).update(literal(title + suffix))
+        self._opened_any = True
+        self.pane.open(target)
 
     def count_sessions(self, names: list[str]) -> None:
         self._count_worker(names)
@@ -266,9 +189,8 @@ class BrowseScreen(Screen[None]):
             self._pending_open = request
             return
         tree.select_target(request.target)
-        self._load_serial += 1
-        self._document = Document(request.target, request.target.name)  # the highlight event must not reload
-        self._load_worker(request.target, self._load_serial, False, request)
+        self._opened_any = True
+        self.pane.open(request.target, request=request)
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -298,9 +220,9 @@ class BrowseScreen(Screen[None]):
 
     def action_clear_highlight(self) -> None:
         doc = self.query_one(DocView)
-        if doc.highlight_query:
-            doc.set_query("")
-            self._update_title()
+        if doc.terms:
+            doc.set_terms(())
+            self.pane.set_title()
 
     def action_sections(self) -> None:
         from memkeeper.tui.modals.sections import SectionsModal
@@ -327,7 +249,5 @@ class BrowseScreen(Screen[None]):
         self.mk.forget(target)
 
 
-def literal_item(text: str, kind: str = "muted") -> Any:
-    from memkeeper.tui.widgets.docview import DocItem
-
+def literal_item(text: str, kind: ItemKind = "muted") -> DocItem:
     return DocItem(text, kind=kind)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import accumulate
 
 from rich.cells import cell_len
@@ -20,45 +19,15 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.events import Click
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from memkeeper.tui.items import KINDS, DocItem
 from memkeeper.tui.text import fg_style, visible
-
-
-@dataclass(frozen=True)
-class DocItem:
-    """One displayable unit: a header line, an optional folded body, its kind and source line."""
-
-    text: str
-    kind: str = "text"
-    body: str = ""
-    prefix: str = ""
-    line: int | None = None  # 1-based line in the source file, for search hits
-    anchor: bool = False  # a section start, for [ and ]
-    sidechain: bool = False  # subagent work
-
-
-#: Kinds that get their own component class (``docview--<kind>``).
-KINDS = (
-    "h1",
-    "h2",
-    "h3",
-    "text",
-    "bullet",
-    "code",
-    "muted",
-    "title",
-    "user",
-    "assistant",
-    "tool",
-    "tool_result",
-    "error",
-    "day",
-)
 
 
 class DocView(ScrollView, can_focus=True):
@@ -95,8 +64,10 @@ class DocView(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("up,k", "cursor_up", "Previous line", show=False, id="doc.up"),
-        Binding("down,j", "cursor_down", "Next line", show=False, id="doc.down"),
+        Binding("up,k", "line_up", "Line up", show=False, id="doc.up"),
+        Binding("down,j", "line_down", "Line down", show=False, id="doc.down"),
+        Binding("K,shift+up", "cursor_up", "Previous entry", show=False, id="doc.prev_entry"),
+        Binding("J,shift+down", "cursor_down", "Next entry", show=False, id="doc.next_entry"),
         Binding("pageup", "page_up_items", "Page up", show=False, id="doc.pageup"),
         Binding("pagedown,space", "page_down_items", "Page down", show=False, id="doc.pagedown"),
         Binding("home", "first", "Top", show=False, id="doc.home"),
@@ -130,6 +101,7 @@ class DocView(ScrollView, can_focus=True):
         self._offsets: list[int] = [0]
         self._offsets_dirty = False
         self._query = ""
+        self._terms: tuple[str, ...] = ()
         self._pattern: re.Pattern[str] | None = None
         self._hits: list[int] = []
         self._width = 80
@@ -178,9 +150,19 @@ class DocView(ScrollView, can_focus=True):
         self.refresh()
 
     def set_query(self, query: str) -> None:
-        """Highlight every occurrence of ``query`` (case-insensitive); empty clears it."""
-        self._query = query
-        self._pattern = query_pattern(query)
+        """Highlight every word of ``query`` (case-insensitive); empty clears it."""
+        self.set_terms(query_words(query))
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The highlighted terms (none: nothing highlighted)."""
+        return self._terms
+
+    def set_terms(self, terms: tuple[str, ...]) -> None:
+        """Highlight exactly ``terms`` (the ones the search matched), unfolding bodies that hold one."""
+        self._terms = tuple(terms)
+        self._query = " ".join(terms)
+        self._pattern = terms_pattern(self._terms)
         self._find_hits()
         for index in self._hits:
             if self._items[index].body and self._pattern and self._pattern.search(self._items[index].body):
@@ -229,7 +211,7 @@ class DocView(ScrollView, can_focus=True):
         text.append(visible(item.text).replace("\t", "    "), base if styled else Style())
         if item.body:
             folded = index not in self._unfolded
-            text.append("  ▸ …" if folded else "", self._fg("docview--muted"))
+            text.append("  ▸ …" if folded else "  ▾", self._fg("docview--muted"))
             if not folded:
                 text.append("\n" + visible(item.body).replace("\t", "    "), self._fg("docview--muted"))
         if self._pattern is not None:
@@ -397,6 +379,41 @@ class DocView(ScrollView, can_focus=True):
         self.move_to(target, top=True)
         self.post_message(self.HitMoved(self._hits.index(target), len(self._hits)))
 
+    def open_at_line(self, line: int | None) -> None:
+        """Open on the item of source ``line``, unfolded (a search hit's own entry); else the first match."""
+        if line is None:
+            self.goto_first_hit(None)
+            return
+        self.goto_line(line)
+        item = self._items[self.cursor] if self._items else None
+        if item is not None and item.body and self.cursor not in self._unfolded:
+            self._unfolded.add(self.cursor)
+            self._relayout(self.cursor)
+            self.refresh()
+        if self.cursor in self._hits:
+            self.post_message(self.HitMoved(self._hits.index(self.cursor), len(self._hits)))
+
+    def goto_last_section(self) -> None:
+        """Put the newest (last) section at the top of the view."""
+        sections = self.sections()
+        if sections:
+            self.move_to(sections[-1][0], top=True)
+
+    def action_line_up(self) -> None:
+        """One row up: within a tall entry first, then onto the previous entry."""
+        if self._items and self._offsets[self.cursor] < self.scroll_y:
+            self.scroll_to(y=self.scroll_y - 1, animate=False, immediate=True)
+        else:
+            self.cursor -= 1
+
+    def action_line_down(self) -> None:
+        """One row down: within a tall entry first, then onto the next entry."""
+        height = self.scrollable_content_region.height or 1
+        if self._items and self._offsets[self.cursor + 1] > self.scroll_y + height:
+            self.scroll_to(y=self.scroll_y + 1, animate=False, immediate=True)
+        else:
+            self.cursor += 1
+
     def action_cursor_up(self) -> None:
         self.cursor -= 1
 
@@ -475,18 +492,35 @@ class DocView(ScrollView, can_focus=True):
         self.move_to(target, top=True)
         self.post_message(self.HitMoved(self._hits.index(target), len(self._hits)))
 
-    def on_click(self, event: object) -> None:
-        offset = getattr(event, "y", None)
-        if isinstance(offset, int):
-            row = int(self.scroll_y) + offset
-            if self._items and 0 <= row < self._offsets[-1]:
-                self.cursor = self._item_at_row(row)
+    def on_click(self, event: Click) -> None:
+        """A click moves the cursor; a click on an entry's fold mark (▸ / its row) folds or unfolds it."""
+        row = int(self.scroll_y) + event.y
+        if not self._items or not 0 <= row < self._offsets[-1]:
+            return
+        index = self._item_at_row(row)
+        strips = self._strips(index)
+        line = row - self._offsets[index]
+        text = "".join(segment.text for segment in strips[line]) if line < len(strips) else ""
+        marks = [found for found in (text.find("▸ …"), text.rfind("▾")) if found >= 0]
+        self.cursor = index
+        if self._items[index].body and marks and event.x >= min(marks) - 1:
+            self.action_toggle_fold()
+
+
+def query_words(query: str) -> tuple[str, ...]:
+    """The words of a search query (quotes, operators and field filters dropped)."""
+    words = re.findall(r"[^\s\"()*:]+", query)
+    return tuple(w for w in words if w.upper() not in ("AND", "OR", "NOT", "NEAR"))
+
+
+def terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A case-insensitive pattern matching any of ``terms``, longest first."""
+    words = sorted({t for t in terms if t}, key=len, reverse=True)
+    if not words:
+        return None
+    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
 
 
 def query_pattern(query: str) -> re.Pattern[str] | None:
-    """A case-insensitive pattern matching any word of a search query (quotes and operators dropped)."""
-    words = [w for w in re.findall(r"[^\s\"()*:]+", query) if w.upper() not in ("AND", "OR", "NOT", "NEAR")]
-    if not words:
-        return None
-    words.sort(key=len, reverse=True)
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    """A case-insensitive pattern matching any word of a search query."""
+    return terms_pattern(query_words(query))

@@ -30,6 +30,10 @@ class StatusLine(Static):
         self._snapshot = snapshot
         self._redraw()
 
+    def set_live(self, live: bool) -> None:
+        """Show live refresh as on or off (bound to the App's ``live``)."""
+        self.live = live
+
     def watch_live(self) -> None:
         self._redraw()
 
@@ -62,6 +66,6 @@ class StatusLine(Static):
 
 
 def _brief(iso: str | None) -> str:
-    """``2026-11-21T11:49…`` → ``11-21 11:49`` (absolute, so it never changes by itself)."""
+    """``2026-11-21T11:49…`` → local ``11-21 12:49`` (absolute, so it never changes by itself)."""
     full = short_time(iso)
     return full[5:16] if full != "never" else full
