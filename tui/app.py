@@ -176,7 +176,7 @@ class MemkeeperApp(App[None]):
         from memkeeper.tui.modals.help import HelpModal
 
         if not isinstance(self.screen, HelpModal):
-            self.push_screen(HelpModal())
+            self.push_screen(HelpModal(type(self.screen)))
 
     def browse(self) -> BrowseScreen | None:
         for screen in self.screen_stack:
@@ -194,6 +194,10 @@ class MemkeeperApp(App[None]):
         if query:
             state = SearchState(query=query, deep=state.deep)
         self.push_screen(SearchScreen(self.paths, state))
+
+    def remember_search(self, state: SearchState) -> None:
+        """Keep where the search was left: ``/`` reopens it there."""
+        self.search_state = state
 
     def show_in_browser(self, file: str, line: int | None, terms: tuple[str, ...]) -> None:
         """Close the screens over the browser and open ``file`` there (tree selected)."""
@@ -238,6 +242,18 @@ class MemkeeperApp(App[None]):
 
         if not isinstance(self.screen, PendingScreen):
             self.push_screen(PendingScreen(self.paths))
+
+    def open_sessions(self) -> None:
+        from memkeeper.tui.screens.sessions import SessionsScreen
+
+        if not isinstance(self.screen, SessionsScreen):
+            self.push_screen(SessionsScreen(self.paths))
+
+    def open_activity(self) -> None:
+        from memkeeper.tui.screens.activity import ActivityScreen
+
+        if not isinstance(self.screen, ActivityScreen):
+            self.push_screen(ActivityScreen(self.paths))
 
     def open_trash(self) -> None:
         from memkeeper.tui.screens.trash import TrashScreen
@@ -427,7 +443,11 @@ class MemkeeperApp(App[None]):
         from memkeeper.tui.modals.confirm import ConfirmModal
 
         where = "memory.md" if message.target.kind == "memory" else message.target.name
-        span = f"line {message.start}" if message.start == message.end else f"lines {message.start}-{message.end}"
+        span = (
+            f"line {message.start}"
+            if message.start == message.end
+            else f"lines {message.start}-{message.end}"
+        )
         preview = message.text.splitlines()[:4]
         lines = [f"{span} of {where} move into the trash (t restores them):", *preview]
         if message.target.kind == "archive":
@@ -480,7 +500,6 @@ class MemkeeperApp(App[None]):
             refresh(paths)
         except Exception:
             pass
-
 
 
 # -- acting on what was found (called by the viewer pane) -----------------------------------

@@ -25,6 +25,18 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
 
         return run
 
+    def pane_action(name: str) -> Callable[[], object]:
+        def run() -> object:
+            from memkeeper.tui.widgets.doc_pane import DocPane
+
+            panes = app.screen.query(DocPane)
+            if not panes:
+                app.notify("Open a document first.", severity="warning")
+                return None
+            return panes.first().run_action(name)
+
+        return run
+
     return [
         ("Search", "Search every tier (/)", lambda: app.open_search()),
         ("Pending summaries", "List pending and failed L3 summaries, regenerate them (p)", app.open_pending),
@@ -44,7 +56,34 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
             "Move the selected archive or L1 session to the trash (d)",
             browse_action("forget"),
         ),
-        ("Trash", "Restore forgotten archives and sessions (t)", app.open_trash),
+        ("Sessions", "Find a session by title or date (S)", app.open_sessions),
+        (
+            "Regenerate this summary",
+            "Make the selected archive's L3 summary again (g)",
+            browse_action("regenerate"),
+        ),
+        ("Copy entry", "Copy the viewer's cursor entry (y)", pane_action("copy_entry")),
+        ("Copy session id", "Copy the open L1 session's id (i)", pane_action("copy_session")),
+        (
+            "Copy resume command",
+            "Copy `claude --resume <id>` of the open session (R)",
+            pane_action("copy_resume"),
+        ),
+        ("Open in editor", "Open the document in $EDITOR at the entry (e)", pane_action("edit")),
+        ("Open in pager", "Open the document in $PAGER (v)", pane_action("page")),
+        (
+            "Export session as Markdown",
+            "Write the open L1 session as a .md file (ctrl+s)",
+            pane_action("export"),
+        ),
+        (
+            "Remove entry",
+            "Move the bullet or section under the cursor to the trash (x)",
+            pane_action("remove_entry"),
+        ),
+        ("Follow", "Follow the open document as it grows, like tail -f (f)", pane_action("follow")),
+        ("Activity", "Sessions, prompts and tools per day; memory growth; decisions (A)", app.open_activity),
+        ("Trash", "Restore forgotten archives, sessions and entries (t)", app.open_trash),
         ("Switch project", "Open another project's store (o)", app.open_projects),
         ("Toggle live refresh", "Watch the store's files and refresh on change (w)", app.toggle_live),
         ("Reload", "Re-read the store now (F5)", app.reload_snapshot),

@@ -52,14 +52,14 @@ class SessionInfo:
 
 @dataclass(frozen=True)
 class SessionCounts:
-    """Messages, tool calls, title and length of one L1 session (computed lazily)."""
+    """Messages, prompts, tool calls and length of one L1 session (computed lazily)."""
 
     messages: int
     tools: int
     subagent: bool
-    title: str = ""
     minutes: int = 0
     unreadable: bool = False
+    prompts: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,18 @@ class StoreSnapshot:
         for info in self.sessions:
             grouped.setdefault(info.day, []).append(info)
         return grouped
+
+    @cached_property
+    def _first_days(self) -> dict[str, int]:
+        days: dict[str, int] = {}
+        for archive in self.archives:
+            key = archive.first or archive.rotated_at[:10]
+            days[key] = days.get(key, 0) + 1
+        return days
+
+    def same_day(self, archive: ArchiveInfo) -> bool:
+        """Whether another archive starts on the same day (its label needs the time too)."""
+        return self._first_days.get(archive.first or archive.rotated_at[:10], 0) > 1
 
     @cached_property
     def archive_named(self) -> dict[str, ArchiveInfo]:
@@ -256,7 +268,7 @@ def list_sessions(paths: StorePaths) -> list[SessionInfo]:
 
 
 def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts]:
-    """Messages, tool calls, subagent use, title and length per L1 session (reads those files only)."""
+    """Messages, tool calls, subagent use and length per L1 session (reads those files only)."""
     counts: dict[str, SessionCounts] = {}
     for name in names:
         try:
@@ -269,9 +281,8 @@ def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts
 def _count_one(path: Path) -> SessionCounts:
     from memkeeper.core.l1 import parse_ts, read_l1
 
-    messages = tools = 0
+    messages = tools = prompts = 0
     subagent = False
-    title = ""
     first = last = None
     for entry in read_l1(path):
         role = entry.get("role")
@@ -281,15 +292,15 @@ def _count_one(path: Path) -> SessionCounts:
             tools += 1
         side = bool(entry.get("sidechain"))
         subagent = subagent or side
-        if role == "user" and not title and not side:
-            title = " ".join(str(entry.get("text") or "").split())[:120]
+        if role == "user" and not side:
+            prompts += 1
         when = parse_ts(entry.get("ts"))
         if when is not None:
             first = when if first is None or when < first else first
             last = when if last is None or when > last else last
     minutes = int((last - first).total_seconds() // 60) if first and last else 0
     unreadable = messages + tools == 0 and path.stat().st_size > 0 and not _has_entries(path)
-    return SessionCounts(messages, tools, subagent, title, minutes, unreadable)
+    return SessionCounts(messages, tools, subagent, minutes, unreadable, prompts)
 
 
 def _has_entries(path: Path) -> bool:

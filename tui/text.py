@@ -40,6 +40,11 @@ def human_tokens(tokens: int) -> str:
     return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
+def human_minutes(minutes: int) -> str:
+    """``95`` → ``1h35``; ``7`` → ``7m``."""
+    return f"{minutes // 60}h{minutes % 60:02d}" if minutes >= 60 else f"{minutes}m"
+
+
 def gauge(fraction: float, width: int = 10) -> str:
     """A text bar ``▰▰▰▱▱`` for a fraction (clamped to 0..1)."""
     filled = round(max(0.0, min(1.0, fraction)) * width)

@@ -11,30 +11,39 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 
-def key_sections() -> list[tuple[str, list[Binding]]]:
-    """(section title, bindings) for every part of the app, in the order a user meets them."""
+def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
+    """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
     from memkeeper.tui.app import MemkeeperApp
     from memkeeper.tui.modals.confirm import ConfirmModal
     from memkeeper.tui.modals.migrate import MigrateModal
+    from memkeeper.tui.screens.activity import ActivityScreen
     from memkeeper.tui.screens.browse import BrowseScreen
+    from memkeeper.tui.screens.hit import HitScreen
     from memkeeper.tui.screens.pending import PendingScreen
     from memkeeper.tui.screens.search import SearchScreen
+    from memkeeper.tui.screens.sessions import SessionsScreen
     from memkeeper.tui.screens.trash import TrashScreen
+    from memkeeper.tui.widgets.doc_pane import DocPane
     from memkeeper.tui.widgets.docview import DocView
     from memkeeper.tui.widgets.tier_tree import TierTree
 
-    parts: list[tuple[str, list[BindingType]]] = [
-        ("Everywhere", list(MemkeeperApp.BINDINGS)),
-        ("Browse", list(BrowseScreen.BINDINGS)),
-        ("Tier tree", list(TierTree.BINDINGS)),
-        ("Viewer", list(DocView.BINDINGS)),
-        ("Search (/)", list(SearchScreen.BINDINGS)),
-        ("Pending summaries (p)", list(PendingScreen.BINDINGS)),
-        ("Trash (t)", list(TrashScreen.BINDINGS)),
-        ("Migrate dialog", list(MigrateModal.BINDINGS)),
-        ("Confirmations", list(ConfirmModal.BINDINGS)),
+    viewer = [*DocPane.BINDINGS, *DocView.BINDINGS]
+    parts: list[tuple[str, type | None, list[BindingType]]] = [
+        ("Browse", BrowseScreen, [*BrowseScreen.BINDINGS, *TierTree.BINDINGS]),
+        ("Viewer (browse and opened hits)", BrowseScreen, viewer),
+        ("Search (/)", SearchScreen, list(SearchScreen.BINDINGS)),
+        ("Opened hit", HitScreen, [*HitScreen.BINDINGS, *viewer]),
+        ("Sessions (S)", SessionsScreen, list(SessionsScreen.BINDINGS)),
+        ("Activity (A)", ActivityScreen, list(ActivityScreen.BINDINGS)),
+        ("Pending summaries (p)", PendingScreen, list(PendingScreen.BINDINGS)),
+        ("Trash (t)", TrashScreen, list(TrashScreen.BINDINGS)),
+        ("Migrate dialog", MigrateModal, list(MigrateModal.BINDINGS)),
+        ("Confirmations", ConfirmModal, list(ConfirmModal.BINDINGS)),
+        ("Everywhere", None, list(MemkeeperApp.BINDINGS)),
     ]
-    return [(title, [b for b in bindings if isinstance(b, Binding)]) for title, bindings in parts]
+    if first is not None:
+        parts.sort(key=lambda part: part[1] is not first)  # stable: the current screen's parts lead
+    return [(title, [b for b in bindings if isinstance(b, Binding)]) for title, _, bindings in parts]
 
 
 def key_label(key: str) -> str:
@@ -54,11 +63,15 @@ class HelpModal(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "close", "Close help", id="help.close")]
     """Keys of the help screen."""
 
+    def __init__(self, current: type | None = None) -> None:
+        super().__init__()
+        self._current = current
+
     def compose(self) -> ComposeResult:
         table = self.help_table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        for title, bindings in key_sections():
+        for title, bindings in key_sections(self._current):
             table.add_row(Text(title, style="bold underline"), "")
             for binding in bindings:
                 table.add_row(Text(key_label(binding.key)), Text(binding.description or binding.action))

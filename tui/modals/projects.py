@@ -56,6 +56,7 @@ class ProjectsModal(ModalScreen[Path | None]):
             if project == self._current:
                 label.append("  ← current", "bold")
             options.add_option(Option(label, id=str(number)))
+        options.highlighted = projects.index(self._current)  # opens on the current project
         note = f"{len(projects)} project(s)" if projects else "no project with a store found"
         self.query_one("#projects-note", Static).update(note)
 

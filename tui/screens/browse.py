@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from memkeeper.tui.items import DocItem, ItemKind
-from memkeeper.tui.loaders import Document, SessionCounts, StoreSnapshot, Target, count_l1
+from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target, count_l1
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.status import StatusLine
@@ -55,6 +55,9 @@ class BrowseScreen(Screen[None]):
         Binding("p", "pending", "Pending", id="browse.pending"),
         Binding("s", "sections", "Sections", id="browse.sections"),
         Binding("d,delete", "forget", "Forget", id="browse.forget"),
+        Binding("S", "sessions", "Sessions", id="browse.sessions"),
+        Binding("A", "activity", "Activity", show=False, id="browse.activity"),
+        Binding("g", "regenerate", "Regenerate summary", show=False, id="browse.regenerate"),
         Binding("r", "rotate", "Rotate now", show=False, id="browse.rotate"),
         Binding("m", "migrate", "Migrate", show=False, id="browse.migrate"),
         Binding("t", "trash", "Trash", show=False, id="browse.trash"),
@@ -69,6 +72,7 @@ class BrowseScreen(Screen[None]):
         super().__init__()
         self._pending_open: OpenRequest | None = None
         self._opened_any = False
+        self._titled: list[str] = []
 
     @property
     def mk(self) -> MemkeeperApp:
@@ -106,6 +110,9 @@ class BrowseScreen(Screen[None]):
         tree = self.query_one(TierTree)
         tree.forget_counts({p.name for p in changed if ".l1.jsonl" in p.name})
         tree.show_snapshot(snapshot)
+        if snapshot.sessions and [s.name for s in snapshot.sessions] != self._titled:
+            self._titled = [s.name for s in snapshot.sessions]
+            self._titles_worker()
         pane = self.pane
         if not snapshot.exists:
             items = [literal_item("No memory store here: press o for projects.")]
@@ -168,6 +175,13 @@ class BrowseScreen(Screen[None]):
         """Load ``target`` into the viewer (in a thread)."""
         self._opened_any = True
         self.pane.open(target)
+
+    @work(thread=True, exclusive=True, group="titles", exit_on_error=False, description="session titles")
+    def _titles_worker(self) -> None:
+        from memkeeper.core.titles import session_titles
+
+        titles = session_titles(self.mk.paths)
+        self.app.call_from_thread(self.query_one(TierTree).set_titles, titles)
 
     def count_sessions(self, names: list[str]) -> None:
         self._count_worker(names)
@@ -239,6 +253,20 @@ class BrowseScreen(Screen[None]):
                 doc.focus()
 
         self.app.push_screen(SectionsModal(sections, doc.cursor), jump)
+
+    def action_activity(self) -> None:
+        self.mk.open_activity()
+
+    def action_sessions(self) -> None:
+        self.mk.open_sessions()
+
+    def action_regenerate(self) -> None:
+        node = self.query_one(TierTree).cursor_node
+        target = node.data if node is not None else None
+        if target is None or target.kind not in ("archive", "summary"):
+            self.notify("Select an archive or its summary to make its summary again.", severity="warning")
+            return
+        self.mk.regenerate(target.name)
 
     def action_forget(self) -> None:
         node = self.query_one(TierTree).cursor_node

@@ -39,7 +39,7 @@ class PendingScreen(Screen[None]):
     """The pending summaries, their errors, and regenerate one / all with a backend."""
 
     BINDINGS = [
-        Binding("escape", "close", "Back", id="pending.close"),
+        Binding("escape,q", "close", "Back", id="pending.close"),
         Binding("g,enter", "regenerate_one", "Regenerate", id="pending.one"),
         Binding("a", "regenerate_all", "Regenerate all", id="pending.all"),
         Binding("b", "backend", "Backend", id="pending.backend"),
@@ -119,6 +119,11 @@ class PendingScreen(Screen[None]):
         )
         self.query_one("#pending-title", Static).update(title)
         self._show_error()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:
+        """Enter on a row (the table takes the key first): regenerate it, as the title says."""
+        self.action_regenerate_one()
 
     @on(DataTable.RowHighlighted)
     def _row_highlighted(self) -> None:

@@ -2,13 +2,17 @@
 
 Each keystroke starts a search in a thread worker through
 :func:`memkeeper.core.search.search`; an older answer that arrives late is dropped.
-Enter opens the highlighted hit in the browser at its line with the terms highlighted.
+Enter opens the highlighted hit over this screen (:class:`HitScreen`), so Esc comes back
+to the same query, filters and selection. The first deep search of a session brings the
+index up to date with a progress bar instead of a blank list. ``since:DATE`` and
+``until:DATE`` in the query filter by date, as the CLI's options do.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.style import Style
@@ -18,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from memkeeper.core.store import StorePaths
@@ -26,6 +30,8 @@ from memkeeper.tui.text import fg_style, literal, visible
 
 TIER_CHOICES: tuple[str | None, ...] = (None, "memory", "l3", "l2", "l1")
 TIER_NAMES = {"memory": "memory (current)", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
+PAGE = 20
+DATE_FILTER = re.compile(r"\b(since|until):(\d{4}-\d{2}(?:-\d{2})?)\b")
 
 
 def type_choices() -> tuple[str | None, ...]:
@@ -42,12 +48,36 @@ FRESH_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
-class SearchPick:
-    """The hit the user opened: its file, line and the query to highlight."""
+class SearchState:
+    """Where a search was left: reopening ``/`` starts from here."""
 
-    file: str
-    line: int | None
+    query: str = ""
+    tier_index: int = 0
+    type_index: int = 0
+    deep: bool = True
+    limit: int = PAGE
+    highlighted: int | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One search to run: the words, the filters, and its serial number."""
+
     query: str
+    tier: str | None
+    kind: str | None
+    deep: bool
+    since: str | None
+    until: str | None
+    limit: int
+    serial: int
+
+
+def split_dates(query: str) -> tuple[str, str | None, str | None]:
+    """``webhook since:2026-11-01`` → (``webhook``, ``2026-11-01``, None)."""
+    found = dict(DATE_FILTER.findall(query))
+    words = DATE_FILTER.sub(" ", query)
+    return " ".join(words.split()), found.get("since"), found.get("until")
 
 
 class HitList(OptionList):
@@ -60,44 +90,56 @@ class HitList(OptionList):
     """
 
 
-class SearchScreen(Screen["SearchPick | None"]):
-    """Type to search; F2/F3/F4 filter by tier, type and deep; Enter opens the hit."""
+class SearchScreen(Screen[None]):
+    """Type to search; F2/F3/F4 filter by tier, type and deep; Enter opens the hit over this screen."""
 
     BINDINGS = [
         Binding("escape", "close", "Back", id="search.close"),
         Binding("f2", "cycle_tier", "Tier filter", id="search.tier"),
         Binding("f3", "cycle_type", "Type filter", id="search.type"),
-        Binding("f4", "toggle_deep", "Deep", id="search.deep"),
+        Binding("f4", "toggle_deep", "Deep (sessions)", id="search.deep"),
         Binding("down", "result_down", "Next result", show=False, id="search.down"),
         Binding("up", "result_up", "Previous result", show=False, id="search.up"),
         Binding("enter", "open", "Open hit", show=False, id="search.open"),
     ]
-    """Keys of the search screen (typing goes to the query)."""
+    """Keys of the search screen (typing goes to the query; ``since:`` / ``until:`` filter dates)."""
 
-    def __init__(self, paths: StorePaths, query: str = "") -> None:
+    def __init__(self, paths: StorePaths, state: SearchState | None = None) -> None:
         super().__init__()
         self._paths = paths
-        self._initial = query
-        self._tier_index = 0
-        self._type_index = 0
-        self._deep = False
+        self._state = state or SearchState()
         self._serial = 0
         self._hits: list[Any] = []
+        self._terms: tuple[str, ...] = ()
         self._types = type_choices()
         self._summary = ""
         self._searching = False
-        self._queued: tuple[str, str | None, str | None, bool, int] | None = None
+        self._queued: Request | None = None
+        self._restore_highlight = self._state.highlighted
         #: When the index was last brought up to date for a (tier, deep) choice. Keystrokes
         #: within FRESH_SECONDS of that skip the per-file freshness check (25-50 ms on a
         #: large store); the first search, a new filter and any pause in typing still do it.
         self._fresh_at: dict[tuple[str | None, bool], float] = {}
 
+    @property
+    def state(self) -> SearchState:
+        """The query, filters, page size and selection as they are now."""
+        return self._state
+
+    @property
+    def hits(self) -> list[Any]:
+        """The hits on screen, in list order."""
+        return self._hits
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
         yield Input(
-            value=self._initial, placeholder="search memory, summaries, archives, sessions…", id="query"
+            value=self._state.query,
+            placeholder="search memory, summaries, archives, sessions…  (since:YYYY-MM-DD until:…)",
+            id="query",
         )
         yield Static("", id="filters", markup=False)
+        yield ProgressBar(total=None, show_eta=False, id="search-progress")
         yield HitList(id="results")
         yield Footer()
 
@@ -105,96 +147,163 @@ class SearchScreen(Screen["SearchPick | None"]):
         query = self.query_one(Input)
         query.cursor_blink = not self.app.is_headless  # a blinking cursor makes screenshots random
         query.focus()
+        self.query_one("#search-progress").display = False
         self._show_filters()
-        if self._initial:
+        if self._state.query:
             self.run_search()
 
     # -- filters ---------------------------------------------------------------------------
 
     def _show_filters(self) -> None:
-        tier = TIER_CHOICES[self._tier_index] or "all"
-        kind = self._types[self._type_index] or "all"
-        line = f"tier: {tier} (F2) · type: {kind} (F3) · deep: {'on' if self._deep else 'off'} (F4)"
+        state = self._state
+        tier = TIER_CHOICES[state.tier_index] or "all"
+        kind = self._types[state.type_index] or "all"
+        line = f"tier: {tier} (F2) · type: {kind} (F3) · deep: {'on' if state.deep else 'off'} (F4)"
+        _, since, until = split_dates(state.query)
+        if since or until:
+            line += f" · dates: {since or '…'} → {until or '…'}"
         if self._summary:
             line += f" · {self._summary}"
         self.query_one("#filters", Static).update(Text(line))
 
-    def action_cycle_tier(self) -> None:
-        self._tier_index = (self._tier_index + 1) % len(TIER_CHOICES)
+    def _set_filters(self, **changes: Any) -> None:
+        self._state = replace(self._state, limit=PAGE, **changes)
         self._show_filters()
         self.run_search()
+
+    def action_cycle_tier(self) -> None:
+        self._set_filters(tier_index=(self._state.tier_index + 1) % len(TIER_CHOICES))
 
     def action_cycle_type(self) -> None:
-        self._type_index = (self._type_index + 1) % len(self._types)
-        self._show_filters()
-        self.run_search()
+        self._set_filters(type_index=(self._state.type_index + 1) % len(self._types))
 
     def action_toggle_deep(self) -> None:
-        self._deep = not self._deep
-        self._show_filters()
-        self.run_search()
+        self._set_filters(deep=not self._state.deep)
+        self._app_call("set_deep_default", self._state.deep)
+
+    def _app_call(self, name: str, *args: Any) -> None:
+        from memkeeper.tui.app import MemkeeperApp
+
+        if isinstance(self.app, MemkeeperApp):
+            getattr(self.app, name)(*args)
 
     # -- searching ---------------------------------------------------------------------------
 
     @on(Input.Changed, "#query")
-    def _query_changed(self) -> None:
+    def _query_changed(self, event: Input.Changed) -> None:
+        if event.value != self._state.query:
+            self._state = replace(self._state, query=event.value, limit=PAGE)
         self.run_search()
 
     def run_search(self) -> None:
         """Search for the current query and filters (in a thread)."""
         self._serial += 1
-        query = self.query_one(Input).value
-        if not query.strip():
+        state = self._state
+        words, since, until = split_dates(state.query)
+        if not words.strip():
             self._hits = []
             self._summary = ""
             self.query_one(HitList).clear_options()
             self._show_filters()
             return
-        tier = TIER_CHOICES[self._tier_index]
-        kind = self._types[self._type_index]
-        request = (query, tier, kind, self._deep, self._serial)
+        request = Request(
+            words,
+            TIER_CHOICES[state.tier_index],
+            self._types[state.type_index],
+            state.deep,
+            since,
+            until,
+            state.limit,
+            self._serial,
+        )
         if self._searching:
             # One search thread at a time: a slow query is not joined by one per keystroke;
             # the latest request runs as soon as it finishes (older ones are skipped).
             self._queued = request
             return
         self._searching = True
-        self._search_worker(*request)
+        self._search_worker(request)
 
     def _search_done(self) -> None:
         self._searching = False
+        self.query_one("#search-progress").display = False
         if self._queued is not None:
             request, self._queued = self._queued, None
-            if request[-1] == self._serial:
+            if request.serial == self._serial:
                 self._searching = True
-                self._search_worker(*request)
+                self._search_worker(request)
 
     @work(thread=True, group="search", exit_on_error=False, description="search")
-    def _search_worker(self, query: str, tier: str | None, kind: str | None, deep: bool, serial: int) -> None:
+    def _search_worker(self, request: Request) -> None:
         from memkeeper.core.search import search
 
         started = time.perf_counter()
-        scope = (tier, deep)
+        scope = (request.tier, request.deep)
         stale = started - self._fresh_at.get(scope, float("-inf")) > FRESH_SECONDS
         try:
+            if stale and not self._fresh_at and request.deep:
+                self._refresh_with_progress()
+                stale = False
             results = search(
                 self._paths,
-                query,
-                tiers=[tier] if tier else None,
-                types=[kind] if kind else None,
-                deep=deep,
-                limit=20,
+                request.query,
+                tiers=[request.tier] if request.tier else None,
+                types=[request.kind] if request.kind else None,
+                since=request.since,
+                until=request.until,
+                deep=request.deep,
+                limit=request.limit,
                 refresh=stale,
             )
-            if stale:
-                self._fresh_at[scope] = started
+            self._fresh_at[scope] = started
         except Exception as exc:  # a bad query is one line, not a crash
-            self.app.call_from_thread(self._failed, str(exc), serial)
+            self.app.call_from_thread(self._failed, str(exc), request.serial)
             return
         finally:
             self.app.call_from_thread(self._search_done)
         elapsed = (time.perf_counter() - started) * 1000
-        self.app.call_from_thread(self._show_results, results, elapsed, serial)
+        self.app.call_from_thread(self._show_results, results, elapsed, request.serial)
+
+    def _refresh_with_progress(self) -> None:
+        """Bring the whole index up to date, reporting its progress (the first deep search)."""
+        from memkeeper.core.search import IndexBusy, refresh
+
+        last = [0.0]
+
+        def progress(done: int, total: int, current: str) -> None:
+            now = time.perf_counter()
+            if now - last[0] >= 0.1 or done >= total:
+                last[0] = now
+                self.post_message(SearchScreen.IndexProgress(done, total, current))
+
+        try:
+            refresh(self._paths, progress)
+        except IndexBusy:
+            pass  # another process is updating it: search reads what is there
+
+    class IndexProgress(Message):
+        """The index update before the first search: ``done`` of ``total`` bytes."""
+
+        def __init__(self, done: int, total: int, current: str) -> None:
+            super().__init__()
+            self.done = done
+            self.total = total
+            self.current = current
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, SearchScreen.IndexProgress)
+
+    @on(IndexProgress)
+    def _index_progress(self, message: IndexProgress) -> None:
+        bar = self.query_one("#search-progress", ProgressBar)
+        if message.done >= message.total:
+            bar.display = False
+            return
+        bar.display = True
+        bar.update(total=max(1, message.total), progress=message.done)
+        name = message.current.rsplit("/", 1)[-1]
+        self._summary = f"indexing {message.done / 1e6:,.0f} of {message.total / 1e6:,.0f} MB ({name})"
+        self._show_filters()
 
     def _failed(self, error: str, serial: int) -> None:
         if serial != self._serial or not self.is_attached:
@@ -212,23 +321,35 @@ class SearchScreen(Screen["SearchPick | None"]):
         meta_style = fg_style(hit_list.get_component_rich_style("hitlist--meta"))
         options: list[Option | None] = []
         self._hits = []
+        self._terms = tuple(results.terms)
         for group in results.tiers:
             if not group.hits:
                 continue
-            more = "+" if group.more else ""
-            options.append(
-                Option(
-                    Text(f"── {TIER_NAMES.get(group.tier, group.tier)} ({group.total}{more})", style="bold"),
-                    disabled=True,
-                )
+            more = group.total - len(group.hits)
+            count = (
+                f"{len(group.hits)} of {group.total}{'+' if group.more else ''}"
+                if more > 0
+                else str(group.total)
             )
+            name = TIER_NAMES.get(group.tier, group.tier)
+            options.append(Option(Text(f"── {name} ({count})", style="bold"), disabled=True))
             for hit in group.hits:
                 options.append(Option(hit_text(hit, match_style, meta_style), id=str(len(self._hits))))
                 self._hits.append(hit)
+            if more > 0:
+                label = f"   … {more}{'+' if group.more else ''} more: Enter shows {PAGE} more"
+                options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
+        keep = hit_list.highlighted
         hit_list.clear_options()
         if options:
             hit_list.add_options(options)
-            hit_list.highlighted = 1
+            wanted = self._restore_highlight if self._restore_highlight is not None else keep
+            self._restore_highlight = None
+            first = next(i for i, o in enumerate(options) if o is not None and not o.disabled)
+            hit_list.highlighted = wanted if wanted is not None and wanted < len(options) else first
+            if hit_list.highlighted is not None and options[hit_list.highlighted] is not None:
+                if options[hit_list.highlighted].disabled:  # type: ignore[union-attr]
+                    hit_list.highlighted = first
         else:
             hit_list.add_option(Option(Text("no results", style="italic"), disabled=True))
         warnings = f" · {results.warnings[0]}" if getattr(results, "warnings", ()) else ""
@@ -268,12 +389,24 @@ class SearchScreen(Screen["SearchPick | None"]):
         self._open(hit_list.get_option_at_index(index).id)
 
     def _open(self, option_id: str | None) -> None:
+        from memkeeper.tui.screens.hit import HitScreen
+
         if option_id is None:
             return
-        hit = self._hits[int(option_id)]
-        self.dismiss(SearchPick(hit.file, hit.line, self.query_one(Input).value))
+        if option_id.startswith("more:"):
+            self._restore_highlight = self.query_one(HitList).highlighted
+            self._state = replace(self._state, limit=self._state.limit + PAGE)
+            self.run_search()
+            return
+        self._remember()
+        self.app.push_screen(HitScreen(self._hits, int(option_id), self._terms, self._state.query))
+
+    def _remember(self) -> None:
+        self._state = replace(self._state, highlighted=self.query_one(HitList).highlighted)
+        self._app_call("remember_search", self._state)
 
     def action_close(self) -> None:
+        self._remember()
         self.dismiss(None)
 
 

@@ -23,7 +23,7 @@ class TrashScreen(Screen[None]):
     """Forgotten archives and sessions; Enter or u restores the selected one."""
 
     BINDINGS = [
-        Binding("escape", "close", "Back", id="trash.close"),
+        Binding("escape,q", "close", "Back", id="trash.close"),
         Binding("u,enter", "restore", "Restore", id="trash.restore"),
     ]
     """Keys of the trash screen."""
@@ -72,9 +72,13 @@ class TrashScreen(Screen[None]):
         title = (
             f"Trash ({len(items)}): Enter restores"
             if items
-            else "Trash is empty (d forgets an archive or a session)"
+            else "Trash is empty (d forgets an archive or a session, x an entry of memory)"
         )
         self.query_one("#trash-title", Static).update(title)
+
+    def on_data_table_row_selected(self) -> None:
+        """Enter on a row (the table takes the key first): restore it, as the title says."""
+        self.action_restore()
 
     def action_restore(self) -> None:
         from memkeeper.tui.app import MemkeeperApp

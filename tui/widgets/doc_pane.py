@@ -96,7 +96,9 @@ class DocPane(Vertical):
 
     # -- loading ---------------------------------------------------------------------------
 
-    def open(self, target: Target, *, keep_position: bool = False, request: OpenRequest | None = None) -> None:
+    def open(
+        self, target: Target, *, keep_position: bool = False, request: OpenRequest | None = None
+    ) -> None:
         """Load ``target`` (in a thread); ``request`` puts the cursor on a hit."""
         self._serial += 1
         if request is not None:

@@ -15,8 +15,8 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target
-from memkeeper.tui.text import fg_style, gauge, human_bytes, human_tokens, literal
+from memkeeper.tui.loaders import ArchiveInfo, SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.text import fg_style, gauge, human_bytes, human_minutes, human_tokens, literal
 
 #: Above this many archives, the archive and summary lists start folded and fill when expanded.
 LAZY_LIMIT = 300
@@ -38,6 +38,8 @@ class TierTree(Tree[Target]):
     BINDINGS = [
         Binding("right,l", "expand_node", "Expand", show=False, id="tree.expand"),
         Binding("left,h", "collapse_node", "Collapse", show=False, id="tree.collapse"),
+        Binding("j", "cursor_down", "Down", show=False, id="tree.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="tree.up"),
     ]
     """Keys of the tier tree (Tree's own up/down/enter/space also apply)."""
 
@@ -62,6 +64,7 @@ class TierTree(Tree[Target]):
         self.guide_depth = 2
         self._snapshot: StoreSnapshot | None = None
         self._counts: dict[str, SessionCounts] = {}
+        self._titles: dict[str, str] = {}
         self._expanded: set[str] = {"tier:l2", "tier:l3", "tier:l1", "group:archives"}
 
     # -- building ---------------------------------------------------------------------------
@@ -151,7 +154,7 @@ class TierTree(Tree[Target]):
         if node.children or self._snapshot is None or node.data is None:
             return
         summaries = node.data == Target("tier", "l3")
-        for archive in self._snapshot.archives:
+        for archive in reversed(self._snapshot.archives):  # newest first
             if summaries:
                 node.add_leaf(self._summary_label(archive.name), data=Target("summary", archive.name))
             else:
@@ -202,6 +205,8 @@ class TierTree(Tree[Target]):
         if archive is None:
             return literal(name)
         dates = f"{archive.first}…{(archive.last or '')[5:]}" if archive.first else archive.rotated_at[:10]
+        if self._snapshot is not None and self._snapshot.same_day(archive):
+            dates += f" {_clock(archive)}"
         mark = SUMMARY_MARKS.get(archive.summary_state, "?")
         return Text.assemble(
             literal(dates),
@@ -214,6 +219,8 @@ class TierTree(Tree[Target]):
         if archive is None:
             return literal(name)
         when = archive.first or archive.rotated_at[:10]
+        if self._snapshot is not None and self._snapshot.same_day(archive):
+            when += f" {_clock(archive)}"
         mark = SUMMARY_MARKS.get(archive.summary_state, "?")
         words = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}[
             archive.summary_state
@@ -234,16 +241,29 @@ class TierTree(Tree[Target]):
 
     def _session_label(self, name: str) -> Text:
         info = self._snapshot.session_named.get(name) if self._snapshot else None
-        # Time and counts only: the tree is narrow at 80 columns; the viewer's title names the file.
+        # Local start time, length and tools, then the title: the viewer's title names the file.
         label = literal(info.time if info else name)
         counts = self._counts.get(name)
         if counts is None:
-            label.append(f" {info.session[:8]} …" if info else " …", "dim")
+            label.append(" …", "dim")
+        elif counts.unreadable:
+            label.append(" unreadable", "bold")
         else:
-            label.append(f" {counts.messages} msg {counts.tools} tools", "dim")
+            label.append(f" {human_minutes(counts.minutes)} {counts.tools}⚙", "dim")
             if counts.subagent:
                 label.append(" +agent", "italic")
+        title = self._titles.get(name.removesuffix(".gz"), "")
+        if title:
+            label.append(" ")
+            label.append_text(literal(title))
         return label
+
+    def set_titles(self, titles: dict[str, str]) -> None:
+        """Session titles (from :mod:`memkeeper.core.titles`), keyed by file name without ``.gz``."""
+        self._titles = titles
+        for node in self._all_nodes():
+            if node.data is not None and node.data.kind == "l1":
+                node.set_label(self._session_label(node.data.name))
 
     def reset_state(self) -> None:
         """Drop the remembered snapshot, counts and expansion (a different store follows)."""
@@ -345,3 +365,10 @@ class TierTree(Tree[Target]):
         if state not in ("ok", "pending", "failed"):
             return Style()
         return fg_style(self.get_component_rich_style(f"tiertree--{state}"))
+
+
+def _clock(archive: ArchiveInfo) -> str:
+    """The local rotation time of an archive (tells apart two archives of the same day)."""
+    from memkeeper.tui.loaders import short_time
+
+    return short_time(archive.rotated_at)[11:16] if archive.rotated_at else archive.name[16:20]

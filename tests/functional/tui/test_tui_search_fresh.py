@@ -10,6 +10,7 @@ from scenes import settle
 import memkeeper.core.search as search_module
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens import search as search_screen
 from memkeeper.tui.screens.search import SearchScreen
 
@@ -30,6 +31,7 @@ async def test_keystrokes_within_the_window_skip_the_freshness_check(
     monkeypatch.setattr(search_module, "search", recording_search)
     monkeypatch.setattr(search_screen, "FRESH_SECONDS", fresh_seconds)
     app = MemkeeperApp(store, watch=False)
+    app.prefs = Prefs(deep=False)  # a deep first search updates the whole index first (another test)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("slash")

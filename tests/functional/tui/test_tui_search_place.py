@@ -1,0 +1,184 @@
+"""Search that keeps its place: Esc back to the same results, paging, dates, n/N across documents, progress."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scenes import settle
+from textual.widgets import Input
+
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.prefs import prefs_path
+from memkeeper.tui.screens.browse import BrowseScreen
+from memkeeper.tui.screens.hit import HitScreen
+from memkeeper.tui.screens.search import HitList, SearchScreen, split_dates
+from memkeeper.tui.widgets.docview import DocView
+
+SIZE = (80, 24)
+
+
+async def _search(app: MemkeeperApp, pilot: object, query: str) -> SearchScreen:
+    await settle(pilot)  # type: ignore[arg-type]
+    await pilot.press("slash")  # type: ignore[attr-defined]
+    await settle(pilot)  # type: ignore[arg-type]
+    screen = app.screen
+    assert isinstance(screen, SearchScreen)
+    screen.query_one(Input).value = query
+    await settle(pilot)  # type: ignore[arg-type]
+    return screen
+
+
+async def test_escape_from_a_hit_returns_to_the_same_results_and_selection(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "webhook")
+        await pilot.press("f3")  # a type filter, to see that filters survive too
+        await settle(pilot)
+        assert len(search.hits) > 2
+        hit_list = search.query_one(HitList)
+        await pilot.press("down", "down")
+        chosen = hit_list.highlighted
+        hits_before = list(search.hits)
+        filters_before = str(search.query_one("#filters").render())
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, HitScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is search
+        assert search.query_one(Input).value == "webhook"
+        assert hit_list.highlighted == chosen and search.hits == hits_before
+        assert str(search.query_one("#filters").render()) == filters_before
+        # Leaving search and coming back with / starts where it was left.
+        await pilot.press("escape")
+        await pilot.press("slash")
+        await settle(pilot)
+        again = app.screen
+        assert isinstance(again, SearchScreen) and again is not search
+        assert again.query_one(Input).value == "webhook"
+        assert again.state.type_index == search.state.type_index
+        assert again.query_one(HitList).highlighted == chosen
+
+
+async def test_n_and_shift_n_step_through_hits_across_documents(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "webhook")
+        files = [hit.file for hit in search.hits]
+        assert len(set(files)) > 1
+        await pilot.press("enter")
+        await settle(pilot)
+        hit_screen = app.screen
+        assert isinstance(hit_screen, HitScreen)
+        seen = [hit_screen.hit.file]
+        for _ in range(len(files) - 1):
+            await pilot.press("n")
+            await settle(pilot)
+            seen.append(hit_screen.hit.file)
+            doc = hit_screen.query_one(DocView)
+            line = hit_screen.hit.line
+            if line is not None:
+                assert doc.items[doc.cursor].line is not None and doc.items[doc.cursor].line <= line
+        assert seen == files  # every hit, in the list's order, across documents
+        await pilot.press("N")
+        await settle(pilot)
+        assert hit_screen.index == len(files) - 2
+        assert f"[hit {len(files) - 1}/{len(files)}]" in str(hit_screen.query_one("#viewer-title").render())
+
+
+async def test_results_page_beyond_twenty_with_n_more(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "the")
+        hit_list = search.query_one(HitList)
+        more = [
+            i
+            for i in range(hit_list.option_count)
+            if (hit_list.get_option_at_index(i).id or "").startswith("more:")
+        ]
+        assert more, "the store should have a tier with more than 20 hits for 'the'"
+        label = str(hit_list.get_option_at_index(more[0]).prompt)
+        assert "more" in label
+        before = len(search.hits)
+        hit_list.highlighted = more[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(search.hits) > before
+        assert isinstance(app.screen, SearchScreen)
+
+
+async def test_date_filters_like_the_cli(store: StorePaths) -> None:
+    assert split_dates("webhook since:2026-11-01 until:2026-11-20") == ("webhook", "2026-11-01", "2026-11-20")
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "the")
+        dated = sorted({h.date[:10] for h in search.hits if h.date})
+        assert len(dated) > 1
+        cut = dated[len(dated) // 2]
+        search.query_one(Input).value = f"the since:{cut}"
+        await settle(pilot)
+        assert search.hits and all(h.date is None or h.date[:10] >= cut for h in search.hits)
+        assert f"dates: {cut}" in str(search.query_one("#filters").render())
+
+
+async def test_l1_hit_opens_on_its_own_entry_unfolded_with_the_matched_terms(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "pytest")
+        await pilot.press("f2", "f2", "f2", "f2")  # tier: l1
+        await settle(pilot)
+        l1 = [i for i, h in enumerate(search.hits) if h.tier == "l1" and h.line]
+        assert l1
+        hit = search.hits[l1[-1]]
+        search.query_one(HitList).highlighted = next(
+            i
+            for i in range(search.query_one(HitList).option_count)
+            if search.query_one(HitList).get_option_at_index(i).id == str(l1[-1])
+        )
+        await pilot.press("enter")
+        await settle(pilot)
+        doc = app.screen.query_one(DocView)
+        item = doc.items[doc.cursor]
+        assert item.line == hit.line
+        if item.body:
+            assert doc.cursor in doc._unfolded
+        assert doc.terms == ("pytest",)
+
+
+async def test_first_deep_search_shows_index_progress_and_deep_is_the_remembered_default(
+    store: StorePaths, home: Path
+) -> None:
+    progress: list[tuple[int, int]] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, SearchScreen.IndexProgress):
+            progress.append((message.done, message.total))
+
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        search = await _search(app, pilot, "webhook")
+        assert search.state.deep  # deep (sessions) on by default
+        assert progress and progress[-1][0] == progress[-1][1] > 0
+        await pilot.press("f4")
+        await settle(pilot)
+    assert json.loads(prefs_path().read_text())["deep"] is False
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "webhook")
+        assert not search.state.deep
+
+
+async def test_show_in_tree_from_a_hit(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "webhook")
+        first = search.hits[0]
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+        pane_doc = app.screen.pane.document
+        assert pane_doc is not None and first.file.endswith(pane_doc.path.name if pane_doc.path else "?")

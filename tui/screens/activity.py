@@ -1,0 +1,174 @@
+"""ActivityScreen (A): the store over time, and every decision and open issue in one list.
+
+Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, and
+memory.md's size at each rotation against the threshold (with today's size last). Under
+them, every key decision and unresolved issue across all L3 summaries, newest first;
+Enter opens the summary it came from. Everything is read by a thread worker through
+:mod:`memkeeper.core.activity`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+from textual_plotext import PlotextPlot
+
+from memkeeper.core.activity import ActivityCache, DayActivity, Finding, Rotation
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.text import gauge, human_tokens, literal
+
+#: Days shown in the daily plot (the most recent ones with any activity).
+DAYS = 30
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the screen shows, read in one go."""
+
+    days: list[DayActivity]
+    rotations: list[Rotation]
+    findings: list[Finding]
+    memory_tokens: int
+    threshold: int
+
+
+class ActivityScreen(Screen[None]):
+    """Plots of activity per day and memory growth; decisions and open issues below."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Back", id="activity.close"),
+        Binding("enter", "open", "Open source", id="activity.open"),
+        Binding("f5", "reload", "Reload", show=False, id="activity.reload"),
+    ]
+    """Keys of the activity screen."""
+
+    def __init__(self, paths: StorePaths) -> None:
+        super().__init__()
+        self._paths = paths
+        self._cache = ActivityCache()
+        self._findings: list[Finding] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="≡")
+        yield Static("reading activity…", id="activity-summary", markup=False)
+        with Horizontal(id="activity-plots"):
+            yield PlotextPlot(id="daily-plot")
+            yield PlotextPlot(id="growth-plot")
+        yield OptionList(id="findings")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#findings", OptionList).focus()
+        self.action_reload()
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The decisions and open issues listed, in order."""
+        return self._findings
+
+    def action_reload(self) -> None:
+        self._read_worker()
+
+    @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
+    def _read_worker(self) -> None:
+        from memkeeper.core.activity import daily_activity, findings, rotations
+        from memkeeper.core.rotation import memory_tokens
+        from memkeeper.core.settings import hook_settings
+
+        activity = Activity(
+            daily_activity(self._paths, self._cache),
+            rotations(self._paths),
+            findings(self._paths),
+            memory_tokens(self._paths),
+            hook_settings(self._paths).threshold_tokens,
+        )
+        self.app.call_from_thread(self._show, activity)
+
+    def _show(self, activity: Activity) -> None:
+        if not self.is_attached:
+            return
+        days = activity.days[-DAYS:]
+        ratio = activity.memory_tokens / max(1, activity.threshold)
+        summary = (
+            f"memory.md {human_tokens(activity.memory_tokens)}/{human_tokens(activity.threshold)} "
+            f"{gauge(ratio, 10)} {ratio:.0%} · {len(activity.rotations)} rotations · "
+            f"{sum(d.sessions for d in activity.days)} sessions, {sum(d.prompts for d in activity.days)} "
+            f"prompts, {sum(d.tools for d in activity.days)} tool calls (days in UTC)"
+        )
+        self.query_one("#activity-summary", Static).update(summary)
+        self._plot_days(days)
+        self._plot_growth(activity)
+        self._list_findings(activity.findings)
+
+    def _plot_days(self, days: list[DayActivity]) -> None:
+        widget = self.query_one("#daily-plot", PlotextPlot)
+        plt = widget.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(f"per day (last {len(days)} active)")
+        if days:
+            xs = list(range(1, len(days) + 1))
+            plt.plot(xs, [d.prompts for d in days], label="prompts", marker="braille")
+            plt.plot(xs, [d.tools for d in days], label="tools", marker="braille")
+            plt.bar(xs, [d.sessions for d in days], label="sessions")
+            ticks = sorted({1, len(days)} | set(xs[:: max(1, len(xs) // 3)]))
+            plt.xticks([float(t) for t in ticks], [days[i - 1].day[5:] for i in ticks])
+        widget.refresh()
+
+    def _plot_growth(self, activity: Activity) -> None:
+        widget = self.query_one("#growth-plot", PlotextPlot)
+        plt = widget.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title("memory.md at each rotation, now last")
+        sizes = [r.tokens for r in activity.rotations] + [activity.memory_tokens]
+        xs = list(range(1, len(sizes) + 1))
+        plt.bar(xs, sizes, label="tokens")
+        plt.hline(activity.threshold)
+        labels = [r.rotated_at[5:10] for r in activity.rotations] + ["now"]
+        ticks = sorted({1, len(xs)} | set(xs[:: max(1, len(xs) // 3)]))
+        plt.xticks([float(t) for t in ticks], [labels[i - 1] for i in ticks])
+        widget.refresh()
+
+    def _list_findings(self, found: list[Finding]) -> None:
+        self._findings = found
+        options = self.query_one("#findings", OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        for index, finding in enumerate(found):
+            mark = "◆ decision" if finding.kind == "decision" else "○ issue   "
+            label = Text.assemble((mark, "bold"), f" {finding.date or '?':10} ", literal(finding.text))
+            options.add_option(Option(label, id=str(index)))
+        if not found:
+            options.add_option(Option(Text("No decisions or open issues in any summary yet."), disabled=True))
+        elif keep is not None:
+            options.highlighted = min(keep, len(found) - 1)
+
+    @on(OptionList.OptionSelected, "#findings")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self._open(event.option.id)
+
+    def action_open(self) -> None:
+        options = self.query_one("#findings", OptionList)
+        if options.highlighted is not None and self._findings:
+            self._open(str(options.highlighted))
+
+    def _open(self, option_id: str | None) -> None:
+        from memkeeper.core.index import summary_name
+        from memkeeper.tui.app import MemkeeperApp
+
+        if option_id is None or not isinstance(self.app, MemkeeperApp):
+            return
+        finding = self._findings[int(option_id)]
+        self.app.show_in_browser(summary_name(finding.archive), None, (finding.text,))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
