@@ -1,6 +1,9 @@
 """Make ``screenshots/*.svg`` and ``*.png`` of every screen, from the Pilot scenes the tests use.
 
 Usage: ``python screenshots/make_screenshots.py [--size 100x30] [--only NAME ...]``.
+Any ``python`` will do: without memkeeper importable, the script runs itself again with
+the project's ``.venv/bin/python`` (made by ``scripts/setup.sh``). The output depends on
+nothing but the scenes: the clock of the trash is fixed and times are shown in UTC.
 PNGs are converted with resvg-py (``pip install resvg-py``, in the dev extra; it needs a
 "DejaVu Sans Mono" font), else ``rsvg-convert`` (Debian package ``librsvg2-bin``);
 without either only the SVGs are written.
@@ -16,14 +19,35 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "functional" / "tui"))
+ROOT = HERE.parent
+FROZEN_NOW = "2026-11-21T12:00:00.000Z"
+
+
+def _reexec_in_venv() -> None:
+    """Run again with the project's virtualenv when this Python cannot import memkeeper."""
+    try:
+        import memkeeper.tui.app  # noqa: F401
+    except ImportError:
+        venv = ROOT / ".venv" / "bin" / "python"
+        if not venv.exists() or Path(sys.executable) == venv:
+            raise SystemExit("memkeeper is not installed here: run `bash scripts/setup.sh` first") from None
+        os.execv(str(venv), [str(venv), "-P", str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    _reexec_in_venv()
+    os.environ["TZ"] = "UTC"  # times are shown in local time: the same on every machine
+    time.tzset()
+    os.environ["MEMKEEPER_NO_JOBS"] = "1"
+    os.environ.pop("XDG_CONFIG_HOME", None)  # preferences go to the temporary HOME below
+
+sys.path.insert(0, str(ROOT / "tests" / "functional" / "tui"))
 
 from scenes import SCENES, build_store  # noqa: E402
-
-os.environ.setdefault("MEMKEEPER_NO_JOBS", "1")
 
 
 def fake_claude_home(home: Path, project: Path) -> None:
@@ -34,7 +58,10 @@ def fake_claude_home(home: Path, project: Path) -> None:
 
 
 async def shoot(name: str, size: tuple[int, int], out: Path, home: Path) -> Path:
+    import memkeeper.core.forget
     from memkeeper.tui.app import MemkeeperApp
+
+    memkeeper.core.forget.iso_now = lambda: FROZEN_NOW  # the trash shows when things were forgotten
 
     work = home / "work"  # the same path for every scene: the projects screen shows ~/work/ledgerline
     shutil.rmtree(work, ignore_errors=True)

@@ -116,9 +116,9 @@ class ActivityScreen(Screen[None]):
         plt.title(f"per day (last {len(days)} active)")
         if days:
             xs = list(range(1, len(days) + 1))
+            plt.plot(xs, [d.tools for d in days], label="tool calls", marker="braille")
             plt.plot(xs, [d.prompts for d in days], label="prompts", marker="braille")
-            plt.plot(xs, [d.tools for d in days], label="tools", marker="braille")
-            plt.bar(xs, [d.sessions for d in days], label="sessions")
+            plt.plot(xs, [d.sessions for d in days], label="sessions", marker="braille")
             ticks = sorted({1, len(days)} | set(xs[:: max(1, len(xs) // 3)]))
             plt.xticks([float(t) for t in ticks], [days[i - 1].day[5:] for i in ticks])
         widget.refresh()
@@ -128,11 +128,12 @@ class ActivityScreen(Screen[None]):
         plt = widget.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title("memory.md at each rotation, now last")
+        plt.title(f"memory.md at rotations, now (limit {human_tokens(activity.threshold)})")
         sizes = [r.tokens for r in activity.rotations] + [activity.memory_tokens]
         xs = list(range(1, len(sizes) + 1))
-        plt.bar(xs, sizes, label="tokens")
+        plt.bar(xs, sizes, width=0.4)
         plt.hline(activity.threshold)
+        plt.ylim(0, max([activity.threshold, *sizes]) * 1.05)
         labels = [r.rotated_at[5:10] for r in activity.rotations] + ["now"]
         ticks = sorted({1, len(xs)} | set(xs[:: max(1, len(xs) // 3)]))
         plt.xticks([float(t) for t in ticks], [labels[i - 1] for i in ticks])
@@ -149,8 +150,8 @@ class ActivityScreen(Screen[None]):
             options.add_option(Option(label, id=str(index)))
         if not found:
             options.add_option(Option(Text("No decisions or open issues in any summary yet."), disabled=True))
-        elif keep is not None:
-            options.highlighted = min(keep, len(found) - 1)
+        else:
+            options.highlighted = min(keep or 0, len(found) - 1)
 
     @on(OptionList.OptionSelected, "#findings")
     def _selected(self, event: OptionList.OptionSelected) -> None:

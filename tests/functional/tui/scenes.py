@@ -180,6 +180,33 @@ async def _literal(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
+async def _sessions(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("S")
+    await settle(pilot)
+
+
+async def _activity(pilot: Pilot[None]) -> None:
+    await settle(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+
+
+async def _search_progress(pilot: Pilot[None]) -> None:
+    """The index-update progress bar of a first deep search, held at a fixed point."""
+    from memkeeper.tui.screens.search import SearchScreen
+
+    await settle(pilot)
+    await pilot.press("slash")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SearchScreen)
+    screen.post_message(
+        SearchScreen.IndexProgress(412_000_000, 1_030_000_000, "sessions/2026-11-20_0403_x.l1.jsonl")
+    )
+    await settle(pilot)
+
+
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
 #: name → (what it shows, how to get there). Every screen and main state.
@@ -190,7 +217,13 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "session": ("An L1 session: roles, folded tool calls, subagent work", _session),
     "literal": ("Markup and escape codes in memory shown literally", _literal),
     "search": ("Search as you type, grouped by tier", _search),
-    "search_opened": ("A hit opened at its line with the match highlighted", _search_opened),
+    "search_opened": (
+        "A hit opened over the results, on its entry, the matched terms highlighted",
+        _search_opened,
+    ),
+    "search_progress": ("The first deep search updates the index with a progress bar", _search_progress),
+    "sessions": ("Sessions: title, local start, length, tools; filter as you type", _sessions),
+    "activity": ("Activity per day, memory growth, every decision and open issue", _activity),
     "pending": ("Pending and failed summaries", _pending),
     "migrate": ("Migrate: preview (here: nothing to do)", _migrate),
     "rotate": ("Rotate now: confirmation", _rotate),
@@ -202,3 +235,7 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "light_theme": ("Themes apply (textual-light here)", _light),
     "palette": ("Command palette", _palette),
 }
+
+
+#: The new screens, snapshotted at both sizes in both themes.
+NEW_SCREENS = ("search_opened", "sessions", "activity")

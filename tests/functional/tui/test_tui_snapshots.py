@@ -1,4 +1,7 @@
-"""Snapshot tests: every screen and main state at 80×24 on the fixed store (watcher off)."""
+"""Snapshot tests: every screen and main state at 80×24 on the fixed store (watcher off).
+
+The screens added for daily use are also taken at 120×40 and in the light theme.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +10,44 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenes import SCENES
+from scenes import NEW_SCREENS, SCENES
+from textual.pilot import Pilot
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 
 
-@pytest.mark.parametrize("name", list(SCENES))
-def test_snapshot(name: str, store: StorePaths, home: Path, snap_compare: Any) -> None:
+def _projects_home(home: Path, store: StorePaths) -> None:
     folder = home / ".claude" / "projects" / "-work-ledgerline"
     folder.mkdir(parents=True)
     (folder / "t.jsonl").write_text(json.dumps({"cwd": str(store.project)}) + "\n")
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_snapshot(name: str, store: StorePaths, home: Path, snap_compare: Any) -> None:
+    _projects_home(home, store)
     _, scene = SCENES[name]
     assert snap_compare(MemkeeperApp(store, watch=False), terminal_size=(80, 24), run_before=scene)
+
+
+#: 80×24 dark is taken by test_snapshot.
+VARIANTS = [
+    pytest.param((80, 24), "textual-light", id="80x24-light"),
+    pytest.param((120, 40), "textual-dark", id="120x40-dark"),
+    pytest.param((120, 40), "textual-light", id="120x40-light"),
+]
+
+
+@pytest.mark.parametrize(("size", "theme"), VARIANTS)
+@pytest.mark.parametrize("name", NEW_SCREENS)
+def test_new_screen_snapshot(
+    name: str, size: tuple[int, int], theme: str, store: StorePaths, home: Path, snap_compare: Any
+) -> None:
+    _projects_home(home, store)
+    _, scene = SCENES[name]
+
+    async def themed(pilot: Pilot[None]) -> None:
+        pilot.app.theme = theme
+        await scene(pilot)
+
+    assert snap_compare(MemkeeperApp(store, watch=False), terminal_size=size, run_before=themed)
