@@ -336,10 +336,24 @@ def main(argv: list[str]) -> int:
         if not project.is_dir():
             return 0  # a folder removed under a running session: never recreate it
         paths = StorePaths(project)
+        _finish_interrupted(paths)
         handler(paths, payload)
     except Exception as exc:  # never fail the session: one line in the log, exit 0
         _log(paths, f"hook {event}: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _finish_interrupted(paths: StorePaths) -> None:
+    """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
+    from memkeeper.core import intents
+
+    if intents.pending(paths):
+        from memkeeper.core.lock import LockTimeout
+
+        try:
+            intents.recover_pending(paths, timeout=HOOK_LOCK_TIMEOUT)
+        except LockTimeout:
+            pass  # the operation is still running, or the next event finishes it
 
 
 def _log(paths: StorePaths | None, message: str) -> None:
