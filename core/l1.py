@@ -683,7 +683,11 @@ def run_l1_job(paths: StorePaths, options: dict[str, Any]) -> None:
         path = newest_transcript(paths.project)
     if path is None or not path.is_file():
         return
-    refine_transcript(paths, path, str(session) if session else None)
+    result = refine_transcript(paths, path, str(session) if session else None)
+    if result.l1_path is not None:
+        from memkeeper.core.titles import refresh_titles
+
+        refresh_titles(paths, [result.l1_path.name])
 
 
 def refine_all(paths: StorePaths) -> list[RefineResult]:

@@ -1,6 +1,7 @@
 """memkeeper-tui: the App (store, snapshot, live refresh, actions) and the console script.
 
-``memkeeper-tui [PROJECT_DIR] [--demo] [--no-watch]``. The App owns the store paths,
+``memkeeper-tui [PROJECT_DIR] [--demo [--keep-demo]] [--no-watch]``: a folder without a store is an
+error (exit 2) that points to ``--demo``; a demo store is removed on exit unless kept. The App owns the store paths,
 the latest :class:`StoreSnapshot` (read in a thread worker), the one file watcher and
 the actions that change the store (rotate, forget, restore, migrate), which all run in
 workers through core. Screens get the snapshot through calls down
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
+import sys
 import tempfile
 from pathlib import Path, PurePath
 from typing import ClassVar
@@ -347,6 +350,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--demo", action="store_true", help="open a generated demo store in a temporary folder"
     )
+    parser.add_argument(
+        "--keep-demo", action="store_true", help="with --demo: keep the demo folder when the TUI exits"
+    )
     parser.add_argument("--no-watch", action="store_true", help="do not refresh live when files change")
     return parser.parse_args(argv)
 
@@ -365,17 +371,24 @@ def main(argv: list[str] | None = None) -> int:
     from memkeeper.core.store import paths_for
 
     args = parse_args(argv)
-    note: str | None = None
-    if args.demo:
-        paths = demo_paths()
-        note = f"Demo store (generated) in {paths.project}"
-    else:
+    if not args.demo:
         paths = paths_for(args.project)
         if not paths.exists():
-            missing = paths.project
-            paths = demo_paths()
-            note = f"No memory store in {missing}: showing a demo store generated in {paths.project}"
-    MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
+            print(
+                f"memkeeper-tui: no memory store in {paths.project} (no {paths.root});"
+                " run `memkeeper-tui --demo` to browse a generated demo store",
+                file=sys.stderr,
+            )
+            return 2
+        MemkeeperApp(paths, watch=not args.no_watch).run()
+        return 0
+    paths = demo_paths()
+    try:
+        note = f"Demo store (generated) in {paths.project}" + (" (kept on exit)" if args.keep_demo else "")
+        MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
+    finally:
+        if not args.keep_demo:
+            shutil.rmtree(paths.project.parent, ignore_errors=True)
     return 0
 
 

@@ -164,6 +164,7 @@ def _hit(doc: Doc, score: float, query: Query, base: Path) -> Hit:
         tokens=estimate_tokens(doc.body),
         score=round(score, 4),
         highlights=tuple(spans),
+        confidence=1.0,  # exact mode: every term occurs in the entry
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from scenes import settle
 from textual.widgets import DataTable, Input, OptionList, Select
 
@@ -451,18 +453,36 @@ async def test_toggle_live_refresh(store: StorePaths) -> None:
         assert app.live
 
 
-def test_main_demo_when_no_store(tmp_path: Path, monkeypatch: object, home: Path) -> None:
+def test_main_without_store_says_so_and_offers_demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memkeeper.tui import app as app_module
 
     ran: list[MemkeeperApp] = []
-    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))  # type: ignore[attr-defined]
+    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert app_module.main([str(empty)]) == 0
-    assert ran[0].paths.exists() and ran[0].paths.project != empty
-    assert ran[0]._note and "demo" in ran[0]._note
+    assert app_module.main([str(empty)]) == 2
+    assert ran == []
+    err = capsys.readouterr().err
+    assert str(empty) in err and "--demo" in err and len(err.strip().splitlines()) == 1
+    assert not (empty / ".claude").exists()
+
+
+def test_demo_store_removed_on_exit_unless_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path
+) -> None:
+    from memkeeper.tui import app as app_module
+
+    ran: list[MemkeeperApp] = []
+    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))
     assert app_module.main(["--demo", "--no-watch"]) == 0
-    assert ran[1].paths.exists() and not ran[1]._watch_wanted
+    assert not ran[0]._watch_wanted and ran[0]._note and "Demo" in ran[0]._note
+    assert not ran[0].paths.project.exists() and not ran[0].paths.project.parent.exists()
+    assert app_module.main(["--demo", "--keep-demo"]) == 0
+    kept = ran[1].paths.project
+    assert ran[1].paths.exists()
+    shutil.rmtree(kept.parent)
 
 
 async def test_large_session_is_wrapped_lazily(store: StorePaths) -> None:
