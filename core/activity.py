@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from memkeeper.core import counters
-from memkeeper.core.layout import CONFIG_FILE, LOCK_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
+from memkeeper.core.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
 from memkeeper.core.settings import hook_settings_at
 from memkeeper.core.tokens import tokens_for_bytes
 
@@ -74,15 +74,12 @@ def rotation_due(root: str, threshold_tokens: int) -> bool:
 
 
 def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[RotationResult | None, bool]:
-    """Rotate now and start the summary job; (None, True) if the store is held elsewhere."""
-    from memkeeper.core.lock import LockTimeout, is_locked
-
-    if is_locked(os.path.join(store_root(project), LOCK_FILE)):
-        return None, True  # a flush or rotation holds the store; it checks rotation itself
+    """Rotate now and start the summary job; (None, True) if the store stayed held elsewhere."""
     from pathlib import Path
 
     from memkeeper.core import rotation
     from memkeeper.core.jobs import start_job
+    from memkeeper.core.lock import LockTimeout
     from memkeeper.core.store import StorePaths
 
     paths = StorePaths(Path(project))
@@ -91,7 +88,7 @@ def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[
             paths, settings.threshold_tokens, settings.carryover_tokens, lock_timeout=lock_timeout
         )
     except LockTimeout:
-        return None, True  # taken just now by another process: the next event rotates
+        return None, True  # held longer than we wait: the next event rotates
     if result is not None:
         start_job(paths, "summary")
     return result, False
