@@ -345,10 +345,24 @@ def main(argv: list[str]) -> int:
         if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
         call = Call(payload, project)
+        _finish_interrupted(call)
         handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0
         _log(call, f"hook {event}: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _finish_interrupted(call: Call) -> None:
+    """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
+    from memkeeper.core import intents
+
+    if intents.pending_at(call.root):
+        from memkeeper.core.lock import LockTimeout
+
+        try:
+            intents.recover_pending(call.paths, timeout=HOOK_LOCK_TIMEOUT)
+        except LockTimeout:
+            pass  # the operation is still running, or the next event finishes it
 
 
 def _log(call: Call | None, message: str) -> None:
