@@ -35,6 +35,8 @@ class SectionsModal(ModalScreen[int | None]):
         before = [i for i, (index, _) in enumerate(self._sections) if index <= self._current]
         options.highlighted = before[-1] if before else 0
         options.focus()
+        # Once laid out, bring the current section into view (at once: screenshots stay stable).
+        self.call_after_refresh(options.scroll_to_highlight)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(int(event.option.id or 0))

@@ -4,12 +4,13 @@ Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, 
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
 Enter opens the summary it came from. Everything is read by a thread worker through
-:mod:`memkeeper.core.activity`.
+:mod:`memkeeper.core.history`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual import on, work
@@ -21,7 +22,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from memkeeper.core.activity import ActivityCache, DayActivity, Finding, Rotation
+from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.text import gauge, human_tokens, literal
 
@@ -67,7 +68,15 @@ class ActivityScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#findings", OptionList).focus()
+        self.watch(self.app, "theme", self._theme_changed, init=True)
         self.action_reload()
+
+    def _theme_changed(self) -> None:
+        # A fixed Plotext theme per light/dark: its "auto" theme is cached process-wide from
+        # whatever colours were current when first used, so plots would differ run to run.
+        theme: Literal["clear", "dark"] = "dark" if self.app.current_theme.dark else "clear"
+        for plot in self.query(PlotextPlot):
+            plot.theme = theme
 
     @property
     def findings(self) -> list[Finding]:
@@ -79,7 +88,7 @@ class ActivityScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
     def _read_worker(self) -> None:
-        from memkeeper.core.activity import daily_activity, findings, rotations
+        from memkeeper.core.history import daily_activity, findings, rotations
         from memkeeper.core.rotation import memory_tokens
         from memkeeper.core.settings import hook_settings
 
@@ -113,14 +122,15 @@ class ActivityScreen(Screen[None]):
         plt = widget.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(f"per day (last {len(days)} active)")
+        span = f" {days[0].day[5:]} → {days[-1].day[5:]}" if days else ""
+        plt.title(f"per day{span} ({len(days)} active days)")
         if days:
             xs = list(range(1, len(days) + 1))
             plt.plot(xs, [d.tools for d in days], label="tool calls", marker="braille")
             plt.plot(xs, [d.prompts for d in days], label="prompts", marker="braille")
             plt.plot(xs, [d.sessions for d in days], label="sessions", marker="braille")
-            ticks = sorted({1, len(days)} | set(xs[:: max(1, len(xs) // 3)]))
-            plt.xticks([float(t) for t in ticks], [days[i - 1].day[5:] for i in ticks])
+            # Dates go in the title: Plotext places tick labels a column apart from run to run.
+            plt.xticks([], [])
         widget.refresh()
 
     def _plot_growth(self, activity: Activity) -> None:
@@ -128,15 +138,14 @@ class ActivityScreen(Screen[None]):
         plt = widget.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(f"memory.md at rotations, now (limit {human_tokens(activity.threshold)})")
+        first = f" from {activity.rotations[0].rotated_at[5:10]}" if activity.rotations else ""
+        plt.title(f"memory.md{first} → now (limit {human_tokens(activity.threshold)})")
         sizes = [r.tokens for r in activity.rotations] + [activity.memory_tokens]
         xs = list(range(1, len(sizes) + 1))
         plt.bar(xs, sizes, width=0.4)
         plt.hline(activity.threshold)
         plt.ylim(0, max([activity.threshold, *sizes]) * 1.05)
-        labels = [r.rotated_at[5:10] for r in activity.rotations] + ["now"]
-        ticks = sorted({1, len(xs)} | set(xs[:: max(1, len(xs) // 3)]))
-        plt.xticks([float(t) for t in ticks], [labels[i - 1] for i in ticks])
+        plt.xticks([], [])
         widget.refresh()
 
     def _list_findings(self, found: list[Finding]) -> None:

@@ -319,37 +319,15 @@ class SearchScreen(Screen[None]):
         hit_list = self.query_one(HitList)
         match_style = hit_list.get_component_rich_style("hitlist--match")
         meta_style = fg_style(hit_list.get_component_rich_style("hitlist--meta"))
-        options: list[Option | None] = []
-        self._hits = []
+        options, self._hits = result_options(results, match_style, meta_style)
         self._terms = tuple(results.terms)
-        for group in results.tiers:
-            if not group.hits:
-                continue
-            more = group.total - len(group.hits)
-            count = (
-                f"{len(group.hits)} of {group.total}{'+' if group.more else ''}"
-                if more > 0
-                else str(group.total)
-            )
-            name = TIER_NAMES.get(group.tier, group.tier)
-            options.append(Option(Text(f"── {name} ({count})", style="bold"), disabled=True))
-            for hit in group.hits:
-                options.append(Option(hit_text(hit, match_style, meta_style), id=str(len(self._hits))))
-                self._hits.append(hit)
-            if more > 0:
-                label = f"   … {more}{'+' if group.more else ''} more: Enter shows {PAGE} more"
-                options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
         keep = hit_list.highlighted
         hit_list.clear_options()
         if options:
             hit_list.add_options(options)
             wanted = self._restore_highlight if self._restore_highlight is not None else keep
             self._restore_highlight = None
-            first = next(i for i, o in enumerate(options) if o is not None and not o.disabled)
-            hit_list.highlighted = wanted if wanted is not None and wanted < len(options) else first
-            if hit_list.highlighted is not None and options[hit_list.highlighted] is not None:
-                if options[hit_list.highlighted].disabled:  # type: ignore[union-attr]
-                    hit_list.highlighted = first
+            hit_list.highlighted = _selectable(options, wanted)
         else:
             hit_list.add_option(Option(Text("no results", style="italic"), disabled=True))
         warnings = f" · {results.warnings[0]}" if getattr(results, "warnings", ()) else ""
@@ -408,6 +386,34 @@ class SearchScreen(Screen[None]):
     def action_close(self) -> None:
         self._remember()
         self.dismiss(None)
+
+
+def result_options(results: Any, match_style: Style, meta_style: Style) -> tuple[list[Option], list[Any]]:
+    """The list's options (tier headings, hits, "N more" lines) and the hits in list order."""
+    options: list[Option] = []
+    hits: list[Any] = []
+    for group in results.tiers:
+        if not group.hits:
+            continue
+        more = group.total - len(group.hits)
+        plus = "+" if group.more else ""
+        count = f"{len(group.hits)} of {group.total}{plus}" if more > 0 else str(group.total)
+        name = TIER_NAMES.get(group.tier, group.tier)
+        options.append(Option(Text(f"── {name} ({count})", style="bold"), disabled=True))
+        for hit in group.hits:
+            options.append(Option(hit_text(hit, match_style, meta_style), id=str(len(hits))))
+            hits.append(hit)
+        if more > 0:
+            label = f"   … {more}{plus} more: Enter shows {PAGE} more"
+            options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
+    return options, hits
+
+
+def _selectable(options: list[Option], wanted: int | None) -> int:
+    """``wanted`` if it is a selectable option, else the first selectable one."""
+    if wanted is not None and 0 <= wanted < len(options) and not options[wanted].disabled:
+        return wanted
+    return next(i for i, option in enumerate(options) if not option.disabled)
 
 
 def hit_text(hit: Any, match_style: Style, meta_style: Style) -> Text:

@@ -190,6 +190,8 @@ async def _activity(pilot: Pilot[None]) -> None:
     await settle(pilot)
     await pilot.press("A")
     await settle(pilot)
+    await pilot.wait_for_scheduled_animations()
+    await settle(pilot)  # the plots draw once more after their data arrives
 
 
 async def _search_progress(pilot: Pilot[None]) -> None:

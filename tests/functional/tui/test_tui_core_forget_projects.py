@@ -82,3 +82,47 @@ def test_find_projects_follows_claude_config_dir(
     assert find_projects() == []  # nothing under ~/.claude
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
     assert [p.project for p in find_projects()] == [store.project]
+
+
+def test_forget_lines_removes_into_the_trash_and_restore_puts_them_back(store: StorePaths) -> None:
+    from memkeeper.core.forget import ForgetError, forget_lines
+
+    original = store.memory.read_text()
+    lines = original.split("\n")
+    number = next(n for n, line in enumerate(lines, 1) if line.startswith("- "))
+    with pytest.raises(ForgetError):
+        forget_lines(store, "memory.md", number, number, "words that are not on that line")
+    item = forget_lines(store, "memory.md", number, number, lines[number - 1][2:])
+    assert lines[number - 1] not in store.memory.read_text().split("\n")
+    assert [t.kind for t in list_trash(store)] == ["excerpt"]
+    restore(store, item.id)
+    assert store.memory.read_text() == original and list_trash(store) == []
+
+
+def test_restoring_an_excerpt_twice_does_not_duplicate_it(store: StorePaths) -> None:
+    """A restore killed after writing the file is completed without inserting the lines again."""
+    from memkeeper.core import forget
+
+    store.memory.write_text("# m\n- same\n- same\n- other\n")
+    original = store.memory.read_text()
+    item = forget.forget_lines(store, "memory.md", 2, 2, "same")
+    folder = store.trash / item.id
+    manifest = forget._read_manifest(folder)
+    assert manifest is not None
+    forget._restore_excerpt(store, folder, manifest)  # written back, manifest still there (the kill)
+    assert store.memory.read_text() == original
+    restore(store, item.id)
+    assert store.memory.read_text() == original
+
+
+def test_forget_lines_of_an_archive_marks_its_summary_pending(store: StorePaths) -> None:
+    from memkeeper.core.forget import forget_lines
+    from memkeeper.core.index import read_index
+
+    entry = next(e for e in read_index(store)["rotatedFiles"] if e.get("summaryGenerated") is True)
+    name = entry["file"]
+    lines = store.archive(name).read_text().split("\n")
+    number = next(n for n, line in enumerate(lines, 1) if line.startswith("- "))
+    forget_lines(store, name, number, number, lines[number - 1][2:])
+    again = next(e for e in read_index(store)["rotatedFiles"] if e["file"] == name)
+    assert again["summaryGenerated"] is False

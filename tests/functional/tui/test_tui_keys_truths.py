@@ -8,7 +8,7 @@ from pathlib import Path
 from scenes import settle
 from textual.widgets import DataTable, Input, OptionList
 
-from memkeeper.core.activity import daily_activity, findings
+from memkeeper.core.history import daily_activity, findings
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.items import DocItem
