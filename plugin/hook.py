@@ -9,8 +9,9 @@ and hands anything heavy to a detached single-flight job:
 - ``UserPromptSubmit`` / ``PostToolUse`` (and ``PostToolUseFailure``): count a message /
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
-  counted. Nothing is printed: no rules text, and CLAUDE.md / Claude Code's own
-  MEMORY.md are never written.
+  counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
+  (:mod:`memkeeper.core.recall`, read-only, never waiting); nothing else is printed: no
+  rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.
 - ``SessionEnd`` (Claude Code kills it after 1.5 s): start the detached L1 + flush work.
@@ -250,6 +251,9 @@ def on_session_start(paths: StorePaths, payload: dict[str, Any]) -> None:
     stale = live_sessions.unfinished_sessions(paths, exclude=sid)
     if sid:
         live_sessions.note_session(paths, sid, transcript)
+        from memkeeper.core.recall import note_session_start
+
+        note_session_start(paths, sid, text)  # per-prompt recall leaves out what this context holds
     if stale and source in ("startup", "clear"):
         _start(paths, "flush", job_options(payload, "stale-sessions"))
 
@@ -262,6 +266,24 @@ def on_prompt(paths: StorePaths, payload: dict[str, Any]) -> None:
 
     counts = counters.bump(paths, _session(payload), messages=1)
     _after_count(paths, payload, counts.unflushed_messages)
+    if isinstance(prompt, str):
+        _recall(paths, payload, prompt)
+
+
+def _recall(paths: StorePaths, payload: dict[str, Any], prompt: str) -> None:
+    """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
+    from memkeeper.core.settings import hook_settings
+
+    settings = hook_settings(paths)
+    if not settings.recall_enabled:
+        return
+    from memkeeper.core.recall import recall_context
+
+    text = recall_context(str(paths.project), _session(payload), prompt, settings.recall_min_confidence)
+    if text:
+        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
 
 
 def on_tool_use(paths: StorePaths, payload: dict[str, Any]) -> None:
