@@ -155,7 +155,9 @@ def _in_context(hit: Hit, context: str) -> bool:
     """True when the start context already holds the hit: most of its snippet's text, piece by piece."""
     if not context:
         return False
-    pieces = [p for p in (_normal(part) for part in hit.snippet.replace(" - [", "…[").split("…")) if len(p) >= 12]
+    pieces = [
+        p for p in (_normal(part) for part in hit.snippet.replace(" - [", "…[").split("…")) if len(p) >= 12
+    ]
     total = sum(len(p) for p in pieces)
     return total > 0 and sum(len(p) for p in pieces if p in context) >= 0.6 * total
 
@@ -269,6 +271,9 @@ def _recall(
     text = format_context(paths, chosen)
     if text:
         shown = state.get("shown")
-        state["shown"] = [*(shown if isinstance(shown, list) else []), *(h.id for h in chosen if h.id in text)]
+        state["shown"] = [
+            *(shown if isinstance(shown, list) else []),
+            *(h.id for h in chosen if h.id in text),
+        ]
         state.setdefault("session", session_id)
     return text

@@ -133,7 +133,9 @@ class HookSettings:
     def __repr__(self) -> str:
         return (
             "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, "
-            "flush_every={}, save_interval={}, recall_enabled={}, recall_min_confidence={})".format(*self._key())
+            "flush_every={}, save_interval={}, recall_enabled={}, recall_min_confidence={})".format(
+                *self._key()
+            )
         )
 
 
