@@ -26,7 +26,7 @@ import time
 
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.layout import STATE_DIR, store_root
+from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 from memkeeper.core.lock import try_lock
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -239,13 +239,13 @@ def recall_context(project: str, session_id: str | None, prompt: str, min_confid
     """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new."""
     if not worth_looking_up(prompt):
         return ""
-    from pathlib import Path
-
-    from memkeeper.core.store import SEARCH_DB, StorePaths
-
     root = store_root(project)
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
         return ""
+    from pathlib import Path
+
+    from memkeeper.core.store import StorePaths
+
     paths = StorePaths(Path(project))
     if not session_id:
         return _recall(paths, None, prompt, min_confidence, {})
