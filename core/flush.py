@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core import intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
@@ -280,6 +281,7 @@ def commit(
     """Append ``section`` (None: nothing) and move the watermark, atomically with respect to
     other flushes; False (nothing done) if the watermark is no longer ``expected``."""
     with reentrant_lock(paths.lock):
+        intents.recover_pending(paths)  # an interrupted rotation is finished before we append
         if read_index(paths).get("lastMemoryUpdateTs") != expected:
             return False
         if section:

@@ -25,6 +25,7 @@ from memkeeper.core.doctor.base import (
 )
 from memkeeper.core.doctor.crash_checks import (
     FlushJournalCheck,
+    IntentsCheck,
     InterruptedRotationCheck,
     L1PendingCheck,
     MigrationOrphansCheck,
@@ -56,6 +57,7 @@ __all__ = [
 #: Every check, in the order repairs run: the crash leftovers first (they decide which
 #: archives are real), then the summaries and the index, then single files, modes last.
 CHECKS: list[Check] = [
+    IntentsCheck(),
     MigrationOrphansCheck(),
     InterruptedRotationCheck(),
     DuplicateArchivesCheck(),

@@ -237,3 +237,29 @@ class FlushJournalCheck(Check):
 
         ctx.backed_up().copy(ctx.paths.state / "flush-journal.json")
         recover_journal(ctx.paths)
+
+
+class IntentsCheck(Check):
+    """No rotation, migration or restore left half done (its recorded intent is finished)."""
+
+    codes = ("operation-interrupted",)
+
+    def diagnose(self, ctx: Context) -> list[Finding]:
+        from memkeeper.core import intents
+
+        if not ctx.holding_lock and is_locked(ctx.paths.lock):
+            return []  # the operation may be running right now
+        return [
+            Finding(
+                ERROR,
+                "operation-interrupted",
+                f"a {kind} was interrupted; the next store operation (or this repair) completes it",
+                rel(ctx.paths, Path(intents.intent_path(str(ctx.paths.root), kind))),
+            )
+            for kind in intents.pending(ctx.paths)
+        ]
+
+    def repair(self, ctx: Context, findings: list[Finding]) -> None:
+        from memkeeper.core import intents
+
+        intents.recover_pending(ctx.paths)
