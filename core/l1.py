@@ -272,6 +272,8 @@ def entry_from_event(
         if not text.strip():
             return None
         entry = {"ts": ts, "role": "user", "text": text}
+        if kind == "command":  # a slash command or `! shell` line: shown in L1, kept out of L2
+            entry["kind"] = "command"
     elif kind == "assistant_text":
         text = redact(event.text)
         if not text.strip():
