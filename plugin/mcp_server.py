@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from memkeeper.core.store import StorePaths, paths_for
 
 if TYPE_CHECKING:
+    from memkeeper.core.recall import RecallServer
     from memkeeper.core.search.model import Entry, Hit, SearchResults, Timeline
 
 SERVER_NAME = "memkeeper"
@@ -311,6 +312,7 @@ class Server:
         self._slots = threading.Semaphore(MAX_CALLS)
         self._calls: list[threading.Thread] = []
         self._warmed = False
+        self.recall: RecallServer | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
@@ -329,11 +331,15 @@ class Server:
 
     def run(self) -> None:
         """Serve until the client closes stdin, then let the running calls finish."""
-        for raw in self.reader:
-            if raw.strip():
-                self.handle_line(raw)
-        for call in self._calls:
-            call.join()
+        try:
+            for raw in self.reader:
+                if raw.strip():
+                    self.handle_line(raw)
+            for call in self._calls:
+                call.join()
+        finally:
+            if self.recall is not None:
+                self.recall.close()
 
     def handle_line(self, raw: bytes) -> None:
         try:
@@ -412,11 +418,17 @@ class Server:
         self.reply(msg_id, {"content": [{"type": "text", "text": text}], "isError": failed})
 
     def start_warm_up(self) -> None:
+        """Once the handshake is answered: refresh the index, serve the hook's per-prompt recall."""
         if self._warmed or not self.warm:
             return
         self._warmed = True
         if self.paths.exists():
             warm_up(self.paths)
+            from memkeeper.core.recall import RecallServer
+
+            recall = RecallServer(self.paths)
+            if recall.start():
+                self.recall = recall
 
 
 def warm_up(paths: StorePaths) -> threading.Thread:
