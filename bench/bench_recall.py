@@ -54,7 +54,9 @@ _WORD = re.compile(r"[^\W_]+")
 
 def _transcripts(root: Path) -> list[Path]:
     """Every main transcript under ``root`` (subagent files are read with their session)."""
-    return sorted(p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and p.name != "hook-inputs.jsonl")
+    return sorted(
+        p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and p.name != "hook-inputs.jsonl"
+    )
 
 
 def build_store(project: Path, transcripts: Path, noise_mb: float) -> StorePaths:
@@ -119,16 +121,18 @@ class Bm25:
         return [self.ids[i] for i in order if scores[i] > 0]
 
 
-def run(system: Callable[[str], list[str]], questions: list[dict[str, Any]], answers: list[str]) -> dict[str, float]:
+def run(
+    system: Callable[[str], list[str]], questions: list[dict[str, Any]], answers: list[str], sharing: set[int]
+) -> dict[str, float]:
     ranks: list[int | None] = []
-    empty = 0
+    empty: list[int] = []
     times: list[float] = []
-    for question, answer in zip(questions, answers, strict=True):
+    for i, (question, answer) in enumerate(zip(questions, answers, strict=True)):
         start = time.perf_counter()
         ids = system(question["q"])
         times.append(time.perf_counter() - start)
         if not ids:
-            empty += 1
+            empty.append(i)
         ranks.append(ids.index(answer) + 1 if answer in ids[:K] else None)
     n = len(questions)
     return {
@@ -136,7 +140,8 @@ def run(system: Callable[[str], list[str]], questions: list[dict[str, Any]], ans
         "R@5": sum(1 for r in ranks if r and r <= 5) / n,
         "R@10": sum(1 for r in ranks if r and r <= 10) / n,
         "MRR": sum(1.0 / r for r in ranks if r) / n,
-        "empty": empty / n,
+        "empty": len(empty) / n,
+        "empty*": sum(1 for i in empty if i in sharing) / max(1, len(sharing)),
         "p50 ms": statistics.median(times) * 1000,
     }
 
@@ -150,14 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     default = HERE.parent.parent / "shared" / "transcripts"
     parser.add_argument("--transcripts", type=Path, default=default, help="folder of real transcripts")
     parser.add_argument("--noise-mb", type=float, default=20.0, help="generated L1 around the answers (MB)")
-    parser.add_argument("--keep", type=Path, help="build the store here and keep it")
+    parser.add_argument("--keep", type=Path, help="build the store here and keep it (reused if there)")
+    parser.add_argument("--sets", default="tuning,heldout", help="question sets to ask (default both)")
     args = parser.parse_args(argv)
     if not args.transcripts.is_dir():
         print(f"bench_recall: no transcripts at {args.transcripts} (use --transcripts)", file=sys.stderr)
         return 2
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-recall-"))
     try:
-        paths = build_store(work / "project", args.transcripts, args.noise_mb)
+        if (work / "project" / ".claude" / "memory").is_dir():
+            paths = paths_for(work / "project")
+        else:
+            paths = build_store(work / "project", args.transcripts, args.noise_mb)
         docs = list(iter_all_docs(paths))
         search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
         vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
@@ -167,19 +176,22 @@ def main(argv: list[str] | None = None) -> int:
             "ranked": lambda q: [h.id for h in search(paths, q, limit=K).ranked][:K],
             "bm25": bm25,
         }
-        print(f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {args.noise_mb:g} MB noise")
-        for name in ("tuning", "heldout"):
+        print(
+            f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {args.noise_mb:g} MB noise"
+        )
+        for name in args.sets.split(","):
             questions = load_questions(name)
             answers = [resolve(paths, docs, q["answer"]) for q in questions]
-            sharing = [i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)]
+            sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
             print(f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store)")
-            print(f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}")
+            print(
+                f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
+            )
             for label, system in systems.items():
-                figures = run(system, questions, answers)
-                shared = run(system, [questions[i] for i in sharing], [answers[i] for i in sharing])
+                figures = run(system, questions, answers, sharing)
                 print(
                     f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
-                    f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {shared['empty']:7.1%} {figures['p50 ms']:7.1f}"
+                    f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
                 )
         print("\nempty*: empty answers among the questions that share at least one word with the store")
     finally:

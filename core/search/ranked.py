@@ -25,7 +25,7 @@ import math
 import os
 import sqlite3
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,6 +34,7 @@ from memkeeper.core.search.model import Hit, TierResult
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.sources import (
     SMALL_TIERS,
+    WORD_FIELD_CHARS,
     Doc,
     SourceFile,
     l1_doc,
@@ -51,12 +52,15 @@ FIELD_WEIGHTS = (3.0, 1.0, 0.6)
 #: Rows ranked by SQLite per tier before re-scoring (more when filters may drop some).
 CANDIDATES = 60
 FILTERED_CANDIDATES = 400
-#: A word in more than this share of a tier's rows is left out of the candidate search.
-COMMON_SHARE = 0.25
-COMMON_MIN_ROWS = 2000
+#: The candidate search scores every row its words match (about 2 µs each): the rarest words
+#: are asked for while their rows add up to at most SCORE_BUDGET; the others only re-score.
+#: When every word is commoner than that, the newest SCORE_BUDGET rows holding the two
+#: rarest are the ones ranked.
+SCORE_BUDGET = 6000
 #: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5
+CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 RRF_K = 60
 #: A one-word query cannot tell much: its best confidence is "suggested", not "high".
@@ -187,14 +191,19 @@ def _idf(stats: _TierStats, group: Group) -> float:
     return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
 
 
-def _candidate_groups(stats: _TierStats, query: RankedQuery) -> list[Group]:
-    """The groups worth asking the index for: those it holds, the very common ones left out."""
-    present = [g for g in query.groups if stats.df.get(g.stem, 0) > 0]
-    limit = max(COMMON_MIN_ROWS, int(stats.rows * COMMON_SHARE))
-    rare = [g for g in present if stats.df[g.stem] <= limit]
-    if rare:
-        return rare
-    return sorted(present, key=lambda g: stats.df[g.stem])[:1]
+def _candidate_groups(stats: _TierStats, query: RankedQuery) -> tuple[list[Group], bool]:
+    """The groups to ask the index for, rarest first within the budget; True when they must be ANDed."""
+    present = sorted((g for g in query.groups if stats.df.get(g.stem, 0) > 0), key=lambda g: stats.df[g.stem])
+    chosen: list[Group] = []
+    rows = 0
+    for group in present:
+        if rows + stats.df[group.stem] > SCORE_BUDGET:
+            break
+        chosen.append(group)
+        rows += stats.df[group.stem]
+    if chosen or not present:
+        return chosen, False
+    return present[:2], len(present) > 1
 
 
 def match_expression(groups: Sequence[Group], pairs: Sequence[tuple[str, str]]) -> str:
@@ -216,34 +225,50 @@ class Candidate:
         self.context: set[str] = set()  # ... that only its neighbours hold
 
 
-def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int) -> list[Candidate]:
+def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int, bounded: bool) -> list[Candidate]:
+    """The best ``limit`` rows by BM25; ``bounded``: only among the newest SCORE_BUDGET matches."""
     table = schema.WORDS[index]
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    rank = f"bm25({table}, {weights})"
-    cur = conn.execute(
-        f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?", (expr, limit)
-    )
-    return [Candidate(rowid, -score) for rowid, score in cur]
+    if bounded:
+        sql = (
+            f"SELECT rowid, s FROM (SELECT rowid, bm25({table}, {weights}) AS s FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {SCORE_BUDGET}) ORDER BY s LIMIT ?"
+        )
+    else:
+        rank = f"bm25({table}, {weights})"
+        sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?"
+    return [Candidate(rowid, -score) for rowid, score in conn.execute(sql, (expr, limit))]
 
 
-def _coverage_marks(conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate]) -> None:
-    """Which groups each candidate holds itself, and which only in its neighbours (the index says)."""
-    if not cands:
-        return
+def _coverage_marks(
+    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: _TierStats
+) -> None:
+    """Which groups each candidate holds itself (its text, read anyway), and which only its neighbours hold.
+
+    Neighbours are asked of the index for the words rarer than CONTEXT_MAX_ROWS only: one
+    query per word walks its rows, cheap for a rare word, and a common word found only
+    next to an entry says little about it.
+    """
     table = schema.WORDS[index]
-    by_rowid = {c.rowid: c for c in cands}
-    marks = ",".join("?" * len(by_rowid))
+    for cand in cands:
+        if cand.doc is not None:
+            stems = {words.porter(w) for w in words.plain_words(cand.doc.body[: WORD_FIELD_CHARS * 2])}
+            for group in query.groups:
+                if not group.spaceless and stems.intersection(words.porter(f) for f in group.forms):
+                    cand.own.add(group.stem)
     for group in query.groups:
-        if group.spaceless:
+        if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
             continue
-        expr = _group_expr(group)
-        for columns, attr in (("{hi lo}", "own"), ("ctx", "context")):
-            rows = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
-                (f"{columns} : {expr}", *by_rowid),
-            ).fetchall()
-            for (rowid,) in rows:
-                getattr(by_rowid[rowid], attr).add(group.stem)
+        lacking = {c.rowid: c for c in cands if group.stem not in c.own}
+        if not lacking:
+            continue
+        marks = ",".join("?" * len(lacking))
+        rows = conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+            (f"ctx : {_group_expr(group)}", *lacking),
+        ).fetchall()
+        for (rowid,) in rows:
+            lacking[rowid].context.add(group.stem)
 
 
 def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: set[str]) -> float:
@@ -354,19 +379,27 @@ def rank_tier(
     reader: DocReader,
     tier: str,
     query: RankedQuery,
-    keep: object,
+    keep: Callable[[Doc], bool],
     filtered: bool,
 ) -> tuple[list[Ranked], bool]:
     """The tier's best docs, re-scored, and whether the index held any query word."""
     index = "small" if tier in SMALL_TIERS else tier
     stats = _stats(conn, index, query)
-    groups = _candidate_groups(stats, query)
-    idf = {g.stem: _idf(stats, g) for g in query.groups}
     known = any(stats.df.get(g.stem, 0) for g in query.groups)
+    groups, both = _candidate_groups(stats, query)
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
-    cands = _top_rows(conn, index, match_expression(groups, query.pairs), limit)
+    expr = " AND ".join(_group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
+    bounded = both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET)
+    cands = _top_rows(conn, index, expr, limit, bounded)
+    _read_docs(reader, tier, cands)
+    cands = [c for c in cands if c.doc is not None and keep(c.doc)]
+    _coverage_marks(conn, index, query, cands, stats)
+    return _rescored(query, cands, {g.stem: _idf(stats, g) for g in query.groups}), known
+
+
+def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:
     if tier in SMALL_TIERS:
         docs = reader.small(tier, [c.rowid for c in cands])
         for cand in cands:
@@ -374,19 +407,23 @@ def rank_tier(
     else:
         for cand in cands:
             cand.doc = reader.big(tier, cand.rowid)
-    cands = [c for c in cands if c.doc is not None and keep(c.doc)]  # type: ignore[operator]
-    _coverage_marks(conn, index, query, cands)
-    newest = max((d for d in (day_number(c.doc.date) for c in cands if c.doc) if d is not None), default=None)
+
+
+def _rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) -> list[Ranked]:
+    """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
+    days = [day_number(c.doc.date) if c.doc else None for c in cands]
+    newest = max((d for d in days if d is not None), default=None)
     out: list[Ranked] = []
-    for cand in cands:
-        assert cand.doc is not None
+    for cand, day in zip(cands, days, strict=True):
+        if cand.doc is None:
+            continue
         _spaceless_marks(query, cand)
         cov = coverage(query, idf, cand.own, cand.context)
-        recency = recency_bonus(day_number(cand.doc.date), newest) / 0.3  # 0..1
+        recency = recency_bonus(day, newest) / 0.3  # 0..1
         score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
         out.append(Ranked(cand.doc, score, confidence(query, cov)))
     out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
-    return out, known
+    return out
 
 
 def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
@@ -534,7 +571,7 @@ def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
     for index in indexes:
         table = schema.WORDS[index]
         row = reader.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", (_quoted(stem),)
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(stem),)
         ).fetchone()
         if row is None:
             continue
