@@ -166,11 +166,13 @@ def run_sessions(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
     from memkeeper.core import l1
     from memkeeper.core.store import paths_for
+    from memkeeper.core.titles import session_titles, title_key
 
     paths = paths_for(args.project)
     files = l1.list_l1(paths)
+    titles = session_titles(paths)
     if args.json:
-        print_json([info.as_dict() for info in files])
+        print_json([{**info.as_dict(), "title": titles.get(title_key(info.name))} for info in files])
         return 0 if files else EXIT_NOTHING
     if not files:
         print("[MEMORY_KEEPER] No L1 sessions")
@@ -178,18 +180,17 @@ def run_sessions(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for column in ("file", "session", "started", "messages", "tools", "entries", "size"):
-        numeric = column in ("messages", "tools", "entries", "size")
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+    for column in ("started", "session", "messages", "tools", "size", "title"):
+        numeric = column in ("messages", "tools", "size")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "title")
     for info in files:
         table.add_row(
-            literal(info.name),
+            (info.started or "-")[:16].replace("T", " "),
             literal((info.session_id or "-")[:8] + (" (js)" if info.legacy else "")),
-            (info.started or "-")[:19].replace("T", " "),
             str(info.messages),
             str(info.tools),
-            str(info.entries),
             _human(info.size) + (" gz" if info.compressed else ""),
+            literal(titles.get(title_key(info.name)) or "-"),
         )
     console().print(table)
     return 0

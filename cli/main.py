@@ -88,9 +88,27 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0
+    _finish_interrupted(args)
     from memkeeper.cli.output import run_handler
 
     return run_handler(args)
+
+
+def _finish_interrupted(args: argparse.Namespace) -> None:
+    """Before any command but ``doctor``: complete what a kill interrupted (see core.intents)."""
+    if args.command == "doctor":
+        return  # doctor reports it, and repairs it when asked
+    from memkeeper.core import intents
+    from memkeeper.core.store import paths_for
+
+    paths = paths_for(getattr(args, "project", None))
+    if paths.root.is_dir() and intents.pending(paths):
+        from memkeeper.core.lock import LockTimeout
+
+        try:
+            intents.recover_pending(paths, timeout=5.0)
+        except LockTimeout:
+            pass  # still running elsewhere: the command's own store operations finish it
 
 
 if __name__ == "__main__":

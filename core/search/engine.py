@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
+from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -63,7 +63,7 @@ from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
 CAP = 200
-LOCK_WAIT_SECONDS = 5.0
+LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
@@ -565,14 +565,13 @@ def search(
     if not paths.root.is_dir():
         return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",), exact)
     try:
-        conn, notes = _open_fresh(paths, filters, refresh, lock_wait)
-        try:
+        # What changed is indexed first under the single-writer lock; while another process
+        # writes, the index is read as last committed (WAL), so searches never queue behind it.
+        with open_for_search(paths, filters.tiers, refresh=refresh, lock_wait=lock_wait) as (conn, notes):
             if exact:
                 tiers_out = _index_search(paths, conn, parsed, filters)
                 return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
             return _ranked_search(paths, conn, parsed, filters, tuple(notes))
-        finally:
-            conn.close()
     except IndexBusy as exc:
         return _fallback(paths, parsed, filters, f"{exc}: answered by reading the files", exact)
     except (sqlite3.Error, schema.CorruptIndex) as exc:
@@ -587,22 +586,6 @@ def search(
     except OSError as exc:
         warning = f"search index unavailable ({exc}): answered by reading the files"
         return _fallback(paths, parsed, filters, warning, exact)
-
-
-def _open_fresh(
-    paths: StorePaths, filters: Filters, refresh: bool, lock_wait: float
-) -> tuple[sqlite3.Connection, list[str]]:
-    """The index, refreshed for the tiers asked (under the writer lock; the query itself only reads)."""
-    with writer(paths, lock_wait):
-        conn, notes = schema.open_index(paths.search_db)
-        try:
-            if refresh:
-                stats = refresh_locked(paths, conn, tiers=filters.tiers)
-                notes.extend(stats.notes)
-        except BaseException:
-            conn.close()
-            raise
-    return conn, notes
 
 
 def _fallback(paths: StorePaths, parsed: Query, filters: Filters, warning: str, exact: bool) -> SearchResults:

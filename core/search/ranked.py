@@ -32,6 +32,8 @@ from typing import NamedTuple
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.model import Hit, TierResult
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
+from memkeeper.core.search.query import merge_spans as _merge
+from memkeeper.core.search.query import quoted as _quoted
 from memkeeper.core.search.sources import (
     SMALL_TIERS,
     WORD_FIELD_CHARS,
@@ -132,10 +134,6 @@ def parse_ranked(text: str) -> RankedQuery:
         if a != b and (a, b) not in pairs:
             pairs.append((a, b))
     return RankedQuery(text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]))
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
 
 
 def _group_expr(group: Group) -> str:
@@ -524,16 +522,6 @@ def _densest(spans: list[tuple[int, int]], width: int) -> int:
         if i - j + 1 > best_n:
             best, best_n = spans[j][0], i - j + 1
     return best
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
 
 
 # -- honest empty answers -----------------------------------------------------------------

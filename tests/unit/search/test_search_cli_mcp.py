@@ -91,7 +91,7 @@ def test_missing_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert code == 3
 
 
-async def test_mcp_server_over_stdio(store: StorePaths) -> None:
+async def test_mcp_server_over_stdio(store: StorePaths, tmp_path: Path) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -101,22 +101,24 @@ async def test_mcp_server_over_stdio(store: StorePaths) -> None:
         args=["-m", "memkeeper.cli.main", "--project", str(store.project), "mcp"],
         env=env,
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = {t.name for t in (await session.list_tools()).tools}
-        assert {"search", "show", "timeline"} <= tools
-        found = await session.call_tool("search", {"query": "트라이그램", "deep": True})
-        text = found.content[0].text
-        assert "[memory]" in text and "[l1]" in text and "**트라이그램**" in text
-        first_id = text.split("\n")[1].split()[1]
-        shown = await session.call_tool("show", {"id": first_id})
-        assert "메모리 검색은 트라이그램 인덱스를 사용한다" in shown.content[0].text
-        around = await session.call_tool("timeline", {"id": first_id, "before": 1, "after": 0})
-        assert ">>> " + first_id in around.content[0].text
-        bad = await session.call_tool("search", {"query": "   "})
-        assert bad.content[0].text.startswith("error: the query is empty")
-        none = await session.call_tool("search", {"query": "qqqqq"})
-        assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
+    # the server's stderr to a file: pytest's captured stderr has no descriptor
+    with open(tmp_path / "mcp-stderr.log", "w", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            assert {"search", "show", "timeline"} <= tools
+            found = await session.call_tool("search", {"query": "트라이그램", "deep": True})
+            text = found.content[0].text
+            assert "[memory]" in text and "[l1]" in text and "**트라이그램**" in text
+            first_id = text.split("\n")[1].split()[1]
+            shown = await session.call_tool("show", {"id": first_id})
+            assert "메모리 검색은 트라이그램 인덱스를 사용한다" in shown.content[0].text
+            around = await session.call_tool("timeline", {"id": first_id, "before": 1, "after": 0})
+            assert ">>> " + first_id in around.content[0].text
+            bad = await session.call_tool("search", {"query": "   "})
+            assert bad.content[0].text.startswith("error: the query is empty")
+            none = await session.call_tool("search", {"query": "qqqqq"})
+            assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
 
 
 def test_plugin_declares_the_mcp_server() -> None:
