@@ -32,6 +32,7 @@ JOB_RUNNERS: dict[str, str] = {
     "summary": "memkeeper.core.summary:run_summary_job",  # pending L3 summaries
     "l1": "memkeeper.core.l1:run_l1_job",  # refine a transcript into its L1 copy
     "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
+    "migrate": "memkeeper.core.migrate:run_migrate_job",  # split a far oversized memory.md
 }
 
 MAX_RERUNS = 5

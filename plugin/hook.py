@@ -199,7 +199,8 @@ def _rotate_if_due(paths: StorePaths, threshold: int, carryover: int) -> None:
         size = os.stat(paths.memory).st_size
     except OSError:
         return
-    if tokens_for_bytes(size) < threshold:
+    tokens = tokens_for_bytes(size)
+    if tokens < threshold:
         return
     from memkeeper.core.lock import LockTimeout, is_locked
 
@@ -207,6 +208,9 @@ def _rotate_if_due(paths: StorePaths, threshold: int, carryover: int) -> None:
         return  # a flush or rotation holds the store; it checks rotation itself
     from memkeeper.core import rotation
 
+    if rotation.far_over(tokens, threshold):
+        _start(paths, "migrate")  # split by date in the background, not copied whole inline
+        return
     try:
         result = rotation.rotate(paths, threshold, carryover, lock_timeout=HOOK_LOCK_TIMEOUT)
     except LockTimeout:
