@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core import session_context, transcript
-from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
+from memkeeper.core.atomic import atomic_write_bytes
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import BackendError
 from memkeeper.core.summarizers import _process as process
