@@ -105,6 +105,12 @@ def read_counters(paths: StorePaths) -> dict[str, Any]:
     return _read_at(os.fspath(paths.state))
 
 
+def unflushed_at(state_dir: str, session_id: str | None) -> int:
+    """Events (prompts + tool uses) of ``session_id`` since its last flush; 0 if unknown."""
+    entry = _read_at(state_dir)["sessions"].get(session_id or "unknown")
+    return _int(entry.get("unflushed")) if isinstance(entry, dict) else 0
+
+
 def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
     sessions: dict[str, Any] = data["sessions"]
     entry = sessions.get(session_id)

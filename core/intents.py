@@ -42,7 +42,11 @@ def intent_path(root: str, kind: str) -> str:
 
 def pending(paths: StorePaths) -> list[str]:
     """The kinds with an intent on disk (an operation under way, or one a kill interrupted)."""
-    root = os.fspath(paths.root)
+    return pending_at(os.fspath(paths.root))
+
+
+def pending_at(root: str) -> list[str]:
+    """:func:`pending` for the store folder ``root`` as a string (the lean hook path)."""
     return [kind for kind in FINISHERS if os.path.exists(intent_path(root, kind))]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import session_context, transcript
+from memkeeper.core import jobs, session_context, transcript
 from memkeeper.core.atomic import atomic_write_bytes
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import BackendError
@@ -89,9 +89,10 @@ def test_session_end_starts_its_jobs_with_the_live_sessions_lock_held(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[str] = []
-    monkeypatch.setattr(hook, "_start", lambda paths, kind, options=None: started.append(kind))
+    monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
+    call = hook.Call({"session_id": "sess-1", "transcript_path": "/nowhere.jsonl"}, str(store.project))
     with held(store.state / "live-sessions.lock"):
-        hook.on_session_end(store, {"session_id": "sess-1", "transcript_path": "/nowhere.jsonl"})
+        hook.on_session_end(call)
     assert started == ["l1", "flush"]
     assert "live sessions: sess-1 not noted" in log_text(store)
 
@@ -185,8 +186,8 @@ def test_a_memory_far_over_the_threshold_goes_to_a_detached_migration(
     atomic_write_bytes(store.memory, b"".join(days))  # ~700 KB: over twice the default threshold
     before = store.memory.read_bytes()
     started: list[str] = []
-    monkeypatch.setattr(hook, "_start", lambda paths, kind, options=None: started.append(kind))
-    hook.on_tool_use(store, {"session_id": "sess-1"})
+    monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
+    hook.on_tool_use(hook.Call({"session_id": "sess-1"}, str(store.project)))
     assert started == ["migrate"] and store.memory.read_bytes() == before
     run_migrate_job(store, {})
     archives = sorted(store.root.glob("memory_*.md"))
