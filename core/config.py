@@ -50,6 +50,8 @@ class SummarizerConfig(_Section):
     model: str = "haiku"
     command: list[str] | None = None
     timeoutSeconds: float = Field(default=120.0, gt=0)
+    #: A flush batch with less conversation than this is summarized without a model.
+    minCallChars: int = Field(default=1500, ge=0)
     #: Environment variable holding the API key of the ``anthropic`` backend.
     apiKeyEnv: str = "ANTHROPIC_API_KEY"
 
