@@ -674,6 +674,36 @@ def _ranked_scan(
     return SearchResults(parsed.text, query.terms, tuple(out), "scan", warnings, "ranked")
 
 
+def search_readonly(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float = 0.05,
+) -> SearchResults | None:
+    """The default search on the index as it stands: opened read-only, never refreshed or repaired.
+
+    For callers that must never wait or write (the per-prompt recall of the hook): None
+    when the index is absent, locked for more than ``timeout`` seconds, of another
+    schema or corrupt, instead of the full scan :func:`search` falls back on.
+    """
+    try:
+        parsed = parse_query(query)
+        filters = make_filters(tiers, None, None, None, True, limit, CAP)
+    except QueryError:
+        return None
+    conn = schema.connect_readonly(paths.search_db, timeout)
+    if conn is None:
+        return None
+    try:
+        return SearchResults(parsed.text, parsed.terms, _index_search(paths, conn, parsed, filters), "index")
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        conn.close()
+
+
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:
     """Every doc of the store in tier and file order (for timelines and tests)."""
     for source in discover(paths):

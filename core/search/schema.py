@@ -150,6 +150,28 @@ def connect(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
     return conn
 
 
+def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection | None:
+    """A read-only connection to an index of the current schema; None if absent, busy, foreign or corrupt.
+
+    Nothing is created, repaired or written; a lock held past ``timeout`` seconds gives None.
+    """
+    if not path.is_file():
+        return None
+    uri = "file:" + str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA query_only=1")
+        if schema_version(conn) == SCHEMA_VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
+
+
 def schema_version(conn: sqlite3.Connection) -> int | None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
