@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import changes
+from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
@@ -353,26 +354,23 @@ def _dir_mark(path: Path, listed_at_ns: int) -> str:
     return f"{st.st_ino}:{st.st_mtime_ns}"
 
 
-def _root_mark(paths: StorePaths) -> str:
-    """The store folder's searchable names and inodes, and memory.md's and the named files' stats.
+def _root_mark(root: str) -> str:
+    """The store folder's searchable names, and memory.md's and the named files' stats.
 
     Not the folder's time: SQLite creates and removes the index's own ``-wal`` file there.
-    Archives and summaries are written once or replaced by a rename (a new inode); memory.md
-    and the named files are few and edited in place (by flush, by hand), so they are stat'ed.
+    Archives are written once; a summary replaced by its job is named in the journal;
+    memory.md and the named files are few and edited in place (by flush, by hand).
     """
-    count = total = mixed = 0
     try:
-        with os.scandir(paths.root) as entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                crc = zlib.crc32(f"{entry.name}/{entry.inode()}".encode("utf-8", "surrogateescape"))
-                count, total, mixed = count + 1, total + crc, mixed ^ (crc * 0x9E3779B1 & 0xFFFFFFFF)
+        names = sorted(name for name in os.listdir(root) if not name.startswith("."))
     except OSError:
         return "-"
-    names = (MEMORY_FILE, *sorted(set(NAMED_MEMORY_FILES.values())))
-    files = ";".join(_mark(paths.root / name, with_size=True) for name in names)
-    return f"{count}:{total}:{mixed}|{files}"
+    digest = zlib.crc32("\n".join(names).encode("utf-8", "surrogateescape"))
+    files = ";".join(_mark(Path(root, name), with_size=True) for name in _ROOT_FILES)
+    return f"{len(names)}:{digest}|{files}"
+
+
+_ROOT_FILES = (MEMORY_FILE, *sorted(set(NAMED_MEMORY_FILES.values())))
 
 
 @dataclass
@@ -410,6 +408,9 @@ class _Planner:
         self.paths = paths
         self.conn = conn
         self.meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self.root = str(paths.root)  # strings: the unchanged case makes a few stats, nothing more
+        self.sessions = os.path.join(self.root, SESSIONS_DIR)
+        self.journal = os.path.join(self.root, STATE_DIR, changes.JOURNAL)
 
     def meta_int(self, key: str) -> int:
         try:
@@ -424,23 +425,26 @@ class _Planner:
         full_check = full or small or self.full_check_due(now, background)
         if full_check and not small:
             plan.meta["full_check_ns"] = str(now)
+        journal, read_to = self.read_journal()
+        if "l1" in scope:  # the journal is read on only by a refresh that handles all it names
+            plan.meta.update(read_to)
         if scope - {"l1"}:
-            self.plan_root(plan, full_check, now)
+            self.plan_root(plan, full_check, {rel for rel in journal if "/" not in rel})
         if "l1" in scope:
-            self.plan_sessions(plan, full_check, now)
+            self.plan_sessions(plan, full_check, now, {rel for rel in journal if rel.startswith("sessions/")})
         return plan
 
     def full_check_due(self, now: int, background: bool) -> bool:
-        if not changes.journal_path(self.paths).exists():
+        if not os.path.exists(self.journal):
             return True  # someone removed it: what was written meanwhile is unknown
         period = FULL_CHECK_SECONDS * 1_000_000_000
         return background and now - self.meta_int("full_check_ns") >= period
 
     # -- the store folder: memory.md, named files, archives, summaries ----------------------
-    def plan_root(self, plan: _Plan, full_check: bool, now: int) -> None:
+    def plan_root(self, plan: _Plan, full_check: bool, journal: set[str]) -> None:
         root_scope = plan.scope - {"l1"}
-        marks = _root_mark(self.paths)
-        if not full_check and not plan.reset and self.meta.get("root_marks") == marks:
+        marks = _root_mark(self.root)
+        if not (full_check or plan.reset or journal) and self.meta.get("root_marks") == marks:
             return
         brief = self.brief(root_scope)
         trusted = None
@@ -448,20 +452,19 @@ class _Planner:
             trusted = {
                 rel: (r.size, r.mtime_ns, r.inode, r.tier)
                 for rel, r in brief.items()
-                if r.tier in ("l2", "l3")
+                if r.tier in ("l2", "l3") and rel not in journal
             }
         found = discover(self.paths, trusted, root_scope)
         self.compare(plan, found, brief, listed=True)
         plan.meta["root_marks"] = marks
 
     # -- the sessions folder ------------------------------------------------------------------
-    def plan_sessions(self, plan: _Plan, full_check: bool, now: int) -> None:
-        journal = self.read_journal(plan)
-        listed = full_check or plan.reset or self.meta.get("l1_marks") != _mark(self.paths.sessions)
+    def plan_sessions(self, plan: _Plan, full_check: bool, now: int, journal: set[str]) -> None:
+        listed = full_check or plan.reset or self.meta.get("l1_marks") != _mark(Path(self.sessions))
         if listed:
             brief = self.brief(frozenset({"l1"}))
             found = self.list_sessions(brief, journal, full_check)
-            plan.meta["l1_marks"] = _dir_mark(self.paths.sessions, now)
+            plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
         elif journal:
             brief = self.rows(sorted(journal))
             found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(journal)) if s is not None]
@@ -469,23 +472,21 @@ class _Planner:
             return
         self.compare(plan, found, brief, listed=listed, names=None if listed else journal)
 
-    def read_journal(self, plan: _Plan) -> set[str]:
-        """Names of the L1 files the journal (and a moved-aside journal) added since last time."""
+    def read_journal(self) -> tuple[set[str], dict[str, str]]:
+        """Names the journal (and a moved-aside journal) added since last time, and how far it was read."""
         found: set[str] = set()
-        for key, path in (
-            ("journal_old", changes.old_journal_path(self.paths)),
-            ("journal", changes.journal_path(self.paths)),
-        ):
+        read_to: dict[str, str] = {}
+        for key, path in (("journal_old", self.journal + changes.OLD_SUFFIX), ("journal", self.journal)):
             inode, _, offset = self.meta.get(key, "0:0").partition(":")
-            read = changes.read_from(path, int(inode or 0), int(offset or 0))
+            read = changes.read_from(Path(path), int(inode or 0), int(offset or 0))
             if read is None and key == "journal":  # start one: from now on it is the record
                 changes.create(self.paths)
-                read = changes.read_from(path, 0, 0)
+                read = changes.read_from(Path(path), 0, 0)
             if read is None:
                 continue
-            plan.meta[key] = f"{read[0]}:{read[1]}"
-            found.update(rel for rel in read[2] if rel.startswith("sessions/"))
-        return found
+            read_to[key] = f"{read[0]}:{read[1]}"
+            found.update(read[2])
+        return found, read_to
 
     def list_sessions(self, brief: dict[str, _Row], journal: set[str], full_check: bool) -> list[SourceFile]:
         """The sessions folder's L1 files; a known name with the same inode is not stat'ed."""
@@ -543,6 +544,8 @@ class _Planner:
 
     def compaction_due(self) -> bool:
         garbage = self.meta_int("garbage_bytes")
+        if garbage <= MIN_GARBAGE_BYTES:
+            return False
         row = self.conn.execute(
             "SELECT coalesce(sum(bytes), 0) FROM sources WHERE tier IN ('l1', 'l2')"
         ).fetchone()

@@ -267,3 +267,13 @@ def test_first_build_by_another_process_shows_progress(
         builder.join(60)
     assert indexer.build_progress(store) is None
     same(store, "lorem")
+
+
+def test_summary_replaced_under_its_name_is_seen_through_the_journal(large: StorePaths) -> None:
+    from memkeeper.core.atomic import atomic_write_json
+
+    name = "memory_20261003_090000.summary.json"
+    atomic_write_json(large.archive(name), {"overallSummary": "regenerated with a pelican"})
+    assert not search(large, "pelican", tiers=["l3"]).hits  # a foreign rewrite: left to the full check
+    changes.record(large, large.archive(name))  # what the summary job does after writing
+    assert [h.file for h in search(large, "pelican", tiers=["l3"]).hits] == [name]
