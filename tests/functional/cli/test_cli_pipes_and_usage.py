@@ -64,8 +64,12 @@ def test_mistakes_get_the_closest_name_and_exit_2(argv: list[str], words: str, s
 
 
 def test_exit_codes_follow_the_readme(store: StorePaths, tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8")
-    assert "2 bad usage or config, 3 nothing to do / no results" in readme
+    readme = " ".join((Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8").split())
+    assert (
+        "2 bad usage or config (an unknown command or option, a malformed id such as `show bogus-id`)"
+        in readme
+    )
+    assert "3 nothing to do / no results (a well-formed id that finds nothing, no store here)" in readme
     assert memkeeper("--project", str(store.project), "show", "bogus-id").returncode == 2  # usage
     missing = memkeeper("--project", str(store.project), "show", "l2-3fa2b9c1d0-1234")
     assert missing.returncode == 3, missing.stderr  # a valid id that finds nothing
