@@ -76,9 +76,10 @@ TOOLS: list[dict[str, Any]] = [
             '("why did we move the queue to redis?") works, and so do keywords; Korean too. No word is '
             'required; hits are ranked, more and rarer matching words first; "quoted words" are a phrase. '
             "Confident hits come expanded with their text; the rest are compact lines with an id for "
-            "`show` or `timeline`. Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|"
-            "section|user|assistant|tool|tool_result), since/until (YYYY-MM-DD), deep (also the raw "
-            "sessions, l1), limit (hits per tier)."
+            "`show` or `timeline`. Set exact=true for the grep-like mode (every word as a substring). "
+            "Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|section|user|assistant|"
+            "tool|tool_result), since/until (YYYY-MM-DD), deep (false leaves out the raw sessions, l1; "
+            "the exact mode reads them only with true), limit (hits per tier)."
         ),
         "inputSchema": {
             "type": "object",
@@ -88,7 +89,8 @@ TOOLS: list[dict[str, Any]] = [
                 "types": _STR_LIST,
                 "since": {"type": "string", "description": "YYYY-MM-DD"},
                 "until": {"type": "string", "description": "YYYY-MM-DD"},
-                "deep": {"type": "boolean", "default": False},
+                "deep": {"type": "boolean"},
+                "exact": {"type": "boolean", "default": False},
                 "limit": {"type": "integer", "default": 8, "minimum": 1, "maximum": MAX_LIMIT},
             },
             "required": ["query"],
@@ -171,6 +173,8 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
     lines: list[str] = []
     if not results:
         lines.append(f'No results for "{results.query}".')
+        if results.suggestions:
+            lines.append("Did you mean: " + ", ".join(results.suggestions) + "?")
         if not any(t.tier == "l1" for t in results.tiers):
             lines.append("Try deep=true to include the raw sessions (l1), or other words.")
         lines.extend(f"note: {w}" for w in results.warnings)
@@ -248,9 +252,10 @@ def tool_search(paths: StorePaths, args: dict[str, Any]) -> str:
             types=_str_list(args, "types"),
             since=_arg(args, "since", str),
             until=_arg(args, "until", str),
-            deep=bool(_arg(args, "deep", bool, False)),
+            deep=_arg(args, "deep", bool),
             limit=max(1, min(int(_arg(args, "limit", int, 8)), MAX_LIMIT)),
             lock_wait=LOCK_WAIT_SECONDS,
+            exact=bool(_arg(args, "exact", bool, False)),
         )
     except QueryError as exc:
         return f"error: {exc}"

@@ -93,6 +93,25 @@ async def test_initialize_answers_within_budget_on_the_median(
     assert median <= INITIALIZE_BUDGET_SECONDS
 
 
+async def test_a_natural_question_finds_the_planted_answer(planted: StorePaths, errlog: TextIO) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(_params(planted), errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert "natural question" in (tools["search"].description or "")
+        found = await session.call_tool("search", {"query": "why did we drop Celery for the job queue?"})
+        text = found.content[0].text
+        assert not found.is_error
+        assert "Celery" in text and "RQ" in text, text
+        first_id = next(line.split()[1] for line in text.splitlines() if line.startswith("- "))
+        shown = await session.call_tool("show", {"id": first_id})
+        assert PLANTED in shown.content[0].text
+        bad = await session.call_tool("search", {"query": 42})
+        assert bad.is_error and "wrong type" in bad.content[0].text
+
+
 def test_confident_hits_are_expanded_and_the_rest_are_compact(planted: StorePaths) -> None:
     results = search(planted, "Celery RQ")
     assert results.hits

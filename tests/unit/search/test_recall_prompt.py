@@ -83,6 +83,14 @@ def test_the_right_earlier_memory_is_injected(indexed: StorePaths) -> None:
     assert CURRENT[:8] not in text and "Looking at it" not in text  # never this session's own entries
 
 
+def test_a_question_in_plain_words_finds_it_at_the_default_confidence(indexed: StorePaths) -> None:
+    text = _ask(indexed, "how did we fix the flaky S3 upload retry?", confidence=0.92)
+    assert "exponential backoff" in text, text
+    assert (
+        _ask(indexed, "what do staging deploys go through?", session=OTHER, confidence=0.92).count("- ") >= 1
+    )
+
+
 def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
     assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
     assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
