@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from memkeeper.core.fastjson import json_lines
+from memkeeper.core.names import L1_SUFFIX, l1_session, summary_name
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -117,7 +118,7 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     ):
         if not entry.get("summaryGenerated"):
             continue
-        name = str(entry.get("summary") or str(entry["file"]).replace(".md", ".summary.json", 1))
+        name = str(entry.get("summary") or summary_name(str(entry["file"])))
         if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
@@ -194,7 +195,7 @@ def _l1_files(paths: StorePaths) -> list[tuple[float, Path]]:
     try:
         with os.scandir(paths.sessions) as scan:
             for item in scan:
-                if item.name.endswith(".l1.jsonl"):
+                if item.name.endswith(L1_SUFFIX):
                     try:
                         found.append((item.stat().st_mtime, Path(item.path)))
                     except OSError:
@@ -203,13 +204,6 @@ def _l1_files(paths: StorePaths) -> list[tuple[float, Path]]:
         return []
     found.sort(reverse=True)
     return found
-
-
-def _session_of(path: Path) -> str:
-    """The 8-character session prefix of ``<UTC stamp>_<session8>.l1.jsonl`` ('' if absent)."""
-    stem = path.name[: -len(".l1.jsonl")]
-    head, sep, tail = stem.rpartition("_")
-    return tail if sep and len(tail) == 8 and head.count("_") >= 1 else ""
 
 
 def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
@@ -246,7 +240,7 @@ def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_sessi
     watermark = index.get("lastMemoryUpdateTs")
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
-        if skip and _session_of(path) == skip:
+        if skip and l1_session(path.name) == skip:
             continue
         entries = [
             e
@@ -262,7 +256,7 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     if not session_id:
         return ""
     for _mtime, path in _l1_files(paths):
-        if _session_of(path) == session_id[:8]:
+        if l1_session(path.name) == session_id[:8]:
             entries = [
                 e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id
             ]

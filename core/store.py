@@ -27,7 +27,6 @@ from memkeeper.core.layout import (
 )
 
 __all__ = [
-    "ARCHIVE_PREFIX",
     "CONFIG_FILE",
     "COUNTERS_FILE",
     "DIR_MODE",
@@ -46,7 +45,6 @@ __all__ = [
 ]
 
 SEARCH_DB = ".search.sqlite3"
-ARCHIVE_PREFIX = "memory_"
 #: Files loaded at session start and written by ``memory-set``.
 NAMED_MEMORY_FILES = {
     "project": "project.md",
