@@ -161,6 +161,7 @@ def run_flush(args: argparse.Namespace) -> int:
                 "generators": result.generators,
                 "watermark": result.watermark,
                 "more": result.more,
+                "waiting": result.waiting,
             }
         )
     elif result.entries == 0:

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.names import (
@@ -275,6 +276,8 @@ def entry_from_event(
         if not text.strip():
             return None
         entry = {"ts": ts, "role": "user", "text": text}
+        if kind == "command":  # a slash command or `! shell` line: shown in L1, kept out of L2
+            entry["kind"] = "command"
     elif kind == "assistant_text":
         text = redact(event.text)
         if not text.strip():
@@ -430,7 +433,10 @@ def refine_transcript(
     ensure_store(paths)
     _state_dir(paths).mkdir(mode=0o700, parents=True, exist_ok=True)
     with file_lock(_session_lock(paths, session), timeout=60.0):
-        return _refine_locked(paths, transcript, session)
+        result = _refine_locked(paths, transcript, session)
+    if result.l1_path is not None:  # appended in place: the search index is told which file
+        changes.record(paths, result.l1_path)
+    return result
 
 
 def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineResult:

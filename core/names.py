@@ -9,24 +9,26 @@
 - ``sessions/<UTC YYYY-MM-DD_HHMMSS of the first entry>_<session id[:8]>.l1.jsonl`` (or
   ``.l1.jsonl.gz`` once compressed) are tier ``l1``.
 
-Stdlib only (``os``, ``re``, ``time``): rotation uses it on the hook path when due.
+Stdlib only, and lean at import (``os`` and ``time``; ``re`` is imported by the functions
+that parse): the hook path names files with it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from memkeeper.core.layout import MEMORY_FILE, SESSIONS_DIR
 
 TYPE_CHECKING = False  # typing is not imported at run time (rotation runs on the hook path)
 if TYPE_CHECKING:
+    import re
     from collections.abc import Collection
     from datetime import datetime
     from typing import Literal
 
     Tier = Literal["memory", "l3", "l2", "l1"]
+    L1Kind = Literal["l1", "l1gz"]
 
 ARCHIVE_PREFIX = "memory_"
 ARCHIVE_SUFFIX = ".md"
@@ -36,13 +38,19 @@ L1_SUFFIX = ".l1.jsonl"
 L1_GZ_SUFFIX = ".l1.jsonl.gz"
 L1_SUFFIXES = (L1_SUFFIX, L1_GZ_SUFFIX)
 
-_ARCHIVE_DATE = re.compile(r"^memory_(\d{4})(\d{2})(\d{2})_")
-_ARCHIVE_TIME = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
-
-_L1_NAME = re.compile(
+_ARCHIVE_DATE = r"^memory_(\d{4})(\d{2})(\d{2})_"
+_ARCHIVE_TIME = r"^memory_(\d{8})_(\d{6})\.md$"
+_L1_NAME = (
     r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<hh>\d{2})(?P<mm>\d{2})(?P<ss>\d{2})?"
     r"(?:_(?P<sid>[A-Za-z0-9_-]{1,36}))?\.l1\.jsonl(?P<gz>\.gz)?$"
 )
+
+
+def _match(pattern: str, name: str) -> re.Match[str] | None:
+    import re  # not at import time: the hook path uses the other functions
+
+    return re.match(pattern, name)
+
 
 # --- archives (L2) and their summaries (L3) ------------------------------------------
 
@@ -89,7 +97,7 @@ def archive_of_summary(summary: str) -> str:
 def archive_time(name: str) -> float | None:
     """The UTC moment (seconds since the epoch) in ``memory_YYYYMMDD_HHMMSS.md``; None for
     any other name, including a migrated legacy ``_2359NN`` that is not a real time."""
-    match = _ARCHIVE_TIME.match(name)
+    match = _match(_ARCHIVE_TIME, name)
     if not match:
         return None
     from datetime import UTC, datetime
@@ -102,7 +110,7 @@ def archive_time(name: str) -> float | None:
 
 def archive_date(name: str) -> str | None:
     """The ``YYYY-MM-DD`` an archive or summary name carries, or None."""
-    match = _ARCHIVE_DATE.match(name)
+    match = _match(_ARCHIVE_DATE, name)
     return "-".join(match.groups()) if match else None
 
 
@@ -111,6 +119,8 @@ def archive_date(name: str) -> str | None:
 
 def short_session(session_id: str) -> str:
     """The first 8 characters of a session id, safe in a file name."""
+    import re
+
     return re.sub(r"[^A-Za-z0-9_-]", "-", session_id[:8]) or "session"
 
 
@@ -130,22 +140,29 @@ def is_l1_gz(name: str) -> bool:
     return name.endswith(L1_GZ_SUFFIX)
 
 
+def l1_kind(name: str) -> L1Kind | None:
+    """``l1`` for a plain L1 file name, ``l1gz`` for a compressed one, else None."""
+    if name.endswith(L1_SUFFIX):
+        return "l1"
+    return "l1gz" if name.endswith(L1_GZ_SUFFIX) else None
+
+
 def l1_session(name: str) -> str | None:
     """The session id (prefix) an L1 file name carries, or None."""
-    match = _L1_NAME.match(os.path.basename(name))
+    match = _match(_L1_NAME, os.path.basename(name))
     return match["sid"] if match and match["sid"] else None
 
 
 def l1_started(name: str) -> str | None:
     """``YYYY-MM-DDTHH:MM:SSZ`` of the first entry, from an L1 file name; None if not one."""
-    match = _L1_NAME.match(os.path.basename(name))
+    match = _match(_L1_NAME, os.path.basename(name))
     if not match:
         return None
     return f"{match['date']}T{match['hh']}:{match['mm']}:{match['ss'] or '00'}Z"
 
 
 def l1_date(name: str) -> str | None:
-    match = _L1_NAME.match(os.path.basename(name))
+    match = _match(_L1_NAME, os.path.basename(name))
     return match["date"] if match else None
 
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
+from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -61,7 +61,7 @@ from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
 CAP = 200
-LOCK_WAIT_SECONDS = 5.0
+LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
@@ -551,21 +551,10 @@ def search(
         return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",))
     notes: list[str] = []
     try:
-        # The single-writer lock covers opening (which may rebuild the schema) and the
-        # refresh; the query itself only reads (WAL), so searches never queue behind it.
-        with writer(paths, lock_wait):
-            conn, notes = schema.open_index(paths.search_db)
-            try:
-                if refresh:
-                    stats = refresh_locked(paths, conn, tiers=filters.tiers)
-                    notes.extend(stats.notes)
-            except BaseException:
-                conn.close()
-                raise
-        try:
+        # What changed is indexed first under the single-writer lock; while another process
+        # writes, the index is read as last committed (WAL), so searches never queue behind it.
+        with open_for_search(paths, filters.tiers, refresh=refresh, lock_wait=lock_wait) as (conn, notes):
             tiers_out = _index_search(paths, conn, parsed, filters)
-        finally:
-            conn.close()
     except IndexBusy as exc:
         return _scan(paths, parsed, filters, (f"{exc}: answered by reading the files",))
     except (sqlite3.Error, schema.CorruptIndex) as exc:
@@ -582,6 +571,36 @@ def search(
             paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",)
         )
     return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+
+
+def search_readonly(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float = 0.05,
+) -> SearchResults | None:
+    """The default search on the index as it stands: opened read-only, never refreshed or repaired.
+
+    For callers that must never wait or write (the per-prompt recall of the hook): None
+    when the index is absent, locked for more than ``timeout`` seconds, of another
+    schema or corrupt, instead of the full scan :func:`search` falls back on.
+    """
+    try:
+        parsed = parse_query(query)
+        filters = make_filters(tiers, None, None, None, True, limit, CAP)
+    except QueryError:
+        return None
+    conn = schema.connect_readonly(paths.search_db, timeout)
+    if conn is None:
+        return None
+    try:
+        return SearchResults(parsed.text, parsed.terms, _index_search(paths, conn, parsed, filters), "index")
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        conn.close()
 
 
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:

@@ -6,6 +6,8 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
 - ``sources``: one row per indexed file with its (size, mtime_ns), the byte offset read
   so far (L1 files are appended) and fingerprints that tell an append from a rewrite.
   Ids are never reused (AUTOINCREMENT), so index rows of a removed file stay dead.
+- ``gone``: the ``sources`` rows of archive and L1 files that left (forgotten, renamed,
+  gzipped), so a file that comes back under another name keeps its index rows.
 - ``docs`` + ``fts_small``: the memory and L3 tiers, kept whole in ``docs`` (small,
   rewritten often); their index rows are deleted with the old text, kept in ``docs``.
 - ``fts_l2`` / ``fts_l1``: contentless trigram indexes of the archives and L1 sessions.
@@ -26,7 +28,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
@@ -70,6 +72,23 @@ CREATE TABLE IF NOT EXISTS docs(
     session TEXT
 );
 CREATE INDEX IF NOT EXISTS docs_src ON docs(src);
+CREATE TABLE IF NOT EXISTS gone(
+    id INTEGER PRIMARY KEY,
+    rel TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    next_line INTEGER NOT NULL,
+    open_tail INTEGER NOT NULL,
+    head_fp BLOB,
+    tail_fp BLOB,
+    bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gone_inode ON gone(inode);
+CREATE INDEX IF NOT EXISTS gone_rel ON gone(rel);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
@@ -98,15 +117,40 @@ def is_busy(exc: BaseException) -> bool:
 
 def connect(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
     """Open (creating 0600) in autocommit mode; transactions are explicit."""
-    if not path.exists():
+    new = not path.exists() or path.stat().st_size == 0
+    if new:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         os.close(fd)
     conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+    if new:  # only a new file can take it: free pages go back after a big change
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection | None:
+    """A read-only connection to an index of the current schema; None if absent, busy, foreign or corrupt.
+
+    Nothing is created, repaired or written; a lock held past ``timeout`` seconds gives None.
+    """
+    if not path.is_file():
+        return None
+    uri = "file:" + str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA query_only=1")
+        if schema_version(conn) == SCHEMA_VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:

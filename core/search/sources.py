@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memkeeper.core.names import (
-    L1_GZ_SUFFIX,
-    L1_SUFFIX,
     archive_of_summary,
+    l1_kind,
     l1_session,
     name_date,
     tier_of,
@@ -176,14 +175,10 @@ def discover(
             pass
     for entry in session_entries:
         name = entry.name
-        if name.startswith("."):
+        l1 = l1_kind(name)
+        if name.startswith(".") or l1 is None:
             continue
-        if name.endswith(L1_SUFFIX):
-            kind = "l1"
-        elif name.endswith(L1_GZ_SUFFIX):
-            kind = "l1gz"
-        else:
-            continue
+        kind = l1
         source = _stat_source(entry, "sessions/" + name, "l1", kind)
         if source:
             by_tier["l1"].append(source)

@@ -301,8 +301,15 @@ def test_old_schema_is_rebuilt(store: StorePaths) -> None:
     assert any("schema 0" in w for w in results.warnings)
 
 
-def test_busy_writer_falls_back_to_a_scan_with_the_same_answer(store: StorePaths) -> None:
+def test_busy_writer_answers_from_the_committed_index_with_a_note(store: StorePaths) -> None:
     refresh(store)
+    with file_lock(lock_path(store)):
+        results = search(store, "sqlite", deep=True, lock_wait=0.05)
+    assert results.source == "index" and "a moment old" in results.warnings[0]
+    assert results.tiers == scan_search(store, "sqlite", deep=True).tiers
+
+
+def test_busy_writer_without_an_index_falls_back_to_a_scan(store: StorePaths) -> None:
     with file_lock(lock_path(store)):
         results = search(store, "sqlite", deep=True, lock_wait=0.05)
     assert results.source == "scan" and "reading the files" in results.warnings[0]
@@ -332,11 +339,11 @@ def test_reindex_progress_and_file_modes(store: StorePaths) -> None:
     same(store, "sqlite", deep=True)
 
 
-def test_bulk_build_through_the_helper_process(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bulk_build_through_the_process_pool(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
     from memkeeper.core.search import indexer
 
-    monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the helper reads
-    monkeypatch.setattr(indexer, "HELPER_BATCH_BYTES", 300)
+    monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the pool reads
+    monkeypatch.setattr(indexer, "POOL_BATCH_BYTES", 300)
     stats = reindex(store)
     assert stats.files_read >= 8
     for query in ("sqlite", "검색", "lock", "db"):
