@@ -83,6 +83,9 @@ def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[
     from memkeeper.core.store import StorePaths
 
     paths = StorePaths(Path(project))
+    if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
+        start_job(paths, "migrate")  # legacy content: split by date in the background, not inline
+        return None, False
     try:
         result = rotation.rotate(
             paths, settings.threshold_tokens, settings.carryover_tokens, lock_timeout=lock_timeout

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memkeeper.core.settings import (
     DEFAULT_FLUSH_EVERY,
+    DEFAULT_RECALL_CONFIDENCE,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_SAVE_INTERVAL,
     config_layers,
@@ -56,6 +57,13 @@ class SummarizerConfig(_Section):
     apiKeyEnv: str = "ANTHROPIC_API_KEY"
 
 
+class RecallConfig(_Section):
+    """Per-prompt recall (the UserPromptSubmit hook): on or off, and the confidence a hit needs."""
+
+    enabled: bool = True
+    minConfidence: float = Field(default=DEFAULT_RECALL_CONFIDENCE, ge=0, le=1)
+
+
 class BudgetConfig(_Section):
     dailyCalls: int = Field(default=200, ge=0)
     dailyTokens: int = Field(default=2_000_000, ge=0)
@@ -67,6 +75,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     summarizer: SummarizerConfig = Field(default_factory=SummarizerConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
 
     @property
     def threshold_tokens(self) -> int:

@@ -502,7 +502,12 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     result = flush_pending(paths, final=final) if settings.memory_enabled else FlushResult()
     record_run(paths, options, result)
     if settings.rotation_enabled:
-        rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
+        if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
+            from memkeeper.core.migrate import migrate_legacy
+
+            migrate_legacy(paths)  # legacy content: split by date, not archived whole
+        else:
+            rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
     from memkeeper.core.summary import auto_targets
 
     if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too

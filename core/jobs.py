@@ -32,10 +32,11 @@ JOB_RUNNERS: dict[str, str] = {
     "summary": "memkeeper.core.summary:run_summary_job",  # pending L3 summaries
     "l1": "memkeeper.core.l1:run_l1_job",  # refine a transcript into its L1 copy
     "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
+    "migrate": "memkeeper.core.migrate:run_migrate_job",  # split a far oversized memory.md
     "index": "memkeeper.core.search.indexer:run_index_job",  # keep the search index fresh
 }
 #: Jobs that change what search reads: the index is refreshed after them, in the same process.
-INDEX_AFTER = frozenset({"summary", "l1", "flush"})
+INDEX_AFTER = frozenset({"summary", "l1", "flush", "migrate"})
 
 MAX_RERUNS = 5
 

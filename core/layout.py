@@ -19,6 +19,7 @@ SESSIONS_DIR = "sessions"
 LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
+SEARCH_DB = ".search.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
 STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
 DIR_MODE = 0o700

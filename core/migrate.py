@@ -431,3 +431,8 @@ def migrate_legacy(
 
         start_job(paths, "summary")
     return done
+
+
+def run_migrate_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """The ``migrate`` job: a hook found memory.md far over the threshold (legacy content)."""
+    migrate_legacy(paths)

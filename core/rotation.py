@@ -58,6 +58,15 @@ class RotationResult:
         return ROTATE_TRIGGER.format(self.archive)
 
 
+#: memory.md over this many times the threshold did not grow there by flushes (a section is
+#: a few hundred bytes): it is legacy content, split by date by the migration, not rotated whole.
+LEGACY_FACTOR = 2
+
+
+def far_over(tokens: int, threshold_tokens: int) -> bool:
+    return tokens > LEGACY_FACTOR * threshold_tokens
+
+
 def memory_tokens(paths: StorePaths) -> int:
     try:
         return tokens_for_bytes(paths.memory.stat().st_size)
