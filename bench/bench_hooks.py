@@ -83,7 +83,9 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     )
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     wheel = next(wheels.glob("memkeeper-*.whl"))
-    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True)
+    subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, stderr=subprocess.DEVNULL
+    )
     subprocess.run(
         [
             str(venv / "bin" / "python"),
@@ -120,7 +122,11 @@ def main() -> int:
     parser.add_argument("--no-wheel", action="store_true", help="skip the pip-installed wheel")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    python = shutil.which("python3") or "python3"
+    # the interpreter itself: a version manager's python3 may be a shell script that execs it
+    shim = shutil.which("python3") or "python3"
+    python = subprocess.run(
+        [shim, "-I", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     launchers = {"launcher": LAUNCHER}
     if not args.no_wheel:
         launchers["wheel"] = wheel_launcher(args.cache, python)
