@@ -89,9 +89,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _paths(args: argparse.Namespace) -> Any:
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import paths_from
 
-    return paths_for(args.project)
+    return paths_from(args)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -285,9 +285,12 @@ def _print_results(results: SearchResults) -> None:
 
 
 def _entry_or_error(fn: Any, *args: Any) -> Any:
-    from memkeeper.cli.output import EXIT_NOTHING, CliError
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_USAGE, CliError
     from memkeeper.core.search import NotFound
+    from memkeeper.core.search.sources import parse_id
 
+    if parse_id(str(args[1])) is None:  # not an id at all: bad usage, not "nothing found"
+        raise CliError(f"not an entry id: {args[1]!r} (ids look like l2-3fa2b9c1d0-1234)", EXIT_USAGE)
     try:
         return fn(*args)
     except NotFound as exc:
@@ -371,12 +374,12 @@ def _first_build(paths: Any) -> None:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
     from memkeeper.core.search import reindex
 
     paths = _paths(args)
     if not paths.exists():
-        raise CliError(f"no memory store in {paths.project} (expected {paths.root})", EXIT_NOTHING)
+        raise CliError(no_store_message(paths), EXIT_NOTHING)
     if args.json:
         stats = reindex(paths)
     else:

@@ -77,7 +77,7 @@ def test_show_timeline_reindex(store: StorePaths, capsys: pytest.CaptureFixture[
     code, _, err = run(capsys, "--project", project, "show", "l1-0000000000-5")
     assert code == 3 and "gone" in err
     code, _, err = run(capsys, "--project", project, "show", "nonsense")
-    assert code == 3 and "not an entry id" in err
+    assert code == 2 and "not an entry id" in err  # bad usage (README: exit 2)
     code, out, _ = run(capsys, "--project", project, "reindex", "--json")
     assert code == 0 and json.loads(out)["files"] >= 8
     code, out, _ = run(capsys, "--project", project, "reindex")
