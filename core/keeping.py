@@ -42,19 +42,13 @@ def store_problems(paths: StorePaths) -> list[str]:
 
 
 def not_kept_reasons(paths: StorePaths) -> list[str]:
-    """Every reason memory is not (fully) being kept now, one line each."""
-    reasons = store_problems(paths)
-    try:
-        from memkeeper.core.config import load_config_or_default
-        from memkeeper.core.summarizers.health import backend_report
+    """Every reason memory is not (fully) being kept now, one line each (stdlib only)."""
+    from memkeeper.core.summarizers.health import resting_backends
 
-        config, _warnings = load_config_or_default(paths)
-        report = backend_report(paths, config)
-    except (OSError, ValueError):
-        return reasons
-    if report["restingUntil"]:
+    reasons = store_problems(paths)
+    for rest in resting_backends(paths):
         reasons.append(
-            f"the summarizer {report['backend']} is resting until {report['restingUntil']} after a failure "
-            f"({report['lastFailure'] or 'unknown'}): new memory is written without a model meanwhile"
+            f"the summarizer {rest['backend']} is resting until {rest['restingUntil']} after a failure "
+            f"({rest['lastFailure'] or 'unknown'}): new memory is written without a model meanwhile"
         )
     return reasons

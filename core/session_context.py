@@ -326,7 +326,7 @@ def not_kept_section(paths: StorePaths) -> str:
 
     try:
         reasons = not_kept_reasons(paths)
-    except OSError:
+    except Exception:  # a notice must never cost the session its memory
         return ""
     if not reasons:
         return ""

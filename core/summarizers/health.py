@@ -76,6 +76,20 @@ def resting_until(paths: StorePaths, backend: str, now: datetime | None = None) 
     return until if until is not None and until > (now or _now()) else None
 
 
+def resting_backends(paths: StorePaths) -> list[dict[str, Any]]:
+    """``{"backend", "restingUntil", "lastFailure"}`` of each backend resting now (stdlib only:
+    the SessionStart hook reads it)."""
+    now = _now()
+    found = []
+    for name, record in sorted(read_health(paths).items()):
+        until = _parse(record.get("restUntil"))
+        if until is not None and until > now:
+            found.append(
+                {"backend": name, "restingUntil": _iso(until), "lastFailure": record.get("lastFailure")}
+            )
+    return found
+
+
 def record_success(paths: StorePaths, backend: str) -> None:
     def change(record: dict[str, Any]) -> None:
         record["lastOkAt"] = _iso(_now())
