@@ -682,7 +682,7 @@ def search_readonly(
     limit: int = DEFAULT_LIMIT,
     timeout: float = 0.05,
 ) -> SearchResults | None:
-    """The default search on the index as it stands: opened read-only, never refreshed or repaired.
+    """The default (ranked) search on the index as it stands: opened read-only, never refreshed or repaired.
 
     For callers that must never wait or write (the per-prompt recall of the hook): None
     when the index is absent, locked for more than ``timeout`` seconds, of another
@@ -697,7 +697,7 @@ def search_readonly(
     if conn is None:
         return None
     try:
-        return SearchResults(parsed.text, parsed.terms, _index_search(paths, conn, parsed, filters), "index")
+        return _ranked_search(paths, conn, parsed, filters, ())
     except (sqlite3.Error, OSError):
         return None
     finally:
