@@ -64,13 +64,13 @@ def resting_until(paths: StorePaths, backend: str, now: datetime | None = None) 
 def resting_backends(paths: StorePaths) -> list[dict[str, Any]]:
     """``{"backend", "restingUntil", "lastFailure"}`` of each backend resting now (stdlib only:
     the SessionStart hook reads it)."""
-    now = _now()
+    now = utc_now()
     found = []
     for name, record in sorted(read_health(paths).items()):
-        until = _parse(record.get("restUntil"))
+        until = parse_iso(record.get("restUntil"))
         if until is not None and until > now:
             found.append(
-                {"backend": name, "restingUntil": _iso(until), "lastFailure": record.get("lastFailure")}
+                {"backend": name, "restingUntil": iso(until), "lastFailure": record.get("lastFailure")}
             )
     return found
 
