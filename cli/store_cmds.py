@@ -63,9 +63,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _paths(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import paths_from
 
-    return paths_for(args.project)
+    return paths_from(args)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -243,7 +243,10 @@ def run_status(args: argparse.Namespace) -> int:
         return 0 if status["exists"] else EXIT_NOTHING
     out = console()
     if not status["exists"]:
-        out.print(literal(f"No memory store at {status['store']}"))
+        from memkeeper.cli.output import no_store_message
+        from memkeeper.cli.output import sentence as _sentence
+
+        out.print(literal(_sentence(no_store_message(paths))))
         out.print(
             "Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold]."
         )

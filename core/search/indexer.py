@@ -46,13 +46,18 @@ from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
     TIERS,
+    WORD_FIELD_CHARS,
     Doc,
+    Neighbours,
     SourceFile,
+    WordRow,
     discover,
     docs_of,
     iter_sections,
     l1_body,
+    l1_neighbours_before,
     read_source,
+    small_word_fields,
 )
 from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
@@ -166,6 +171,7 @@ class _Work:
         self.tail_fp = tail_fp
         self.small: list[Doc] | None = None
         self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
+        self.words: list[WordRow] = []  # one row per entry for the word index
         self.docs = 0
         self.end = 0
         self.next_line = 1
@@ -214,7 +220,10 @@ def _prepare_append(paths: StorePaths, source: SourceFile, row: _Row) -> _Work |
     work = _Work(source, row, append=True, read=len(data), head_fp=row.head_fp, tail_fp=row.tail_fp)
     work.end, work.next_line, work.open_tail = row.offset, row.next_line, row.open_tail
     if data[start:] or start:
-        offset, work.next_line, work.open_tail = _consume_l1(data, start, first_line, work, base=row.offset)
+        neighbours = l1_neighbours_before(path, row.offset)
+        offset, work.next_line, work.open_tail = _consume_l1(
+            data, start, first_line, work, base=row.offset, neighbours=neighbours
+        )
         work.end = row.offset + offset
         _fingerprints(paths, source, work, data, row.offset)
     return work
@@ -258,10 +267,32 @@ class _Blocks:
         self.start, self.parts = -1, []
 
 
+class _WordBlocks(_Blocks):
+    """Blocks for the trigram index, and one word row per L1 entry with its neighbours."""
+
+    def __init__(self, work: _Work, neighbours: Neighbours) -> None:
+        super().__init__(work)
+        self.neighbours = neighbours
+
+    def add_entry(self, offset: int, entry: dict[str, object], body: str) -> None:
+        self.add(offset, body)
+        row = self.neighbours.add(offset, entry, body)
+        if row is not None:
+            self.work.words.append(row)
+
+    def flush(self) -> None:
+        super().flush()
+        row = self.neighbours.finish()
+        if row is not None:
+            self.work.words.append(row)
+
+
 def _section_blocks(data: bytes, work: _Work) -> None:
     """Archive sections grouped into blocks; the text of a block is its byte range, decoded."""
     block_start = block_end = -1
     for offset, _line, chunk in iter_sections(data):
+        text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
+        work.words.append((offset, text, "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
             work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
             block_start = -1
@@ -273,14 +304,21 @@ def _section_blocks(data: bytes, work: _Work) -> None:
         work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
 
 
-def _consume_l1(data: bytes, start: int, first_line: int, work: _Work, base: int = 0) -> tuple[int, int, int]:
+def _consume_l1(
+    data: bytes,
+    start: int,
+    first_line: int,
+    work: _Work,
+    base: int = 0,
+    neighbours: Neighbours | None = None,
+) -> tuple[int, int, int]:
     """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
 
     A last line without a newline is taken if it parses (the JS plugin writes files that
     way) and the tail is then "open": the next append must begin with a newline. A last
     line that does not parse is being written: it is left for the next refresh.
     """
-    blocks = _Blocks(work)
+    blocks = _WordBlocks(work, neighbours or Neighbours())
     pos = start
     line = first_line
     n = len(data)
@@ -294,14 +332,14 @@ def _consume_l1(data: bytes, start: int, first_line: int, work: _Work, base: int
             if isinstance(entry, dict):
                 body = l1_body(entry)
                 if body:
-                    blocks.add(base + pos, body)
+                    blocks.add_entry(base + pos, entry, body)
             blocks.flush()
             return n, line, 1
         entry = _parse(data[pos:nl])
         if isinstance(entry, dict):
             body = l1_body(entry)
             if body:
-                blocks.add(base + pos, body)
+                blocks.add_entry(base + pos, entry, body)
         pos = nl + 1
         line += 1
     blocks.flush()
@@ -460,17 +498,30 @@ class _Planner:
 
     # -- the sessions folder ------------------------------------------------------------------
     def plan_sessions(self, plan: _Plan, full_check: bool, now: int, journal: set[str]) -> None:
-        listed = full_check or plan.reset or self.meta.get("l1_marks") != _mark(Path(self.sessions))
-        if listed:
+        """A changed folder is listed by name (no stat) and compared with the names indexed;
+        new names and the names in the journal are stat'ed, nothing else."""
+        if full_check or plan.reset:
             brief = self.brief(frozenset({"l1"}))
-            found = self.list_sessions(brief, journal, full_check)
+            found = discover(self.paths, None, frozenset({"l1"}))
+            self.compare(plan, found, brief, listed=True)
             plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
-        elif journal:
-            brief = self.rows(sorted(journal))
-            found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(journal)) if s is not None]
-        else:
             return
-        self.compare(plan, found, brief, listed=listed, names=None if listed else journal)
+        look, gone = set(journal), set()
+        if self.meta.get("l1_marks") != _mark(Path(self.sessions)):
+            try:
+                listing = os.listdir(self.sessions)
+            except OSError:
+                listing = []
+            names = {"sessions/" + n for n in listing if n.endswith(_L1_SUFFIXES) and not n.startswith(".")}
+            known = {rel for (rel,) in self.conn.execute("SELECT rel FROM sources WHERE tier = 'l1'")}
+            look = (names - known) | (look & names)
+            gone = known - names
+            plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
+        if not look and not gone:
+            return
+        brief = self.rows(sorted(look | gone))
+        found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(look)) if s is not None]
+        self.compare(plan, found, brief, listed=False, names=look | gone)
 
     def read_journal(self) -> tuple[set[str], dict[str, str]]:
         """Names the journal (and a moved-aside journal) added since last time, and how far it was read."""
@@ -487,26 +538,6 @@ class _Planner:
             read_to[key] = f"{read[0]}:{read[1]}"
             found.update(read[2])
         return found, read_to
-
-    def list_sessions(self, brief: dict[str, _Row], journal: set[str], full_check: bool) -> list[SourceFile]:
-        """The sessions folder's L1 files; a known name with the same inode is not stat'ed."""
-        if full_check:
-            return discover(self.paths, None, frozenset({"l1"}))
-        found: list[SourceFile] = []
-        try:
-            entries = list(os.scandir(self.paths.sessions))
-        except OSError:
-            return []
-        for entry in entries:
-            rel = "sessions/" + entry.name
-            row = brief.get(rel)
-            if row is not None and rel not in journal and row.inode == entry.inode():
-                found.append(SourceFile(rel, "l1", row.kind, row.size, row.mtime_ns, row.inode))
-                continue
-            source = _l1_source(entry)
-            if source is not None:
-                found.append(source)
-        return found
 
     # -- comparing ----------------------------------------------------------------------------
     def compare(
@@ -552,23 +583,7 @@ class _Planner:
         return garbage > max(MIN_GARBAGE_BYTES, int(row[0]) // 3)
 
 
-def _l1_source(entry: os.DirEntry[str]) -> SourceFile | None:
-    name = entry.name
-    if name.startswith("."):
-        return None
-    if name.endswith(".l1.jsonl"):
-        kind = "l1"
-    elif name.endswith(".l1.jsonl.gz"):
-        kind = "l1gz"
-    else:
-        return None
-    try:
-        if not entry.is_file(follow_symlinks=False):
-            return None
-        st = entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
-    return SourceFile("sessions/" + name, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
+_L1_SUFFIXES = (".l1.jsonl", ".l1.jsonl.gz")
 
 
 def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
@@ -721,11 +736,15 @@ class _Updater:
         self.conn.execute("DELETE FROM docs")
         self.conn.execute("DELETE FROM sources")
         self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
+        self.conn.execute("INSERT INTO words_small(words_small) VALUES('delete-all')")
         self.reset_big()
 
     def reset_big(self) -> None:
         for table in schema.BIG_FTS.values():
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        for tier in BIG_TIERS:
+            words = schema.WORDS[tier]
+            self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
         _set_meta(self.conn, "garbage_bytes", 0)
@@ -779,24 +798,33 @@ class _Updater:
         return _gzip_matches(self.paths.root / source.rel, row)
 
     def delete_small_docs(self, src: int) -> None:
-        old = self.conn.execute("SELECT rowid, body FROM docs WHERE src=?", (src,)).fetchall()
+        old = self.conn.execute(
+            "SELECT rowid, tier, type, loc, line, date, title, body, session FROM docs WHERE src=?", (src,)
+        ).fetchall()
         self.conn.executemany(
             "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
-            [(rowid, body.lower() + schema.BLOCK_TAIL) for rowid, body in old],
+            [(row[0], row[7].lower() + schema.BLOCK_TAIL) for row in old],
+        )
+        self.conn.executemany(
+            "INSERT INTO words_small(words_small, rowid, hi, lo, ctx) VALUES('delete', ?, ?, ?, ?)",
+            [(row[0], *small_word_fields(Doc(row[1], row[2], "", *row[3:]))) for row in old],
         )
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     # -- writing ----------------------------------------------------------------------------
     def bulk_settings(self, on: bool) -> None:
         """Large loads: merge segments at the end instead of as they come (about twice as fast)."""
-        for table in ("fts_small", *schema.BIG_FTS.values()):
+        for table in ("fts_small", *schema.BIG_FTS.values(), *schema.WORDS.values()):
             if on:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 0)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 2000)")
             else:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 4)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 16)")
-                if table == "fts_l1":  # the big one: bounded merge work now, the rest as it comes
+                if table in (
+                    "fts_l1",
+                    "words_l1",
+                ):  # the big ones: bounded merge work now, the rest as it comes
                     self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', 500)")
                 else:  # a fraction of the size: one segment makes every query ~10x cheaper
                     self.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
@@ -831,6 +859,13 @@ class _Updater:
                 f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
                 [(key + off, text + schema.BLOCK_TAIL) for off, text in work.blocks],
             )
+        if work.words and source.tier in BIG_TIERS:
+            words = schema.WORDS[source.tier]
+            key = src << schema.OFFSET_BITS
+            self.conn.executemany(
+                f"INSERT INTO {words}(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
+                [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words],
+            )
         self.stats.docs_added += work.docs
         self.conn.execute(
             "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
@@ -863,6 +898,10 @@ class _Updater:
         self.conn.executemany(
             "INSERT INTO fts_small(rowid, body) VALUES(?, ?)",
             [(rid, d.body.lower() + schema.BLOCK_TAIL) for rid, d in zip(rowids, docs, strict=True)],
+        )
+        self.conn.executemany(
+            "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
+            [(rid, *small_word_fields(d)) for rid, d in zip(rowids, docs, strict=True)],
         )
 
 

@@ -11,13 +11,20 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memkeeper.core import changes
-from memkeeper.core.search import indexer, refresh, reindex, scan_search, search
+from memkeeper.core.search import indexer, refresh, reindex, scan_search
 from memkeeper.core.search import schema as search_schema
+from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
+
+
+def search(*args: Any, **kwargs: Any) -> Any:
+    """These tests check the index machinery through the exact mode, against the full-scan oracle."""
+    return any_search(*args, exact=True, **kwargs)
 
 
 def small_sessions(paths: StorePaths, count: int, start: int = 0) -> None:
