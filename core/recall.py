@@ -28,6 +28,7 @@ from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 from memkeeper.core.lock import try_lock
+from memkeeper.core.names import l1_session
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, A
     if hit.tier == "l1":
         if session_id and hit.session == session_id:
             return False
-        return not (short_id and hit.file.endswith(f"_{short_id}.l1.jsonl"))
+        return not (short_id and l1_session(hit.file) == short_id)
     if hit.tier == "memory" and hit.file.endswith("memory.md"):
         size, offset = state.get("memorySize"), _offset(hit)
         if isinstance(size, int) and offset is not None and offset >= size:
