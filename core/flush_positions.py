@@ -25,6 +25,7 @@ from typing import Any
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.store import StorePaths
+from memkeeper.core.timefmt import parse_iso
 
 POSITIONS = "flush-positions.json"
 #: Each new entry carries ``(file, end offset)`` under this key while a flush handles it.
@@ -104,17 +105,13 @@ def save(paths: StorePaths, positions: Positions) -> None:
 
 
 def _after(ts: Any, mark: Any) -> bool:
-    from memkeeper.core.l1 import parse_ts
-
-    when = parse_ts(ts)
+    when = parse_iso(ts)
     return when is None or when > mark
 
 
 def initial(paths: StorePaths, legacy_ts: str | None) -> Positions:
     """Positions for a store that has none yet (see the module docstring)."""
-    from memkeeper.core.l1 import parse_ts
-
-    mark = parse_ts(legacy_ts) if legacy_ts else None
+    mark = parse_iso(legacy_ts) if legacy_ts else None
     positions: Positions = {}
     newest: list[tuple[str, str, int]] = []  # (ts, file, start) when there is no watermark
     for path in _l1_paths(paths):
@@ -163,8 +160,6 @@ def moves(chunk: list[dict[str, Any]]) -> Positions:
 
 def newest_ts(chunk: list[dict[str, Any]], previous: str | None = None) -> str:
     """The newest ``ts`` of ``chunk`` and ``previous`` (compared as instants): the JS watermark."""
-    from memkeeper.core.l1 import parse_ts
-
     stamps = [str(e["ts"]) for e in chunk] + ([previous] if previous else [])
-    known = [(when, ts) for ts in stamps if (when := parse_ts(ts)) is not None]
+    known = [(when, ts) for ts in stamps if (when := parse_iso(ts)) is not None]
     return max(known)[1] if known else stamps[-1]
