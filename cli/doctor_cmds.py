@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from memkeeper.core.doctor import diagnose, problems_left, repair
     from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_for(args.project, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
     left = problems_left(findings)
     code = EXIT_OK if not left else EXIT_ERROR

@@ -23,7 +23,14 @@ CHECK_LOCK_TIMEOUT = 2.0
 
 
 def run_check(project: str | None) -> int:
-    root = store_root(project_dir(project))
+    from memkeeper.core.boundary import refused_project
+
+    folder = project_dir(project)
+    reason = refused_project(folder)
+    if reason:
+        sys.stderr.write(f"memkeeper: no memory store is kept in {folder}: it is {reason}\n")
+        return 0  # run from hooks: never fail the session
+    root = store_root(folder)
     try:
         ensure_dirs(root)
         counters.bump_at(os.path.join(root, STATE_DIR), None, tool_uses=1)

@@ -78,8 +78,9 @@ def run_handler(args: argparse.Namespace) -> int:
     except Exception as exc:  # one clear line, not a stack trace
         from memkeeper.core.config import ConfigError
         from memkeeper.core.lock import LockTimeout
+        from memkeeper.core.store import StoreRefused
 
-        if isinstance(exc, ConfigError):
+        if isinstance(exc, (ConfigError, StoreRefused)):
             error(str(exc))
             return EXIT_USAGE
         if isinstance(exc, LockTimeout):
