@@ -624,9 +624,25 @@ def diagnose(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) ->
     return _diagnose(paths, stale_seconds, holding_lock=False)
 
 
+def _store_link_findings(paths: StorePaths) -> list[Finding]:
+    """Links inside the store: report-only, and every other check waits until they are gone
+    (each would read through them)."""
+    from memkeeper.core.boundary import store_links
+
+    return [
+        Finding(
+            ERROR, "store-link", f"a symbolic link inside the store (remove it): {link}", link, fixable=False
+        )
+        for link in store_links(paths.root)
+    ]
+
+
 def _diagnose(paths: StorePaths, stale_seconds: float, holding_lock: bool) -> list[Finding]:
     if not paths.root.is_dir():
         return []
+    links = _store_link_findings(paths)
+    if links:
+        return links
     out: list[Finding] = []
     now = time.time()
     _check_index(paths, out)
@@ -829,6 +845,9 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     """
     if not paths.root.is_dir():
         return []
+    links = _store_link_findings(paths)
+    if links:
+        return links  # nothing is repaired, moved or backed up through a link
     backup = _Backup(paths)
     failures: list[str] = []
 
