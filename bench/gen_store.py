@@ -1,6 +1,7 @@
 """Generate a large synthetic memory store for the search benchmark (deterministic).
 
     python bench/gen_store.py OUT_PROJECT_DIR [--size-gb 1] [--archives 2000] [--seed 0]
+    python bench/gen_store.py OUT_PROJECT_DIR --small-sessions 50000 --archives 100
 
 Writes ``OUT/.claude/memory`` with L1 sessions (JSONL, the JS plugin's shape: compact
 objects, literal non-ASCII, no trailing newline) totalling ``--size-gb`` across thousands
@@ -246,19 +247,22 @@ def l1_entry(rng: random.Random, t: datetime, session: str, needle: str | None) 
     return entry
 
 
-def write_l1(root: Path, rng: random.Random, target_bytes: int, start: datetime) -> tuple[int, int]:
+def write_l1(
+    root: Path, rng: random.Random, target_bytes: int, start: datetime, small: int = 0
+) -> tuple[int, int]:
+    """Sessions of 600-1800 entries up to ``target_bytes``; or ``small`` sessions of about 3 KB."""
     sessions = root / "sessions"
     sessions.mkdir(parents=True, exist_ok=True)
     written = 0
     files = 0
     t = start
     needle_every = 400  # a needle in about one file out of 400
-    while written < target_bytes:
+    while (files < small) if small else (written < target_bytes):
         session = f"{rng.getrandbits(128):032x}"
         session = f"{session[:8]}-{session[8:12]}-{session[12:16]}-{session[16:20]}-{session[20:]}"
         t += timedelta(hours=rng.randint(2, 20), minutes=rng.randint(0, 59))
         name = f"{t.strftime('%Y-%m-%d_%H%M%S')}_{session[:8]}.l1.jsonl"
-        n_entries = rng.randint(600, 1800)
+        n_entries = rng.randint(8, 20) if small else rng.randint(600, 1800)
         needle_at = rng.randrange(n_entries) if files % needle_every == 7 else -1
         lines = []
         et = t
@@ -361,6 +365,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-gb", type=float, default=1.0, help="L1 bytes to write, in GB (default 1)")
     parser.add_argument("--archives", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--small-sessions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N sessions of about 3 KB instead of --size-gb",
+    )
     args = parser.parse_args(argv)
     root = args.out / ".claude" / "memory"
     if root.exists() and any(root.iterdir()):
@@ -372,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     start = datetime(2024, 11, 1, tzinfo=UTC)
     t0 = time.monotonic()
     l2 = write_archives(root, rng, args.archives, start)
-    files, l1 = write_l1(root, rng, int(args.size_gb * 1e9), start)
+    files, l1 = write_l1(root, rng, int(args.size_gb * 1e9), start, args.small_sessions)
     memory = "# Memory\n" + "".join(
         f"\n## 2026-11-{d:02d}_1200 (local 11-{d:02d}_2100)\n- [work]: {sentence(rng)}\n- [note]: {sentence(rng)}\n"
         for d in range(1, 21)

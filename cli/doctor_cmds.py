@@ -6,6 +6,11 @@ Exit 0 when the store is healthy or every problem was repaired, 1 when problems 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memkeeper.core.doctor import Finding
+    from memkeeper.core.store import StorePaths
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,11 +26,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, print_json
+    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
     from memkeeper.core.doctor import diagnose, problems_left, repair
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project, check=False)  # doctor reports links instead of refusing
+    paths = paths_from(args, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
     left = problems_left(findings)
     code = EXIT_OK if not left else EXIT_ERROR
@@ -42,22 +46,41 @@ def run(args: argparse.Namespace) -> int:
         return code
     out = console()
     if not paths.exists():
-        out.print(literal(f"No memory store at {paths.root}: nothing to check."), soft_wrap=True)
+        from memkeeper.cli.output import no_store_message
+        from memkeeper.cli.output import sentence as _sentence
+
+        out.print(literal(f"{_sentence(no_store_message(paths))}: nothing to check."), soft_wrap=True)
         return EXIT_OK
     if not findings:
         out.print(literal(f"The memory store at {paths.root} is healthy."), soft_wrap=True)
         return EXIT_OK
+    _print_findings(out, findings, args.repair)
+    _print_summary(out, paths, findings, left, args.repair)
+    return code
+
+
+def _print_findings(out: Any, findings: list[Finding], repairing: bool) -> None:
+    from memkeeper.cli.output import literal
+
     for finding in findings:
         if finding.repaired:
             mark = "repaired"
-        elif args.repair and not finding.fixable:
+        elif repairing and not finding.fixable:
             mark = "needs you"
         else:
             mark = finding.severity
         where = f" ({finding.path})" if finding.path and finding.path not in finding.message else ""
         out.print(literal(f"{mark:>9}: {finding.message}{where}"), soft_wrap=True)
+
+
+def _print_summary(
+    out: Any, paths: StorePaths, findings: list[Finding], left: list[Finding], repairing: bool
+) -> None:
+    from memkeeper.cli.output import literal
+
     repaired = [f for f in findings if f.repaired]
-    if args.repair:
+    notes = [f for f in findings if f.severity == "note" and not f.repaired]
+    if repairing:
         if repaired:
             folder = paths.backups
             out.print(
@@ -66,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
             )
         if left:
             out.print(literal(f"{len(left)} problem(s) remain that doctor cannot repair."), soft_wrap=True)
+    elif not left:
+        out.print(
+            literal(
+                f"The memory store at {paths.root} is healthy; {len(notes)} note(s): "
+                "`memkeeper doctor --repair` tidies them."
+            ),
+            soft_wrap=True,
+        )
     else:
         fixable = [f for f in left if f.fixable]
         out.print(
@@ -75,4 +106,3 @@ def run(args: argparse.Namespace) -> int:
             ),
             soft_wrap=True,
         )
-    return code

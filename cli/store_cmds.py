@@ -63,9 +63,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _paths(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import paths_from
 
-    return paths_for(args.project)
+    return paths_from(args)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -192,7 +192,11 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     from memkeeper.core.summarizers import budget_status
 
     budget = budget_status(paths, config) if exists else None
+    from memkeeper.core.summarizers.health import backend_report
+
+    backend = backend_report(paths, config)
     return {
+        "backend": backend,
         "project": str(paths.project),
         "store": str(paths.root),
         "exists": exists,
@@ -239,7 +243,10 @@ def run_status(args: argparse.Namespace) -> int:
         return 0 if status["exists"] else EXIT_NOTHING
     out = console()
     if not status["exists"]:
-        out.print(literal(f"No memory store at {status['store']}"))
+        from memkeeper.cli.output import no_store_message
+        from memkeeper.cli.output import sentence as _sentence
+
+        out.print(literal(_sentence(no_store_message(paths))))
         out.print(
             "Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold]."
         )
@@ -273,6 +280,7 @@ def run_status(args: argparse.Namespace) -> int:
     if budget["exceeded"]:
         budget_text += "  [red]cap reached: summaries use the extractive backend until tomorrow (UTC)[/red]"
     grid.add_row("model budget", budget_text)
+    grid.add_row("summarizer", literal(_backend_text(status["backend"])))
     grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
@@ -293,6 +301,14 @@ def run_status(args: argparse.Namespace) -> int:
     for warning in status["warnings"]:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return 0
+
+
+def _backend_text(backend: dict[str, Any]) -> str:
+    """``claude (auto: claude is on PATH), last answered 2026-…`` or why it rests."""
+    text = f"{backend['inUse']} ({backend['why']})"
+    if backend["inUse"] != "extractive" or backend["restingUntil"]:
+        text += f", last answered {backend['lastOkAt'] or 'never'}"
+    return text
 
 
 def run_migrate(args: argparse.Namespace) -> int:

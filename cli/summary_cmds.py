@@ -38,12 +38,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _store(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.cli.output import EXIT_NOTHING, CliError
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import EXIT_NOTHING, CliError, no_store_message, paths_from
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     if not paths.exists():
-        raise CliError(f"no memory store in {paths.project} (expected {paths.root})", EXIT_NOTHING)
+        raise CliError(no_store_message(paths), EXIT_NOTHING)
     return paths
 
 

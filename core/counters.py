@@ -17,7 +17,7 @@ import time
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_text
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
-from memkeeper.core.lock import file_lock
+from memkeeper.core.lock import LockTimeout, file_lock
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _read_at(state_dir: str) -> dict[str, Any]:
             data = fastjson.loads(handle.read())
         if isinstance(data, dict) and isinstance(data.get("sessions"), dict):
             return data
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     return {"toolUses": 0, "sessions": {}}
 
@@ -80,12 +80,38 @@ def _write_at(state_dir: str, data: dict[str, Any]) -> None:
     )
 
 
+#: The longest a hook waits for the counters lock; past it the count is lost and logged.
+LOCK_WAIT = 1.0
+
+
 def _lock_at(state_dir: str) -> Any:
-    return file_lock(os.path.join(state_dir, COUNTERS_LOCK))
+    return file_lock(os.path.join(state_dir, COUNTERS_LOCK), timeout=LOCK_WAIT)
+
+
+def _log_lost(state_dir: str, what: str) -> None:
+    """One line in the store's log: a count lost because the lock stayed held (never waited for)."""
+    try:
+        from pathlib import Path
+
+        from memkeeper.core.jobs import log_error
+        from memkeeper.core.store import StorePaths
+
+        root = Path(state_dir).parent  # <project>/.claude/memory/.state
+        log_error(
+            StorePaths(root.parent.parent), f"counters: {what} lost, counters.lock held over {LOCK_WAIT:g} s"
+        )
+    except Exception:  # the log itself failed: nothing else to do on the hook path
+        pass
 
 
 def read_counters(paths: StorePaths) -> dict[str, Any]:
     return _read_at(os.fspath(paths.state))
+
+
+def unflushed_at(state_dir: str, session_id: str | None) -> int:
+    """Events (prompts + tool uses) of ``session_id`` since its last flush; 0 if unknown."""
+    entry = _read_at(state_dir)["sessions"].get(session_id or "unknown")
+    return _int(entry.get("unflushed")) if isinstance(entry, dict) else 0
 
 
 def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
@@ -98,23 +124,35 @@ def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
 
 
 def bump_at(state_dir: str, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
-    """:func:`bump` for a store whose folders exist, given its ``.state`` folder."""
+    """:func:`bump` for a store whose folders exist, given its ``.state`` folder.
+
+    Waits at most :data:`LOCK_WAIT` for the lock; past that the count is logged as lost and
+    zero counts are returned (nothing is triggered by a lost count; the next event counts).
+    """
     sid = session_id or "unknown"
-    with _lock_at(state_dir):
-        data = _read_at(state_dir)
-        data["toolUses"] = _int(data.get("toolUses")) + tool_uses
-        entry = _session(data, sid)
-        entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
-        entry["messages"] = _int(entry.get("messages")) + messages
-        entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
-        entry["lastSeen"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-        sessions: dict[str, Any] = data["sessions"]
-        if len(sessions) > MAX_SESSIONS:
-            oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
-            for key in oldest[: len(sessions) - MAX_SESSIONS]:
-                del sessions[key]
-        _write_at(state_dir, data)
-        return Counts(data["toolUses"], entry["toolUses"], entry["messages"], entry["unflushed"])
+    try:
+        with _lock_at(state_dir):
+            return _bump_locked(state_dir, sid, tool_uses, messages)
+    except LockTimeout:
+        _log_lost(state_dir, f"{tool_uses} tool use(s) and {messages} message(s) of {sid}")
+        return Counts(0, 0, 0, 0)
+
+
+def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int) -> Counts:
+    data = _read_at(state_dir)
+    data["toolUses"] = _int(data.get("toolUses")) + tool_uses
+    entry = _session(data, sid)
+    entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
+    entry["messages"] = _int(entry.get("messages")) + messages
+    entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
+    entry["lastSeen"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    sessions: dict[str, Any] = data["sessions"]
+    if len(sessions) > MAX_SESSIONS:
+        oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
+        for key in oldest[: len(sessions) - MAX_SESSIONS]:
+            del sessions[key]
+    _write_at(state_dir, data)
+    return Counts(data["toolUses"], entry["toolUses"], entry["messages"], entry["unflushed"])
 
 
 def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
@@ -128,10 +166,13 @@ def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messa
 def mark_flushed(paths: StorePaths, session_id: str | None) -> None:
     """Zero the unflushed count of a session (after its flush job ran)."""
     state_dir = os.fspath(paths.state)
-    with _lock_at(state_dir):
-        data = _read_at(state_dir)
-        _session(data, session_id or "unknown")["unflushed"] = 0
-        _write_at(state_dir, data)
+    try:
+        with _lock_at(state_dir):
+            data = _read_at(state_dir)
+            _session(data, session_id or "unknown")["unflushed"] = 0
+            _write_at(state_dir, data)
+    except LockTimeout:  # the count stays: the next event starts the (single-flight) job again
+        _log_lost(state_dir, f"the flush mark of {session_id or 'unknown'}")
 
 
 def reset(paths: StorePaths) -> None:

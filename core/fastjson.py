@@ -44,18 +44,27 @@ def loads(text: str | bytes) -> Any:
     """Like ``json.loads`` for str/bytes (UTF-8); ValueError when it is not one JSON value."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    if _json is None:  # pragma: no cover
-        import json
-
-        return json.loads(text)
     body = text.strip(_WHITESPACE)
-    try:
-        value, end = _json.make_scanner(_DecodeContext)(body, 0)  # type: ignore[arg-type]
-    except StopIteration as stop:
-        raise ValueError(f"not valid JSON at character {stop.value}") from None
+    value, end = raw_decode(body, 0)
     if end != len(body):
         raise ValueError(f"extra data after the JSON value at character {end}")
     return value
+
+
+def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
+    """The JSON value at ``text[start:]`` (after whitespace) and where it ends, as
+    ``json.JSONDecoder().raw_decode`` gives it; ValueError when there is none."""
+    while start < len(text) and text[start] in _WHITESPACE:
+        start += 1
+    if _json is None:  # pragma: no cover
+        import json
+
+        return json.JSONDecoder().raw_decode(text, start)
+    try:
+        value, end = _json.make_scanner(_DecodeContext)(text, start)  # type: ignore[arg-type]
+    except StopIteration as stop:
+        raise ValueError(f"not valid JSON at character {stop.value}") from None
+    return value, end
 
 
 def dumps(obj: Any) -> str:

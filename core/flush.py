@@ -28,8 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core import intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
+from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
 from memkeeper.core.index import iso_now, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
@@ -69,6 +71,8 @@ TOPIC_RE = re.compile(r"^\*{0,2}\[([^\]\n]{1,60})\]\*{0,2}\s*[:：\-–—]?\s*(
 
 #: (section text or None for SKIP, generator name) from a chunk of entries.
 Summarize = Callable[[StorePaths, list[dict[str, Any]]], tuple[list[str] | None, str]]
+#: What to do with a chunk (see core/flush_rules.py), given whether more entries follow it.
+Planner = Callable[[list[dict[str, Any]], bool], Plan]
 
 
 @dataclass
@@ -79,6 +83,7 @@ class FlushResult:
     generators: list[str] = field(default_factory=list)
     watermark: str | None = None
     more: bool = False  # entries are left for the next run
+    waiting: int = 0  # entries left after the watermark: too few yet to be worth a model call
 
 
 # --- formatting entries -------------------------------------------------------------
@@ -175,34 +180,6 @@ def parse_bullets(text: str) -> list[str] | None:
     if not bullets and stripped.splitlines() and stripped.splitlines()[0].strip().upper() == "SKIP":
         return None
     return bullets[:MAX_BULLETS]
-
-
-def extractive_bullets(entries: list[dict[str, Any]]) -> list[str] | None:
-    """Deterministic bullets from the entries themselves; None when there is nothing to keep."""
-    main = [e for e in entries if not e.get("sidechain")]
-    prompts = [e for e in main if e.get("role") == "user" and str(e.get("text") or "").strip()]
-    answers = [e for e in main if e.get("role") == "assistant" and str(e.get("text") or "").strip()]
-    tools = [e for e in entries if e.get("role") == "tool"]
-    bullets: list[str] = []
-    if prompts:
-        bullets.append(f"- [request]: The user asked: {_flat(prompts[0]['text'], 200)}")
-        if len(prompts) > 1:
-            bullets.append(f"- [request]: Later the user asked: {_flat(prompts[-1]['text'], 200)}")
-    if tools:
-        counts: dict[str, int] = {}
-        targets: list[str] = []
-        for entry in tools:
-            name = str(entry.get("name") or "tool")
-            counts[name] = counts.get(name, 0) + 1
-            target = entry.get("target")
-            if isinstance(target, str) and target and Path(target).name not in targets:
-                targets.append(Path(target).name)
-        used = ", ".join(f"{n} ×{c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:5])
-        files = f" touching {', '.join(targets[:4])}" if targets else ""
-        bullets.append(f"- [work]: {len(tools)} tool calls ({used}){files}.")
-    if answers:
-        bullets.append(f"- [outcome]: {_flat(answers[-1]['text'], 240)}")
-    return bullets[:4] or None
 
 
 def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> tuple[list[str] | None, str]:
@@ -304,6 +281,7 @@ def commit(
     """Append ``section`` (None: nothing) and move the watermark, atomically with respect to
     other flushes; False (nothing done) if the watermark is no longer ``expected``."""
     with reentrant_lock(paths.lock):
+        intents.recover_pending(paths)  # an interrupted rotation is finished before we append
         if read_index(paths).get("lastMemoryUpdateTs") != expected:
             return False
         if section:
@@ -348,11 +326,54 @@ def _new_entries(paths: StorePaths, watermark: str | None) -> list[dict[str, Any
     return entries
 
 
+def default_planner(paths: StorePaths, final: bool) -> Planner:
+    """The content rule of core/flush_rules.py with the store's ``summarizer.minCallChars``."""
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.live_sessions import read_sessions
+
+    config, _warnings = load_config_or_default(paths)
+    min_chars = config.summarizer.minCallChars
+    # A session that has ended adds nothing more: its small batch does not wait (a rerun
+    # of a mid-session flush job can be what serves the SessionEnd request).
+    live = {sid for sid, info in read_sessions(paths).items() if not info.get("ended")}
+
+    def plan(chunk: list[dict[str, Any]], more_follow: bool) -> Plan:
+        going_on = any(entry.get("session") in live for entry in chunk)
+        return plan_batch(chunk, final=final or more_follow or not going_on, min_chars=min_chars)
+
+    return plan
+
+
+def _always_model(chunk: list[dict[str, Any]], more_follow: bool) -> Plan:
+    return "model"
+
+
+def _summarize_planned(
+    paths: StorePaths, chunk: list[dict[str, Any]], plan: Plan, summarize: Summarize
+) -> tuple[list[str] | None, str]:
+    if plan == "skip":
+        return None, "local-skip"
+    if plan == "extractive":
+        return extractive_bullets(chunk), "extractive"
+    return summarize(paths, chunk)
+
+
 def flush_pending(
-    paths: StorePaths, *, summarize: Summarize | None = None, max_chunks: int = MAX_CHUNKS
+    paths: StorePaths,
+    *,
+    summarize: Summarize | None = None,
+    max_chunks: int = MAX_CHUNKS,
+    final: bool = True,
+    planner: Planner | None = None,
 ) -> FlushResult:
-    """Flush the L1 entries after the watermark into memory.md (no transcript refining)."""
+    """Flush the L1 entries after the watermark into memory.md (no transcript refining).
+
+    Each chunk is planned first (``planner``; by default the content rule, under which a
+    small last chunk waits unless ``final``, and a caller's own ``summarize`` is always asked).
+    """
     ensure_store(paths)
+    if planner is None:
+        planner = default_planner(paths, final) if summarize is None else _always_model
     summarize = summarize or summarize_with_backend
     recover_journal(paths)
     result = FlushResult()
@@ -364,7 +385,11 @@ def flush_pending(
             result.more = False
             break
         chunk = chunk_entries(entries)[0]
-        bullets, generator = summarize(paths, chunk)
+        plan = planner(chunk, len(chunk) < len(entries))
+        if plan == "wait":
+            result.waiting = len(entries)
+            break
+        bullets, generator = _summarize_planned(paths, chunk, plan, summarize)
         section = None
         if bullets:
             section = section_text([_redact(b).replace("\n", " ") for b in bullets])
@@ -390,6 +415,7 @@ def record_run(paths: StorePaths, options: dict[str, Any], result: FlushResult) 
         "entries": result.entries,
         "sections": result.sections,
         "skipped": result.skipped,
+        "waiting": result.waiting,
         "generators": sorted(set(result.generators)),
     }
     log = paths.state / RUNS_LOG
@@ -410,6 +436,9 @@ def read_runs(paths: StorePaths) -> list[dict[str, Any]]:
         return []
     return list(json_lines(text))
 
+
+#: Flush reasons of a session that goes on: a batch too small for a model call waits.
+LIVE_REASONS = frozenset({"count", "stop"})
 
 #: A session whose transcript has not changed for this long is over (killed before SessionEnd).
 IDLE_SESSION_SECONDS = 3600
@@ -468,10 +497,17 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     ensure_store(paths)
     refine_sessions(paths, options)
     settings = hook_settings(paths)
-    result = flush_pending(paths) if settings.memory_enabled else FlushResult()
+    # Mid-session flushes (every flushEvery events, Stop) let a small batch wait for more.
+    final = options.get("reason") not in LIVE_REASONS
+    result = flush_pending(paths, final=final) if settings.memory_enabled else FlushResult()
     record_run(paths, options, result)
     if settings.rotation_enabled:
-        rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
+        if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
+            from memkeeper.core.migrate import migrate_legacy
+
+            migrate_legacy(paths)  # legacy content: split by date, not archived whole
+        else:
+            rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
     from memkeeper.core.summary import auto_targets
 
     if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too

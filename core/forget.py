@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core import intents
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.index import archive_entry, iso_now, summary_name, update_index
 from memkeeper.core.lock import reentrant_lock
@@ -81,6 +82,7 @@ def forget_l1(paths: StorePaths, name: str) -> TrashItem:
     if not is_safe_basename(name) or not name.endswith(L1_SUFFIXES):
         raise ForgetError(f"not an L1 session file name: {name!r}")
     with reentrant_lock(paths.lock):
+        intents.recover_pending(paths)
         path = paths.sessions / name
         if not path.is_file():
             raise ForgetError(f"no such L1 session: {name}")
@@ -99,6 +101,7 @@ def forget_archive(paths: StorePaths, name: str) -> TrashItem:
     ):
         raise ForgetError(f"not an archive name: {name!r}")
     with reentrant_lock(paths.lock):
+        intents.recover_pending(paths)
         path = paths.archive(name)
         if not path.is_file():
             raise ForgetError(f"no such archive: {name}")
@@ -159,50 +162,92 @@ def list_trash(paths: StorePaths) -> list[TrashItem]:
     return sorted(items, key=lambda item: (item.deleted_at, item.id), reverse=True)
 
 
+def _moves(paths: StorePaths, trash_id: str, manifest: dict[str, Any]) -> list[tuple[Path, Path]]:
+    """(stored, original) for every file of a trash item; ForgetError if one points outside."""
+    folder = paths.trash / trash_id
+    moves: list[tuple[Path, Path]] = []
+    for item in manifest.get("files", []):
+        original = Path(str(item.get("original", "")))
+        stored = str(item.get("stored", ""))
+        if original.is_absolute() or ".." in original.parts or not is_safe_basename(stored):
+            raise ForgetError(f"trash manifest {trash_id} names a path outside the store")
+        moves.append((folder / stored, paths.root / original))
+    return moves
+
+
 def restore(paths: StorePaths, trash_id: str) -> TrashItem:
-    """Put a trashed item back where it was (refusing to overwrite), and its index entry."""
+    """Put a trashed item back where it was (refusing to overwrite), and its index entry.
+
+    An intent is recorded before the first file moves, so a restore killed half way is
+    completed by the next store operation rather than leaving a phantom trash entry.
+    """
     if not is_safe_basename(trash_id):
         raise ForgetError(f"not a trash id: {trash_id!r}")
     with reentrant_lock(paths.lock):
-        folder = paths.trash / trash_id
-        manifest = _read_manifest(folder)
+        intents.recover_pending(paths)
+        manifest = _read_manifest(paths.trash / trash_id)
         if manifest is None:
             raise ForgetError(f"nothing in the trash with id {trash_id}")
-        moves: list[tuple[Path, Path]] = []
-        for item in manifest.get("files", []):
-            original = Path(str(item.get("original", "")))
-            stored = str(item.get("stored", ""))
-            if original.is_absolute() or ".." in original.parts or not is_safe_basename(stored):
-                raise ForgetError(f"trash manifest {trash_id} names a path outside the store")
-            target = paths.root / original
+        for _source, target in _moves(paths, trash_id, manifest):
             if target.exists():
-                raise ForgetError(f"{original} exists again; move it away before restoring")
-            moves.append((folder / stored, target))
-        for source, target in moves:
-            target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-            os.replace(source, target)
-        name = str(manifest.get("name", ""))
-        if manifest.get("kind") == "archive":
-            saved = manifest.get("indexEntry")
-
-            def put_back(index: dict[str, Any]) -> None:
-                entries = [
-                    e
-                    for e in index.get("rotatedFiles", [])
-                    if not (isinstance(e, dict) and e.get("file") == name)
-                ]
-                entry = saved if isinstance(saved, dict) else archive_entry(paths, name)
-                entries.append(entry)
-                entries.sort(key=lambda e: str(e.get("file", "")) if isinstance(e, dict) else "")
-                index["rotatedFiles"] = entries
-
-            update_index(paths, put_back)
-        (folder / MANIFEST).unlink()
-        try:
-            folder.rmdir()
-        except OSError:
-            pass  # something unexpected was left in it; keep it rather than delete it
+                raise ForgetError(
+                    f"{target.relative_to(paths.root)} exists again; move it away before restoring"
+                )
+        intents.record(paths, "restore", {"trashId": trash_id})
+        intents.crash_point("restore:intent")
+        _finish_restore(paths, trash_id, manifest)
+        intents.clear(paths, "restore")
         files = tuple(str(f.get("original", "")) for f in manifest.get("files", []))
         return TrashItem(
-            trash_id, str(manifest.get("kind", "?")), name, str(manifest.get("deletedAt", "")), files
+            trash_id,
+            str(manifest.get("kind", "?")),
+            str(manifest.get("name", "")),
+            str(manifest.get("deletedAt", "")),
+            files,
         )
+
+
+def _finish_restore(paths: StorePaths, trash_id: str, manifest: dict[str, Any]) -> None:
+    """Move back what is still in the trash, put the index entry back, drop the trash folder.
+
+    Idempotent: a file already back (gone from the trash) is skipped, so a second run
+    after a kill completes the first.
+    """
+    folder = paths.trash / trash_id
+    for source, target in _moves(paths, trash_id, manifest):
+        if source.exists() and not target.exists():
+            target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            os.replace(source, target)
+            intents.crash_point("restore:file")
+    name = str(manifest.get("name", ""))
+    if manifest.get("kind") == "archive":
+        saved = manifest.get("indexEntry")
+
+        def put_back(index: dict[str, Any]) -> None:
+            entries = [
+                e
+                for e in index.get("rotatedFiles", [])
+                if not (isinstance(e, dict) and e.get("file") == name)
+            ]
+            entry = saved if isinstance(saved, dict) else archive_entry(paths, name)
+            entries.append(entry)
+            entries.sort(key=lambda e: str(e.get("file", "")) if isinstance(e, dict) else "")
+            index["rotatedFiles"] = entries
+
+        update_index(paths, put_back)
+        intents.crash_point("restore:index")
+    (folder / MANIFEST).unlink(missing_ok=True)
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # something unexpected was left in it; keep it rather than delete it
+
+
+def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
+    """Complete a restore a kill interrupted (the store lock is held)."""
+    trash_id = intent.get("trashId")
+    if not (isinstance(trash_id, str) and is_safe_basename(trash_id)):
+        return
+    manifest = _read_manifest(paths.trash / trash_id)
+    if manifest is not None:
+        _finish_restore(paths, trash_id, manifest)

@@ -152,7 +152,7 @@ def _load_unlocked(paths: StorePaths) -> tuple[dict[str, Any], bool]:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("rotatedFiles", []), list):
             raise ValueError("not an index object")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deep is corrupt too
         backup = _corrupt_backup_name(paths)
         os.replace(paths.index, backup)
         index = rebuild_index(paths, raw.decode("utf-8", "replace"))
@@ -175,7 +175,7 @@ def read_index(paths: StorePaths) -> dict[str, Any]:
     except FileNotFoundError:
         if not paths.root.is_dir():
             return default_index()
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         pass
     try:
         return update_index(paths, lambda index: index)

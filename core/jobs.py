@@ -33,7 +33,11 @@ JOB_RUNNERS: dict[str, str] = {
     "summary": "memkeeper.core.summary:run_summary_job",  # pending L3 summaries
     "l1": "memkeeper.core.l1:run_l1_job",  # refine a transcript into its L1 copy
     "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
+    "migrate": "memkeeper.core.migrate:run_migrate_job",  # split a far oversized memory.md
+    "index": "memkeeper.core.search.indexer:run_index_job",  # keep the search index fresh
 }
+#: Jobs that change what search reads: the index is refreshed after them, in the same process.
+INDEX_AFTER = frozenset({"summary", "l1", "flush", "migrate"})
 
 MAX_RERUNS = 5
 
@@ -107,7 +111,9 @@ def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None)
                 log_error(paths, f"job {kind}: {type(exc).__name__}: {exc}")
             if not flag.exists():
                 break
-        return True
+    if kind in INDEX_AFTER:
+        run_job(paths, "index", {"if_worth": True})
+    return True
 
 
 LOG_MAX_BYTES = 256 * 1024

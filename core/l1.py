@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, open_no_follow, redact_bytes
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.privacy import redact
@@ -271,6 +272,8 @@ def entry_from_event(
         if not text.strip():
             return None
         entry = {"ts": ts, "role": "user", "text": text}
+        if kind == "command":  # a slash command or `! shell` line: shown in L1, kept out of L2
+            entry["kind"] = "command"
     elif kind == "assistant_text":
         text = redact(event.text)
         if not text.strip():
@@ -454,7 +457,10 @@ def refine_transcript(
     ensure_store(paths)
     _state_dir(paths).mkdir(mode=0o700, parents=True, exist_ok=True)
     with file_lock(_session_lock(paths, session), timeout=60.0):
-        return _refine_locked(paths, transcript, session)
+        result = _refine_locked(paths, transcript, session)
+    if result.l1_path is not None:  # appended in place: the search index is told which file
+        changes.record(paths, result.l1_path)
+    return result
 
 
 def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineResult:
@@ -684,7 +690,11 @@ def run_l1_job(paths: StorePaths, options: dict[str, Any]) -> None:
         path = newest_transcript(paths.project)
     if path is None or not path.is_file():
         return
-    refine_transcript(paths, path, str(session) if session else None)
+    result = refine_transcript(paths, path, str(session) if session else None)
+    if result.l1_path is not None:
+        from memkeeper.core.titles import refresh_titles
+
+        refresh_titles(paths, [result.l1_path.name])
 
 
 def refine_all(paths: StorePaths) -> list[RefineResult]:

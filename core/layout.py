@@ -1,7 +1,7 @@
 """The store's layout as plain strings: names, modes, project resolution, folder creation.
 
-Stdlib ``os`` only, no ``pathlib``: ``memkeeper check`` runs on every tool call and
-importing pathlib alone costs more than the rest of it. :mod:`memkeeper.core.store`
+Stdlib ``os`` only, no ``pathlib``: the hooks and ``memkeeper check`` run on every tool
+call and importing pathlib alone costs more than the rest of them. :mod:`memkeeper.core.store`
 builds the ``Path`` API on top of these names, so both always agree.
 """
 
@@ -19,6 +19,7 @@ SESSIONS_DIR = "sessions"
 LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
+SEARCH_DB = ".search.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
 STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
 DIR_MODE = 0o700

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, update_index
+from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.rotation import ROTATE_TRIGGER
 from memkeeper.core.settings import hook_settings
-from memkeeper.core.store import DIR_MODE, StorePaths, ensure_store
+from memkeeper.core.store import DIR_MODE, StorePaths, ensure_store, is_safe_basename
 from memkeeper.core.tokens import extract_tail_bytes, tokens_for_bytes
 
 DATE_HEADER = re.compile(rb"## (\d{4})-(\d{2})-(\d{2})")
@@ -279,6 +280,89 @@ def _backup_path(paths: StorePaths) -> str:
     return name
 
 
+def _archive_intent(archive: PlannedArchive) -> dict[str, Any]:
+    return {
+        "file": archive.name,
+        "start": archive.start,
+        "end": archive.end,
+        "first": archive.first_date,
+        "last": archive.last_date,
+    }
+
+
+def _add_index_entries(paths: StorePaths, archives: list[PlannedArchive]) -> None:
+    """List the migration's archives in the index (each once, whatever the index held)."""
+    moment = iso_now()
+
+    def add_entries(index: dict[str, Any]) -> None:
+        names = {a.name for a in archives}
+        before = len(index["rotatedFiles"])
+        # A missing index is rebuilt from disk inside update_index and may already list
+        # the new archives: replace those entries, and count only the really new ones.
+        index["rotatedFiles"] = [
+            e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") in names)
+        ]
+        rebuilt = before - len(index["rotatedFiles"])
+        for archive in archives:
+            entry = archive_entry(paths, archive.name, rotated_at=moment)
+            entry["dateRange"] = {"first": archive.first_date, "last": archive.last_date}
+            index["rotatedFiles"].append(entry)
+        raw_stats = index.get("stats")
+        stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
+        stats["totalRotations"] = int(stats.get("totalRotations") or 0) + len(archives) - rebuilt
+        stats["lastRotation"] = moment
+        index["stats"] = stats
+
+    update_index(paths, add_entries)
+
+
+def _planned(item: Any, original: bytes) -> PlannedArchive | None:
+    """An archive of a recorded migration intent, checked against the original it slices."""
+    if not isinstance(item, dict):
+        return None
+    name, start, end = item.get("file"), item.get("start"), item.get("end")
+    if not (isinstance(name, str) and isinstance(start, int) and isinstance(end, int)):
+        return None
+    if not (is_safe_basename(name) and 0 <= start < end <= len(original)):
+        return None
+    first, last = str(item.get("first") or ""), str(item.get("last") or "")
+    return PlannedArchive(name, start, end, tokens_for_bytes(end - start), first, last, 0)
+
+
+def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
+    """Complete a migration a kill interrupted (the store lock is held; idempotent).
+
+    No backup yet: nothing visible happened. Otherwise the backup is the original
+    memory.md: every archive missing is written from it, memory.md still beginning with
+    the original becomes its carryover (plus whatever was appended since), and the
+    archives missing from the index are listed.
+    """
+    backup, size, carry = intent.get("backup"), intent.get("bytes"), intent.get("carryoverStart")
+    if not (isinstance(backup, str) and is_safe_basename(backup) and isinstance(size, int)):
+        return
+    try:
+        original = (paths.backups / backup).read_bytes()
+    except FileNotFoundError:
+        return  # killed before the backup: rolled back by doing nothing
+    if len(original) != size or not isinstance(carry, int):
+        return
+    archives = [a for a in (_planned(i, original) for i in intent.get("archives") or []) if a is not None]
+    for archive in archives:
+        path = paths.archive(archive.name)
+        if not path.exists():
+            atomic_write_bytes(path, original[archive.start : archive.end])
+    try:
+        memory = paths.memory.read_bytes()
+    except FileNotFoundError:
+        memory = b""
+    if memory.startswith(original):
+        atomic_write_bytes(paths.memory, original[carry:] + memory[size:])
+    listed = {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}
+    missing = [a for a in archives if a.name not in listed]
+    if missing:
+        _add_index_entries(paths, missing)
+
+
 def migrate_legacy(
     paths: StorePaths,
     dry_run: bool = False,
@@ -296,6 +380,7 @@ def migrate_legacy(
     threshold, carryover = _settings(paths, threshold_tokens, carryover_tokens)
     ensure_store(paths)
     with reentrant_lock(paths.lock):
+        intents.recover_pending(paths)
         try:
             fd = os.open(paths.memory, os.O_RDONLY)
         except FileNotFoundError:
@@ -309,35 +394,27 @@ def migrate_legacy(
                 )
             paths.backups.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             backup = _backup_path(paths)
+            intent = {
+                "backup": backup,
+                "bytes": len(content),
+                "carryoverStart": plan.carryover_start,
+                "archives": [_archive_intent(a) for a in plan.archives],
+            }
+            intents.record(paths, "migration", intent)
+            intents.crash_point("migration:intent")
             atomic_write_bytes(paths.backups / backup, content)
+            intents.crash_point("migration:backup")
             for archive in plan.archives:
                 atomic_write_bytes(paths.archive(archive.name), content[archive.start : archive.end])
+                intents.crash_point("migration:archive")
             atomic_write_bytes(paths.memory, content[plan.carryover_start :])
             late = old.read()  # appended by someone else after our read
             if late:
                 append_bytes(paths.memory, late)
-        moment = iso_now()
-
-        def add_entries(index: dict[str, Any]) -> None:
-            names = {a.name for a in plan.archives}
-            before = len(index["rotatedFiles"])
-            # A missing index is rebuilt from disk inside update_index and may already list
-            # the new archives: replace those entries, and count only the really new ones.
-            index["rotatedFiles"] = [
-                e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") in names)
-            ]
-            rebuilt = before - len(index["rotatedFiles"])
-            for archive in plan.archives:
-                entry = archive_entry(paths, archive.name, rotated_at=moment)
-                entry["dateRange"] = {"first": archive.first_date, "last": archive.last_date}
-                index["rotatedFiles"].append(entry)
-            raw_stats = index.get("stats")
-            stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
-            stats["totalRotations"] = int(stats.get("totalRotations") or 0) + len(plan.archives) - rebuilt
-            stats["lastRotation"] = moment
-            index["stats"] = stats
-
-        update_index(paths, add_entries)
+        intents.crash_point("migration:memory")
+        _add_index_entries(paths, plan.archives)
+        intents.crash_point("migration:index")
+        intents.clear(paths, "migration")
     done = MigrationPlan(
         True,
         plan.reason,
@@ -354,3 +431,8 @@ def migrate_legacy(
 
         start_job(paths, "summary")
     return done
+
+
+def run_migrate_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """The ``migrate`` job: a hook found memory.md far over the threshold (legacy content)."""
+    migrate_legacy(paths)

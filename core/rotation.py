@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import time
 
+from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, update_index
+from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.tokens import (
@@ -55,6 +56,15 @@ class RotationResult:
     @property
     def trigger_line(self) -> str:
         return ROTATE_TRIGGER.format(self.archive)
+
+
+#: memory.md over this many times the threshold did not grow there by flushes (a section is
+#: a few hundred bytes): it is legacy content, split by date by the migration, not rotated whole.
+LEGACY_FACTOR = 2
+
+
+def far_over(tokens: int, threshold_tokens: int) -> bool:
+    return tokens > LEGACY_FACTOR * threshold_tokens
 
 
 def memory_tokens(paths: StorePaths) -> int:
@@ -99,10 +109,13 @@ def rotate(
     """Rotate if due (or ``force`` and non-empty); None when there is nothing to do.
 
     Raises LockTimeout if the store stays locked for ``lock_timeout`` seconds (hooks pass
-    a short one: a rotation skipped now is done by the next event).
+    a short one: a rotation skipped now is done by the next event). An intent is recorded
+    before the archive is written, so a rotation killed half way is completed by the next
+    store operation (:mod:`memkeeper.core.intents`) instead of being archived twice.
     """
     ensure_store(paths)
     with reentrant_lock(paths.lock, timeout=lock_timeout):
+        intents.recover_pending(paths, timeout=lock_timeout)
         try:
             fd = os.open(paths.memory, os.O_RDONLY)
         except FileNotFoundError:
@@ -113,35 +126,81 @@ def rotate(
             if not content or (tokens < threshold_tokens and not force):
                 return None
             name = free_archive_name(paths)
-            atomic_write_bytes(paths.archive(name), content)
             carryover = extract_tail_bytes(content, carryover_tokens)
+            intent = {
+                "archive": name,
+                "bytes": len(content),
+                "carryoverBytes": len(carryover),
+                "tokens": tokens,
+            }
+            intents.record(paths, "rotation", intent)
+            intents.crash_point("rotation:intent")
+            atomic_write_bytes(paths.archive(name), content)
+            intents.crash_point("rotation:archive")
             atomic_write_bytes(paths.memory, carryover)
             # ``old`` still reads the replaced file: anything another process appended
             # to it after our read belongs at the end of the new memory.md.
             late = old.read()
             if late:
                 append_bytes(paths.memory, late)
-        moment = iso_now()
-
-        def add_entry(index: dict[str, Any]) -> None:
-            entry = archive_entry(paths, name, rotated_at=moment)
-            entry["tokens"] = tokens
-            # A missing index is rebuilt from disk inside update_index and may already
-            # list the new archive: replace rather than duplicate.
-            before = len(index["rotatedFiles"])
-            index["rotatedFiles"] = [
-                e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") == name)
-            ]
-            rebuilt = before - len(index["rotatedFiles"])  # already counted by the rebuild
-            index["rotatedFiles"].append(entry)
-            raw_stats = index.get("stats")
-            stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
-            stats["totalRotations"] = int(stats.get("totalRotations") or 0) + 1 - rebuilt
-            stats["lastRotation"] = moment
-            index["stats"] = stats
-
-        update_index(paths, add_entry)
+        intents.crash_point("rotation:memory")
+        _add_index_entry(paths, name, tokens)
+        intents.crash_point("rotation:index")
+        intents.clear(paths, "rotation")
         return RotationResult(name, tokens, len(content), len(carryover), len(late))
+
+
+def _add_index_entry(paths: StorePaths, name: str, tokens: int) -> None:
+    """List the new archive ``name`` in the index (once, whatever the index held)."""
+    moment = iso_now()
+
+    def add_entry(index: dict[str, Any]) -> None:
+        entry = archive_entry(paths, name, rotated_at=moment)
+        entry["tokens"] = tokens
+        # A missing index is rebuilt from disk inside update_index and may already list
+        # the new archive: replace rather than duplicate.
+        before = len(index["rotatedFiles"])
+        index["rotatedFiles"] = [
+            e for e in index["rotatedFiles"] if not (isinstance(e, dict) and e.get("file") == name)
+        ]
+        rebuilt = before - len(index["rotatedFiles"])  # already counted by the rebuild
+        index["rotatedFiles"].append(entry)
+        raw_stats = index.get("stats")
+        stats: dict[str, Any] = raw_stats if isinstance(raw_stats, dict) else {}
+        stats["totalRotations"] = int(stats.get("totalRotations") or 0) + 1 - rebuilt
+        stats["lastRotation"] = moment
+        index["stats"] = stats
+
+    update_index(paths, add_entry)
+
+
+def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
+    """Complete a rotation a kill interrupted (the store lock is held; idempotent).
+
+    No archive yet: nothing visible happened, so there is nothing to do. The archive
+    written but memory.md still holding its whole text: memory.md becomes the carryover
+    followed by whatever was appended since. Then the index entry, if it is missing.
+    """
+    name = intent.get("archive")
+    size = intent.get("bytes")
+    carry = intent.get("carryoverBytes")
+    if not (isinstance(name, str) and isinstance(size, int) and isinstance(carry, int)):
+        return
+    archive = paths.archive(name)
+    try:
+        archived = archive.read_bytes()
+    except FileNotFoundError:
+        return  # killed before the archive was written: rolled back by doing nothing
+    if len(archived) != size:
+        return  # not the file this rotation wrote: leave it to doctor
+    try:
+        memory = paths.memory.read_bytes()
+    except FileNotFoundError:
+        memory = b""
+    if memory.startswith(archived) and carry < size:
+        atomic_write_bytes(paths.memory, archived[size - carry :] + memory[size:])
+    if name not in {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}:
+        _add_index_entry(paths, name, int(intent.get("tokens") or tokens_for_bytes(size)))
 
 
 def reconcile_archives(paths: StorePaths) -> list[str]:

@@ -73,7 +73,7 @@ def _read_text(path: Path, max_bytes: int | None = None) -> str:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested too deep: as unreadable as corrupt
         return None
 
 
@@ -188,19 +188,30 @@ def memory_tail_section(paths: StorePaths, budget: int) -> str:
 # --- L1 (sessions) ------------------------------------------------------------------
 
 
-def _l1_files(paths: StorePaths) -> list[tuple[float, Path]]:
-    """(mtime, path) of the plain L1 files, newest activity first."""
-    found: list[tuple[float, Path]] = []
+#: SessionStart looks at this many of the newest L1 files (by name, which starts with the
+#: UTC time the session began), so a store with 100k of them costs one listing, not 100k stats.
+NEWEST_L1_FILES = 16
+
+
+def _l1_names(paths: StorePaths) -> list[str]:
+    """The plain L1 file names, newest session first (names start with their UTC start time)."""
     try:
-        with os.scandir(paths.sessions) as scan:
-            for item in scan:
-                if item.name.endswith(".l1.jsonl"):
-                    try:
-                        found.append((item.stat().st_mtime, Path(item.path)))
-                    except OSError:
-                        continue
+        names = [n for n in os.listdir(paths.sessions) if n.endswith(".l1.jsonl")]
     except OSError:
         return []
+    names.sort(reverse=True)
+    return names
+
+
+def _l1_files(paths: StorePaths, names: list[str] | None = None) -> list[tuple[float, Path]]:
+    """(mtime, path) of the newest L1 files, newest activity first (only those are stat-ed)."""
+    found: list[tuple[float, Path]] = []
+    for name in (_l1_names(paths) if names is None else names)[:NEWEST_L1_FILES]:
+        path = paths.sessions / name
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
     found.sort(reverse=True)
     return found
 
@@ -261,7 +272,8 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     """What this session did before a compaction (from its L1 copy)."""
     if not session_id:
         return ""
-    for _mtime, path in _l1_files(paths):
+    mine = [n for n in _l1_names(paths) if _session_of(Path(n)) == session_id[:8]]
+    for _mtime, path in _l1_files(paths, mine):
         if _session_of(path) == session_id[:8]:
             entries = [
                 e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id

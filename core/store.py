@@ -20,6 +20,7 @@ from memkeeper.core.layout import (
     LOGS_DIR,
     MEMORY_FILE,
     MEMORY_SUBDIR,
+    SEARCH_DB,
     SESSIONS_DIR,
     STATE_DIR,
     ensure_dirs,
@@ -47,7 +48,6 @@ __all__ = [
     "resolve_project",
 ]
 
-SEARCH_DB = ".search.sqlite3"
 ARCHIVE_PREFIX = "memory_"
 #: Files loaded at session start and written by ``memory-set``.
 NAMED_MEMORY_FILES = {

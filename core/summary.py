@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text
 from memkeeper.core.index import (
     archive_entry,
@@ -438,6 +439,7 @@ def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> Non
 
     # A JS-era archive predates the privacy filter: never copy a secret it holds into L3.
     atomic_write_json(summary_path(paths, archive), redact_obj(summary.to_json()))
+    changes.record(paths, summary_path(paths, archive))  # replaced under the same name: tell the index
     raw_output_path(paths, archive).unlink(missing_ok=True)
 
     def mark(index: dict[str, Any]) -> None:

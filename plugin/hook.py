@@ -9,34 +9,43 @@ and hands anything heavy to a detached single-flight job:
 - ``UserPromptSubmit`` / ``PostToolUse`` (and ``PostToolUseFailure``): count a message /
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
-  counted. Nothing is printed: no rules text, and CLAUDE.md / Claude Code's own
-  MEMORY.md are never written.
+  counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
+  (:mod:`memkeeper.core.recall`, read-only, never waiting); nothing else is printed: no
+  rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.
 - ``SessionEnd`` (Claude Code kills it after 1.5 s): start the detached L1 + flush work.
 
-Any internal error ends in exit 0 and one line in the store's bounded log. This module
-imports only the standard library and the lean core modules; heavier modules load only
-when a handler needs them (check with ``python -X importtime``).
+Any internal error ends in exit 0 and one line in the store's bounded log.
+
+The hook path is lean by decision, measured through the real launcher: importing
+``json`` and ``pathlib`` alone doubles the start-up of a clean ``python -I -c pass``,
+while the lean layer keeps PostToolUse near 1.3x of it. So this module and what the
+counting hooks import (:mod:`~memkeeper.core.activity`, ``counters``, ``settings``,
+``layout``, ``fastjson``, ``lock``, ``atomic``) use only ``os``-level standard library
+modules and the store's folders as strings; :attr:`Call.paths` (pathlib) and heavier
+modules load only when a handler needs them (check with ``python -X importtime``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sys
 import time
-from pathlib import Path
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core import fastjson
+from memkeeper.core.layout import store_root
 
 TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    Handler = Callable[[StorePaths, dict[str, Any]], None]
+    from memkeeper.core.settings import HookSettings
+    from memkeeper.core.store import StorePaths
+
+    Handler = Callable[["Call"], None]
 
 STDIN_TIMEOUT = 3.0
 #: The longest a hook waits for the store lock before leaving a rotation to the next event.
@@ -96,14 +105,23 @@ def _field_from_front(text: str, key: str) -> Any:
     colon = text.find(":", start + len(marker))
     if colon < 0:
         return None
-    start = colon + 1
-    while start < len(text) and text[start] in " \t\r\n":
-        start += 1
     try:
-        value, _end = json.JSONDecoder().raw_decode(text, start)
+        return fastjson.raw_decode(text, colon + 1)[0]
     except ValueError:
         return None
-    return value
+
+
+#: The top-level fields the hooks use, read from the front of a payload too big to parse.
+FRONT_FIELDS = (
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "source",
+    "prompt",
+    "reason",
+    "trigger",
+)
 
 
 def parse_payload(raw: bytes) -> dict[str, Any]:
@@ -113,28 +131,15 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     text = raw.decode("utf-8", "replace")
     if len(raw) <= FULL_PARSE_BYTES:
         try:
-            data = json.loads(text)
+            data = fastjson.loads(text)
         except ValueError:
             data = None
         if isinstance(data, dict):
             return data
     # Too big (or broken): read the top-level fields the hooks use from the front.
-    found: dict[str, Any] = {}
     head = text[:FULL_PARSE_BYTES]
-    for key in (
-        "session_id",
-        "transcript_path",
-        "cwd",
-        "hook_event_name",
-        "source",
-        "prompt",
-        "reason",
-        "trigger",
-    ):
-        value = _field_from_front(head, key)
-        if isinstance(value, str):
-            found[key] = value
-    return found
+    found = {key: _field_from_front(head, key) for key in FRONT_FIELDS}
+    return {key: value for key, value in found.items() if isinstance(value, str)}
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -142,7 +147,7 @@ def _inside(child: str, parent: str) -> bool:
     return child != parent and child.startswith(parent.rstrip(os.sep) + os.sep)
 
 
-def project_dir(payload: dict[str, Any], environ: dict[str, str] | None = None) -> Path:
+def project_dir(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
     """The project of this hook call: the stdin ``cwd``, then CLAUDE_PROJECT_DIR, then the cwd.
 
     ``cwd`` follows ``cd`` (and worktrees). A ``cd`` into a subfolder of the project the
@@ -154,165 +159,191 @@ def project_dir(payload: dict[str, Any], environ: dict[str, str] | None = None) 
     started = env.get("CLAUDE_PROJECT_DIR") or ""
     if isinstance(cwd, str) and os.path.isabs(cwd):
         if started and os.path.isabs(started) and _inside(cwd, started):
-            if not os.path.isdir(os.path.join(cwd, ".claude", "memory")):
-                return Path(started)
-        return Path(cwd)
+            if not os.path.isdir(store_root(cwd)):
+                return os.path.normpath(started)
+        return os.path.normpath(cwd)
     if started:
-        return Path(started).expanduser().absolute()
-    return Path.cwd()
+        return os.path.abspath(os.path.expanduser(started))
+    return os.getcwd()
 
 
-def _session(payload: dict[str, Any]) -> str | None:
-    sid = payload.get("session_id")
-    return sid if isinstance(sid, str) and sid else None
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    """A non-empty string field of the payload, else None."""
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
 
 
-def job_options(payload: dict[str, Any], reason: str) -> dict[str, Any]:
-    options: dict[str, Any] = {"reason": reason}
-    sid = _session(payload)
-    if sid:
-        options["session_id"] = sid
-    transcript = payload.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        options["transcript_path"] = transcript
-    return options
+class Call:
+    """One hook call: its payload and project; the store as strings, :class:`StorePaths` on demand.
+
+    The lean handlers (a tool use, a prompt, a turn's end) use only :attr:`project` and
+    :attr:`root`; :attr:`paths` imports pathlib and the store module the first time a
+    handler asks for it.
+    """
+
+    __slots__ = ("_paths", "payload", "project", "root")
+
+    def __init__(self, payload: dict[str, Any], project: str) -> None:
+        self.payload = payload
+        self.project = project
+        self.root = store_root(project)
+        self._paths: StorePaths | None = None
+
+    @property
+    def paths(self) -> StorePaths:
+        if self._paths is None:
+            from pathlib import Path
+
+            from memkeeper.core.store import StorePaths
+
+            self._paths = StorePaths(Path(self.project))
+        return self._paths
+
+    @property
+    def session_id(self) -> str | None:
+        return _text(self.payload, "session_id")
+
+    @property
+    def transcript_path(self) -> str | None:
+        return _text(self.payload, "transcript_path")
+
+    def job_options(self, reason: str) -> dict[str, Any]:
+        """The options of a job started by this call: why, and for which session/transcript."""
+        options: dict[str, Any] = {"reason": reason}
+        if self.session_id:
+            options["session_id"] = self.session_id
+        if self.transcript_path:
+            options["transcript_path"] = self.transcript_path
+        return options
 
 
 # --- shared steps -------------------------------------------------------------------
 
 
-def _start(paths: StorePaths, kind: str, options: dict[str, Any] | None = None) -> None:
+def _start(call: Call, kind: str, reason: str | None = None) -> None:
     from memkeeper.core.jobs import start_job
 
-    start_job(paths, kind, options)
+    start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
-def _start_flush(paths: StorePaths, payload: dict[str, Any], reason: str) -> None:
+def _start_flush(call: Call, reason: str) -> None:
     from memkeeper.core import counters
 
     # Zero the count first, so the next events do not spawn the job again meanwhile.
-    counters.mark_flushed(paths, _session(payload))
-    _start(paths, "flush", job_options(payload, reason))
+    counters.mark_flushed(call.paths, call.session_id)
+    _start(call, "flush", reason)
 
 
-def _rotate_if_due(paths: StorePaths, threshold: int, carryover: int) -> None:
-    from memkeeper.core.tokens import tokens_for_bytes
+def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> HookSettings:
+    """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
+    from memkeeper.core.activity import record
 
-    try:
-        size = os.stat(paths.memory).st_size
-    except OSError:
-        return
-    if tokens_for_bytes(size) < threshold:
-        return
-    from memkeeper.core.lock import LockTimeout, is_locked
-
-    if is_locked(paths.lock):
-        return  # a flush or rotation holds the store; it checks rotation itself
-    from memkeeper.core import rotation
-
-    try:
-        result = rotation.rotate(paths, threshold, carryover, lock_timeout=HOOK_LOCK_TIMEOUT)
-    except LockTimeout:
-        return  # taken just now by another process: the next event rotates
-    if result is not None:
-        _start(paths, "summary")
-
-
-def _after_count(paths: StorePaths, payload: dict[str, Any], unflushed: int) -> None:
-    from memkeeper.core.settings import hook_settings
-
-    settings = hook_settings(paths)
-    if settings.rotation_enabled:
-        _rotate_if_due(paths, settings.threshold_tokens, settings.carryover_tokens)
-    if settings.memory_enabled and unflushed >= settings.flush_every:
-        _start_flush(paths, payload, "count")
+    done = record(
+        call.project, call.session_id, tool_uses=tool_uses, messages=messages, lock_timeout=HOOK_LOCK_TIMEOUT
+    )
+    if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
+        _start_flush(call, "count")
+    return done.settings
 
 
 # --- handlers -----------------------------------------------------------------------
 
 
-def on_session_start(paths: StorePaths, payload: dict[str, Any]) -> None:
+def on_session_start(call: Call) -> None:
     from memkeeper.core import live_sessions
-    from memkeeper.core.session_context import build_context
     from memkeeper.core.store import ensure_store
 
-    ensure_store(paths)
-    sid = _session(payload)
-    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
-    transcript = payload.get("transcript_path")
-    transcript = transcript if isinstance(transcript, str) and transcript else None
+    ensure_store(call.paths)
+    source = _text(call.payload, "source") or "startup"
+    text = _print_context(call, source)
+    # Earlier sessions that never reached SessionEnd (killed) still have work to flush.
+    stale = live_sessions.unfinished_sessions(call.paths, exclude=call.session_id)
+    if call.session_id:
+        live_sessions.note_session(call.paths, call.session_id, call.transcript_path)
+        from memkeeper.core.recall import note_session_start
+
+        note_session_start(call.paths, call.session_id, text)  # per-prompt recall leaves out what it holds
+    if stale and source in ("startup", "clear"):
+        _start(call, "flush", "stale-sessions")
+
+
+def _print_context(call: Call, source: str) -> str:
+    """Print the memory as SessionStart's ``additionalContext`` (whatever of it was built); return it."""
+    import json
+
+    from memkeeper.core.session_context import build_context
+
     text = ""
     try:
-        text = build_context(paths, str(source), session_id=sid, transcript_path=transcript)
+        text = build_context(
+            call.paths, source, session_id=call.session_id, transcript_path=call.transcript_path
+        )
     finally:
         if text:
             out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
-    # Earlier sessions that never reached SessionEnd (killed) still have work to flush.
-    stale = live_sessions.unfinished_sessions(paths, exclude=sid)
-    if sid:
-        live_sessions.note_session(paths, sid, transcript)
-    if stale and source in ("startup", "clear"):
-        _start(paths, "flush", job_options(payload, "stale-sessions"))
+    return text
 
 
-def on_prompt(paths: StorePaths, payload: dict[str, Any]) -> None:
-    prompt = payload.get("prompt")
+def on_prompt(call: Call) -> None:
+    prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    from memkeeper.core import counters
-
-    counts = counters.bump(paths, _session(payload), messages=1)
-    _after_count(paths, payload, counts.unflushed_messages)
-
-
-def on_tool_use(paths: StorePaths, payload: dict[str, Any]) -> None:
-    from memkeeper.core import counters
-
-    counts = counters.bump(paths, _session(payload), tool_uses=1)
-    _after_count(paths, payload, counts.unflushed_messages)
+    settings = _count(call, messages=1)
+    if isinstance(prompt, str) and settings.recall_enabled:
+        _recall(call, prompt, settings.recall_min_confidence)
 
 
-def on_stop(paths: StorePaths, payload: dict[str, Any]) -> None:
-    if not paths.root.is_dir():
+def _recall(call: Call, prompt: str, min_confidence: float) -> None:
+    """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
+    from memkeeper.core.recall import recall_context
+
+    text = recall_context(call.project, call.session_id, prompt, min_confidence)
+    if text:
+        import json
+
+        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+
+
+def on_tool_use(call: Call) -> None:
+    _count(call, tool_uses=1)
+
+
+def on_stop(call: Call) -> None:
+    if not os.path.isdir(call.root):
         return
     from memkeeper.core import counters
-    from memkeeper.core.settings import hook_settings
+    from memkeeper.core.layout import CONFIG_FILE, STATE_DIR
+    from memkeeper.core.settings import hook_settings_at
 
-    entry = counters.read_counters(paths).get("sessions", {}).get(_session(payload) or "unknown")
-    unflushed = int(entry.get("unflushed") or 0) if isinstance(entry, dict) else 0
-    settings = hook_settings(paths)
+    unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
+    settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if settings.memory_enabled and unflushed >= settings.flush_every:
-        _start_flush(paths, payload, "stop")
+        _start_flush(call, "stop")
 
 
-def on_pre_compact(paths: StorePaths, payload: dict[str, Any]) -> None:
+def on_pre_compact(call: Call) -> None:
     from memkeeper.core import live_sessions
 
-    sid = _session(payload)
-    transcript = payload.get("transcript_path")
-    if sid:
-        live_sessions.note_session(paths, sid, transcript if isinstance(transcript, str) else None)
-    _start_flush(paths, payload, "precompact")
+    if call.session_id:
+        live_sessions.note_session(call.paths, call.session_id, call.transcript_path)
+    _start_flush(call, "precompact")
 
 
-def on_session_end(paths: StorePaths, payload: dict[str, Any]) -> None:
+def on_session_end(call: Call) -> None:
     from memkeeper.core import live_sessions
     from memkeeper.core.store import ensure_store
 
-    ensure_store(paths)
-    sid = _session(payload)
-    transcript = payload.get("transcript_path")
-    if sid:
-        live_sessions.note_session(
-            paths, sid, transcript if isinstance(transcript, str) else None, ended=True
-        )
-    options = job_options(payload, "session-end")
+    ensure_store(call.paths)
+    if call.session_id:
+        live_sessions.note_session(call.paths, call.session_id, call.transcript_path, ended=True)
     # Two detached processes, so the L1 copy does not wait behind a running flush; the
     # flush refines the same transcript first anyway (refining is idempotent).
-    _start(paths, "l1", options)
-    _start(paths, "flush", options)
+    _start(call, "l1", "session-end")
+    _start(call, "flush", "session-end")
 
 
 HANDLERS: dict[str, Handler] = {
@@ -332,34 +363,46 @@ def main(argv: list[str]) -> int:
     handler = HANDLERS.get(event)
     if handler is None or os.environ.get(CHILD_ENV) == "1":
         return 0
-    paths: StorePaths | None = None
+    call: Call | None = None
     try:
         payload = parse_payload(read_stdin())
         project = project_dir(payload)
-        if not project.is_dir():
+        if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
-        from memkeeper.core.boundary import refused_project
+        from memkeeper.core.boundary import refuse_links, refused_project
 
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
-        paths = StorePaths(project)
-        from memkeeper.core.store import guard
-
-        guard(paths, HOOK_FOLDERS.get(event, (".state", "logs")))
-        handler(paths, payload)
+        call = Call(payload, project)
+        refuse_links(call.root, HOOK_FOLDERS.get(event, (".state", "logs")))
+        _finish_interrupted(call)
+        handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0
-        _log(paths, f"hook {event}: {type(exc).__name__}: {exc}")
+        _log(call, f"hook {event}: {type(exc).__name__}: {exc}")
     return 0
 
 
-def _log(paths: StorePaths | None, message: str) -> None:
-    if paths is None:
+def _finish_interrupted(call: Call) -> None:
+    """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
+    from memkeeper.core import intents
+
+    if intents.pending_at(call.root):
+        from memkeeper.core.lock import LockTimeout
+
+        try:
+            intents.recover_pending(call.paths, timeout=HOOK_LOCK_TIMEOUT)
+        except LockTimeout:
+            pass  # the operation is still running, or the next event finishes it
+
+
+def _log(call: Call | None, message: str) -> None:
+    if call is None:
         return
     try:
         from memkeeper.core.jobs import log_error
 
-        if paths.root.is_dir():
-            log_error(paths, message)
+        if os.path.isdir(call.root):
+            log_error(call.paths, message)
     except Exception:  # the log itself failed: there is nowhere left to report
         pass
 

@@ -23,10 +23,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 if [ "${1:-}" = "--test" ]; then
-  # tmux: the TUI smoke test runs memkeeper-tui in a real terminal.
-  if ! command -v tmux >/dev/null 2>&1; then
+  # tmux: the TUI smoke test runs memkeeper-tui in a real terminal; ripgrep: the search benchmark's baseline.
+  if ! command -v tmux >/dev/null 2>&1 || ! command -v rg >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux ripgrep >/dev/null
     else
       echo "setup: tmux is missing (the tmux smoke test will be skipped)" >&2
     fi

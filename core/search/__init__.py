@@ -11,12 +11,23 @@ from __future__ import annotations
 from memkeeper.core.search.disclosure import show, timeline
 from memkeeper.core.search.engine import CAP, DEFAULT_LIMIT, scan_search, search
 from memkeeper.core.search.indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
-from memkeeper.core.search.model import Entry, Hit, NotFound, SearchResults, TierResult, Timeline
+from memkeeper.core.search.model import (
+    HIGH_CONFIDENCE,
+    SUGGESTED_CONFIDENCE,
+    Entry,
+    Hit,
+    NotFound,
+    SearchResults,
+    TierResult,
+    Timeline,
+)
 from memkeeper.core.search.query import MAX_QUERY_CHARS, QueryError
 from memkeeper.core.search.sources import TIERS, TYPES_BY_TIER
 
 __all__ = [
     "CAP",
+    "HIGH_CONFIDENCE",
+    "SUGGESTED_CONFIDENCE",
     "DEFAULT_LIMIT",
     "MAX_QUERY_CHARS",
     "TIERS",

@@ -20,8 +20,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, refresh_locked, writer
+from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -62,7 +63,7 @@ from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
 CAP = 200
-LOCK_WAIT_SECONDS = 5.0
+LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
@@ -98,7 +99,7 @@ def make_filters(
     types: Iterable[str] | None,
     since: str | None,
     until: str | None,
-    deep: bool,
+    deep: bool | None,
     limit: int,
     cap: int = CAP,
 ) -> Filters:
@@ -110,7 +111,7 @@ def make_filters(
             raise QueryError(f"unknown tier {sorted(unknown)[0]!r} (tiers: {', '.join(TIERS)})")
         chosen = tuple(t for t in TIERS if t in wanted)
     else:
-        chosen = TIERS if deep else TIERS[:3]
+        chosen = TIERS if deep else TIERS[:3]  # None (ranked mode's default) is taken as deep by the caller
     type_set: frozenset[str] | None = None
     if types:
         type_set = frozenset(t.strip().lower() for t in types if t and t.strip())
@@ -164,6 +165,7 @@ def _hit(doc: Doc, score: float, query: Query, base: Path) -> Hit:
         tokens=estimate_tokens(doc.body),
         score=round(score, 4),
         highlights=tuple(spans),
+        confidence=1.0,  # exact mode: every term occurs in the entry
     )
 
 
@@ -226,9 +228,16 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
     return SearchResults(parsed.text, parsed.terms, results, "scan", warnings)
 
 
-def _empty(parsed: Query, filters: Filters, source: str, warnings: tuple[str, ...]) -> SearchResults:
+def _empty(
+    parsed: Query, filters: Filters, source: str, warnings: tuple[str, ...], exact: bool = True
+) -> SearchResults:
     return SearchResults(
-        parsed.text, parsed.terms, tuple(TierResult(t, (), 0) for t in filters.tiers), source, warnings
+        parsed.text,
+        parsed.terms,
+        tuple(TierResult(t, (), 0) for t in filters.tiers),
+        source,
+        warnings,
+        "exact" if exact else "ranked",
     )
 
 
@@ -534,40 +543,37 @@ def search(
     types: Iterable[str] | None = None,
     since: str | None = None,
     until: str | None = None,
-    deep: bool = False,
+    deep: bool | None = None,
     limit: int = DEFAULT_LIMIT,
     refresh: bool = True,
     cap: int = CAP,
     lock_wait: float = LOCK_WAIT_SECONDS,
+    exact: bool = False,
 ) -> SearchResults:
-    """Search the store, tier by tier (memory, l3, l2, then l1 when ``deep`` or asked for).
+    """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
 
-    Raises QueryError for an unusable query or option. Never raises for the index: a
-    missing store gives no hits and a warning; a busy or broken index, a full scan.
+    Ranked mode reads every tier unless ``deep`` is False or ``tiers`` says otherwise;
+    exact mode reads memory, L3 and L2, and L1 with ``deep``. Raises QueryError for an
+    unusable query or option. Never raises for the index: a missing store gives no hits
+    and a warning; a busy or broken index, an answer from reading the files.
     """
+    exact = exact or '"' in query
     parsed = parse_query(query)
-    filters = make_filters(tiers, types, since, until, deep, limit, cap)
+    filters = make_filters(
+        tiers, types, since, until, deep if exact or deep is not None else True, limit, cap
+    )
     if not paths.root.is_dir():
-        return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",))
-    notes: list[str] = []
+        return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",), exact)
     try:
-        # The single-writer lock covers opening (which may rebuild the schema) and the
-        # refresh; the query itself only reads (WAL), so searches never queue behind it.
-        with writer(paths, lock_wait):
-            conn, notes = schema.open_index(paths.search_db)
-            try:
-                if refresh:
-                    stats = refresh_locked(paths, conn, tiers=filters.tiers)
-                    notes.extend(stats.notes)
-            except BaseException:
-                conn.close()
-                raise
-        try:
-            tiers_out = _index_search(paths, conn, parsed, filters)
-        finally:
-            conn.close()
+        # What changed is indexed first under the single-writer lock; while another process
+        # writes, the index is read as last committed (WAL), so searches never queue behind it.
+        with open_for_search(paths, filters.tiers, refresh=refresh, lock_wait=lock_wait) as (conn, notes):
+            if exact:
+                tiers_out = _index_search(paths, conn, parsed, filters)
+                return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+            return _ranked_search(paths, conn, parsed, filters, tuple(notes))
     except IndexBusy as exc:
-        return _scan(paths, parsed, filters, (f"{exc}: answered by reading the files",))
+        return _fallback(paths, parsed, filters, f"{exc}: answered by reading the files", exact)
     except (sqlite3.Error, schema.CorruptIndex) as exc:
         warning = f"search index unavailable ({exc}): answered by reading the files"
         if isinstance(exc, sqlite3.DatabaseError) and schema.is_corruption(exc):
@@ -576,12 +582,126 @@ def search(
                     warning = schema.move_aside(paths.search_db) + " on the next search"
             except IndexBusy:
                 pass
-        return _scan(paths, parsed, filters, (warning,))
+        return _fallback(paths, parsed, filters, warning, exact)
     except OSError as exc:
-        return _scan(
-            paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",)
+        warning = f"search index unavailable ({exc}): answered by reading the files"
+        return _fallback(paths, parsed, filters, warning, exact)
+
+
+def _fallback(paths: StorePaths, parsed: Query, filters: Filters, warning: str, exact: bool) -> SearchResults:
+    if exact:
+        return _scan(paths, parsed, filters, (warning,))
+    return _ranked_scan(paths, parsed, filters, (warning,))
+
+
+# -- ranked ---------------------------------------------------------------------------------
+
+
+def _ranked_search(
+    paths: StorePaths, conn: sqlite3.Connection, parsed: Query, filters: Filters, notes: tuple[str, ...]
+) -> SearchResults:
+    query = ranked.parse_ranked(parsed.text)
+    reader = ranked.DocReader(paths, conn)
+    filtered = filters.types is not None or bool(filters.since or filters.until)
+    out: list[TierResult] = []
+    known = False
+    try:
+        for tier in filters.tiers:
+            if not filters.tier_types(tier):
+                out.append(TierResult(tier, (), 0))
+                continue
+            items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
+            known = known or tier_known
+            hits = [ranked.make_hit(item, query, paths.root) for item in items[: filters.limit]]
+            if query.spaceless:
+                hits = _fuse_substrings(paths, conn, tier, query, filters, hits)
+            out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
+        suggested: tuple[str, ...] = ()
+        if not any(t.hits for t in out) and not known:
+            indexes = sorted({"small" if t in SMALL_TIERS else t for t in filters.tiers})
+            suggested = tuple(ranked.suggestions(reader, query, indexes))
+    finally:
+        reader.close()
+    return SearchResults(parsed.text, query.terms, tuple(out), "index", notes, "ranked", suggested)
+
+
+def _fuse_substrings(
+    paths: StorePaths,
+    conn: sqlite3.Connection,
+    tier: str,
+    query: ranked.RankedQuery,
+    filters: Filters,
+    hits: list[Hit],
+) -> list[Hit]:
+    """The word channel's hits fused (reciprocal rank) with the trigram channel's for the spaceless words."""
+    sub_query = Query(query.text, query.spaceless)
+    one = filters._replace(tiers=(tier,))
+    found = _index_search(paths, conn, sub_query, one)[0].hits
+    share = len(query.spaceless) / max(1, len(query.groups))
+    conf = ranked.confidence(query, share)
+    substring = [
+        h._replace(confidence=max(conf, h.confidence if h.id in {x.id for x in hits} else 0.0)) for h in found
+    ]
+    scores: dict[str, float] = {}
+    best: dict[str, Hit] = {}
+    for channel in (hits, substring):
+        for rank_, hit in enumerate(channel):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (ranked.RRF_K + rank_ + 1)
+            if hit.id not in best or hit.confidence > best[hit.id].confidence:
+                best[hit.id] = hit
+    order = sorted(scores, key=lambda k: -scores[k])[: filters.limit]
+    return [best[k]._replace(score=round(scores[k] * 1000, 4)) for k in order]
+
+
+def _ranked_scan(
+    paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[str, ...]
+) -> SearchResults:
+    """Ranked mode without the index: every doc read, scored in Python by the same coverage and tf."""
+    query = ranked.parse_ranked(parsed.text)
+    if not paths.root.is_dir():
+        return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"), False)
+    sources = discover(paths)
+    out: list[TierResult] = []
+    for tier in filters.tiers:
+        docs = (
+            [d for s in sources if s.tier == tier for d in iter_source_docs(paths, s) if filters.keep(d)]
+            if filters.tier_types(tier)
+            else []
         )
-    return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+        items = ranked.scan_rank(docs, query)
+        hits = tuple(ranked.make_hit(item, query, paths.root) for item in items[: filters.limit])
+        out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
+    return SearchResults(parsed.text, query.terms, tuple(out), "scan", warnings, "ranked")
+
+
+def search_readonly(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float = 0.05,
+) -> SearchResults | None:
+    """The default search on the index as it stands: opened read-only, never refreshed or repaired.
+
+    For callers that must never wait or write (the per-prompt recall of the hook): None
+    when the index is absent, locked for more than ``timeout`` seconds, of another
+    schema or corrupt, instead of the full scan :func:`search` falls back on.
+    """
+    try:
+        parsed = parse_query(query)
+        filters = make_filters(tiers, None, None, None, True, limit, CAP)
+    except QueryError:
+        return None
+    conn = schema.connect_readonly(paths.search_db, timeout)
+    if conn is None:
+        return None
+    try:
+        return SearchResults(parsed.text, parsed.terms, _index_search(paths, conn, parsed, filters), "index")
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        conn.close()
 
 
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:

@@ -4,11 +4,17 @@
 recorded and re-reads only what changed: an L1 file that grew is read from its last
 offset (whole lines only; the JS plugin's files end without a newline, which is handled),
 a rewritten file is read again, a removed one leaves the index. One writer at a time
-(``.state/search.lock``); readers are never blocked (WAL). A search refreshes only the
-tiers it reads. Archives and summaries whose inode is unchanged skip their stat (they
-are written once or replaced by a rename); a full check runs every FULL_CHECK_SECONDS.
+(``.state/search.lock``); readers are never blocked (WAL): while another process writes,
+a search reads the index as last committed. A search refreshes only the tiers it reads.
 
-A big load (the first build) reads and cuts the files in a helper process while this
+What changed is found without per-file work on a large store (see :class:`_Planner`):
+folder times, memory.md and the named files, and the change journal our writers keep
+(:mod:`memkeeper.core.changes`) say which files to look at. A file renamed, gzipped or
+restored from the trash keeps its index rows (matched by inode or fingerprint, not path).
+A rebuild (``reindex``, a compaction) is one transaction: readers see the old index
+until it is done; a first build commits as it goes, with its progress in ``meta``.
+
+A big load (the first build) reads and cuts the files in a process pool while this
 one writes to SQLite, and merges the index segments at the end instead of on the way.
 
 Rows of a removed or rewritten archive or L1 file cannot be deleted from a contentless
@@ -19,31 +25,44 @@ when they outweigh a third of the live text the big indexes are rebuilt.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import struct
-import sys
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from memkeeper.core import changes
+from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
     TIERS,
+    WORD_FIELD_CHARS,
     Doc,
+    Neighbours,
     SourceFile,
+    WordRow,
     discover,
     docs_of,
     iter_sections,
     l1_body,
+    l1_neighbours_before,
     read_source,
+    small_word_fields,
 )
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 Progress = Callable[[int, int, str], None]  # (bytes done, bytes total, current file)
 
@@ -52,9 +71,21 @@ COMMIT_BYTES = 64 << 20
 BULK_BYTES = 32 << 20
 MIN_GARBAGE_BYTES = 64 << 20
 LOCK_NAME = "search.lock"
-HELPER_BATCH_BYTES = 8 << 20
-HELPER_WINDOW = 3
-FULL_CHECK_SECONDS = 60
+#: The pool reads batches of this many bytes or files; at most POOL_WINDOW are in flight.
+POOL_BATCH_BYTES = 8 << 20
+POOL_BATCH_FILES = 256
+POOL_WINDOW = 3
+POOL_WORKERS = 1  # SQLite's single writer is the bottleneck: one reader keeps it fed
+#: Below this many indexed files every refresh checks every file (a few ms).
+SMALL_STORE_FILES = 1000
+#: A large store's full check (every file's size and time) runs this often, in the background.
+FULL_CHECK_SECONDS = 600
+JOURNAL_ROTATE_BYTES = 256 << 10
+#: While another process makes a first build smaller than this, a search scans the files.
+SCAN_BELOW_BYTES = 64 << 20
+#: A background job builds a missing index once the store has this many sessions.
+BACKGROUND_BUILD_FILES = 100
+JOB_LOCK_SECONDS = 120.0
 
 
 class IndexBusy(Exception):
@@ -69,6 +100,7 @@ class RefreshStats:
         self.files_removed = 0
         self.bytes_read = 0
         self.docs_added = 0
+        self.files_renamed = 0
         self.rebuilt = False
         self.seconds = 0.0
         self.notes: list[str] = notes or []
@@ -116,6 +148,7 @@ class _Row(NamedTuple):
     head_fp: bytes | None
     tail_fp: bytes | None
     bytes: int
+    inode: int
 
 
 class _Work:
@@ -138,6 +171,7 @@ class _Work:
         self.tail_fp = tail_fp
         self.small: list[Doc] | None = None
         self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
+        self.words: list[WordRow] = []  # one row per entry for the word index
         self.docs = 0
         self.end = 0
         self.next_line = 1
@@ -186,7 +220,10 @@ def _prepare_append(paths: StorePaths, source: SourceFile, row: _Row) -> _Work |
     work = _Work(source, row, append=True, read=len(data), head_fp=row.head_fp, tail_fp=row.tail_fp)
     work.end, work.next_line, work.open_tail = row.offset, row.next_line, row.open_tail
     if data[start:] or start:
-        offset, work.next_line, work.open_tail = _consume_l1(data, start, first_line, work, base=row.offset)
+        neighbours = l1_neighbours_before(path, row.offset)
+        offset, work.next_line, work.open_tail = _consume_l1(
+            data, start, first_line, work, base=row.offset, neighbours=neighbours
+        )
         work.end = row.offset + offset
         _fingerprints(paths, source, work, data, row.offset)
     return work
@@ -230,10 +267,32 @@ class _Blocks:
         self.start, self.parts = -1, []
 
 
+class _WordBlocks(_Blocks):
+    """Blocks for the trigram index, and one word row per L1 entry with its neighbours."""
+
+    def __init__(self, work: _Work, neighbours: Neighbours) -> None:
+        super().__init__(work)
+        self.neighbours = neighbours
+
+    def add_entry(self, offset: int, entry: dict[str, object], body: str) -> None:
+        self.add(offset, body)
+        row = self.neighbours.add(offset, entry, body)
+        if row is not None:
+            self.work.words.append(row)
+
+    def flush(self) -> None:
+        super().flush()
+        row = self.neighbours.finish()
+        if row is not None:
+            self.work.words.append(row)
+
+
 def _section_blocks(data: bytes, work: _Work) -> None:
     """Archive sections grouped into blocks; the text of a block is its byte range, decoded."""
     block_start = block_end = -1
     for offset, _line, chunk in iter_sections(data):
+        text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
+        work.words.append((offset, text, "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
             work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
             block_start = -1
@@ -245,14 +304,21 @@ def _section_blocks(data: bytes, work: _Work) -> None:
         work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
 
 
-def _consume_l1(data: bytes, start: int, first_line: int, work: _Work, base: int = 0) -> tuple[int, int, int]:
+def _consume_l1(
+    data: bytes,
+    start: int,
+    first_line: int,
+    work: _Work,
+    base: int = 0,
+    neighbours: Neighbours | None = None,
+) -> tuple[int, int, int]:
     """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
 
     A last line without a newline is taken if it parses (the JS plugin writes files that
     way) and the tail is then "open": the next append must begin with a newline. A last
     line that does not parse is being written: it is left for the next refresh.
     """
-    blocks = _Blocks(work)
+    blocks = _WordBlocks(work, neighbours or Neighbours())
     pos = start
     line = first_line
     n = len(data)
@@ -266,14 +332,14 @@ def _consume_l1(data: bytes, start: int, first_line: int, work: _Work, base: int
             if isinstance(entry, dict):
                 body = l1_body(entry)
                 if body:
-                    blocks.add(base + pos, body)
+                    blocks.add_entry(base + pos, entry, body)
             blocks.flush()
             return n, line, 1
         entry = _parse(data[pos:nl])
         if isinstance(entry, dict):
             body = l1_body(entry)
             if body:
-                blocks.add(base + pos, body)
+                blocks.add_entry(base + pos, entry, body)
         pos = nl + 1
         line += 1
     blocks.flush()
@@ -296,192 +362,495 @@ def _parse(raw: bytes) -> object:
             return _BROKEN
 
 
+# -- what changed ---------------------------------------------------------------------------
+
+#: Folder times newer than this (relative to the listing) are not trusted: a file added in the
+#: same clock tick as the listing would leave the time unchanged (git's "racy" entries).
+RACY_NS = 2_000_000_000
+_ROW_COLUMNS = (
+    "id, rel, tier, kind, size, mtime_ns, offset, next_line, open_tail, head_fp, tail_fp, bytes, inode"
+)
+
+
+def _mark(path: Path, with_size: bool = False) -> str:
+    """inode:mtime_ns (and size) of a path, or "-" when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_ino}:{st.st_mtime_ns}" + (f":{st.st_size}" if with_size else "")
+
+
+def _dir_mark(path: Path, listed_at_ns: int) -> str:
+    """A folder's mark as recorded after listing it: empty (never equal) while it is racy."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    if st.st_mtime_ns >= listed_at_ns - RACY_NS:
+        return ""
+    return f"{st.st_ino}:{st.st_mtime_ns}"
+
+
+def _root_mark(root: str) -> str:
+    """The store folder's searchable names, and memory.md's and the named files' stats.
+
+    Not the folder's time: SQLite creates and removes the index's own ``-wal`` file there.
+    Archives are written once; a summary replaced by its job is named in the journal;
+    memory.md and the named files are few and edited in place (by flush, by hand).
+    """
+    try:
+        names = sorted(name for name in os.listdir(root) if not name.startswith("."))
+    except OSError:
+        return "-"
+    digest = zlib.crc32("\n".join(names).encode("utf-8", "surrogateescape"))
+    files = ";".join(_mark(Path(root, name), with_size=True) for name in _ROOT_FILES)
+    return f"{len(names)}:{digest}|{files}"
+
+
+_ROOT_FILES = (MEMORY_FILE, *sorted(set(NAMED_MEMORY_FILES.values())))
+
+
+@dataclass
+class _Plan:
+    """What a refresh will do, decided before anything is written."""
+
+    scope: frozenset[str]
+    reset: bool = False  # drop everything first (reindex)
+    compact: bool = False  # drop the archive and L1 indexes first (too many dead rows)
+    todo: list[tuple[SourceFile, _Row | None]] = field(default_factory=list)
+    removed: list[_Row] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)  # recorded with the changes
+
+    @property
+    def total(self) -> int:
+        return sum(max(0, s.size - (row.offset if row and row.kind == s.kind else 0)) for s, row in self.todo)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.reset or self.compact or self.todo or self.removed)
+
+
+class _Planner:
+    """Finds what changed since the last refresh, doing per-file work only where something did.
+
+    The marks recorded in ``meta`` (the store and sessions folders' times, memory.md and the
+    named files, how far the change journal was read) tell in a few stats whether anything
+    can have changed. A changed folder is listed (names and inodes, no stat for a known
+    inode); files named in the journal are looked at; everything else is taken as it was.
+    A full check (every file's size and time) runs for a small store, a missing journal,
+    ``full``, and in the background every FULL_CHECK_SECONDS.
+    """
+
+    def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
+        self.paths = paths
+        self.conn = conn
+        self.meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self.root = str(paths.root)  # strings: the unchanged case makes a few stats, nothing more
+        self.sessions = os.path.join(self.root, SESSIONS_DIR)
+        self.journal = os.path.join(self.root, STATE_DIR, changes.JOURNAL)
+
+    def meta_int(self, key: str) -> int:
+        try:
+            return int(self.meta.get(key, 0))
+        except ValueError:
+            return 0
+
+    def plan(self, full: bool, scope: frozenset[str], background: bool) -> _Plan:
+        now = time.time_ns()
+        plan = _Plan(scope=scope, reset=full)
+        small = self.meta_int("files") < SMALL_STORE_FILES  # a few hundred stats: cheap
+        full_check = full or small or self.full_check_due(now, background)
+        if full_check and not small:
+            plan.meta["full_check_ns"] = str(now)
+        journal, read_to = self.read_journal()
+        if "l1" in scope:  # the journal is read on only by a refresh that handles all it names
+            plan.meta.update(read_to)
+        if scope - {"l1"}:
+            self.plan_root(plan, full_check, {rel for rel in journal if "/" not in rel})
+        if "l1" in scope:
+            self.plan_sessions(plan, full_check, now, {rel for rel in journal if rel.startswith("sessions/")})
+        return plan
+
+    def full_check_due(self, now: int, background: bool) -> bool:
+        if not os.path.exists(self.journal):
+            return True  # someone removed it: what was written meanwhile is unknown
+        period = FULL_CHECK_SECONDS * 1_000_000_000
+        return background and now - self.meta_int("full_check_ns") >= period
+
+    # -- the store folder: memory.md, named files, archives, summaries ----------------------
+    def plan_root(self, plan: _Plan, full_check: bool, journal: set[str]) -> None:
+        root_scope = plan.scope - {"l1"}
+        marks = _root_mark(self.root)
+        if not (full_check or plan.reset or journal) and self.meta.get("root_marks") == marks:
+            return
+        brief = self.brief(root_scope)
+        trusted = None
+        if not full_check:  # archives and summaries are replaced by renames: a new inode
+            trusted = {
+                rel: (r.size, r.mtime_ns, r.inode, r.tier)
+                for rel, r in brief.items()
+                if r.tier in ("l2", "l3") and rel not in journal
+            }
+        found = discover(self.paths, trusted, root_scope)
+        self.compare(plan, found, brief, listed=True)
+        plan.meta["root_marks"] = marks
+
+    # -- the sessions folder ------------------------------------------------------------------
+    def plan_sessions(self, plan: _Plan, full_check: bool, now: int, journal: set[str]) -> None:
+        listed = full_check or plan.reset or self.meta.get("l1_marks") != _mark(Path(self.sessions))
+        if listed:
+            brief = self.brief(frozenset({"l1"}))
+            found = self.list_sessions(brief, journal, full_check)
+            plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
+        elif journal:
+            brief = self.rows(sorted(journal))
+            found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(journal)) if s is not None]
+        else:
+            return
+        self.compare(plan, found, brief, listed=listed, names=None if listed else journal)
+
+    def read_journal(self) -> tuple[set[str], dict[str, str]]:
+        """Names the journal (and a moved-aside journal) added since last time, and how far it was read."""
+        found: set[str] = set()
+        read_to: dict[str, str] = {}
+        for key, path in (("journal_old", self.journal + changes.OLD_SUFFIX), ("journal", self.journal)):
+            inode, _, offset = self.meta.get(key, "0:0").partition(":")
+            read = changes.read_from(Path(path), int(inode or 0), int(offset or 0))
+            if read is None and key == "journal":  # start one: from now on it is the record
+                changes.create(self.paths)
+                read = changes.read_from(Path(path), 0, 0)
+            if read is None:
+                continue
+            read_to[key] = f"{read[0]}:{read[1]}"
+            found.update(read[2])
+        return found, read_to
+
+    def list_sessions(self, brief: dict[str, _Row], journal: set[str], full_check: bool) -> list[SourceFile]:
+        """The sessions folder's L1 files; a known name with the same inode is not stat'ed."""
+        if full_check:
+            return discover(self.paths, None, frozenset({"l1"}))
+        found: list[SourceFile] = []
+        try:
+            entries = list(os.scandir(self.paths.sessions))
+        except OSError:
+            return []
+        for entry in entries:
+            rel = "sessions/" + entry.name
+            row = brief.get(rel)
+            if row is not None and rel not in journal and row.inode == entry.inode():
+                found.append(SourceFile(rel, "l1", row.kind, row.size, row.mtime_ns, row.inode))
+                continue
+            source = _l1_source(entry)
+            if source is not None:
+                found.append(source)
+        return found
+
+    # -- comparing ----------------------------------------------------------------------------
+    def compare(
+        self,
+        plan: _Plan,
+        found: list[SourceFile],
+        brief: dict[str, _Row],
+        *,
+        listed: bool,
+        names: set[str] | None = None,
+    ) -> None:
+        """Changed files into ``plan.todo``; rows whose file is gone into ``plan.removed``."""
+        present = {s.rel for s in found}
+        for source in found:
+            row = brief.get(source.rel)
+            if plan.reset or _changed(source, row):
+                plan.todo.append((source, None if plan.reset else row))
+        if plan.reset:
+            return
+        expected = brief.keys() if listed else (names or set())
+        plan.removed.extend(brief[rel] for rel in expected if rel not in present and rel in brief)
+
+    def brief(self, scope: frozenset[str]) -> dict[str, _Row]:
+        marks = ", ".join("?" * len(scope))
+        sql = f"SELECT {_ROW_COLUMNS} FROM sources WHERE tier IN ({marks})"
+        return {r[1]: _Row(*r) for r in self.conn.execute(sql, tuple(scope))}
+
+    def rows(self, rels: Iterable[str]) -> dict[str, _Row]:
+        out: dict[str, _Row] = {}
+        for rel in rels:
+            row = self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM sources WHERE rel=?", (rel,)).fetchone()
+            if row:
+                out[rel] = _Row(*row)
+        return out
+
+    def compaction_due(self) -> bool:
+        garbage = self.meta_int("garbage_bytes")
+        if garbage <= MIN_GARBAGE_BYTES:
+            return False
+        row = self.conn.execute(
+            "SELECT coalesce(sum(bytes), 0) FROM sources WHERE tier IN ('l1', 'l2')"
+        ).fetchone()
+        return garbage > max(MIN_GARBAGE_BYTES, int(row[0]) // 3)
+
+
+def _l1_source(entry: os.DirEntry[str]) -> SourceFile | None:
+    name = entry.name
+    if name.startswith("."):
+        return None
+    if name.endswith(".l1.jsonl"):
+        kind = "l1"
+    elif name.endswith(".l1.jsonl.gz"):
+        kind = "l1gz"
+    else:
+        return None
+    try:
+        if not entry.is_file(follow_symlinks=False):
+            return None
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return SourceFile("sessions/" + name, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
+    name = rel.removeprefix("sessions/")
+    if "/" in name or name != rel[len("sessions/") :]:
+        return None
+    try:
+        st = os.lstat(paths.sessions / name)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    kind = "l1gz" if name.endswith(".l1.jsonl.gz") else "l1" if name.endswith(".l1.jsonl") else ""
+    if not kind:
+        return None
+    return SourceFile(rel, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+# -- writing what changed -------------------------------------------------------------------
+
+
+class _Transaction:
+    """One write transaction; ``chunked`` ones commit every COMMIT_BYTES so readers see progress."""
+
+    def __init__(self, conn: sqlite3.Connection, chunked: bool) -> None:
+        self.conn = conn
+        self.chunked = chunked
+        self.pending = 0
+
+    def wrote(self, nbytes: int, progress: str | None = None) -> None:
+        self.pending += nbytes
+        if self.chunked and self.pending >= COMMIT_BYTES:
+            if progress is not None:
+                _set_meta(self.conn, "building", progress)
+            self.conn.execute("COMMIT")
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.pending = 0
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, chunked: bool = False) -> Iterator[_Transaction]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any error (the index is never half-updated)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield _Transaction(conn, chunked)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: int | str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, str(value)))
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return str(row[0]) if row else None
+
+
 class _Updater:
+    """Applies a :class:`_Plan`: rows of removed files set aside, changed files read and written."""
+
     def __init__(self, paths: StorePaths, conn: sqlite3.Connection, progress: Progress | None) -> None:
         self.paths = paths
         self.conn = conn
         self.progress = progress
         self.stats = RefreshStats()
-        self.pending = 0
-        self.in_tx = False
-        self.next_small_rowid = (conn.execute("SELECT max(rowid) FROM docs").fetchone()[0] or 0) + 1
+        self.next_small_rowid = 0
 
-    # -- transactions ---------------------------------------------------------------------
-    def begin(self) -> None:
-        if not self.in_tx:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.in_tx = True
+    def run(self, full: bool, tiers: Iterable[str] | None = None, *, background: bool = True) -> RefreshStats:
+        """Update the files of ``tiers`` (all by default: a search refreshes what it reads).
 
-    def commit(self) -> None:
-        if self.in_tx:
-            self.conn.execute("COMMIT")
-            self.in_tx = False
-            self.pending = 0
-
-    def maybe_commit(self) -> None:
-        if self.pending >= COMMIT_BYTES:
-            self.commit()
-            self.begin()
-
-    # -- meta -----------------------------------------------------------------------------
-    def meta_int(self, key: str) -> int:
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        try:
-            return int(row[0]) if row else 0
-        except ValueError:
-            return 0
-
-    def set_meta(self, key: str, value: int | str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (key, str(value)))
-
-    def add_garbage(self, n: int) -> None:
-        self.set_meta("garbage_bytes", self.meta_int("garbage_bytes") + n)
-
-    # -- the work -------------------------------------------------------------------------
-    def rows(self, rels: Iterable[str] | None = None) -> dict[str, _Row]:
-        sql = (
-            "SELECT id, rel, tier, kind, size, mtime_ns, offset, next_line, open_tail, head_fp, tail_fp, bytes"
-            " FROM sources"
-        )
-        if rels is None:
-            return {r[1]: _Row(*r) for r in self.conn.execute(sql)}
-        out: dict[str, _Row] = {}
-        for rel in rels:
-            row = self.conn.execute(sql + " WHERE rel=?", (rel,)).fetchone()
-            if row:
-                out[rel] = _Row(*row)
-        return out
-
-    def brief(self, scope: frozenset[str]) -> dict[str, tuple[int, int, str, str, int, int]]:
-        """rel -> (size, mtime_ns, kind, tier, bytes, inode) of the files of ``scope``'s tiers."""
-        marks = ", ".join("?" * len(scope))
-        return {
-            r[0]: r[1:]
-            for r in self.conn.execute(
-                f"SELECT rel, size, mtime_ns, kind, tier, bytes, inode FROM sources WHERE tier IN ({marks})",
-                tuple(scope),
-            )
-        }
-
-    def quick_check(self) -> bool:
-        """May archives and summaries with an unchanged inode skip their stat?
-
-        They are written once or replaced by a rename (a new inode). An edit in place is
-        caught by the full check made every FULL_CHECK_SECONDS.
+        ``background`` refreshes (the public ``refresh``, the index job) may also compact
+        the index and make the periodic full check; a search's refresh never does.
         """
-        return time.time_ns() - self.meta_int("full_check_ns") < FULL_CHECK_SECONDS * 1_000_000_000
-
-    def run(self, full: bool, tiers: Iterable[str] | None = None) -> RefreshStats:
-        """Update the files of ``tiers`` (all by default: a search refreshes what it reads)."""
         start = time.monotonic()
         scope = frozenset(TIERS if full or tiers is None else tiers)
-        if full:
-            self.reset_all()
-        brief = self.brief(scope)
-        if not full and scope >= set(BIG_TIERS) and self.compaction_due(brief):
-            self.stats.notes.append("search index compacted (rebuilt the archive and L1 indexes)")
-            self.reset_big()
-            brief = self.brief(scope)
-        trusted = self.quick_check()
-        recorded = {rel: (b[0], b[1], b[5], b[3]) for rel, b in brief.items() if b[3] in ("l2", "l3")}
-        found = discover(self.paths, recorded if trusted else None, scope)
-        present = {s.rel for s in found}
-        changed = [s for s in found if _changed(s, brief.get(s.rel))]
-        removed = [rel for rel in brief if rel not in present]
-        if not changed and not removed and trusted:
-            self.stats.seconds = time.monotonic() - start
-            return self.stats
-        known = self.rows([*(s.rel for s in changed if s.rel in brief), *removed])
-        todo = [(s, known.get(s.rel)) for s in changed]
-        total = sum(max(0, s.size - (row.offset if row else 0)) for s, row in todo)
-        bulk = total >= BULK_BYTES
-        self.begin()
-        try:
-            for rel in removed:
-                self.drop_source(known[rel])
-                self.stats.files_removed += 1
-            if bulk:
-                self.bulk_settings(True)
-            done = 0
-            for work in self.prepared(todo, threaded=bulk):
-                if self.progress:
-                    self.progress(done, total, work.source.rel)
-                self.apply(work)
-                done += work.read
-                self.maybe_commit()
-            if bulk:
-                self.bulk_settings(False)
-            if self.progress:
-                self.progress(max(done, total), max(done, total), "")
-            if not trusted:
-                self.set_meta("full_check_ns", time.time_ns())
-            self.commit()
-        except BaseException:
-            if self.in_tx:
-                self.conn.execute("ROLLBACK")
-                self.in_tx = False
-            raise
+        planner = _Planner(self.paths, self.conn)
+        plan = planner.plan(full, scope, background)
+        if not full and scope >= set(BIG_TIERS) and planner.compaction_due():
+            if background:
+                plan = planner.plan(False, scope, background)
+                plan.compact = True
+                plan.todo = [(s, None) for s in discover(self.paths, None, frozenset(BIG_TIERS))] + [
+                    item for item in plan.todo if item[0].tier not in BIG_TIERS
+                ]
+                plan.removed = [r for r in plan.removed if r.tier not in BIG_TIERS]
+            else:
+                self.stats.notes.append("search index has many dead rows: compacting it in the background")
+                _start_index_job(self.paths)
+        plan.meta = {key: value for key, value in plan.meta.items() if planner.meta.get(key) != value}
+        if not plan.empty or plan.meta:
+            self.apply(plan, fresh=not planner.meta_int("files") and not planner.meta.get("built"))
         self.stats.seconds = time.monotonic() - start
         return self.stats
 
-    def prepared(self, todo: list[tuple[SourceFile, _Row | None]], threaded: bool) -> Iterator[_Work]:
-        """The files read and cut, in order; on a big load a helper process reads while SQLite writes."""
-        if not threaded:
-            for source, row in todo:
-                yield _prepare(self.paths, source, row)
-            return
-        yield from _prepare_in_helper(self.paths, todo)
+    def apply(self, plan: _Plan, fresh: bool) -> None:
+        """Write the plan in one transaction (a rebuild: readers keep the old index until it is
+        done), or in chunks when the index starts empty or the change is incremental."""
+        with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
+            if plan.reset:
+                self.reset_all()
+            elif plan.compact:
+                self.reset_big()
+                self.stats.notes.append("search index compacted (rebuilt the archive and L1 indexes)")
+            self.next_small_rowid = (self.conn.execute("SELECT max(rowid) FROM docs").fetchone()[0] or 0) + 1
+            for row in plan.removed:
+                self.drop_source(row)
+                self.stats.files_removed += 1
+            todo = [(s, row) for s, row in plan.todo if row is not None or not self.revive(s)]
+            self.write_files(todo, plan.total, tx, show_progress=fresh)
+            self.record(plan)
+        if plan.reset or plan.compact or self.stats.files_removed:
+            _tidy(self.conn)
+        if plan.removed or plan.todo:
+            _rotate_journal(self.paths, self.conn)
 
-    def compaction_due(self, brief: dict[str, tuple[int, int, str, str, int, int]]) -> bool:
-        garbage = self.meta_int("garbage_bytes")
-        live = sum(b[4] for b in brief.values() if b[3] in BIG_TIERS)
-        return garbage > max(MIN_GARBAGE_BYTES, live // 3)
+    def write_files(
+        self, todo: list[tuple[SourceFile, _Row | None]], total: int, tx: _Transaction, show_progress: bool
+    ) -> None:
+        """Read, cut and write the files; a big load reads in a pool and merges at the end."""
+        bulk = total >= BULK_BYTES
+        if bulk:
+            self.bulk_settings(True)
+        done = 0
+        label = f"{{}}/{total}" if show_progress and bulk else None
+        for work in _prepared(self.paths, todo, in_pool=bulk):
+            if self.progress:
+                self.progress(done, total, work.source.rel)
+            self.apply_work(work)
+            done += work.read
+            tx.wrote(work.read, label.format(done) if label else None)
+        if bulk:
+            self.bulk_settings(False)
+        if self.progress:
+            self.progress(max(done, total), max(done, total), "")
 
+    def record(self, plan: _Plan) -> None:
+        """What the next refresh compares with: the marks, the file count, a finished build."""
+        for key, value in plan.meta.items():
+            _set_meta(self.conn, key, value)
+        _set_meta(self.conn, "files", self.conn.execute("SELECT count(*) FROM sources").fetchone()[0])
+        _set_meta(self.conn, "built", 1)
+        self.conn.execute("DELETE FROM meta WHERE key='building'")
+
+    # -- dropping and reviving rows ---------------------------------------------------------
     def reset_all(self) -> None:
-        self.begin()
         self.conn.execute("DELETE FROM docs")
         self.conn.execute("DELETE FROM sources")
         self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
-        self.commit()
+        self.conn.execute("INSERT INTO words_small(words_small) VALUES('delete-all')")
         self.reset_big()
 
     def reset_big(self) -> None:
-        self.begin()
         for table in schema.BIG_FTS.values():
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        for tier in BIG_TIERS:
+            words = schema.WORDS[tier]
+            self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
-        self.set_meta("garbage_bytes", 0)
-        self.commit()
+        self.conn.execute("DELETE FROM gone")
+        _set_meta(self.conn, "garbage_bytes", 0)
         self.stats.rebuilt = True
 
+    def add_garbage(self, n: int) -> None:
+        value = int(_meta(self.conn, "garbage_bytes") or 0) + n
+        _set_meta(self.conn, "garbage_bytes", max(0, value))
+
+    def drop_source(self, row: _Row) -> None:
+        """A file left: its archive/L1 rows stay (dead) and its source is set aside, so a
+        rename, a gzip or a restore from the trash gets them back without reading it."""
+        if row.tier in BIG_TIERS:
+            self.add_garbage(row.bytes)
+            self.conn.execute(
+                f"INSERT INTO gone({_ROW_COLUMNS}) SELECT {_ROW_COLUMNS} FROM sources WHERE id=?", (row.id,)
+            )
+        else:
+            self.delete_small_docs(row.id)
+        self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
+
+    def revive(self, source: SourceFile) -> bool:
+        """Take back the rows of a file set aside that ``source`` is (renamed, gzipped, restored)."""
+        if source.tier not in BIG_TIERS:
+            return False
+        plain = source.rel.removesuffix(".gz")
+        candidates = self.conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM gone WHERE inode=? OR rel=? ORDER BY id DESC", (source.inode, plain)
+        ).fetchall()
+        for found in (_Row(*c) for c in candidates):
+            if self.same_content(source, found):
+                self.conn.execute(
+                    f"INSERT INTO sources({_ROW_COLUMNS}) SELECT {_ROW_COLUMNS} FROM gone WHERE id=?",
+                    (found.id,),
+                )
+                self.conn.execute("DELETE FROM gone WHERE id=?", (found.id,))
+                self.conn.execute(
+                    "UPDATE sources SET rel=?, kind=?, size=?, mtime_ns=?, inode=? WHERE id=?",
+                    (source.rel, source.kind, source.size, source.mtime_ns, source.inode, found.id),
+                )
+                self.add_garbage(-found.bytes)
+                self.stats.files_renamed += 1
+                return True
+        return False
+
+    def same_content(self, source: SourceFile, row: _Row) -> bool:
+        if source.kind == row.kind:  # a rename keeps the inode, size and time
+            return (source.inode, source.size, source.mtime_ns) == (row.inode, row.size, row.mtime_ns)
+        if source.kind != "l1gz" or row.kind != "l1" or row.offset != row.size:
+            return False
+        return _gzip_matches(self.paths.root / source.rel, row)
+
+    def delete_small_docs(self, src: int) -> None:
+        old = self.conn.execute(
+            "SELECT rowid, tier, type, loc, line, date, title, body, session FROM docs WHERE src=?", (src,)
+        ).fetchall()
+        self.conn.executemany(
+            "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
+            [(row[0], row[7].lower() + schema.BLOCK_TAIL) for row in old],
+        )
+        self.conn.executemany(
+            "INSERT INTO words_small(words_small, rowid, hi, lo, ctx) VALUES('delete', ?, ?, ?, ?)",
+            [(row[0], *small_word_fields(Doc(row[1], row[2], "", *row[3:]))) for row in old],
+        )
+        self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
+
+    # -- writing ----------------------------------------------------------------------------
     def bulk_settings(self, on: bool) -> None:
         """Large loads: merge segments at the end instead of as they come (about twice as fast)."""
-        for table in ("fts_small", *schema.BIG_FTS.values()):
+        for table in ("fts_small", *schema.BIG_FTS.values(), *schema.WORDS.values()):
             if on:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 0)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 2000)")
             else:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 4)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 16)")
-                if table == "fts_l1":  # the big one: bounded merge work now, the rest as it comes
+                if table in (
+                    "fts_l1",
+                    "words_l1",
+                ):  # the big ones: bounded merge work now, the rest as it comes
                     self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', 500)")
                 else:  # a fraction of the size: one segment makes every query ~10x cheaper
                     self.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
-
-    def drop_source(self, row: _Row) -> None:
-        if row.tier in BIG_TIERS:
-            self.add_garbage(row.bytes)
-        else:
-            self.delete_small_docs(row.id)
-        self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
-
-    def delete_small_docs(self, src: int) -> None:
-        old = self.conn.execute("SELECT rowid, body FROM docs WHERE src=?", (src,)).fetchall()
-        self.conn.executemany(
-            "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
-            [(rowid, body.lower() + schema.BLOCK_TAIL) for rowid, body in old],
-        )
-        self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     def new_source(self, source: SourceFile) -> int:
         cur = self.conn.execute(
@@ -491,12 +860,11 @@ class _Updater:
         assert cur.lastrowid is not None
         return cur.lastrowid
 
-    def apply(self, work: _Work) -> None:
+    def apply_work(self, work: _Work) -> None:
         """Write one prepared file into the index."""
         source, row = work.source, work.row
         self.stats.files_read += 1
         self.stats.bytes_read += work.read
-        self.pending += work.read
         if work.append and row is not None:
             src = row.id
             indexed = row.bytes + (work.end - row.offset)
@@ -513,6 +881,13 @@ class _Updater:
             self.conn.executemany(
                 f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
                 [(key + off, text + schema.BLOCK_TAIL) for off, text in work.blocks],
+            )
+        if work.words and source.tier in BIG_TIERS:
+            words = schema.WORDS[source.tier]
+            key = src << schema.OFFSET_BITS
+            self.conn.executemany(
+                f"INSERT INTO {words}(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
+                [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words],
             )
         self.stats.docs_added += work.docs
         self.conn.execute(
@@ -547,115 +922,163 @@ class _Updater:
             "INSERT INTO fts_small(rowid, body) VALUES(?, ?)",
             [(rid, d.body.lower() + schema.BLOCK_TAIL) for rid, d in zip(rowids, docs, strict=True)],
         )
+        self.conn.executemany(
+            "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
+            [(rid, *small_word_fields(d)) for rid, d in zip(rowids, docs, strict=True)],
+        )
+
+
+def _gzip_matches(path: Path, row: _Row) -> bool:
+    """Is this gzip the file the row indexed? Its stated length and its first 4 KB say so."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-4, os.SEEK_END)
+            (isize,) = struct.unpack("<I", handle.read(4))
+            if isize != row.offset & 0xFFFFFFFF:
+                return False
+            handle.seek(0)
+            unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            head = b""
+            want = min(FINGERPRINT_BYTES, row.offset)
+            while len(head) < want:
+                chunk = handle.read(16384)
+                if not chunk:
+                    break
+                head += unpacker.decompress(chunk, want - len(head))
+                while unpacker.unconsumed_tail and len(head) < want:
+                    head += unpacker.decompress(unpacker.unconsumed_tail, want - len(head))
+    except (OSError, zlib.error, struct.error):
+        return False
+    return _fp(head[:want]) == row.head_fp
+
+
+def _tidy(conn: sqlite3.Connection) -> None:
+    """Give free pages back after a large change (the database is in incremental auto-vacuum)."""
+    ((free,),) = conn.execute("PRAGMA freelist_count").fetchall()
+    ((pages,),) = conn.execute("PRAGMA page_count").fetchall()
+    if pages and free * 8 >= pages:  # an eighth or more is free
+        conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page only
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def live_bytes(conn: sqlite3.Connection) -> int:
+    """The index's size in pages in use (free pages left by deletes not counted)."""
+    ((size,),) = conn.execute("PRAGMA page_size").fetchall()
+    ((pages,),) = conn.execute("PRAGMA page_count").fetchall()
+    ((free,),) = conn.execute("PRAGMA freelist_count").fetchall()
+    return int(size * (pages - free))
+
+
+def _rotate_journal(paths: StorePaths, conn: sqlite3.Connection) -> None:
+    """Move a long journal that was read to its end aside; its late additions are still read."""
+    journal = changes.journal_path(paths)
+    try:
+        st = os.stat(journal)
+    except OSError:
+        return
+    read = _meta(conn, "journal") or "0:0"
+    if st.st_size < JOURNAL_ROTATE_BYTES or read != f"{st.st_ino}:{st.st_size}":
+        return
+    try:
+        os.replace(journal, changes.old_journal_path(paths))
+        fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+        new_inode = os.stat(journal).st_ino
+    except OSError:
+        return
+    with transaction(conn):
+        _set_meta(conn, "journal_old", read)
+        _set_meta(conn, "journal", f"{new_inode}:0")
+
+
+# -- reading the files in a process pool ------------------------------------------------------
 
 
 def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, _Row | None]]) -> list[_Work]:
     return [_prepare(paths, source, row) for source, row in batch]
 
 
-def _prepare_in_helper(paths: StorePaths, todo: list[tuple[SourceFile, _Row | None]]) -> Iterator[_Work]:
-    """Read and cut files in a helper process (no GIL shared with the writer), a few batches ahead.
-
-    The helper is ``python -m memkeeper.core.search.indexer`` speaking length-prefixed
-    pickles over its stdin/stdout; requests are small, so the pipes cannot deadlock.
-    Falls back to this process if the helper cannot be started or dies.
-    """
-    # Imported here: only a bulk build uses them (about 12 ms off every search's start-up).
-    import pickle
-    import subprocess
-
+def _batches(todo: list[tuple[SourceFile, _Row | None]]) -> list[list[tuple[SourceFile, _Row | None]]]:
     batches: list[list[tuple[SourceFile, _Row | None]]] = [[]]
     size = 0
     for item in todo:
-        batches[-1].append(item)
-        size += item[0].size
-        if size >= HELPER_BATCH_BYTES:
+        if batches[-1] and (size >= POOL_BATCH_BYTES or len(batches[-1]) >= POOL_BATCH_FILES):
             batches.append([])
             size = 0
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memkeeper.core.search.indexer", "--prepare-helper"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        proc = None
-    if proc is None or proc.stdin is None or proc.stdout is None:
+        batches[-1].append(item)
+        size += item[0].size
+    return [b for b in batches if b]
+
+
+def _prepared(
+    paths: StorePaths, todo: list[tuple[SourceFile, _Row | None]], in_pool: bool
+) -> Iterator[_Work]:
+    """The files read and cut, in order. A big load reads in a process pool while this
+    process writes to SQLite; at most POOL_WINDOW batches are in flight, each answered
+    before another is sent, and the pool's own feeder never blocks on a full pipe."""
+    if not in_pool:
         for source, row in todo:
             yield _prepare(paths, source, row)
         return
-    sent = 0
+    batches = _batches(todo)
     done = 0
     try:
-        while done < len(batches):
-            while sent < len(batches) and sent - done < HELPER_WINDOW:
-                _send(proc.stdin, (paths, batches[sent]))
-                sent += 1
-            reply = _receive(proc.stdout)
-            if not isinstance(reply, list):
-                raise OSError("the index helper stopped")
-            done += 1
-            yield from reply
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
-        for batch in batches[done:]:  # finish here, nothing lost
-            for source, row in batch:
-                yield _prepare(paths, source, row)
-    finally:
+        from concurrent.futures import Future, ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = ProcessPoolExecutor(max_workers=POOL_WORKERS, mp_context=_mp_context())
+    except (ImportError, OSError):
+        pool = None
+    if pool is not None:
         try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            pending: deque[Future[list[_Work]]] = deque()
+            for batch in batches[:POOL_WINDOW]:
+                pending.append(pool.submit(_prepare_batch, paths, batch))
+            while pending:
+                works = pending.popleft().result()
+                following = done + len(pending) + 1
+                if following < len(batches):
+                    pending.append(pool.submit(_prepare_batch, paths, batches[following]))
+                done += 1
+                yield from works
+        except (BrokenProcessPool, OSError, EOFError):
+            pass  # finish here, nothing lost
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    for batch in batches[done:]:
+        for source, row in batch:
+            yield _prepare(paths, source, row)
 
 
-def _send(stream: IO[bytes], obj: object) -> None:
-    import pickle
+def _mp_context() -> BaseContext:
+    """fork when this process runs one thread (nothing to re-import); spawn otherwise (a
+    fork would copy locks other threads hold). A spawned child runs with our flags (-P)."""
+    import multiprocessing
+    import threading
 
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
-
-
-def _receive(stream: IO[bytes]) -> object:
-    head = stream.read(8)
-    if len(head) < 8:
-        raise EOFError("the index helper closed its pipe")
-    (length,) = struct.unpack("<Q", head)
-    data = stream.read(length)
-    if len(data) < length:
-        raise EOFError("the index helper closed its pipe")
-    import pickle
-
-    return pickle.loads(data)
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
 
 
-def _helper_main() -> int:
-    """The helper's loop: (paths, batch) in, list of _Work out, until stdin closes."""
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            request = _receive(stdin)
-        except EOFError:
-            return 0
-        assert isinstance(request, tuple)
-        store: StorePaths = request[0]
-        batch: list[tuple[SourceFile, _Row | None]] = request[1]
-        _send(stdout, _prepare_batch(store, batch))
-
-
-def _changed(source: SourceFile, brief: tuple[int, int, str, str, int, int] | None) -> bool:
+def _changed(source: SourceFile, row: _Row | None) -> bool:
     return (
-        brief is None
-        or brief[0] != source.size
-        or brief[1] != source.mtime_ns
-        or brief[2] != source.kind
-        or brief[5] != source.inode
+        row is None
+        or row.size != source.size
+        or row.mtime_ns != source.mtime_ns
+        or row.kind != source.kind
+        or row.inode != source.inode
     )
+
+
+def _start_index_job(paths: StorePaths) -> None:
+    from memkeeper.core.jobs import start_job
+
+    try:
+        start_job(paths, "index")
+    except OSError:
+        pass
+
+
+# -- the public operations ------------------------------------------------------------------
 
 
 def refresh(
@@ -665,7 +1088,10 @@ def refresh(
     full: bool = False,
     lock_timeout: float = 30.0,
 ) -> RefreshStats:
-    """Bring the index up to date (incrementally unless ``full``); IndexBusy if another writer holds it."""
+    """Bring the index up to date (incrementally unless ``full``); IndexBusy if another writer holds it.
+
+    This is the background refresh: it may also compact the index and check every file.
+    """
     if not paths.root.is_dir():
         return RefreshStats(notes=["no memory store here yet"])
     with writer(paths, lock_timeout):
@@ -679,20 +1105,25 @@ def refresh(
 
 
 def refresh_locked(
-    paths: StorePaths, conn: sqlite3.Connection, full: bool = False, tiers: Iterable[str] | None = None
+    paths: StorePaths,
+    conn: sqlite3.Connection,
+    full: bool = False,
+    tiers: Iterable[str] | None = None,
+    progress: Progress | None = None,
 ) -> RefreshStats:
-    """``refresh`` for a caller that already holds the writer lock and a connection."""
-    return _Updater(paths, conn, None).run(full, tiers)
+    """A search's refresh, for a caller that holds the writer lock and a connection: only
+    what changed, never a compaction or a full check of a large store."""
+    return _Updater(paths, conn, progress).run(full, tiers, background=False)
 
 
 def reindex(
     paths: StorePaths, progress: Progress | None = None, *, lock_timeout: float = 30.0
 ) -> RefreshStats:
-    """Rebuild the whole index from the files."""
+    """Rebuild the whole index from the files, in one transaction: searches meanwhile
+    answer from the index as it was."""
     if not paths.root.is_dir():
         return RefreshStats(notes=["no memory store here yet"])
     with writer(paths, lock_timeout):
-        schema.remove_db(paths.search_db)
         conn, notes = schema.open_index(paths.search_db)
         try:
             stats = _Updater(paths, conn, progress).run(True)
@@ -702,11 +1133,129 @@ def reindex(
     return stats
 
 
-__all__ = ["Doc", "IndexBusy", "Progress", "RefreshStats", "refresh", "refresh_locked", "reindex"]
+BUSY_NOTE = "the search index is being updated by another process: results may be a moment old"
 
 
-if __name__ == "__main__":
-    # run the loop from the module imported by its real name, so pickles name its classes right
-    from memkeeper.core.search.indexer import _helper_main as helper_main
+@contextmanager
+def open_for_search(
+    paths: StorePaths,
+    tiers: Iterable[str] | None = None,
+    *,
+    refresh: bool = True,
+    lock_wait: float = 0.25,
+    progress: Progress | None = None,
+) -> Iterator[tuple[sqlite3.Connection, list[str]]]:
+    """A connection to read the index from, and notes for the person searching.
 
-    sys.exit(helper_main())
+    With the writer lock (waited for at most ``lock_wait``), what changed is indexed first.
+    While another process writes, the index is read as it was last committed (WAL), with a
+    note. IndexBusy when there is no usable index to read (the caller scans the files).
+    """
+    conn: sqlite3.Connection | None = None
+    try:
+        with writer(paths, lock_wait):
+            conn, notes = schema.open_index(paths.search_db)
+            if refresh:
+                notes.extend(refresh_locked(paths, conn, tiers=tiers, progress=progress).notes)
+    except IndexBusy:
+        if conn is not None:
+            conn.close()
+        conn, notes = _open_reader(paths)
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+    try:
+        yield conn, notes
+    finally:
+        conn.close()
+
+
+def _open_reader(paths: StorePaths) -> tuple[sqlite3.Connection, list[str]]:
+    """The committed index, read-only, while another process writes; IndexBusy if unusable."""
+    if not paths.search_db.exists():
+        raise IndexBusy("the search index is being built by another process")
+    conn = schema.connect(paths.search_db)
+    try:
+        if schema.schema_version(conn) != schema.SCHEMA_VERSION:
+            raise IndexBusy("the search index is being rebuilt by another process")
+        building = _meta(conn, "building")
+        if building is not None:
+            done, _, total = building.partition("/")
+            if int(total or 0) < SCAN_BELOW_BYTES:
+                raise IndexBusy("the search index is being built by another process")
+            share = int(done or 0) * 100 // max(1, int(total or 1))
+            return conn, [f"the search index is being built ({share} % done): results may be incomplete"]
+        if _meta(conn, "built") is None:
+            raise IndexBusy("the search index is being built by another process")
+    except BaseException:
+        conn.close()
+        raise
+    return conn, [BUSY_NOTE]
+
+
+def build_progress(paths: StorePaths) -> tuple[int, int] | None:
+    """(bytes done, bytes total) of a first build running in any process, or None.
+
+    For a screen that shows the build another process (the background job) is making.
+    """
+    if not paths.search_db.exists():
+        return None
+    try:
+        conn = schema.connect(paths.search_db)
+    except sqlite3.Error:
+        return None
+    try:
+        building = _meta(conn, "building")
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if not building:
+        return None
+    done, _, total = building.partition("/")
+    try:
+        return int(done), int(total)
+    except ValueError:
+        return None
+
+
+def index_worth_keeping(paths: StorePaths) -> bool:
+    """Should a background job keep the index fresh? Yes once it exists or the store is big."""
+    if paths.search_db.exists():
+        return True
+    try:
+        with os.scandir(paths.sessions) as entries:
+            for count, _entry in enumerate(entries, 1):
+                if count >= BACKGROUND_BUILD_FILES:
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def run_index_job(paths: StorePaths, options: dict[str, object]) -> None:
+    """Job runner ``index``: refresh the index in the background (after the L1, flush and
+    summary jobs), so a search finds it ready."""
+    if options.get("if_worth") and not index_worth_keeping(paths):
+        return
+    try:
+        refresh(paths, lock_timeout=JOB_LOCK_SECONDS)
+    except IndexBusy:
+        pass  # a long rebuild holds it; the next job catches up
+
+
+__all__ = [
+    "Doc",
+    "IndexBusy",
+    "Progress",
+    "RefreshStats",
+    "build_progress",
+    "live_bytes",
+    "open_for_search",
+    "refresh",
+    "refresh_locked",
+    "reindex",
+    "run_index_job",
+    "transaction",
+]

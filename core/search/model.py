@@ -10,9 +10,20 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+#: Seed 003's matcher: a hit at or above HIGH_CONFIDENCE is worth expanding with its text;
+#: one at or above SUGGESTED_CONFIDENCE is worth listing; below, it is a weak match.
+HIGH_CONFIDENCE = 0.92
+SUGGESTED_CONFIDENCE = 0.75
+
 
 class Hit(NamedTuple):
-    """One compact search result (progressive disclosure, layer 1)."""
+    """One compact search result (progressive disclosure, layer 1).
+
+    ``confidence`` in [0, 1] says how well the hit answers the whole query, comparable
+    across queries (unlike ``score``): in ranked mode, the share of the query's words
+    (weighted by rarity) the entry holds, phrases and neighbours counted; in exact mode
+    every hit holds every word, so 1.0.
+    """
 
     id: str
     tier: str
@@ -26,6 +37,16 @@ class Hit(NamedTuple):
     tokens: int
     score: float
     highlights: tuple[tuple[int, int], ...] = ()
+    confidence: float = 0.0
+
+    @property
+    def tier_of_confidence(self) -> str:
+        """``high`` (expand it), ``suggested`` (list it) or ``low``, by seed 003's thresholds."""
+        if self.confidence >= HIGH_CONFIDENCE:
+            return "high"
+        if self.confidence >= SUGGESTED_CONFIDENCE:
+            return "suggested"
+        return "low"
 
     def marked_snippet(self, open_mark: str = "«", close_mark: str = "»") -> str:
         """The snippet with each match wrapped in the given marks (plain text)."""
@@ -67,6 +88,14 @@ class SearchResults(NamedTuple):
     tiers: tuple[TierResult, ...]
     source: str  # "index" or "scan"
     warnings: tuple[str, ...] = ()
+    mode: str = "exact"  # "ranked": words ranked by BM25; "exact": every term as a substring
+    suggestions: tuple[str, ...] = ()  # close words from the index when no query word occurs
+
+    @property
+    def ranked(self) -> list[Hit]:
+        """Every hit, best first across the tiers (by confidence, then score within a tier)."""
+        order = {tier.tier: i for i, tier in enumerate(self.tiers)}
+        return sorted(self.hits, key=lambda h: (-h.confidence, order.get(h.tier, 9), -h.score))
 
     @property
     def hits(self) -> list[Hit]:
@@ -84,7 +113,9 @@ class SearchResults(NamedTuple):
             "query": self.query,
             "terms": list(self.terms),
             "source": self.source,
+            "mode": self.mode,
             "warnings": list(self.warnings),
+            "suggestions": list(self.suggestions),
             "total": self.total,
             "tiers": [t.to_dict() for t in self.tiers],
         }

@@ -6,6 +6,8 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
 - ``sources``: one row per indexed file with its (size, mtime_ns), the byte offset read
   so far (L1 files are appended) and fingerprints that tell an append from a rewrite.
   Ids are never reused (AUTOINCREMENT), so index rows of a removed file stay dead.
+- ``gone``: the ``sources`` rows of archive and L1 files that left (forgotten, renamed,
+  gzipped), so a file that comes back under another name keeps its index rows.
 - ``docs`` + ``fts_small``: the memory and L3 tiers, kept whole in ``docs`` (small,
   rewritten often); their index rows are deleted with the old text, kept in ``docs``.
 - ``fts_l2`` / ``fts_l1``: contentless trigram indexes of the archives and L1 sessions.
@@ -15,6 +17,11 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   each of its characters and pairs of characters begins some trigram: a word of one or
   two characters is looked up as the trigrams it begins, listed by ``vocab_small``,
   ``vocab_l2`` and ``vocab_l1`` (fts5vocab views, no storage of their own).
+- ``words_small`` / ``words_l2`` / ``words_l1``: the word indexes of ranked search, one
+  row per entry (not per block), contentless, Porter-stemmed, with three columns: ``hi``
+  (typed prompts, assistant text, summaries, memory), ``lo`` (tool calls and output) and
+  ``ctx`` (the entry's conversational neighbours). A row's rowid is its doc's: the
+  ``docs`` rowid, or ``source id << 36 | byte offset`` of the section or L1 line.
 
 A database from another schema version is rebuilt (it holds nothing that is not in the
 files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and rebuilt.
@@ -26,11 +33,16 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
 VOCAB = {"small": "vocab_small", "l1": "vocab_l1", "l2": "vocab_l2"}
+#: The word indexes of ranked search, one per index above, and their vocabularies.
+WORDS = {"small": "words_small", "l1": "words_l1", "l2": "words_l2"}
+WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
+#: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
+WORD_COLUMNS = ("hi", "lo", "ctx")
 #: Appended to every indexed text: a query word never holds a newline (queries turn
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.
@@ -39,6 +51,9 @@ BLOCK_TAIL = "\n\n"
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
 #: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
 _FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
+
+#: Words, stemmed by Porter's algorithm, positions kept (phrases and adjacency), no text stored.
+_WORD_OPTIONS = "tokenize='porter unicode61 remove_diacritics 2', content=''"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -70,12 +85,35 @@ CREATE TABLE IF NOT EXISTS docs(
     session TEXT
 );
 CREATE INDEX IF NOT EXISTS docs_src ON docs(src);
+CREATE TABLE IF NOT EXISTS gone(
+    id INTEGER PRIMARY KEY,
+    rel TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    next_line INTEGER NOT NULL,
+    open_tail INTEGER NOT NULL,
+    head_fp BLOB,
+    tail_fp BLOB,
+    bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gone_inode ON gone(inode);
+CREATE INDEX IF NOT EXISTS gone_rel ON gone(rel);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS words_small USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l2 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l1 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l1 USING fts5vocab(words_l1, row);
 """
 
 
@@ -98,15 +136,40 @@ def is_busy(exc: BaseException) -> bool:
 
 def connect(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
     """Open (creating 0600) in autocommit mode; transactions are explicit."""
-    if not path.exists():
+    new = not path.exists() or path.stat().st_size == 0
+    if new:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         os.close(fd)
     conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+    if new:  # only a new file can take it: free pages go back after a big change
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection | None:
+    """A read-only connection to an index of the current schema; None if absent, busy, foreign or corrupt.
+
+    Nothing is created, repaired or written; a lock held past ``timeout`` seconds gives None.
+    """
+    if not path.is_file():
+        return None
+    uri = "file:" + str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA query_only=1")
+        if schema_version(conn) == SCHEMA_VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:

@@ -445,6 +445,98 @@ def l1_doc(
     )
 
 
+# -- what the word index holds (ranked search) -------------------------------------------
+
+#: Characters of an entry read into its own word fields, and of a neighbour into its context.
+WORD_FIELD_CHARS = 4000
+CONTEXT_CHARS = 300
+_HIGH_ROLES = ("user", "assistant")
+
+WordRow = tuple[int, str, str, str]  # (byte offset, hi, lo, ctx)
+
+
+class Neighbours:
+    """Builds the word rows of consecutive L1 entries, each with its neighbours as context.
+
+    An entry's ``ctx`` holds the start of the entry before it, of the entry after it and of
+    the last typed prompt (the question a tool result or an answer belongs to): one turn
+    rarely holds every word of the question that needs it. A row waits for its next entry;
+    ``finish`` gives the last one. ``hi`` is what a person or Claude wrote (prompts,
+    answers), ``lo`` the tool calls and their output.
+    """
+
+    __slots__ = ("pending", "prev", "prompt")
+
+    def __init__(self, prev: str = "", prompt: str = "") -> None:
+        self.prev = prev
+        self.prompt = prompt
+        self.pending: WordRow | None = None
+
+    def add(self, offset: int, entry: dict[str, Any], body: str) -> WordRow | None:
+        """The row of the entry before this one (now complete), if any."""
+        done = self._complete(body)
+        text = body[:WORD_FIELD_CHARS]
+        high = entry.get("role") in _HIGH_ROLES
+        ctx = self.prev if self.prompt in self.prev else f"{self.prompt}\n{self.prev}"
+        self.pending = (offset, text if high else "", "" if high else text, ctx.strip())
+        self.prev = body[:CONTEXT_CHARS]
+        if entry.get("role") == "user":
+            self.prompt = self.prev
+        return done
+
+    def _complete(self, next_body: str) -> WordRow | None:
+        if self.pending is None:
+            return None
+        offset, hi, lo, ctx = self.pending
+        self.pending = None
+        following = next_body[:CONTEXT_CHARS]
+        return (offset, hi, lo, f"{ctx}\n{following}".strip())
+
+    def finish(self) -> WordRow | None:
+        return self._complete("")
+
+
+def l1_neighbours_before(path: Path, offset: int, window: int = 65536) -> Neighbours:
+    """The neighbour state at ``offset`` of an L1 file (for an append): read from up to ``window`` bytes back."""
+    if offset <= 0:
+        return Neighbours()
+    start = max(0, offset - window)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(offset - start)
+    except OSError:
+        return Neighbours()
+    state = Neighbours()
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first one is cut
+    for raw in lines:
+        entry = _entry_of(raw)
+        if entry is not None:
+            body = l1_body(entry)
+            if body:
+                state.add(0, entry, body)
+    state.pending = None
+    return state
+
+
+def _entry_of(raw: bytes) -> dict[str, Any] | None:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def small_word_fields(doc: Doc) -> tuple[str, str, str]:
+    """The word fields of a memory or L3 doc: all of it is written by a person or a summary."""
+    return (doc.body, "", "")
+
+
 def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, bytes]]:
     """(offset, 1-based line, bytes) of each line from ``start``, the last even without a newline."""
     pos = start

@@ -49,6 +49,14 @@ class BackendUnavailable(BackendError):
     """The backend cannot run at all here (not installed, no key, no command): retrying cannot help."""
 
 
+class BackendDown(BackendUnavailable):
+    """The backend is unreachable or refuses us (connection, no answer in time, auth): it rests."""
+
+
+class BackendResting(BackendUnavailable):
+    """The backend failed that way lately and rests (see ``summarizers.health``); nothing was called."""
+
+
 class BudgetExceeded(SummarizerError):
     """Today's cap on model calls or tokens is reached; no model was called."""
 
@@ -139,7 +147,7 @@ def read_call_log(paths: StorePaths) -> list[dict[str, Any]]:
 
 def _charged(record: dict[str, Any]) -> bool:
     """A call counts against the budget if a model was actually asked (not refused)."""
-    return record.get("outcome") != "budget" and record.get("backend") != "extractive"
+    return record.get("outcome") not in ("budget", "resting") and record.get("backend") != "extractive"
 
 
 def _record_tokens(record: dict[str, Any]) -> int:
@@ -206,15 +214,25 @@ def complete(
     *,
     purpose: str,
     backend: str | None = None,
+    force: bool = False,
 ) -> Completion:
     """Ask the backend ``backend`` (default: configured) for an answer, within today's budget.
 
-    Raises :class:`BudgetExceeded` (nothing called; the refusal is logged) or
-    :class:`BackendError`. The extractive backend is free and never refused.
+    Raises :class:`BudgetExceeded` (nothing called; the refusal is logged),
+    :class:`BackendResting` (nothing called: the backend failed lately and rests, unless
+    ``force``) or :class:`BackendError`; a :class:`BackendUnavailable` failure starts a
+    rest. The extractive backend is free and never refused.
     """
+    from memkeeper.core.summarizers.health import record_down, record_success, resting_until
+
     chosen = get_backend(config, backend)
     record: dict[str, Any] = {"ts": _now_iso(), "backend": chosen.name, "purpose": purpose}
     if chosen.name != "extractive":
+        until = None if force else resting_until(paths, chosen.name)
+        if until is not None:
+            raise BackendResting(
+                f"{chosen.name} is resting after a failure (until {until:%Y-%m-%d %H:%M} UTC)"
+            )
         status = budget_status(paths, config)
         if status["exceeded"]:
             record.update(outcome="budget", durationMs=0)
@@ -234,7 +252,10 @@ def complete(
             estimatedTokens=estimate_tokens(prompt),
         )
         log_call(paths, record)
+        if isinstance(exc, BackendUnavailable):
+            record_down(paths, chosen.name, str(exc))
         raise
+    record_success(paths, chosen.name)
     record.update(outcome="ok", model=result.model, durationMs=int((time.monotonic() - started) * 1000))
     if result.input_tokens is not None:
         record["inputTokens"] = result.input_tokens

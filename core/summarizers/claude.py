@@ -1,36 +1,75 @@
-"""The ``claude`` backend: the user's own Claude Code in headless mode.
+"""The ``claude`` backend: the user's own Claude Code in headless mode, isolated and bounded.
 
-``claude -p --model M --output-format json --tools "" --max-turns 1
---no-session-persistence --settings '{"disableAllHooks": true}'`` with the prompt on
-stdin. No tools, one turn, no transcript left in ``~/.claude/projects`` (so our own
-plugin never mistakes a summary call for a session), no hooks in the child, and
-``MEMKEEPER_IN_JOB=1`` in its environment as a second guard. It runs in a neutral
-folder so the project's CLAUDE.md is not loaded into the prompt. Failures come back
-as a JSON result with ``is_error``; a hung call is killed at the timeout.
+One clean call (checked against Claude Code 2.1.197 and 2.1.330 with a loopback mock):
+
+- ``--tools ""``: no built-in tool; ``--strict-mcp-config --mcp-config '{"mcpServers":{}}'``:
+  no MCP server, so an installed plugin's (memkeeper's own included) tools never reach the
+  request; ``--disable-slash-commands``: no skills or commands;
+- ``--settings '{"disableAllHooks": true}'``: no hook runs in the child (with
+  ``MEMKEEPER_IN_JOB=1`` in its environment as a second guard), so with hooks, MCP, skills
+  and tools off an installed plugin contributes nothing; ``--bare`` is not used because it
+  refuses OAuth (subscription) logins;
+- ``--system-prompt``: a short system prompt instead of Claude Code's own (~26 kB);
+- ``--max-turns 1``, ``--no-session-persistence`` (no transcript in ``~/.claude/projects``
+  for our own plugin to mistake for a session), and a neutral working folder (no CLAUDE.md).
+
+Bounded: the answer is read as ``stream-json`` with partial messages, so an API that
+does not start answering within :data:`FIRST_TOKEN_SECONDS` is recognised as unreachable
+and the child is killed; ``CLAUDE_CODE_MAX_RETRIES`` keeps a refused connection or a bad
+login from being retried for minutes. Such failures raise :class:`BackendDown`, which
+makes the backend rest (see ``summarizers.health``). A CLI that rejects one of the
+isolation flags as unknown is retried once without it (older or newer versions).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import selectors
 import shutil
+import signal
+import subprocess
 import tempfile
-from pathlib import Path
-from typing import Any
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any
 
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, Completion
-from memkeeper.core.summarizers._process import last_line, run_with_timeout
+from memkeeper.core.summarizers import BackendDown, BackendError, BackendUnavailable, Completion, child_env
+from memkeeper.core.summarizers._process import MAX_OUTPUT_BYTES, last_line
 
 HOOKS_OFF = '{"disableAllHooks": true}'
+NO_MCP = '{"mcpServers": {}}'
+SYSTEM_PROMPT = (
+    "You turn excerpts of coding sessions into short memory notes, exactly in the format asked. "
+    "You have no tools; answer in one message."
+)
+#: The API must start answering (message_start) within this many seconds of the start.
+FIRST_TOKEN_SECONDS = 8.0
+#: Retries the CLI makes itself on a failed request (its default retries for minutes).
+MAX_RETRIES = "1"
+#: Flags a version may not know; dropped (once each) when the CLI says "unknown option".
+OPTIONAL_FLAGS = ("--disable-slash-commands", "--strict-mcp-config", "--system-prompt")
+#: What an unreachable API or a refused login looks like in claude's result or stderr.
+DOWN_RE = re.compile(
+    r"(?i)unable to connect|connection ?refused|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|"
+    r"network|timed? ?out|not logged in|/login|invalid api key|authentication|unauthori[sz]ed|"
+    r"oauth|credit balance|x-api-key|forbidden|api key"
+)
+UNKNOWN_OPTION_RE = re.compile(r"unknown option '?(--[a-z-]+)")
 
 
-def claude_argv(executable: str, model: str) -> list[str]:
-    return [
+def claude_argv(executable: str, model: str, without: frozenset[str] = frozenset()) -> list[str]:
+    argv = [
         executable,
         "-p",
         "--model",
         model,
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
         "--tools",
         "",
         "--max-turns",
@@ -39,6 +78,20 @@ def claude_argv(executable: str, model: str) -> list[str]:
         "--settings",
         HOOKS_OFF,
     ]
+    if "--strict-mcp-config" not in without:
+        argv += ["--strict-mcp-config", "--mcp-config", NO_MCP]
+    if "--disable-slash-commands" not in without:
+        argv.append("--disable-slash-commands")
+    if "--system-prompt" not in without:
+        argv += ["--system-prompt", SYSTEM_PROMPT]
+    return argv
+
+
+def claude_env() -> dict[str, str]:
+    env = child_env()
+    env["CLAUDE_CODE_MAX_RETRIES"] = MAX_RETRIES
+    env.setdefault("DISABLE_AUTOUPDATER", "1")
+    return env
 
 
 def _usage_tokens(usage: Any) -> tuple[int | None, int | None]:
@@ -50,27 +103,51 @@ def _usage_tokens(usage: Any) -> tuple[int | None, int | None]:
     return (sum(known) if known else None), (output if isinstance(output, int) else None)
 
 
-def parse_result(stdout: str, returncode: int, default_model: str) -> Completion:
-    """The answer inside claude's ``--output-format json`` result, or BackendError."""
-    payload: Any = None
-    text = stdout.strip()
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def _result_payload(stdout: str) -> dict[str, Any] | None:
+    """The final result object: the whole output as one JSON, else the last result line."""
     try:
-        payload = json.loads(text)
+        whole: Any = json.loads(stdout.strip())
     except ValueError:
-        # Some versions print log lines before the result: take the last JSON line.
-        for line in reversed(text.splitlines()):
-            try:
-                payload = json.loads(line)
-                break
-            except ValueError:
-                continue
-    if not isinstance(payload, dict) or ("result" not in payload and "is_error" not in payload):
-        shown = last_line(text) or "(no output)"
+        whole = None
+    if isinstance(whole, dict) and ("result" in whole or "is_error" in whole):
+        return dict(whole)
+    results = [
+        v for v in _json_lines(stdout) if v.get("type") == "result" or ("is_error" in v and "result" in v)
+    ]
+    return results[-1] if results else None
+
+
+def _failure(message: str) -> BackendError:
+    return BackendDown(message) if DOWN_RE.search(message) else BackendError(message)
+
+
+def parse_result(stdout: str, returncode: int, default_model: str) -> Completion:
+    """The answer inside claude's ``json`` or ``stream-json`` result, or BackendError."""
+    payload = _result_payload(stdout)
+    if payload is None:
+        shown = last_line(stdout) or "(no output)"
         raise BackendError(f"claude printed no JSON result (exit {returncode}): {shown}")
     result = payload.get("result")
     if payload.get("is_error") or returncode != 0:
         reason = result if isinstance(result, str) and result else payload.get("subtype", "unknown error")
-        raise BackendError(f"claude failed (exit {returncode}): {str(reason)[:300]}")
+        status = payload.get("api_error_status")
+        extra = f" (API status {status})" if status else ""
+        failure = _failure(f"claude failed (exit {returncode}): {str(reason)[:300]}{extra}")
+        if status in (401, 403):
+            failure = BackendDown(str(failure))
+        raise failure
     if not isinstance(result, str):
         raise BackendError("claude's JSON result has no text 'result'")
     model = default_model
@@ -81,12 +158,113 @@ def parse_result(stdout: str, returncode: int, default_model: str) -> Completion
     return Completion(result, model, input_tokens, output_tokens)
 
 
+@dataclass
+class _Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    answered: bool  # the API started answering (or the CLI printed its result)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _feed(stream: IO[bytes] | None, data: bytes) -> None:
+    if stream is None:
+        return
+    try:
+        stream.write(data)
+        stream.close()
+    except OSError:
+        pass  # the child exited without reading its prompt: its output says why
+
+
+def _answered(line: bytes) -> bool:
+    """True for a line that shows the API answered: a stream event, a message or the result."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("type") in ("stream_event", "assistant", "result")
+
+
+def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float) -> _Run:
+    """Run claude, reading its output as it comes; stop at the first-token or the overall deadline."""
+    errors = tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            cwd=tempfile.gettempdir(),
+            env=claude_env(),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        errors.close()
+        raise BackendUnavailable(f"cannot run claude: {exc.strerror or exc}") from None
+    writer = threading.Thread(target=_feed, args=(proc.stdin, prompt.encode("utf-8", "replace")), daemon=True)
+    writer.start()
+    out, answered, finished = _read(proc, time.monotonic(), timeout, first_token)
+    finished = finished and _wait(proc, 2.0)
+    _kill(proc)  # the child and anything it left behind
+    proc.wait()
+    writer.join(1.0)
+    errors.seek(0)
+    stderr = errors.read()[-4096:].decode("utf-8", "replace")
+    errors.close()
+    code = proc.returncode if finished else -9
+    return _Run(code, out.decode("utf-8", "replace"), stderr, answered)
+
+
+def _read(
+    proc: subprocess.Popen[bytes], started: float, timeout: float, first_token: float
+) -> tuple[bytes, bool, bool]:
+    """(output, the API answered, the output ended) once it ends or a deadline passes."""
+    assert proc.stdout is not None
+    out = bytearray()
+    answered = False
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            remaining = started + (timeout if answered else min(timeout, first_token)) - time.monotonic()
+            if remaining <= 0:
+                return bytes(out), answered, False
+            if not selector.select(remaining):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                return bytes(out), answered, True
+            if len(out) < MAX_OUTPUT_BYTES:
+                out += chunk
+            if not answered:  # look at the complete lines that arrived
+                lines = bytes(out).split(b"\n")[:-1]
+                answered = any(_answered(line) for line in lines[-64:])
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 class ClaudeBackend:
     """Headless ``claude -p``; ``executable`` defaults to ``claude`` found on PATH."""
 
-    def __init__(self, model: str = "haiku", executable: str | None = None) -> None:
+    def __init__(
+        self, model: str = "haiku", executable: str | None = None, first_token: float = FIRST_TOKEN_SECONDS
+    ) -> None:
         self.model = model
         self.executable = executable
+        self.first_token = first_token
 
     @property
     def name(self) -> str:
@@ -96,9 +274,28 @@ class ClaudeBackend:
         executable = self.executable or shutil.which("claude")
         if not executable:
             raise BackendUnavailable("claude is not on PATH (install Claude Code or choose another backend)")
-        argv = claude_argv(executable, self.model)
-        proc = run_with_timeout(argv, prompt, timeout, cwd=Path(tempfile.gettempdir()))
-        if proc.returncode != 0 and not proc.stdout.strip():
-            detail = last_line(proc.stderr) or "no output"
-            raise BackendError(f"claude failed (exit {proc.returncode}): {detail}")
-        return parse_result(proc.stdout, proc.returncode, self.model)
+        without: set[str] = set()
+        while True:
+            run = stream_run(
+                claude_argv(executable, self.model, frozenset(without)), prompt, timeout, self.first_token
+            )
+            unknown = UNKNOWN_OPTION_RE.search(run.stderr + run.stdout[-2000:])
+            if run.returncode != 0 and unknown and unknown.group(1) in OPTIONAL_FLAGS:
+                if unknown.group(1) not in without:
+                    without.add(unknown.group(1))
+                    continue
+            return self._completion(run, timeout)
+
+    def _completion(self, run: _Run, timeout: float) -> Completion:
+        if _result_payload(run.stdout) is not None:
+            return parse_result(run.stdout, run.returncode, self.model)
+        if not run.answered and run.returncode == -9:
+            waited = min(timeout, self.first_token)
+            raise BackendDown(f"claude: the API did not start answering within {waited:g} s (unreachable?)")
+        if run.returncode == -9:
+            raise BackendError(f"claude did not finish within {timeout:g} s (killed)")
+        if run.returncode == 0:
+            shown = last_line(run.stdout) or "(no output)"
+            raise BackendError(f"claude printed no JSON result (exit 0): {shown}")
+        detail = last_line(run.stderr) or last_line(run.stdout) or "no output"
+        raise _failure(f"claude failed (exit {run.returncode}): {detail}")

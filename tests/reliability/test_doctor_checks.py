@@ -247,3 +247,39 @@ def test_cli_shows_hostile_file_names_literally(store: StorePaths, name: str) ->
     assert "\x1b" not in out.stdout
     if "[bold" in name:
         assert "[bold red]markup" in out.stdout
+
+
+def test_duplicate_archive_pair_is_found_and_fixed(store: StorePaths) -> None:
+    archive = rotated_store(store)
+    text = store.archive(archive).read_bytes()
+    twin = "memory_20990101_000000.md"
+    atomic_write_bytes(store.archive(twin), text)
+    rotation.reconcile_archives(store)  # listed too, as a repeated rotation would list it
+    found = [f for f in doctor.diagnose(store) if f.code == "archive-duplicate"]
+    assert [f.path for f in found] == [twin]
+    doctor.repair(store)
+    assert not store.archive(twin).exists() and store.archive(archive).read_bytes() == text
+    assert backup_files(store)[twin] == text  # moved aside, not deleted
+    assert [e["file"] for e in read_index(store)["rotatedFiles"]] == [archive]
+    assert doctor.diagnose(store) == []
+
+
+def test_js_modes_are_a_note_and_the_store_is_healthy(store: StorePaths) -> None:
+    rotated_store(store)
+    for path in [store.root, *store.root.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)  # what the JS plugin leaves
+    findings = doctor.diagnose(store)
+    assert findings and {f.severity for f in findings} == {"note"}
+    assert doctor.problems_left(findings) == []
+    result = run_cli(store.project)
+    assert result.returncode == 0, result.stdout
+    assert "healthy" in result.stdout and "note" in result.stdout
+    doctor.repair(store)
+    assert doctor.diagnose(store) == []
+
+
+def test_every_check_declares_its_codes() -> None:
+    for check in doctor.CHECKS:
+        assert check.codes, type(check).__name__
+    all_codes = [code for check in doctor.CHECKS for code in check.codes]
+    assert len(all_codes) == len(set(all_codes))

@@ -165,7 +165,10 @@ def test_parse_bullets(answer: str, expected: list[str] | None) -> None:
 def test_extractive_fallback_when_the_backend_fails(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, "-c", "pass"]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, "-c", "pass"], "minCallChars": 0}},
+    )
 
     def failing(*_args: Any, **_kwargs: Any) -> Any:
         raise summarizers.BudgetExceeded("daily model budget reached")
@@ -182,7 +185,7 @@ def test_extractive_fallback_when_the_backend_fails(
     assert result.generators == ["extractive"]
     text = store.memory.read_text()
     assert "- [request]: The user asked: please add a search command" in text
-    assert "- [work]: 2 tool calls (Edit ×1, Bash ×1) touching search.py." in text
+    assert "- [files]: edited search.py; 2 tool calls (Edit ×1, Bash ×1)." in text
     assert "- [outcome]: Added the search command; all tests pass." in text
     assert "summarizer unavailable" in (store.logs / "memkeeper.log").read_text()
 
@@ -198,7 +201,10 @@ def test_flush_job_refines_the_real_transcript_and_uses_the_command_backend(
         "assert 'conversation memory extractor' in prompt and 'USE_TOOL' in prompt\n"
         "print('- [mock]: The session ran echo through Bash (FAKEMODEL).')\n"
     )
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(fake)]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(fake)], "minCallChars": 0}},
+    )
     flush.run_flush_job(
         store, {"transcript_path": str(TRANSCRIPT_43B), "session_id": SESSION_43B, "reason": "test"}
     )
@@ -306,7 +312,10 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
         "for line in text.strip().splitlines():\n"
         "    print('- [echo]: ' + line)\n"
     )
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)], "minCallChars": 0}},
+    )
     flush.run_flush_job(
         store, {"transcript_path": str(transcript), "session_id": "11111111-2222-3333-4444-555555555555"}
     )

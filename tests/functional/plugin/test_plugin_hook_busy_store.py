@@ -1,4 +1,4 @@
-"""A hook that finds the store taken by another process skips the rotation instead of waiting."""
+"""A hook that finds the store taken by another process waits a bounded time, then skips the rotation."""
 
 from __future__ import annotations
 
@@ -29,32 +29,22 @@ def test_post_tool_use_skips_rotation_while_the_store_is_locked_then_rotates(
     monkeypatch: pytest.MonkeyPatch,
     run_hook: Callable[[str, dict[str, Any] | bytes], tuple[int, str]],
 ) -> None:
-    from memkeeper.core.lock import is_locked
     from memkeeper.plugin import hook
 
     content = b"".join(b"- [note]: line %05d of a memory that is due to rotate\n" % i for i in range(2000))
     store.memory.write_bytes(content)
-    # The lock is free when the hook looks, and taken just before it rotates.
     monkeypatch.setattr(hook, "HOOK_LOCK_TIMEOUT", 0.2)
-    holder: list[subprocess.Popen[str]] = []
-
-    def taken_meanwhile(path: Path) -> bool:
-        holder.append(
-            subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True)
-        )
-        assert holder[0].stdout is not None and holder[0].stdout.readline().strip() == "held"
-        return False
-
-    monkeypatch.setattr("memkeeper.core.lock.is_locked", taken_meanwhile)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(store.lock)], stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         code, out = run_hook("PostToolUse", payload_for("PostToolUse", project))
         assert code == 0 and out == ""
         assert list_archives(store) == [] and store.memory.read_bytes() == content
     finally:
-        for proc in holder:
-            proc.kill()
-            proc.wait()
-    monkeypatch.setattr("memkeeper.core.lock.is_locked", is_locked)
+        holder.kill()
+        holder.wait()
 
     code, _ = run_hook("PostToolUse", payload_for("PostToolUse", project))
     [archive] = list_archives(store)

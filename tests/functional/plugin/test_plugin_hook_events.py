@@ -155,7 +155,7 @@ def test_internal_error_exits_zero_with_one_log_line(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(counters, "bump", broken)
+    monkeypatch.setattr(counters, "bump_at", broken)
     code, out = run_hook("PostToolUse", payload_for("PostToolUse", store.project))
     assert (code, out) == (0, "")
     log = (store.logs / "memkeeper.log").read_text().splitlines()
@@ -199,15 +199,15 @@ def test_project_dir_rules(tmp_path: Path) -> None:
     started = tmp_path / "repo"
     (started / "src").mkdir(parents=True)
     env = {"CLAUDE_PROJECT_DIR": str(started)}
-    assert hook.project_dir({"cwd": str(started)}, env) == started
+    assert hook.project_dir({"cwd": str(started)}, env) == str(started)
     # `cd src` inside the session keeps the project's store ...
-    assert hook.project_dir({"cwd": str(started / "src")}, env) == started
+    assert hook.project_dir({"cwd": str(started / "src")}, env) == str(started)
     # ... unless that folder has a store of its own; a worktree elsewhere gets its own.
     (started / "src" / ".claude" / "memory").mkdir(parents=True)
-    assert hook.project_dir({"cwd": str(started / "src")}, env) == started / "src"
-    assert hook.project_dir({"cwd": str(tmp_path / "worktree")}, env) == tmp_path / "worktree"
-    assert hook.project_dir({}, env) == started
-    assert hook.project_dir({"cwd": "relative/path"}, {}) == Path.cwd()
+    assert hook.project_dir({"cwd": str(started / "src")}, env) == str(started / "src")
+    assert hook.project_dir({"cwd": str(tmp_path / "worktree")}, env) == str(tmp_path / "worktree")
+    assert hook.project_dir({}, env) == str(started)
+    assert hook.project_dir({"cwd": "relative/path"}, {}) == str(Path.cwd())
 
 
 def test_parse_payload_front_fields() -> None:
@@ -294,6 +294,33 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stderr.decode().strip().splitlines()[-1]) == []
+
+
+#: Standard-library modules the lean hook path must not import (each costs milliseconds).
+SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "datetime", "enum", "inspect")
+
+
+@pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
+def test_counting_hooks_stay_on_the_lean_layer(store: StorePaths, home: Path, event: str) -> None:
+    # As the launcher runs them: -S (no site), the package folder put first on sys.path.
+    import memkeeper
+
+    package_parent = str(Path(memkeeper.__file__).parent.parent)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
+        f"print(','.join(sorted(m for m in {SLOW_STDLIB!r} if m in sys.modules)), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-S", "-c", code, event, package_parent],
+        input=json.dumps(payload_for(event, store.project)).encode(),
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().strip().splitlines()[-1:] in ([], [""])
+    if event == "PostToolUse":  # the count was really taken on the lean path
+        assert session_counts(store, payload_for(event, store.project)["session_id"])["toolUses"] == 1
 
 
 def test_tool_use_rotates_memory_when_due(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "transcripts"
+#: ``shared/transcripts`` beside the repository, or beside a folder above it (a git worktree).
+SHARED = next(
+    (
+        up / "shared" / "transcripts"
+        for up in Path(__file__).resolve().parents[3].parents
+        if (up / "shared" / "transcripts").is_dir()
+    ),
+    Path(__file__).resolve().parents[3] / ".." / "shared" / "transcripts",
+)
 BIG_TRANSCRIPT = SHARED / "spotter" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from memkeeper.core.lock import file_lock
-from memkeeper.core.search import QueryError, refresh, reindex, scan_search, search, show, timeline
+from memkeeper.core.search import QueryError, refresh, reindex, scan_search, show, timeline
+from memkeeper.core.search import search as any_search
 from memkeeper.core.search.engine import iter_all_docs
 from memkeeper.core.search.indexer import lock_path
 from memkeeper.core.store import StorePaths
@@ -53,6 +54,11 @@ OPTIONS: list[dict[str, Any]] = [
     {"since": "2026-11-01", "until": "2026-11-01", "deep": True},
     {"limit": 1, "deep": True},
 ]
+
+
+def search(*args: Any, **kwargs: Any) -> Any:
+    """These tests check the exact (grep-like) mode against the full-scan oracle."""
+    return any_search(*args, exact=True, **kwargs)
 
 
 def same(paths: StorePaths, query: str, **options: Any) -> Any:
@@ -301,8 +307,15 @@ def test_old_schema_is_rebuilt(store: StorePaths) -> None:
     assert any("schema 0" in w for w in results.warnings)
 
 
-def test_busy_writer_falls_back_to_a_scan_with_the_same_answer(store: StorePaths) -> None:
+def test_busy_writer_answers_from_the_committed_index_with_a_note(store: StorePaths) -> None:
     refresh(store)
+    with file_lock(lock_path(store)):
+        results = search(store, "sqlite", deep=True, lock_wait=0.05)
+    assert results.source == "index" and "a moment old" in results.warnings[0]
+    assert results.tiers == scan_search(store, "sqlite", deep=True).tiers
+
+
+def test_busy_writer_without_an_index_falls_back_to_a_scan(store: StorePaths) -> None:
     with file_lock(lock_path(store)):
         results = search(store, "sqlite", deep=True, lock_wait=0.05)
     assert results.source == "scan" and "reading the files" in results.warnings[0]
@@ -332,11 +345,11 @@ def test_reindex_progress_and_file_modes(store: StorePaths) -> None:
     same(store, "sqlite", deep=True)
 
 
-def test_bulk_build_through_the_helper_process(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bulk_build_through_the_process_pool(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
     from memkeeper.core.search import indexer
 
-    monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the helper reads
-    monkeypatch.setattr(indexer, "HELPER_BATCH_BYTES", 300)
+    monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the pool reads
+    monkeypatch.setattr(indexer, "POOL_BATCH_BYTES", 300)
     stats = reindex(store)
     assert stats.files_read >= 8
     for query in ("sqlite", "검색", "lock", "db"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from memkeeper.core.index import archive_entry, update_index
 from memkeeper.core.store import StorePaths
+from memkeeper.core.summarizers.claude import SYSTEM_PROMPT as CLAUDE_SYSTEM_PROMPT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "summaries"
 
@@ -81,7 +82,9 @@ CLAUDE_ARGV = [
     "--model",
     "haiku",
     "--output-format",
-    "json",
+    "stream-json",
+    "--verbose",
+    "--include-partial-messages",
     "--tools",
     "",
     "--max-turns",
@@ -89,10 +92,16 @@ CLAUDE_ARGV = [
     "--no-session-persistence",
     "--settings",
     '{"disableAllHooks": true}',
+    "--strict-mcp-config",
+    "--mcp-config",
+    '{"mcpServers": {}}',
+    "--disable-slash-commands",
+    "--system-prompt",
+    CLAUDE_SYSTEM_PROMPT,
 ]
 
 #: A stand-in for the real ``claude``: checks its argv, records stdin, env and cwd, then
-#: behaves as FAKE_CLAUDE_MODE says (ok, hang, fail, crash, garbage).
+#: behaves as FAKE_CLAUDE_MODE says (ok, hang, slow, fail, refused, crash, garbage, old).
 FAKE_CLAUDE = """
 import json, os, subprocess, sys, time
 expected = __ARGV__
@@ -101,6 +110,11 @@ prompt = sys.stdin.read()
 with open(log, "w", encoding="utf-8") as f:
     json.dump({"argv": sys.argv[1:], "stdin": prompt, "guard": os.environ.get("MEMKEEPER_IN_JOB"),
                "cwd": os.getcwd()}, f)
+if os.environ.get("FAKE_CLAUDE_MODE") == "old" and "--disable-slash-commands" in sys.argv:
+    sys.stderr.write("error: unknown option '--disable-slash-commands'\\n")
+    sys.exit(1)
+if os.environ.get("FAKE_CLAUDE_MODE") == "old":
+    expected = [a for a in expected if a != "--disable-slash-commands"]
 if sys.argv[1:] != expected:
     print(json.dumps({"type": "result", "is_error": True, "result": "unexpected argv %r" % sys.argv[1:]}))
     sys.exit(1)
@@ -110,6 +124,13 @@ if mode == "hang":
     with open(log + ".child", "w") as f:
         f.write(str(child.pid))
     time.sleep(120)
+elif mode == "slow":
+    print(json.dumps({"type": "stream_event", "event": {"type": "message_start"}}), flush=True)
+    time.sleep(120)
+elif mode == "refused":
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
+                      "result": "API Error: Unable to connect to API (ConnectionRefused)"}))
+    sys.exit(1)
 elif mode == "fail":
     print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
                       "result": "Not logged in · Please run /login"}))

@@ -9,11 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summary_helpers import FAKE_CLAUDE, GOOD_ANSWER, add_archive, pid_alive, write_config, write_script
+from summary_helpers import (
+    CLAUDE_ARGV,
+    FAKE_CLAUDE,
+    GOOD_ANSWER,
+    add_archive,
+    pid_alive,
+    write_config,
+    write_script,
+)
 
 from memkeeper.core.config import Config
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import (
+    BackendDown,
     BackendError,
     BackendUnavailable,
     budget_status,
@@ -42,20 +51,9 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_claude_backend_exact_argv_stdin_and_guard(store: StorePaths, fake_claude: Path) -> None:
     result = ClaudeBackend().complete("Summarize this.\nline two ünïcode", timeout=30)
     call = json.loads(fake_claude.read_text("utf-8"))
-    assert call["argv"] == [
-        "-p",
-        "--model",
-        "haiku",
-        "--output-format",
-        "json",
-        "--tools",
-        "",
-        "--max-turns",
-        "1",
-        "--no-session-persistence",
-        "--settings",
-        '{"disableAllHooks": true}',
-    ]
+    # No tools, no MCP server (memkeeper's own included), no skills, no hooks, one turn,
+    # no transcript; streamed so a silent API is noticed at the first-token deadline.
+    assert call["argv"] == CLAUDE_ARGV
     assert call["stdin"] == "Summarize this.\nline two ünïcode"  # prompt on stdin, not in argv
     assert call["guard"] == "1"  # our hooks see MEMKEEPER_IN_JOB and never recurse
     assert Path(call["cwd"]).resolve() != store.project.resolve()  # the project's CLAUDE.md is not loaded
@@ -80,15 +78,55 @@ def test_claude_hang_is_killed_with_its_children(
     store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(BackendDown) as info:
         ClaudeBackend().complete("x", timeout=1.5)
-    assert "did not answer within 1.5 s" in str(info.value)
+    assert "did not start answering within 1.5 s" in str(info.value)
     child = int(Path(str(fake_claude) + ".child").read_text())
     for _ in range(100):  # SIGKILL of the group is immediate; allow the reaper a moment
         if not pid_alive(child):
             break
         time.sleep(0.05)
     assert not pid_alive(child)
+
+
+def test_claude_silent_api_is_down_at_the_first_token_deadline(
+    store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
+    started = time.monotonic()
+    with pytest.raises(BackendDown) as info:
+        ClaudeBackend(first_token=1.0).complete("x", timeout=60)
+    assert "did not start answering within 1 s" in str(info.value)
+    assert time.monotonic() - started < 30  # bounded by the first-token deadline, not the 60 s timeout
+
+
+def test_claude_answer_started_but_slow_is_an_ordinary_error(
+    store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "slow")
+    with pytest.raises(BackendError) as info:
+        ClaudeBackend(first_token=0.5).complete("x", timeout=2.0)
+    assert not isinstance(info.value, BackendDown)
+    assert "did not finish within 2 s" in str(info.value)
+
+
+def test_claude_unknown_flag_is_dropped_once(
+    store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "old")
+    result = ClaudeBackend().complete("x", timeout=30)
+    assert json.loads(result.text) == GOOD_ANSWER
+    assert "--disable-slash-commands" not in json.loads(fake_claude.read_text("utf-8"))["argv"]
+
+
+@pytest.mark.parametrize(("mode", "down"), [("refused", True), ("fail", True), ("crash", False)])
+def test_claude_unreachable_or_logged_out_is_down(
+    store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, down: bool
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
+    with pytest.raises(BackendError) as info:
+        ClaudeBackend().complete("x", timeout=30)
+    assert isinstance(info.value, BackendDown) is down
 
 
 @pytest.mark.parametrize(

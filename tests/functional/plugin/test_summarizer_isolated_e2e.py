@@ -1,0 +1,170 @@
+"""The summarizer call with the real Claude Code CLIs (pinned and newest) against the loopback mock.
+
+memkeeper is installed as a user plugin in the temporary HOME, so its MCP server would be
+loaded by any plain ``claude -p``: the flush request must still carry no tool and no MCP
+server, and end in one turn. With the API unreachable, the flush falls back to the
+extractive bullets at once and the backend rests: the next flush does not call the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from capture_helpers import REPO, write_l1
+from capture_mock_api import MockAnthropic
+
+from memkeeper.core.store import StorePaths
+from memkeeper.core.summarizers import read_call_log
+from memkeeper.core.summarizers.health import read_health
+
+pytestmark = pytest.mark.e2e
+
+CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
+
+
+@pytest.fixture(params=sorted(CLIS), scope="module")
+def claude_bin(request: pytest.FixtureRequest) -> Path:
+    folder, version = CLIS[request.param]
+    binary = REPO / folder / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
+    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
+    assert version in done.stdout, done.stdout + done.stderr
+    return binary
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[MockAnthropic]:
+    with MockAnthropic() as server:
+        yield server
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def base_env(home: Path, claude_bin: Path, api_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
+    env.update(
+        HOME=str(home),
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        ANTHROPIC_API_KEY="sk-ant-mock-000",
+        ANTHROPIC_BASE_URL=api_url,
+        PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
+    )
+    return env
+
+
+def memkeeper(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def session_entries(start: int, count: int) -> list[dict[str, Any]]:
+    """A short working session: real-looking prompts, answers and edits."""
+    entries: list[dict[str, Any]] = []
+    for i in range(start, start + count):
+        entries.append(
+            {
+                "ts": f"2026-11-20T10:{i:02d}:00.000Z",
+                "role": "user",
+                "text": f"Please fix the failing test number {i} in tests/test_parser.py; "
+                "we decided to keep the tokenizer instead of rewriting it.",
+            }
+        )
+        entries.append(
+            {
+                "ts": f"2026-11-20T10:{i:02d}:10.000Z",
+                "role": "tool",
+                "name": "Edit",
+                "target": "/src/parser.py",
+                "diff": "-old\n+new",
+            }
+        )
+        entries.append(
+            {
+                "ts": f"2026-11-20T10:{i:02d}:20.000Z",
+                "role": "assistant",
+                "text": f"Fixed test {i}: the parser now handles empty input.",
+            }
+        )
+    return entries
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> StorePaths:
+    project = tmp_path / "proj"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    (project / ".claude" / "memory" / "config.json").write_text(
+        json.dumps({"summarizer": {"backend": "claude", "minCallChars": 0}})
+    )
+    return StorePaths(project)
+
+
+def test_flush_request_has_no_tools_no_mcp_and_one_turn(
+    claude_bin: Path, mock: MockAnthropic, home: Path, store: StorePaths
+) -> None:
+    env = base_env(home, claude_bin, mock.url)
+    installed = memkeeper(env, store.project, "install", "--json")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert json.loads(installed.stdout)["registered"] is True  # memkeeper's MCP server is a user plugin
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", session_entries(0, 4))
+    before = len(mock.requests)
+
+    done = memkeeper(env, store.project, "flush", "--json")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "MOCKFLUSH" in store.memory.read_text("utf-8")
+    asked = [body for body in mock.requests[before:] if "conversation memory extractor" in json.dumps(body)]
+    assert len(asked) == 1  # one request: one turn, no tool round trip
+    request = asked[0]
+    assert not request.get("tools") and not request.get("mcp_servers"), request.get("tools")
+    assert "mcp__" not in json.dumps(request)
+    record = read_call_log(store)[-1]
+    assert record["backend"] == "claude" and record["outcome"] == "ok"
+    assert read_health(store)["claude"]["lastOkAt"]
+
+
+def test_unreachable_api_falls_back_at_once_and_rests(
+    claude_bin: Path, home: Path, store: StorePaths
+) -> None:
+    env = base_env(home, claude_bin, f"http://127.0.0.1:{closed_port()}")
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", session_entries(0, 4))
+
+    first = memkeeper(env, store.project, "flush", "--json")
+
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert json.loads(first.stdout)["generators"] == ["extractive"]
+    assert "fix the failing test number 0" in store.memory.read_text("utf-8")
+    calls = [r for r in read_call_log(store) if r["backend"] == "claude"]
+    assert len(calls) == 1 and calls[0]["outcome"] == "error"
+    assert "connect" in calls[0]["error"].lower()
+    health = read_health(store)["claude"]
+    assert health["restUntil"] > health["lastFailureAt"]
+    status = memkeeper(env, store.project, "status", "--json")
+    backend = json.loads(status.stdout)["backend"]
+    assert backend["inUse"] == "extractive" and backend["restingUntil"] == health["restUntil"]
+
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", session_entries(10, 4))
+    second = memkeeper(env, store.project, "flush", "--json")
+
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert json.loads(second.stdout)["generators"] == ["extractive"]
+    assert "fix the failing test number 10" in store.memory.read_text("utf-8")
+    assert len([r for r in read_call_log(store) if r["backend"] == "claude"]) == 1  # resting: not asked
