@@ -99,7 +99,7 @@ RULES: tuple[Rule, ...] = (
         r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{8,}|[A-Za-z0-9]{20,}" + _TOKEN_END + ")",
     ),
     Rule("stripe", ("k_live_", "k_test_"), r"[rs]k_(?:live|test)_[A-Za-z0-9]{10,}"),
-    Rule("github", ("gh",), r"gh[pousr]_[A-Za-z0-9_]{30,}"),
+    Rule("github", ("gh",), r"gh[pousr]_[A-Za-z0-9_]{20,}"),
     Rule("github", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{20,}"),
     Rule(
         "gitlab", ("gl",), r"gl(?:pat|rt|dt|ptt|cbt|ft|imt|agent|oas|soat|rtr|ffct|sapat)-[A-Za-z0-9_-]{20,}"
