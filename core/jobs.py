@@ -121,7 +121,7 @@ LOG_MAX_BYTES = 256 * 1024
 
 def log_error(paths: StorePaths, message: str) -> None:
     """One line in ``logs/memkeeper.log``, which is kept under 256 KB (halved when full)."""
-    from memkeeper.core.index import iso_now
+    from memkeeper.core.timefmt import iso_now
 
     try:
         log = paths.logs / "memkeeper.log"

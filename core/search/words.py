@@ -15,8 +15,7 @@ coverage) and adds the forms Porter keeps apart as ORed alternatives.
 from __future__ import annotations
 
 import re
-
-import snowballstemmer  # type: ignore[import-untyped]
+from typing import Any
 
 #: Longer tokens (hashes, base64, minified code) are not words anyone types.
 MAX_WORD_CHARS = 40
@@ -112,9 +111,37 @@ _VARIANTS: tuple[tuple[str, str], ...] = (
 _WORD_RE = re.compile(r"[^\W_]+")
 MAX_QUERY_WORDS = 32
 
-#: The original Porter algorithm, as FTS5's ``porter`` tokenizer applies it to the index.
-_stemmer = snowballstemmer.stemmer("porter")
 _memo: dict[str, str] = {}
+_stemmer: Any = None
+
+
+def _porter_stemmer() -> Any:
+    """Snowball's original Porter algorithm (as FTS5's ``porter`` tokenizer applies it to the index).
+
+    Only its module is loaded: the package's ``__init__`` imports every language's
+    stemmer (about 50 ms), too much for a hook or a one-shot search.
+    """
+    global _stemmer
+    if _stemmer is None:
+        import importlib.util
+        import sys
+        import types
+
+        if "snowballstemmer" in sys.modules:
+            from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
+        else:
+            spec = importlib.util.find_spec("snowballstemmer")
+            if spec is None or not spec.submodule_search_locations:
+                raise ImportError("snowballstemmer is not installed")
+            stub = types.ModuleType("snowballstemmer")
+            stub.__path__ = list(spec.submodule_search_locations)
+            sys.modules["snowballstemmer"] = stub
+            try:
+                from snowballstemmer.porter_stemmer import PorterStemmer
+            finally:
+                del sys.modules["snowballstemmer"]  # a later plain import runs the real package
+        _stemmer = PorterStemmer()
+    return _stemmer
 
 
 def porter(word: str) -> str:
@@ -122,7 +149,7 @@ def porter(word: str) -> str:
     term = _memo.get(word)
     if term is None:
         if word.isascii() and word.isalpha():
-            term = str(_stemmer.stemWord(word))
+            term = str((_stemmer or _porter_stemmer()).stemWord(word))
         else:
             term = word
         if len(_memo) >= _MEMO_LIMIT:
