@@ -12,12 +12,12 @@ counts from zero again (``memkeeper doctor`` backs it up and reports it).
 from __future__ import annotations
 
 import os
-import time
 
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_text
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
 from memkeeper.core.lock import LockTimeout, file_lock
+from memkeeper.core.timefmt import iso_now
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int) -> Cou
     entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
     entry["messages"] = _int(entry.get("messages")) + messages
     entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
-    entry["lastSeen"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    entry["lastSeen"] = iso_now()
     sessions: dict[str, Any] = data["sessions"]
     if len(sessions) > MAX_SESSIONS:
         oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))

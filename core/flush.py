@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,10 @@ from memkeeper.core import intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
-from memkeeper.core.index import iso_now, read_index, update_index
+from memkeeper.core.index import read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso_now, section_header, utc_now
 
 #: The entries of one summarizer call are cut to about this many characters.
 MAX_PROMPT_CHARS = 24_000
@@ -212,10 +213,7 @@ def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> 
 
 def section_text(bullets: list[str], moment: datetime | None = None) -> str:
     """``\\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n`` (UTC first, as the JS skill)."""
-    moment = moment or datetime.now(UTC)
-    local = moment.astimezone()
-    header = f"## {moment.astimezone(UTC):%Y-%m-%d_%H%M} (local {local:%m-%d_%H%M})"
-    return f"\n{header}\n" + "\n".join(bullets) + "\n"
+    return f"\n{section_header(moment or utc_now())}\n" + "\n".join(bullets) + "\n"
 
 
 def _redact(text: str) -> str:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.lock import LockTimeout, file_lock
+from memkeeper.core.names import is_l1, l1_kind
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -513,7 +514,7 @@ class _Planner:
                 listing = os.listdir(self.sessions)
             except OSError:
                 listing = []
-            names = {"sessions/" + n for n in listing if n.endswith(_L1_SUFFIXES) and not n.startswith(".")}
+            names = {"sessions/" + n for n in listing if is_l1(n) and not n.startswith(".")}
             known = {rel for (rel,) in self.conn.execute("SELECT rel FROM sources WHERE tier = 'l1'")}
             look = (names - known) | (look & names)
             gone = known - names
@@ -584,9 +585,6 @@ class _Planner:
         return garbage > max(MIN_GARBAGE_BYTES, int(row[0]) // 3)
 
 
-_L1_SUFFIXES = (".l1.jsonl", ".l1.jsonl.gz")
-
-
 def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
     name = rel.removeprefix("sessions/")
     if "/" in name or name != rel[len("sessions/") :]:
@@ -597,8 +595,8 @@ def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    kind = "l1gz" if name.endswith(".l1.jsonl.gz") else "l1" if name.endswith(".l1.jsonl") else ""
-    if not kind:
+    kind = l1_kind(name)
+    if kind is None:
         return None
     return SourceFile(rel, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
 
