@@ -32,7 +32,7 @@ from memkeeper.core import intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
-from memkeeper.core.index import read_index, update_index
+from memkeeper.core.index import last_memory_update, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now, section_header, utc_now
@@ -264,7 +264,7 @@ def recover_journal(paths: StorePaths) -> None:
         except (OSError, ValueError):
             _journal(paths).unlink(missing_ok=True)
             return
-        current = read_index(paths).get("lastMemoryUpdateTs")
+        current = last_memory_update(read_index(paths))
         if isinstance(journal, dict) and current == journal.get("expected") and journal.get("watermark"):
             section = str(journal.get("section") or "")
             if section and not _already_written(paths, section):
@@ -280,7 +280,7 @@ def commit(
     other flushes; False (nothing done) if the watermark is no longer ``expected``."""
     with reentrant_lock(paths.lock):
         intents.recover_pending(paths)  # an interrupted rotation is finished before we append
-        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+        if last_memory_update(read_index(paths)) != expected:
             return False
         if section:
             journal = {
@@ -376,7 +376,7 @@ def flush_pending(
     recover_journal(paths)
     result = FlushResult()
     for _ in range(max_chunks):
-        expected = read_index(paths).get("lastMemoryUpdateTs")
+        expected = last_memory_update(read_index(paths))
         expected = expected if isinstance(expected, str) else None
         entries = _new_entries(paths, expected)
         if not entries:
