@@ -197,7 +197,10 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     from memkeeper.core.summarizers.health import backend_report
 
     backend = backend_report(paths, config)
+    from memkeeper.core.keeping import not_kept_reasons
+
     return {
+        "notKept": not_kept_reasons(paths) if exists else [],
         "backend": backend,
         "project": str(paths.project),
         "store": str(paths.root),
@@ -300,6 +303,8 @@ def run_status(args: argparse.Namespace) -> int:
             state = "[red]failed[/red]" if row["summary"] == "failed" else "[yellow]pending[/yellow]"
             table.add_row(literal(row["file"]), dates, state, literal(row["error"] or ""))
         out.print(table)
+    for reason in status["notKept"]:
+        out.print(literal(f"memory not kept: {reason}"), style="red")
     for warning in status["warnings"]:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return 0

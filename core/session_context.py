@@ -321,6 +321,20 @@ def transcript_section(transcript: Path) -> str:
 # --- assembly -----------------------------------------------------------------------
 
 
+def not_kept_section(paths: StorePaths) -> str:
+    """Why memory is not being kept right now (told once, at session start), or ''."""
+    from memkeeper.core.keeping import not_kept_reasons
+
+    try:
+        reasons = not_kept_reasons(paths)
+    except Exception:  # a notice must never cost the session its memory
+        return ""
+    if not reasons:
+        return ""
+    lines = "\n".join(f"- {r}" for r in reasons)
+    return f"## memkeeper: memory is not being fully kept (tell the user)\n{lines}"
+
+
 def build_context(
     paths: StorePaths,
     source: str = "startup",
@@ -352,13 +366,14 @@ def build_context(
     else:
         session = last_session_section(paths, index, session_id)
     pending = pending_section(index)
-    fixed = [s for s in (named, summary, session, pending) if s]
+    notice = not_kept_section(paths)
+    fixed = [s for s in (notice, named, summary, session, pending) if s]
     used = len(header) + sum(len(s) + 2 for s in fixed)
     budget = max(MIN_MEMORY_CHARS, limit - used - 2)
     memory = memory_tail_section(paths, budget)
     if not fixed and not memory:
         return ""
-    sections = [header] + [s for s in (named, summary, memory, session, pending) if s]
+    sections = [header] + [s for s in (notice, named, summary, memory, session, pending) if s]
     text = "\n\n".join(sections)
     if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
         text = _clip(text, limit)

@@ -61,6 +61,20 @@ def resting_until(paths: StorePaths, backend: str, now: datetime | None = None) 
     return until if until is not None and until > (now or utc_now()) else None
 
 
+def resting_backends(paths: StorePaths) -> list[dict[str, Any]]:
+    """``{"backend", "restingUntil", "lastFailure"}`` of each backend resting now (stdlib only:
+    the SessionStart hook reads it)."""
+    now = utc_now()
+    found = []
+    for name, record in sorted(read_health(paths).items()):
+        until = parse_iso(record.get("restUntil"))
+        if until is not None and until > now:
+            found.append(
+                {"backend": name, "restingUntil": iso(until), "lastFailure": record.get("lastFailure")}
+            )
+    return found
+
+
 def record_success(paths: StorePaths, backend: str) -> None:
     def change(record: dict[str, Any]) -> None:
         record["lastOkAt"] = iso(utc_now())
