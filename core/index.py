@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from pathlib import Path
 
 from memkeeper.core.atomic import atomic_write_text, dumps_js
 from memkeeper.core.lock import reentrant_lock
-from memkeeper.core.store import ARCHIVE_PREFIX, StorePaths, is_safe_basename
+from memkeeper.core.names import archive_time, is_archive, summary_name
+from memkeeper.core.store import StorePaths, is_safe_basename
+from memkeeper.core.timefmt import file_stamp, iso_from_epoch
 from memkeeper.core.tokens import tokens_for_bytes
 
 TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
@@ -27,19 +28,7 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-ARCHIVE_RE = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
 DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
-
-
-def iso_now() -> str:
-    """ISO-8601 UTC with milliseconds and Z, as JS ``new Date().toISOString()``."""
-    return iso_from_epoch(time.time())
-
-
-def iso_from_epoch(seconds: float) -> str:
-    whole = int(seconds)
-    millis = min(999, int(round((seconds - whole) * 1000)))
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
 def default_index() -> dict[str, Any]:
@@ -50,11 +39,6 @@ def default_index() -> dict[str, Any]:
         "stats": {"totalRotations": 0, "lastRotation": None},
         "counter": 0,
     }
-
-
-def summary_name(archive: str) -> str:
-    """``memory_X.md`` → ``memory_X.summary.json`` (as the JS ``replace('.md', …)``)."""
-    return archive.replace(".md", ".summary.json", 1)
 
 
 def date_range(text: str) -> dict[str, str] | None:
@@ -70,7 +54,7 @@ def list_archives(paths: StorePaths) -> list[str]:
         names = os.listdir(paths.root)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if n.startswith(ARCHIVE_PREFIX) and n.endswith(".md") and n != "memory.md")
+    return sorted(n for n in names if is_archive(n))
 
 
 def _summary_ok(path: Path) -> bool:
@@ -100,17 +84,8 @@ def archive_entry(paths: StorePaths, name: str, rotated_at: str | None = None) -
 
 
 def _rotated_at_from_name(name: str, path: Path) -> str:
-    from datetime import UTC, datetime
-
-    match = ARCHIVE_RE.match(name)
-    if match:
-        day, clock = match.groups()
-        try:
-            stamp = datetime.strptime(day + clock, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-            return stamp.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        except ValueError:  # legacy names like _235960 are not real times
-            pass
-    return iso_from_epoch(path.stat().st_mtime)
+    moment = archive_time(name)
+    return iso_from_epoch(moment if moment is not None else path.stat().st_mtime)
 
 
 def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
@@ -133,7 +108,7 @@ def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
 
 
 def _corrupt_backup_name(paths: StorePaths) -> Path:
-    stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
+    stamp = file_stamp()
     candidate = paths.index.with_name(f"{paths.index.name}.corrupt-{stamp}")
     n = 1
     while candidate.exists():

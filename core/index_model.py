@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memkeeper.core.index import read_index, safe_entries, summary_name
+from memkeeper.core.index import read_index, safe_entries
+from memkeeper.core.names import summary_name
 from memkeeper.core.store import StorePaths
 
 SummaryState = Literal["generated", "pending", "failed"]

@@ -119,7 +119,7 @@ LOG_MAX_BYTES = 256 * 1024
 
 def log_error(paths: StorePaths, message: str) -> None:
     """One line in ``logs/memkeeper.log``, which is kept under 256 KB (halved when full)."""
-    from memkeeper.core.index import iso_now
+    from memkeeper.core.timefmt import iso_now
 
     try:
         paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)

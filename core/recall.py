@@ -28,6 +28,7 @@ from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 from memkeeper.core.lock import try_lock
+from memkeeper.core.names import l1_session
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, A
     if hit.tier == "l1":
         if session_id and hit.session == session_id:
             return False
-        return not (short_id and hit.file.endswith(f"_{short_id}.l1.jsonl"))
+        return not (short_id and l1_session(hit.file) == short_id)
     if hit.tier == "memory" and hit.file.endswith("memory.md"):
         size, offset = state.get("memorySize"), _offset(hit)
         if isinstance(size, int) and offset is not None and offset >= size:
@@ -236,16 +237,32 @@ def _lookup(paths: StorePaths, prompt: str) -> list[Hit] | None:
 
 
 def recall_context(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
-    """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new."""
+    """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
+
+    A resident lookup (the MCP server's :class:`RecallServer`, search engine already
+    loaded) answers when one serves this store; else the lookup runs here.
+    """
     if not worth_looking_up(prompt):
         return ""
     root = store_root(project)
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
         return ""
+    request = fastjson.dumps(
+        {"project": project, "session": session_id, "prompt": prompt, "min": min_confidence}
+    )
+    answer = ask_resident(root, request.encode("utf-8"))
+    if answer is not None:
+        return answer
+    return lookup_here(project, session_id, prompt, min_confidence)
+
+
+def lookup_here(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
+    """The recall step in this process (imports the search engine)."""
     from pathlib import Path
 
     from memkeeper.core.store import StorePaths
 
+    root = store_root(project)
     paths = StorePaths(Path(project))
     if not session_id:
         return _recall(paths, None, prompt, min_confidence, {})
@@ -277,3 +294,168 @@ def _recall(
         ]
         state.setdefault("session", session_id)
     return text
+
+
+# --- the resident lookup ----------------------------------------------------------------------
+#
+# Importing the search engine costs a hook several times a bare Python start, while the
+# lookup itself takes a millisecond or two. The MCP server Claude Code keeps running for
+# the session has the engine loaded: it serves lookups on a Unix socket in the store's
+# ``.state/recall/`` (0600 in a 0700 folder; the peer must be the same user), and the hook
+# asks it first with only ``_socket`` imported. No server, a stale socket or a path too
+# long for a socket: the hook looks up itself. A server that does not answer in time: "".
+
+SOCKET_SUFFIX = ".sock"
+#: The longest the hook waits for a resident answer (connect, lookup, reply), in seconds.
+ASK_TIMEOUT = 0.5
+MAX_REQUEST = 64 * 1024
+#: AF_UNIX paths are limited to about 108 bytes: a longer one is reached through the folder's
+#: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
+MAX_SOCKET_PATH = 100
+_ANSWER = b"="
+
+
+def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
+    """The answer of a resident lookup serving this store ("" for none), or None if none answered.
+
+    A socket nobody listens on (its server was killed) is removed.
+    """
+    folder = _state_dir(root)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(SOCKET_SUFFIX)]
+    except OSError:
+        return None
+    import _socket
+    import errno
+
+    for name in names:
+        path = os.path.join(folder, name)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            _at(folder, name, sock.connect)
+            sock.sendall(request)
+            sock.shutdown(_socket.SHUT_WR)
+            data = _read_all(sock)
+        except TimeoutError:
+            return ""  # a server that is there but slow: never wait longer, never ask twice
+        except OSError as exc:
+            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # the server is gone
+                _unlink(path)
+            continue
+        finally:
+            sock.close()
+        if data.startswith(_ANSWER):
+            return data[len(_ANSWER) :].decode("utf-8", "replace")
+    return None
+
+
+def _at(folder: str, name: str, act: Any) -> None:
+    """``act(path)`` for the socket ``name`` in ``folder``, through the folder's descriptor if the path is long."""
+    path = os.path.join(folder, name)
+    if len(path.encode()) <= MAX_SOCKET_PATH or not os.path.isdir("/proc/self/fd"):
+        act(path)
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        act(f"/proc/self/fd/{fd}/{name}")
+    finally:
+        os.close(fd)
+
+
+def _read_all(sock: Any) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+class RecallServer:
+    """Serves :func:`lookup_here` on a Unix socket of one store, on daemon threads."""
+
+    def __init__(self, paths: StorePaths) -> None:
+        self.paths = paths
+        self.path = os.path.join(_state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
+        self._sock: Any = None
+        self.served = 0  # lookups answered
+
+    def start(self) -> bool:
+        """Listen (False when the store, the folder or the socket path does not allow it)."""
+        import socket
+        import threading
+
+        if not self.paths.state.is_dir():
+            return False
+        folder, name = os.path.split(self.path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _unlink(self.path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_mask = os.umask(0o177)
+        try:
+            _at(folder, name, sock.bind)
+        except OSError:
+            sock.close()
+            return False
+        finally:
+            os.umask(old_mask)
+        sock.listen(16)
+        self._sock = sock
+        threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
+        return True
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            _unlink(self.path)
+
+    def _accept(self) -> None:
+        import threading
+
+        while self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: Any) -> None:
+        try:
+            conn.settimeout(5.0)
+            if not _same_user(conn):
+                return
+            request = fastjson.loads(_read_all(conn)[:MAX_REQUEST])
+            text = self._lookup(request) if isinstance(request, dict) else ""
+            conn.sendall(_ANSWER + text.encode("utf-8"))
+            self.served += 1
+        except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
+            pass
+        finally:
+            conn.close()
+
+    def _lookup(self, request: dict[str, Any]) -> str:
+        session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
+        if not isinstance(prompt, str) or isinstance(low, bool) or not isinstance(low, (int, float)):
+            return ""
+        project = os.fspath(self.paths.project)
+        return lookup_here(project, session if isinstance(session, str) else None, prompt, float(low))
+
+
+def _same_user(conn: Any) -> bool:
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the 0600 socket in a 0700 folder is the guard
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return bool(struct.unpack("3i", creds)[1] == os.getuid())

@@ -17,9 +17,11 @@ import time
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.names import archive_name
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import (
     CARRYOVER_TOKENS,
     ROTATION_THRESHOLD_TOKENS,
@@ -79,23 +81,14 @@ def is_due(paths: StorePaths, threshold_tokens: int = ROTATION_THRESHOLD_TOKENS)
     return memory_tokens(paths) >= threshold_tokens
 
 
-def archive_name_for(moment: datetime) -> str:
-    """``memory_YYYYMMDD_HHMMSS.md`` for an aware datetime, in UTC."""
-    return _archive_name(moment.timestamp())
-
-
-def _archive_name(epoch: float) -> str:
-    return time.strftime("memory_%Y%m%d_%H%M%S.md", time.gmtime(int(epoch)))
-
-
 def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
     """The archive name for ``moment`` (now), bumped a second at a time until unused."""
     epoch = int(moment.timestamp() if moment is not None else time.time())
     taken = set(list_archives(paths))
-    name = _archive_name(epoch)
+    name = archive_name(epoch)
     while name in taken or paths.archive(name).exists():
         epoch += 1
-        name = _archive_name(epoch)
+        name = archive_name(epoch)
     return name
 
 

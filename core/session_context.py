@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from memkeeper.core.fastjson import json_lines
+from memkeeper.core.names import L1_SUFFIX, l1_session, summary_name
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -117,7 +118,7 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     ):
         if not entry.get("summaryGenerated"):
             continue
-        name = str(entry.get("summary") or str(entry["file"]).replace(".md", ".summary.json", 1))
+        name = str(entry.get("summary") or summary_name(str(entry["file"])))
         if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
@@ -196,7 +197,7 @@ NEWEST_L1_FILES = 16
 def _l1_names(paths: StorePaths) -> list[str]:
     """The plain L1 file names, newest session first (names start with their UTC start time)."""
     try:
-        names = [n for n in os.listdir(paths.sessions) if n.endswith(".l1.jsonl")]
+        names = [n for n in os.listdir(paths.sessions) if n.endswith(L1_SUFFIX)]
     except OSError:
         return []
     names.sort(reverse=True)
@@ -214,13 +215,6 @@ def _l1_files(paths: StorePaths, names: list[str] | None = None) -> list[tuple[f
             continue
     found.sort(reverse=True)
     return found
-
-
-def _session_of(path: Path) -> str:
-    """The 8-character session prefix of ``<UTC stamp>_<session8>.l1.jsonl`` ('' if absent)."""
-    stem = path.name[: -len(".l1.jsonl")]
-    head, sep, tail = stem.rpartition("_")
-    return tail if sep and len(tail) == 8 and head.count("_") >= 1 else ""
 
 
 def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
@@ -257,7 +251,7 @@ def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_sessi
     watermark = index.get("lastMemoryUpdateTs")
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
-        if skip and _session_of(path) == skip:
+        if skip and l1_session(path.name) == skip:
             continue
         entries = [
             e
@@ -272,9 +266,9 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     """What this session did before a compaction (from its L1 copy)."""
     if not session_id:
         return ""
-    mine = [n for n in _l1_names(paths) if _session_of(Path(n)) == session_id[:8]]
+    mine = [n for n in _l1_names(paths) if l1_session(n) == session_id[:8]]
     for _mtime, path in _l1_files(paths, mine):
-        if _session_of(path) == session_id[:8]:
+        if l1_session(path.name) == session_id[:8]:
             entries = [
                 e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id
             ]
@@ -320,6 +314,20 @@ def transcript_section(transcript: Path) -> str:
 # --- assembly -----------------------------------------------------------------------
 
 
+def not_kept_section(paths: StorePaths) -> str:
+    """Why memory is not being kept right now (told once, at session start), or ''."""
+    from memkeeper.core.keeping import not_kept_reasons
+
+    try:
+        reasons = not_kept_reasons(paths)
+    except Exception:  # a notice must never cost the session its memory
+        return ""
+    if not reasons:
+        return ""
+    lines = "\n".join(f"- {r}" for r in reasons)
+    return f"## memkeeper: memory is not being fully kept (tell the user)\n{lines}"
+
+
 def build_context(
     paths: StorePaths,
     source: str = "startup",
@@ -351,13 +359,14 @@ def build_context(
     else:
         session = last_session_section(paths, index, session_id)
     pending = pending_section(index)
-    fixed = [s for s in (named, summary, session, pending) if s]
+    notice = not_kept_section(paths)
+    fixed = [s for s in (notice, named, summary, session, pending) if s]
     used = len(header) + sum(len(s) + 2 for s in fixed)
     budget = max(MIN_MEMORY_CHARS, limit - used - 2)
     memory = memory_tail_section(paths, budget)
     if not fixed and not memory:
         return ""
-    sections = [header] + [s for s in (named, summary, memory, session, pending) if s]
+    sections = [header] + [s for s in (notice, named, summary, memory, session, pending) if s]
     text = "\n\n".join(sections)
     if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
         text = _clip(text, limit)

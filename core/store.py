@@ -28,7 +28,6 @@ from memkeeper.core.layout import (
 )
 
 __all__ = [
-    "ARCHIVE_PREFIX",
     "CONFIG_FILE",
     "COUNTERS_FILE",
     "DIR_MODE",
@@ -46,7 +45,6 @@ __all__ = [
     "resolve_project",
 ]
 
-ARCHIVE_PREFIX = "memory_"
 #: Files loaded at session start and written by ``memory-set``.
 NAMED_MEMORY_FILES = {
     "project": "project.md",

@@ -32,17 +32,17 @@ from memkeeper.core.atomic import atomic_write_json, atomic_write_text
 from memkeeper.core.index import (
     archive_entry,
     date_range,
-    iso_now,
     list_archives,
     read_index,
     safe_entries,
-    summary_name,
     update_index,
 )
 from memkeeper.core.lock import try_lock
+from memkeeper.core.names import is_archive, raw_summary_name, summary_name
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename
 from memkeeper.core.summarizers import BackendError, BackendUnavailable, BudgetExceeded, complete
 from memkeeper.core.summarizers.extractive import ARCHIVE_END, ARCHIVE_START, extract_summary
+from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import estimate_tokens, extract_tail_by_tokens
 
 MAX_LIST_ITEMS = 10
@@ -241,9 +241,8 @@ def summary_path(paths: StorePaths, archive: str) -> Path:
 
 
 def raw_output_path(paths: StorePaths, archive: str) -> Path:
-    """``memory_X.md`` → ``memory_X.summary.raw.txt``: the model's last unusable answer."""
-    stem = archive[:-3] if archive.endswith(".md") else archive
-    return paths.archive(f"{stem}.summary.raw.txt")
+    """The model's last unusable answer for ``archive`` (see :func:`names.raw_summary_name`)."""
+    return paths.archive(raw_summary_name(archive))
 
 
 # --- pending ---------------------------------------------------------------------------------
@@ -396,7 +395,7 @@ def parse_model_output(text: str) -> Summary:
 
 def _read_archive(paths: StorePaths, archive: str) -> tuple[str, list[str]]:
     """The archive's text and notes about it; SummaryError if missing, empty or not text."""
-    if not is_safe_basename(archive) or not archive.endswith(".md") or archive == "memory.md":
+    if not is_safe_basename(archive) or not is_archive(archive):
         raise ArchiveUnusable(f"{archive!r} is not an archive name (expected memory_YYYYMMDD_HHMMSS.md)")
     try:
         data = paths.archive(archive).read_bytes()

@@ -192,7 +192,7 @@ def _backup_unreadable(paths: StorePaths, path: Path) -> None:
 
 
 def _l1_files(paths: StorePaths) -> dict[str, Path]:
-    from memkeeper.core.l1 import GZ_SUFFIX, L1_SUFFIX
+    from memkeeper.core.names import is_l1
 
     try:
         children = list(paths.sessions.iterdir())
@@ -200,7 +200,7 @@ def _l1_files(paths: StorePaths) -> dict[str, Path]:
         return {}
     found: dict[str, Path] = {}
     for path in sorted(children):  # a plain file wins over its .gz twin (sorted first)
-        if path.name.endswith((L1_SUFFIX, GZ_SUFFIX)) and not path.is_symlink() and path.is_file():
+        if is_l1(path.name) and not path.is_symlink() and path.is_file():
             found.setdefault(title_key(path.name), path)
     return found
 

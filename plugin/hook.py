@@ -297,11 +297,9 @@ def _recall(call: Call, prompt: str, min_confidence: float) -> None:
     from memkeeper.core.recall import recall_context
 
     text = recall_context(call.project, call.session_id, prompt, min_confidence)
-    if text:
-        import json
-
+    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
         out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
         sys.stdout.flush()
 
 

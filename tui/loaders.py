@@ -18,10 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core.names import is_l1, l1_session, l1_started
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 from memkeeper.tui.widgets.docview import DocItem
-
-SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})(\d{2})(\d{2})?_?([^.]*)\.l1\.jsonl(\.gz)?$")
 
 
 @dataclass(frozen=True)
@@ -122,19 +121,13 @@ class Document:
     path: Path | None = None
 
 
-def short_time(iso: str | None) -> str:
-    """``2026-11-21T11:49:00.000Z`` → ``2026-11-21 11:49Z`` (absolute: screenshots stay stable)."""
-    if not iso:
-        return "never"
-    return iso[:16].replace("T", " ") + ("Z" if iso.endswith("Z") else "")
-
-
 def session_info(name: str, size: int) -> SessionInfo | None:
-    match = SESSION_NAME_RE.match(name)
-    if not match:
+    started = l1_started(name)
+    if started is None:
         return None
-    day, hh, mm, _ss, session, _gz = match.groups()
-    return SessionInfo(name=name, day=day, time=f"{hh}:{mm}", session=session or "", size=size)
+    return SessionInfo(
+        name=name, day=started[:10], time=started[11:16], session=l1_session(name) or "", size=size
+    )
 
 
 def _summary_state(entry: dict[str, Any]) -> str:
@@ -205,7 +198,7 @@ def list_sessions(paths: StorePaths) -> list[SessionInfo]:
     except OSError:
         return sessions
     for entry in entries:
-        if ".l1.jsonl" not in entry.name:
+        if not is_l1(entry.name):
             continue
         try:
             size = entry.stat().st_size
@@ -306,7 +299,7 @@ def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
 
 
 def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
-    from memkeeper.core.index import summary_name
+    from memkeeper.core.names import summary_name
     from memkeeper.core.summary import load_summary
 
     archive = target.name

@@ -19,7 +19,8 @@ from memkeeper.core.doctor.base import (
     raw_index,
     rel,
 )
-from memkeeper.core.index import archive_entry, list_archives, rebuild_index, summary_name, update_index
+from memkeeper.core.index import archive_entry, list_archives, rebuild_index, update_index
+from memkeeper.core.names import SUMMARY_SUFFIX, summary_name
 from memkeeper.core.store import StorePaths, is_safe_basename
 from memkeeper.core.tokens import tokens_for_bytes
 
@@ -216,7 +217,7 @@ class SummariesCheck(Check):
             return []
         out: list[Finding] = []
         for name in names:
-            if name.endswith(".summary.json"):
+            if name.endswith(SUMMARY_SUFFIX):
                 problem = summary_problem(ctx.paths.root / name)
                 if problem is not None:
                     out.append(Finding(ERROR, "summary-corrupt", f"the summary {name} is {problem}", name))

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
@@ -52,9 +53,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     iter_source_docs,
     l1_doc,
-    l1_session_from_name,
     line_of_offset,
-    name_date,
     read_source,
     section_doc,
 )
@@ -356,7 +355,7 @@ class _Reader:
                 if self.anchor.may_match(piece)
             )
         out: list[tuple[str, Doc | None]] = []
-        session = l1_session_from_name(name) if is_l1 else None
+        session = l1_session(name) if is_l1 else None
         for pos, _line, piece in pieces:
             if pos >= BLOCK_BYTES:
                 break

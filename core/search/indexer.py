@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.lock import LockTimeout, file_lock
+from memkeeper.core.names import is_l1, l1_kind
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -498,17 +499,30 @@ class _Planner:
 
     # -- the sessions folder ------------------------------------------------------------------
     def plan_sessions(self, plan: _Plan, full_check: bool, now: int, journal: set[str]) -> None:
-        listed = full_check or plan.reset or self.meta.get("l1_marks") != _mark(Path(self.sessions))
-        if listed:
+        """A changed folder is listed by name (no stat) and compared with the names indexed;
+        new names and the names in the journal are stat'ed, nothing else."""
+        if full_check or plan.reset:
             brief = self.brief(frozenset({"l1"}))
-            found = self.list_sessions(brief, journal, full_check)
+            found = discover(self.paths, None, frozenset({"l1"}))
+            self.compare(plan, found, brief, listed=True)
             plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
-        elif journal:
-            brief = self.rows(sorted(journal))
-            found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(journal)) if s is not None]
-        else:
             return
-        self.compare(plan, found, brief, listed=listed, names=None if listed else journal)
+        look, gone = set(journal), set()
+        if self.meta.get("l1_marks") != _mark(Path(self.sessions)):
+            try:
+                listing = os.listdir(self.sessions)
+            except OSError:
+                listing = []
+            names = {"sessions/" + n for n in listing if is_l1(n) and not n.startswith(".")}
+            known = {rel for (rel,) in self.conn.execute("SELECT rel FROM sources WHERE tier = 'l1'")}
+            look = (names - known) | (look & names)
+            gone = known - names
+            plan.meta["l1_marks"] = _dir_mark(Path(self.sessions), now)
+        if not look and not gone:
+            return
+        brief = self.rows(sorted(look | gone))
+        found = [s for s in (_stat_l1(self.paths, rel) for rel in sorted(look)) if s is not None]
+        self.compare(plan, found, brief, listed=False, names=look | gone)
 
     def read_journal(self) -> tuple[set[str], dict[str, str]]:
         """Names the journal (and a moved-aside journal) added since last time, and how far it was read."""
@@ -525,26 +539,6 @@ class _Planner:
             read_to[key] = f"{read[0]}:{read[1]}"
             found.update(read[2])
         return found, read_to
-
-    def list_sessions(self, brief: dict[str, _Row], journal: set[str], full_check: bool) -> list[SourceFile]:
-        """The sessions folder's L1 files; a known name with the same inode is not stat'ed."""
-        if full_check:
-            return discover(self.paths, None, frozenset({"l1"}))
-        found: list[SourceFile] = []
-        try:
-            entries = list(os.scandir(self.paths.sessions))
-        except OSError:
-            return []
-        for entry in entries:
-            rel = "sessions/" + entry.name
-            row = brief.get(rel)
-            if row is not None and rel not in journal and row.inode == entry.inode():
-                found.append(SourceFile(rel, "l1", row.kind, row.size, row.mtime_ns, row.inode))
-                continue
-            source = _l1_source(entry)
-            if source is not None:
-                found.append(source)
-        return found
 
     # -- comparing ----------------------------------------------------------------------------
     def compare(
@@ -590,25 +584,6 @@ class _Planner:
         return garbage > max(MIN_GARBAGE_BYTES, int(row[0]) // 3)
 
 
-def _l1_source(entry: os.DirEntry[str]) -> SourceFile | None:
-    name = entry.name
-    if name.startswith("."):
-        return None
-    if name.endswith(".l1.jsonl"):
-        kind = "l1"
-    elif name.endswith(".l1.jsonl.gz"):
-        kind = "l1gz"
-    else:
-        return None
-    try:
-        if not entry.is_file(follow_symlinks=False):
-            return None
-        st = entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
-    return SourceFile("sessions/" + name, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
-
-
 def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
     name = rel.removeprefix("sessions/")
     if "/" in name or name != rel[len("sessions/") :]:
@@ -619,8 +594,8 @@ def _stat_l1(paths: StorePaths, rel: str) -> SourceFile | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    kind = "l1gz" if name.endswith(".l1.jsonl.gz") else "l1" if name.endswith(".l1.jsonl") else ""
-    if not kind:
+    kind = l1_kind(name)
+    if kind is None:
         return None
     return SourceFile(rel, "l1", kind, st.st_size, st.st_mtime_ns, st.st_ino)
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.model import Hit
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
@@ -40,9 +41,7 @@ from memkeeper.core.search.sources import (
     Doc,
     SourceFile,
     l1_doc,
-    l1_session_from_name,
     line_of_offset,
-    name_date,
     read_source,
     section_doc,
 )
@@ -329,7 +328,7 @@ class DocReader:
             return None
         name = rel.rsplit("/", 1)[-1]
         if tier == "l1":
-            return l1_doc(rel, name_date(name), l1_session_from_name(name), offset, None, piece)
+            return l1_doc(rel, name_date(name), l1_session(name), offset, None, piece)
         return section_doc("l2", "section", rel, offset, 0, piece, name_date(name))
 
     def _source(self, src: int) -> tuple[str, str, str] | None:

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
 from memkeeper.tui.loaders import (
     Document,
     SessionCounts,
@@ -55,11 +56,11 @@ def target_for_file(file: str) -> Target | None:
     for key, value in NAMED_MEMORY_FILES.items():
         if name == value:
             return Target("named", key)
-    if ".summary" in name and name.startswith("memory_"):
-        return Target("summary", name.split(".summary", 1)[0] + ".md")
-    if name.startswith("memory_") and name.endswith(".md"):
+    if is_summary(name):
+        return Target("summary", archive_of_summary(name))
+    if is_archive(name):
         return Target("archive", name)
-    if ".l1.jsonl" in name:
+    if is_l1(name):
         return Target("l1", name)
     return None
 
@@ -120,7 +121,7 @@ class BrowseScreen(Screen[None]):
         """A fresh snapshot: rebuild the tree in place, refresh the status, reload a changed document."""
         self.query_one(StatusLine).show_snapshot(snapshot)
         tree = self.query_one(TierTree)
-        tree.forget_counts({p.name for p in changed if ".l1.jsonl" in p.name})
+        tree.forget_counts({p.name for p in changed if is_l1(p.name)})
         tree.show_snapshot(snapshot)
         if not snapshot.exists:
             self._show_document(

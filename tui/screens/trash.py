@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from memkeeper.core.store import StorePaths
-from memkeeper.tui.loaders import short_time
+from memkeeper.core.timefmt import short_time
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from memkeeper.tui.loaders import StoreSnapshot, short_time
+from memkeeper.core.timefmt import short_time
+from memkeeper.tui.loaders import StoreSnapshot
 from memkeeper.tui.text import human_tokens, literal
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+import anyio
 import pytest
 
 from memkeeper.core.search import HIGH_CONFIDENCE, search
@@ -90,6 +91,25 @@ async def test_initialize_answers_within_budget_on_the_median(
         )
     assert listed == {"search", "show", "timeline"}
     assert median <= INITIALIZE_BUDGET_SECONDS
+
+
+async def test_a_natural_question_finds_the_planted_answer(planted: StorePaths, errlog: TextIO) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(_params(planted), errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert "natural question" in (tools["search"].description or "")
+        found = await session.call_tool("search", {"query": "why did we drop Celery for the job queue?"})
+        text = found.content[0].text
+        assert not found.is_error
+        assert "Celery" in text and "RQ" in text, text
+        first_id = next(line.split()[1] for line in text.splitlines() if line.startswith("- "))
+        shown = await session.call_tool("show", {"id": first_id})
+        assert PLANTED in shown.content[0].text
+        bad = await session.call_tool("search", {"query": 42})
+        assert bad.is_error and "wrong type" in bad.content[0].text
 
 
 def test_confident_hits_are_expanded_and_the_rest_are_compact(planted: StorePaths) -> None:
@@ -190,3 +210,26 @@ def test_l1_hits_name_their_session(store: StorePaths) -> None:
     text = mcp_server.tool_search(store, {"query": "flamingo", "deep": True})
     hit_lines = [line for line in text.splitlines() if line.startswith("- ")]
     assert hit_lines and all('(session "set up the flamingo cache")' in line for line in hit_lines)
+
+
+async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StorePaths, errlog: TextIO) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    from memkeeper.core import recall
+    from memkeeper.core.search import refresh
+
+    refresh(planted)
+    folder = planted.state / recall.RECALL_DIR
+    request = json.dumps({"session": "s-1", "prompt": "Celery RQ workers leaked memory", "min": 0.5}).encode()
+    async with stdio_client(_params(planted), errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        deadline = time.monotonic() + 30
+        while not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        answer = recall.ask_resident(str(planted.root), request, timeout=10)
+        assert answer is not None and "Celery workers leaked memory" in answer
+    deadline = time.monotonic() + 30
+    while list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # removed when the server ends

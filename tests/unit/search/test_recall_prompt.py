@@ -83,6 +83,14 @@ def test_the_right_earlier_memory_is_injected(indexed: StorePaths) -> None:
     assert CURRENT[:8] not in text and "Looking at it" not in text  # never this session's own entries
 
 
+def test_a_question_in_plain_words_finds_it_at_the_default_confidence(indexed: StorePaths) -> None:
+    text = _ask(indexed, "how did we fix the flaky S3 upload retry?", confidence=0.92)
+    assert "exponential backoff" in text, text
+    assert (
+        _ask(indexed, "what do staging deploys go through?", session=OTHER, confidence=0.92).count("- ") >= 1
+    )
+
+
 def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
     assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
     assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
@@ -217,3 +225,50 @@ def test_the_hook_injects_it_as_additional_context(indexed: StorePaths) -> None:
     assert _hook(indexed, "UserPromptSubmit", session="new-session", prompt=QUESTION) == ""
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     assert "exponential backoff" in _hook(indexed, "UserPromptSubmit", session="new-session", prompt=QUESTION)
+
+
+# --- the resident lookup (the MCP server's) ---------------------------------------------------
+
+
+def test_a_resident_server_answers_the_hook(indexed: StorePaths) -> None:
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    server = recall.RecallServer(indexed)
+    assert server.start()
+    try:
+        assert oct(os.stat(server.path).st_mode & 0o777) == "0o600"
+        out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
+        assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert server.served == 1  # answered by the server, not looked up in the hook
+        assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""  # the same state: never twice
+        assert server.served == 2
+    finally:
+        server.close()
+    assert not os.path.exists(server.path)
+
+
+def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
+    import socket
+
+    folder = indexed.state / recall.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    stale = folder / f"999999{recall.SOCKET_SUFFIX}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall._at(str(folder), stale.name, listener.bind)  # (pytest's temporary paths are long for a socket)
+    listener.close()  # the file stays, nobody listens: a killed server's socket
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+    assert not stale.exists()
+
+
+def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePaths) -> None:
+    import socket
+
+    folder = indexed.state / recall.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall._at(str(folder), f"1{recall.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(1)  # accepts connections (the backlog) but never answers
+    try:
+        assert recall.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
+        assert _ask(indexed, QUESTION) == ""
+    finally:
+        listener.close()

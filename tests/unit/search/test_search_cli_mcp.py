@@ -118,6 +118,8 @@ async def test_mcp_server_over_stdio(store: StorePaths, tmp_path: Path) -> None:
             bad = await session.call_tool("search", {"query": "   "})
             assert bad.content[0].text.startswith("error: the query is empty")
             none = await session.call_tool("search", {"query": "qqqqq"})
+            assert "No results" in none.content[0].text  # ranked reads every tier: nothing to widen
+            none = await session.call_tool("search", {"query": "qqqqq", "exact": True})
             assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
 
 
