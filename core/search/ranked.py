@@ -26,11 +26,13 @@ import os
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, words
+from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.model import Hit, TierResult
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
@@ -176,10 +178,14 @@ def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierSta
     for group in query.groups:
         total = 0
         for form in dict.fromkeys(words.porter(f) for f in group.forms):
-            row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (form,)).fetchone()
-            total += row[0] if row else 0
+            total += vocab_cached(conn, ("df", vocab, form), partial(_doc_count, conn, vocab, form))
         df[group.stem] = total
     return _TierStats(_rows(conn, schema.WORDS[index]), df)
+
+
+def _doc_count(conn: sqlite3.Connection, vocab: str, term: str) -> int:
+    row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _idf(stats: _TierStats, group: Group) -> float:
