@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from memkeeper.core import injections
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.index import (
     entry_file,
@@ -373,7 +374,25 @@ def build_context(
     memory = memory_tail_section(paths, budget)
     if not fixed and not memory:
         return ""
-    sections = [header] + [s for s in (notice, named, summary, memory, session, pending) if s]
+    parts = [
+        (key, part)
+        for key, part in (
+            ("notice", notice),
+            ("named", named),
+            ("summary", summary),
+            (injections.MEMORY, memory),
+            ("session", session),
+            ("pending", pending),
+        )
+        if part
+    ]
+    if session_id:
+        seen = injections.injected(paths, session_id) if source == "resume" else None
+        injections.remember(paths, session_id, injections.digests(parts) | (seen or set()))
+        if seen is not None:  # a resume: Claude Code kept what was injected before
+            changed = injections.changed_parts(parts, seen)
+            return "\n\n".join([injections.resume_note(parts, changed)] + [p for _k, p in changed])
+    sections = [header] + [part for _key, part in parts]
     text = "\n\n".join(sections)
     if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
         text = _clip(text, limit)

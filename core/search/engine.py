@@ -23,7 +23,7 @@ from typing import NamedTuple
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
+from memkeeper.core.search.indexer import IndexBusy, open_for_search, vocab_cached, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -476,13 +476,15 @@ def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] |
     """
     limit = SMALL_GRAM_LIMIT if index == "small" else SHORT_GRAM_LIMIT
     low, high = prefix_range(term)
-    rows = conn.execute(
-        f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
-        (low, high, limit + 1),
-    ).fetchall()
-    if len(rows) > limit:
-        return None
-    return [row[0] for row in rows]
+
+    def walk() -> list[str] | None:
+        rows = conn.execute(
+            f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
+            (low, high, limit + 1),
+        ).fetchall()
+        return None if len(rows) > limit else [row[0] for row in rows]
+
+    return vocab_cached(conn, ("grams", index, term), walk)
 
 
 def _expression(conn: sqlite3.Connection, index: str, query: Query) -> str | None | bool:
