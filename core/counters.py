@@ -77,8 +77,9 @@ def _write_at(state_dir: str, data: dict[str, Any]) -> None:
     atomic_write_text(os.path.join(state_dir, COUNTERS_FILE), fastjson.dumps(data), durable=False)
 
 
-#: The longest a hook waits for the counters lock; past it the count is lost and logged.
+#: The longest a hook waits for the counters lock; past it the count is deferred (see bump_at).
 LOCK_WAIT = 1.0
+PENDING_FILE = "counters.pending"
 
 
 def _lock_at(state_dir: str) -> Any:
@@ -102,7 +103,17 @@ def _log_lost(state_dir: str, what: str) -> None:
 
 
 def read_counters(paths: StorePaths) -> dict[str, Any]:
-    return _read_at(os.fspath(paths.state))
+    """The counters, with the counts deferred to ``counters.pending`` added (nothing is written)."""
+    state_dir = os.fspath(paths.state)
+    data = _read_at(state_dir)
+    for name in (PENDING_FILE + ".folding", PENDING_FILE):
+        try:
+            with open(os.path.join(state_dir, name), "rb") as handle:
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        _add_lines(data, lines)
+    return data
 
 
 def unflushed_at(state_dir: str, session_id: str | None) -> int:
@@ -123,32 +134,79 @@ def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
 def bump_at(state_dir: str, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
     """:func:`bump` for a store whose folders exist, given its ``.state`` folder.
 
-    Waits at most :data:`LOCK_WAIT` for the lock; past that the count is logged as lost and
-    zero counts are returned (nothing is triggered by a lost count; the next event counts).
+    Waits at most :data:`LOCK_WAIT` for the lock. Past that the count is not waited for: it
+    is appended to ``counters.pending`` (one small O_APPEND write, no lock) and logged, the
+    next bump that gets the lock folds it in, and zero counts are returned (nothing is
+    triggered by a deferred count).
     """
     sid = session_id or "unknown"
     try:
         with _lock_at(state_dir):
             return _bump_locked(state_dir, sid, tool_uses, messages)
     except LockTimeout:
-        _log_lost(state_dir, f"{tool_uses} tool use(s) and {messages} message(s) of {sid}")
+        _defer(state_dir, sid, tool_uses, messages)
         return Counts(0, 0, 0, 0)
 
 
-def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int) -> Counts:
-    data = _read_at(state_dir)
+def _defer(state_dir: str, sid: str, tool_uses: int, messages: int) -> None:
+    from memkeeper.core.atomic import append_text
+
+    try:
+        append_text(os.path.join(state_dir, PENDING_FILE), f"{sid}\t{tool_uses}\t{messages}\n")
+        what = "deferred to counters.pending"
+    except OSError:
+        what = "lost"
+    _log_lost(state_dir, f"{tool_uses} tool use(s) and {messages} message(s) of {sid} {what}")
+
+
+def _fold_pending(state_dir: str, data: dict[str, Any]) -> None:
+    """Add the counts deferred by hooks that could not wait (the caller holds the lock)."""
+    pending = os.path.join(state_dir, PENDING_FILE)
+    folding = pending + ".folding"
+    try:
+        os.replace(pending, folding)  # later deferrals start a new file
+    except FileNotFoundError:
+        if not os.path.exists(folding):
+            return
+    try:
+        with open(folding, "rb") as handle:
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return
+    _add_lines(data, lines)
+    data["_folded"] = folding
+
+
+def _add_lines(data: dict[str, Any], lines: list[str]) -> None:
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            _add(data, parts[0], int(parts[1]), int(parts[2]))
+
+
+def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> dict[str, Any]:
     data["toolUses"] = _int(data.get("toolUses")) + tool_uses
     entry = _session(data, sid)
     entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
     entry["messages"] = _int(entry.get("messages")) + messages
     entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
     entry["lastSeen"] = iso_now()
+    return entry
+
+
+def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int) -> Counts:
+    data = _read_at(state_dir)
+    _fold_pending(state_dir, data)
+    folded = data.pop("_folded", None)
+    entry = _add(data, sid, tool_uses, messages)
     sessions: dict[str, Any] = data["sessions"]
     if len(sessions) > MAX_SESSIONS:
         oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
         for key in oldest[: len(sessions) - MAX_SESSIONS]:
             del sessions[key]
     _write_at(state_dir, data)
+    if folded:
+        os.unlink(folded)
     return Counts(data["toolUses"], entry["toolUses"], entry["messages"], entry["unflushed"])
 
 
@@ -169,7 +227,7 @@ def mark_flushed(paths: StorePaths, session_id: str | None) -> None:
             _session(data, session_id or "unknown")["unflushed"] = 0
             _write_at(state_dir, data)
     except LockTimeout:  # the count stays: the next event starts the (single-flight) job again
-        _log_lost(state_dir, f"the flush mark of {session_id or 'unknown'}")
+        _log_lost(state_dir, f"the flush mark of {session_id or 'unknown'} skipped")
 
 
 def reset(paths: StorePaths) -> None:

@@ -2,8 +2,9 @@
 
 The asynchronous flush of the source design (spec 002), run as the detached ``flush``
 job (:func:`run_flush_job`): bring the L1 copies of the recently seen sessions up to
-date, take the L1 entries after the watermark (``lastMemoryUpdateTs`` in the index,
-the ``ts`` of the last entry processed, as the JS plugin's fixed versions use), ask
+date, take the L1 entries past the watermark (per L1 file, the byte offset flushed up to:
+:mod:`memkeeper.core.flush_positions`; the index's ``lastMemoryUpdateTs`` is kept for the
+JS plugin as the newest ``ts`` flushed), ask
 the configured summarizer for ``- [topic]: fact`` bullets or ``SKIP``, and append
 
     \\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n
@@ -28,9 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core import intents
+from memkeeper.core import flush_positions, intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
+from memkeeper.core.flush_positions import Positions
 from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
 from memkeeper.core.index import read_index, update_index
 from memkeeper.core.lock import reentrant_lock
@@ -41,8 +43,6 @@ from memkeeper.core.timefmt import iso_now, section_header, utc_now
 MAX_PROMPT_CHARS = 24_000
 #: At most this many chunks per run; the rest waits for the next flush.
 MAX_CHUNKS = 6
-#: With no watermark yet (first flush of a store), only the newest entries are taken.
-FIRST_FLUSH_ENTRIES = 50
 MAX_BULLETS = 6
 MAX_BULLET_CHARS = 300
 JOURNAL = "flush-journal.json"
@@ -226,14 +226,39 @@ def _journal(paths: StorePaths) -> Path:
     return paths.state / JOURNAL
 
 
-def _set_watermark(paths: StorePaths, watermark: str, generator: str | None) -> None:
+def _set_watermark(paths: StorePaths, moved: Positions, newest: str | None, generator: str | None) -> None:
+    """Move the flushed files' positions to ``moved``; keep the JS ``lastMemoryUpdateTs`` (newest ``ts``)."""
+    if moved:
+        current = flush_positions.load(paths) or {}
+        flush_positions.save(paths, {**current, **moved})
+
     def change(index: dict[str, Any]) -> None:
-        index["lastMemoryUpdateTs"] = watermark
+        if newest:
+            previous = index.get("lastMemoryUpdateTs")
+            index["lastMemoryUpdateTs"] = flush_positions.newest_ts(
+                [{"ts": newest}], previous if isinstance(previous, str) else None
+            )
         index["lastFlushAt"] = iso_now()
         if generator:
             index["lastFlushGenerator"] = generator
 
     update_index(paths, change)
+
+
+def _positions(paths: StorePaths) -> Positions:
+    """The current positions, made (and saved) from the index's timestamp the first time."""
+    with reentrant_lock(paths.lock):
+        positions = flush_positions.load(paths)
+        if positions is None:
+            legacy = read_index(paths).get("lastMemoryUpdateTs")
+            positions = flush_positions.initial(paths, legacy if isinstance(legacy, str) else None)
+            flush_positions.save(paths, positions)
+        return positions
+
+
+def _unchanged(paths: StorePaths, expected: Positions) -> bool:
+    current = flush_positions.load(paths) or {}
+    return all(current.get(key, 0) == value for key, value in expected.items())
 
 
 def _already_written(paths: StorePaths, section: str) -> bool:
@@ -264,34 +289,55 @@ def recover_journal(paths: StorePaths) -> None:
         except (OSError, ValueError):
             _journal(paths).unlink(missing_ok=True)
             return
-        current = read_index(paths).get("lastMemoryUpdateTs")
-        if isinstance(journal, dict) and current == journal.get("expected") and journal.get("watermark"):
-            section = str(journal.get("section") or "")
-            if section and not _already_written(paths, section):
-                append_text(paths.memory, section)
-            _set_watermark(paths, str(journal["watermark"]), journal.get("generator"))
+        if isinstance(journal, dict):
+            _finish_journal(paths, journal)
         _journal(paths).unlink(missing_ok=True)
 
 
+def _finish_journal(paths: StorePaths, journal: dict[str, Any]) -> None:
+    expected, moved = journal.get("expected"), journal.get("moved")
+    if isinstance(expected, dict) and isinstance(moved, dict):
+        if not _unchanged(paths, expected):
+            return  # the positions moved on: that flush was completed
+        newest = journal.get("newest")
+    elif journal.get("watermark"):  # written by a version with the timestamp watermark
+        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+            return
+        moved, newest = {}, journal["watermark"]
+    else:
+        return
+    section = str(journal.get("section") or "")
+    if section and not _already_written(paths, section):
+        append_text(paths.memory, section)
+    _set_watermark(paths, moved, newest if isinstance(newest, str) else None, journal.get("generator"))
+
+
 def commit(
-    paths: StorePaths, expected: str | None, watermark: str, section: str | None, generator: str | None = None
+    paths: StorePaths,
+    expected: Positions,
+    moved: Positions,
+    section: str | None,
+    generator: str | None = None,
+    newest: str | None = None,
 ) -> bool:
-    """Append ``section`` (None: nothing) and move the watermark, atomically with respect to
-    other flushes; False (nothing done) if the watermark is no longer ``expected``."""
+    """Append ``section`` (None: nothing) and move the files' positions from ``expected`` to
+    ``moved``, atomically with respect to other flushes; False (nothing done) if a position is
+    no longer as ``expected``. ``newest`` (the chunk's newest ``ts``) feeds the JS watermark."""
     with reentrant_lock(paths.lock):
         intents.recover_pending(paths)  # an interrupted rotation is finished before we append
-        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+        if not _unchanged(paths, expected):
             return False
         if section:
             journal = {
                 "expected": expected,
-                "watermark": watermark,
+                "moved": moved,
+                "newest": newest,
                 "section": section,
                 "generator": generator,
             }
             atomic_write_json(_journal(paths), journal)
             append_text(paths.memory, section)
-        _set_watermark(paths, watermark, generator)
+        _set_watermark(paths, moved, newest, generator)
         _journal(paths).unlink(missing_ok=True)
         return True
 
@@ -312,16 +358,9 @@ def append_note(paths: StorePaths, text: str) -> str:
 # --- the flush ----------------------------------------------------------------------
 
 
-def _new_entries(paths: StorePaths, watermark: str | None) -> list[dict[str, Any]]:
-    from memkeeper.core.l1 import entries_since
-
-    # entries_since compares stamps as instants and returns them oldest first.
-    entries = [
-        e for e in entries_since(paths, watermark) if isinstance(e, dict) and isinstance(e.get("ts"), str)
-    ]
-    if watermark is None:
-        entries = entries[-FIRST_FLUSH_ENTRIES:]
-    return entries
+def _new_entries(paths: StorePaths, positions: Positions) -> list[dict[str, Any]]:
+    """Every entry past its file's flush position, whatever its ``ts`` (see core.flush_positions)."""
+    return flush_positions.new_entries(paths, positions)
 
 
 def default_planner(paths: StorePaths, final: bool) -> Planner:
@@ -376,9 +415,8 @@ def flush_pending(
     recover_journal(paths)
     result = FlushResult()
     for _ in range(max_chunks):
-        expected = read_index(paths).get("lastMemoryUpdateTs")
-        expected = expected if isinstance(expected, str) else None
-        entries = _new_entries(paths, expected)
+        positions = _positions(paths)
+        entries = _new_entries(paths, positions)
         if not entries:
             result.more = False
             break
@@ -391,11 +429,14 @@ def flush_pending(
         section = None
         if bullets:
             section = section_text([_redact(b).replace("\n", " ") for b in bullets])
-        if not commit(paths, expected, str(chunk[-1]["ts"]), section, generator):
+        moved = flush_positions.moves(chunk)
+        expected = {key: positions.get(key, 0) for key in moved}
+        newest = flush_positions.newest_ts(chunk)
+        if not commit(paths, expected, moved, section, generator, newest):
             break  # someone else flushed meanwhile: their run covers these entries
         result.entries += len(chunk)
         result.generators.append(generator)
-        result.watermark = str(chunk[-1]["ts"])
+        result.watermark = newest
         if section:
             result.sections += 1
         else:

@@ -75,14 +75,16 @@ def counters_of(store: StorePaths) -> dict[str, Any]:
 # --------------------------------------------------------------------------- locks
 
 
-def test_a_held_counters_lock_loses_the_count_and_logs_it(store: StorePaths) -> None:
+def test_a_held_counters_lock_defers_the_count_and_logs_it(store: StorePaths) -> None:
     with held(store.state / "counters.lock"):
         done = run_hook(store.project, "PostToolUse")
     assert done.returncode == 0 and done.stdout == ""
     assert counters_of(store)["toolUses"] == 0
-    assert "counters:" in log_text(store) and "lost" in log_text(store)
+    assert "counters:" in log_text(store) and "deferred" in log_text(store)
     assert run_hook(store.project, "PostToolUse").returncode == 0
-    assert counters_of(store)["toolUses"] == 1  # the next one counts
+    assert counters_of(store)["toolUses"] == 2  # the next one counts, and folds the deferred one in
+    assert counters_of(store)["sessions"]["sess-1"]["toolUses"] == 2
+    assert not list(store.state.glob("counters.pending*"))
 
 
 def test_session_end_starts_its_jobs_with_the_live_sessions_lock_held(

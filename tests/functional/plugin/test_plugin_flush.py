@@ -103,10 +103,37 @@ def test_large_backlog_is_chunked_without_splitting_equal_stamps(
 
 
 def test_a_moved_watermark_means_nothing_is_written(store: StorePaths) -> None:
-    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0)])
-    assert flush.commit(store, None, entry(0)["ts"], "\n## first\n- [a]: b\n")
-    assert not flush.commit(store, None, entry(0)["ts"], "\n## second\n- [a]: b\n")
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(0)])
+    end = (store.sessions / name).stat().st_size
+    assert flush.commit(store, {name: 0}, {name: end}, "\n## first\n- [a]: b\n")
+    assert not flush.commit(store, {name: 0}, {name: end}, "\n## second\n- [a]: b\n")
     assert "second" not in store.memory.read_text()
+
+
+def test_an_entry_reaching_l1_after_the_flush_passed_its_time_is_still_flushed(store: StorePaths) -> None:
+    """The watermark is positional: a late entry (older ``ts``) is summarized, exactly once."""
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(10), entry(11)])
+    model = FakeModel()
+    flush.flush_pending(store, summarize=model)
+    write_l1(store, "2026-11-20_090000_bbbbbbbb.l1.jsonl", [entry(1), entry(2)])  # a resumed old session
+    write_l1(store, name, [entry(5)])  # late in the same file
+    flush.flush_pending(store, summarize=model)
+    flush.flush_pending(store, summarize=model)
+    seen = sorted(ts for chunk in model.seen for ts in chunk)
+    assert seen == sorted(entry(i)["ts"] for i in (1, 2, 5, 10, 11))  # every one, once
+    assert read_index(store)["lastMemoryUpdateTs"] == entry(11)["ts"]  # the JS field never goes back
+
+
+def test_positions_start_from_the_timestamp_watermark_of_an_older_store(store: StorePaths) -> None:
+    from memkeeper.core.index import update_index
+
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(i) for i in range(6)])
+    update_index(store, lambda index: index.__setitem__("lastMemoryUpdateTs", entry(3)["ts"]))
+    model = FakeModel()
+    flush.flush_pending(store, summarize=model)
+    assert [ts for chunk in model.seen for ts in chunk] == [entry(4)["ts"], entry(5)["ts"]]
 
 
 def test_kill_after_append_is_recovered_without_a_second_copy(store: StorePaths) -> None:
