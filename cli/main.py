@@ -144,7 +144,10 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
     from memkeeper.cli.output import paths_from
     from memkeeper.core import intents
 
-    paths = paths_from(args)
+    try:
+        paths = paths_from(args)
+    except (OSError, ValueError):
+        return  # a refused folder, or a link in the store: the command itself says so
     if paths.root.is_dir() and intents.pending(paths):
         from memkeeper.core.lock import LockTimeout
 

@@ -89,8 +89,9 @@ def run_handler(args: argparse.Namespace) -> int:
     except Exception as exc:  # one clear line, not a stack trace
         from memkeeper.core.config import ConfigError
         from memkeeper.core.lock import LockTimeout
+        from memkeeper.core.store import StoreRefused
 
-        if isinstance(exc, ConfigError):
+        if isinstance(exc, (ConfigError, StoreRefused)):
             error(str(exc))
             return EXIT_USAGE
         if isinstance(exc, LockTimeout):
@@ -163,11 +164,12 @@ def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
             sys.exit(EXIT_USAGE)
 
 
-def paths_from(args: argparse.Namespace) -> StorePaths:
-    """The store of the project the command line names (``--project``, else the usual rule)."""
+def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
+    """The store of the project the command line names (``--project``, else the usual rule),
+    guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False."""
     from memkeeper.core.store import paths_for
 
-    return paths_for(getattr(args, "project", None))
+    return paths_for(getattr(args, "project", None), check=check)
 
 
 def parent_store(paths: StorePaths) -> Path | None:

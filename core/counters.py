@@ -74,7 +74,10 @@ def _read_at(state_dir: str) -> dict[str, Any]:
 
 
 def _write_at(state_dir: str, data: dict[str, Any]) -> None:
-    atomic_write_text(os.path.join(state_dir, COUNTERS_FILE), fastjson.dumps(data), durable=False)
+    # Counts and session ids only: nothing to redact (the hook path skips importing privacy).
+    atomic_write_text(
+        os.path.join(state_dir, COUNTERS_FILE), fastjson.dumps(data), durable=False, redact=False
+    )
 
 
 #: The longest a hook waits for the counters lock; past it the count is deferred (see bump_at).

@@ -19,8 +19,9 @@ from importlib import import_module
 from pathlib import Path
 
 from memkeeper.core.atomic import append_text
+from memkeeper.core.boundary import check_path
 from memkeeper.core.lock import try_lock
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store import StorePaths, ensure_store, guard
 
 TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None)
     runs again (at most MAX_RERUNS times), so a request is never lost.
     """
     runner = resolve_runner(kind)
+    guard(paths)  # never work in a refused folder or through a link in the store
     ensure_store(paths)
     flag = _rerun_flag(paths, kind)
     with try_lock(paths.state / f"job-{kind}.lock") as acquired:
@@ -122,8 +124,9 @@ def log_error(paths: StorePaths, message: str) -> None:
     from memkeeper.core.timefmt import iso_now
 
     try:
-        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         log = paths.logs / "memkeeper.log"
+        check_path(log)  # a link in the store: nowhere safe to log
+        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         line = f"{iso_now()} {message}".replace("\n", " ")[:2000] + "\n"
         try:
             if log.stat().st_size > LOG_MAX_BYTES:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core import changes
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.atomic import atomic_write_json, open_no_follow, redact_bytes
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.names import (
     L1_GZ_SUFFIX,
@@ -369,7 +369,8 @@ def _save_state(paths: StorePaths, session_id: str, state: dict[str, Any]) -> No
 
 def _append_durable(path: Path, data: bytes) -> None:
     """Append whole lines with O_APPEND and fsync; a missing final newline is repaired first."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    data = redact_bytes(path, data)  # the store's one writer's redaction (idempotent on L1 fields)
+    fd = open_no_follow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -748,13 +749,13 @@ def compress(paths: StorePaths, retention_days: int) -> list[str]:
 def _gzip_file(source: Path, target: Path) -> None:
     stat = source.stat()
     tmp = target.with_name(f".{target.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_no_follow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with (
             os.fdopen(fd, "wb") as raw,
             gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw, mtime=int(stat.st_mtime)) as packed,
         ):
-            with open(source, "rb") as handle:
+            with os.fdopen(open_no_follow(source, os.O_RDONLY), "rb") as handle:
                 shutil.copyfileobj(handle, packed)
             packed.flush()
         with open(tmp, "rb+") as sync:

@@ -22,10 +22,14 @@ class LockTimeout(TimeoutError):
 
 
 def _open_lock_file(path: StrPath) -> int:
+    from memkeeper.core.atomic import open_no_follow
+    from memkeeper.core.boundary import check_path
+
+    check_path(path)  # never create a folder, or a lock file, through a link in the store
     folder = os.path.dirname(os.fspath(path))
     if folder:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
 class _Expired(Exception):
