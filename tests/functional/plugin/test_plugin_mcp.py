@@ -260,3 +260,32 @@ def test_claude_code_connects_to_the_server(cli: str, planted: StorePaths, home:
     listed = claude("mcp", "list")
     line = next((x for x in listed.stdout.splitlines() if x.startswith("memkeeper:")), "")
     assert "Connected" in line, listed.stdout + listed.stderr
+
+
+def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> None:
+    from memkeeper.core import recall
+
+    folder = planted.state / recall.RECALL_DIR
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=_env(planted),
+        cwd=planted.project,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        deadline = time.monotonic() + 30
+        while not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+        proc.terminate()  # how a client may end it, stdin still open
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
