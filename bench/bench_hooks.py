@@ -1,25 +1,26 @@
-"""Hook speed figures: each hook event's whole-process time against ``python -c pass``.
+"""Hook speed: each hook's whole process against a clean interpreter, on small and large stores.
 
-Every event runs with a real payload on stdin (captured from Claude Code 2.1.197) in a
-project with a realistic store, two ways:
+    python bench/bench_hooks.py [--rounds 15] [--cache /tmp/mk-bench-hooks] [--sessions 2000 50000]
 
-- ``launcher``: ``plugin/bin/memkeeper-hook EVENT``, what Claude Code runs. In a source
-  checkout (and after ``memkeeper install``) it knows where the package is and starts
-  Python with ``-S``;
-- ``cli``: ``python -m memkeeper.cli.main hook EVENT`` (normal start-up, site included).
+Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), two ways:
 
-Runs are interleaved (all commands once per round, in shuffled order) and the medians
-compared with ``python -c pass`` of the same interpreter, so the ratio does not depend on
-the machine. The goal is a ratio <= 1.3 for PostToolUse, the hottest path. Background
-jobs are not started (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured.
+- ``launcher``: the plugin's ``bin/memkeeper-hook EVENT`` from this source checkout, what
+  Claude Code runs for a developer;
+- ``wheel``: the same launcher as ``memkeeper install`` copies it, from a wheel of this
+  checkout installed with pip into a fresh venv of ``python3`` (what a user has).
 
-Usage: python bench/bench_hooks.py [--rounds N]
+The baseline is ``python3 -I -c pass``: a clean interpreter, no site-packages, no
+editable-install finder (the dev venv's own start-up costs twice that). Each store is a
+generated project (``bench/gen_store.py --small-sessions N``), so a hook whose time grows
+with the store shows it. Runs are interleaved (every command once per round, shuffled)
+and printed as min/median/max with the median's ratio to the baseline. Background jobs
+are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. Stores and the wheel
+venv are kept in ``--cache`` and reused.
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import random
@@ -27,14 +28,14 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
+EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
+GOALS = {"PostToolUse": 1.3, "UserPromptSubmit": 1.5}
 
 
 def payloads(project: Path) -> dict[str, bytes]:
@@ -47,127 +48,129 @@ def payloads(project: Path) -> dict[str, bytes]:
     return found
 
 
-def make_store(project: Path) -> None:
-    """memory.md of ~40 KB, a summarized archive, project notes, an L1 session."""
-    root = project / ".claude" / "memory"
-    (root / "sessions").mkdir(parents=True)
-    (root / "config.json").write_text(json.dumps({"memory": {"flushEvery": 10**9}}))
-    sections = [
-        f"## 2026-11-{1 + i % 28:02d}_{i % 24:02d}00 (local 11-{1 + i % 28:02d}_{i % 24:02d}00)\n"
-        f"- [topic-{i % 17}]: Fact number {i} about the search index, the TUI and the flush.\n"
-        f"- [decision]: Decided to keep item {i} because it keeps the hook path lean.\n"
-        for i in range(220)
-    ]
-    (root / "memory.md").write_text("\n".join(sections))
-    (root / "project.md").write_text("memkeeper keeps long-term memory for Claude Code.\n" * 5)
-    archive = "memory_20261101_000000.md"
-    (root / archive).write_text("## 2026-10-01\n- old\n")
-    (root / archive.replace(".md", ".summary.json")).write_text(
-        json.dumps(
-            {
-                "overallSummary": "The team built the store and the hooks. " * 10,
-                "keyDecisions": [{"decision": f"decision {i}", "reason": "speed"} for i in range(8)],
-                "issues": [{"issue": f"issue {i}", "status": "open"} for i in range(6)],
-            }
+def make_store(cache: Path, sessions: int) -> Path:
+    project = cache / f"store-{sessions}"
+    if not (project / ".claude" / "memory" / "memory-index.json").exists():
+        shutil.rmtree(project, ignore_errors=True)
+        subprocess.run(
+            [sys.executable, str(REPO / "bench" / "gen_store.py"), str(project)]
+            + ["--small-sessions", str(sessions), "--archives", "40"],
+            check=True,
         )
+        config = {"memory": {"flushEvery": 10**9}}
+        (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
+    return project
+
+
+def wheel_launcher(cache: Path, python: str) -> Path:
+    """A fresh venv with this checkout's wheel installed by pip, and its plugin copy's launcher."""
+    venv = cache / "wheel-venv"
+    home = cache / "wheel-home"
+    launcher = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper" / "bin" / "memkeeper-hook"
+    stamp = venv / ".built-from"
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    if launcher.exists() and stamp.exists() and stamp.read_text() == head:
+        return launcher
+    shutil.rmtree(venv, ignore_errors=True)
+    shutil.rmtree(home, ignore_errors=True)
+    wheels = cache / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(REPO)],
+        check=True,
     )
-    index = {
-        "version": 1,
-        "current": "memory.md",
-        "rotatedFiles": [
-            {
-                "file": archive,
-                "rotatedAt": "2026-11-01T00:00:00.000Z",
-                "tokens": 5,
-                "bytes": 20,
-                "summary": archive.replace(".md", ".summary.json"),
-                "summaryGenerated": True,
-            }
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    wheel = next(wheels.glob("memkeeper-*.whl"))
+    subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, stderr=subprocess.DEVNULL
+    )
+    subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-P",
+            "-c",
+            "from memkeeper.plugin.install import write_marketplace as w; w()",
         ],
-        "stats": {"totalRotations": 1, "lastRotation": "2026-11-01T00:00:00.000Z"},
-        "counter": 0,
-        "lastMemoryUpdateTs": "2026-11-21T09:00:00.000Z",
-    }
-    (root / "memory-index.json").write_text(json.dumps(index, indent=2))
-    entries = [
-        {
-            "ts": f"2026-11-21T09:{i // 60:02d}:{i % 60:02d}.000Z",
-            "role": "user" if i % 3 == 0 else "assistant",
-            "text": f"message {i}",
-        }
-        for i in range(400)
-    ]
-    (root / "sessions" / "2026-11-21_090000_prevsess.l1.jsonl").write_text(
-        "".join(json.dumps(e) + "\n" for e in entries)
+        env=dict(os.environ, HOME=str(home)),
+        check=True,
     )
+    stamp.write_text(head)
+    return launcher
 
 
 def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(
-        argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
     )
     return time.perf_counter() - start
 
 
+def spread(values: list[float]) -> str:
+    return f"{min(values) * 1000:6.1f} {statistics.median(values) * 1000:6.1f} {max(values) * 1000:6.1f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=25, help="interleaved rounds (default 25)")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
+    parser.add_argument(
+        "--cache", type=Path, default=Path("/tmp/mk-bench-hooks"), help="stores and venv kept here"
+    )
+    parser.add_argument("--sessions", type=int, nargs="+", default=[2000, 50000], help="store sizes")
+    parser.add_argument("--no-wheel", action="store_true", help="skip the pip-installed wheel")
     args = parser.parse_args()
-    # .pyc files as an installed package has them (the environment may forbid writing them).
-    for folder in ("core", "cli", "plugin"):
-        compileall.compile_dir(str(REPO / folder), quiet=1)
-    project = Path(tempfile.mkdtemp(prefix="mk-bench-hooks-"))
-    try:
-        make_store(project)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER"))}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.update(HOME=str(project), MEMKEEPER_NO_JOBS="1", MEMKEEPER_PYTHON=sys.executable)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    # the interpreter itself: a version manager's python3 may be a shell script that execs it
+    shim = shutil.which("python3") or "python3"
+    python = subprocess.run(
+        [shim, "-I", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    launchers = {"launcher": LAUNCHER}
+    if not args.no_wheel:
+        launchers["wheel"] = wheel_launcher(args.cache, python)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER", "VIRTUAL_ENV"))}
+    env.update(MEMKEEPER_NO_JOBS="1")
+    commands: dict[str, tuple[list[str], bytes, Path]] = {
+        "python3 -I -c pass": ([python, "-I", "-c", "pass"], b"", REPO)
+    }
+    for sessions in args.sessions:
+        project = make_store(args.cache, sessions)
         stdin = payloads(project)
-        commands: dict[str, tuple[list[str], bytes]] = {
-            "python -c pass": ([sys.executable, "-c", "pass"], b"")
-        }
-        launcher_env = dict(env)
-        launcher_env.pop("MEMKEEPER_PYTHON")  # the launcher finds the checkout's venv and uses -S
-        for event in EVENTS:
-            commands[f"launcher {event}"] = (["/bin/sh", str(LAUNCHER), event], stdin[event])
-            commands[f"cli {event}"] = (
-                [sys.executable, "-m", "memkeeper.cli.main", "hook", event],
-                stdin[event],
-            )
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        names = list(commands)
-        for name in names:  # warm-up: page cache, counters file
-            argv, data = commands[name]
-            timed(argv, data, project, launcher_env if name.startswith("launcher") else env)
-        rng = random.Random(0)
-        for _ in range(args.rounds):
-            rng.shuffle(names)
-            for name in names:
-                argv, data = commands[name]
-                times[name].append(
-                    timed(argv, data, project, launcher_env if name.startswith("launcher") else env)
+        for how, launcher in launchers.items():
+            for event in EVENTS:
+                commands[f"{how} {sessions} {event}"] = (
+                    ["/bin/sh", str(launcher), event],
+                    stdin[event],
+                    project,
                 )
-        base = statistics.median(times["python -c pass"])
-        print(
-            f"hook whole-process time, median of {args.rounds} interleaved rounds (python: {sys.executable})"
-        )
-        print(f"  python -c pass: {base * 1000:.1f} ms")
-        print(f"  {'event':<18} {'launcher ms':>11} {'ratio':>6}   {'cli ms':>7} {'ratio':>6}")
+    names = list(commands)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for name in names:  # warm-up: page cache, counters, .pyc files
+        argv, data, cwd = commands[name]
+        timed(argv, data, cwd, dict(env, HOME=str(cwd)))
+    rng = random.Random(0)
+    for _ in range(args.rounds):
+        rng.shuffle(names)
+        for name in names:
+            argv, data, cwd = commands[name]
+            times[name].append(timed(argv, data, cwd, dict(env, HOME=str(cwd))))
+    base = statistics.median(times["python3 -I -c pass"])
+    print(
+        f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds; load {os.getloadavg()[0]:.1f}"
+    )
+    print(f"  python3 -I -c pass ({python}): {spread(times['python3 -I -c pass'])}")
+    header = "".join(f"   {f'{n:,} sessions':>20} ratio" for n in args.sessions)
+    for how in launchers:
+        print(f"  {how:<8} {'event':<17}{header}")
         for event in EVENTS:
-            launch = statistics.median(times[f"launcher {event}"])
-            cli = statistics.median(times[f"cli {event}"])
-            goal = "  (goal <= 1.3)" if event == "PostToolUse" else ""
-            print(
-                f"  {event:<18} {launch * 1000:>11.1f} {launch / base:>6.2f}   {cli * 1000:>7.1f} {cli / base:>6.2f}{goal}"
-            )
-        system = shutil.which("python3")
-        if system and Path(system).resolve() != Path(sys.executable).resolve():
-            print(
-                f"  (python3 on PATH is {system}; the baseline above is the interpreter memkeeper runs with)"
-            )
-    finally:
-        shutil.rmtree(project, ignore_errors=True)
+            cells = ""
+            for sessions in args.sessions:
+                values = times[f"{how} {sessions} {event}"]
+                cells += f"   {spread(values)} {statistics.median(values) / base:5.2f}"
+            goal = f"  (goal <= {GOALS[event]})" if event in GOALS else ""
+            print(f"  {'':<8} {event:<17}{cells}{goal}")
     return 0
 
 

@@ -26,11 +26,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, print_json
+    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
     from memkeeper.core.doctor import diagnose, problems_left, repair
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
     left = problems_left(findings)
     code = EXIT_OK if not left else EXIT_ERROR
@@ -47,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
         return code
     out = console()
     if not paths.exists():
-        out.print(literal(f"No memory store at {paths.root}: nothing to check."), soft_wrap=True)
+        from memkeeper.cli.output import no_store_message
+        from memkeeper.cli.output import sentence as _sentence
+
+        out.print(literal(f"{_sentence(no_store_message(paths))}: nothing to check."), soft_wrap=True)
         return EXIT_OK
     if not findings:
         out.print(literal(f"The memory store at {paths.root} is healthy."), soft_wrap=True)

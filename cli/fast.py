@@ -14,8 +14,15 @@ from memkeeper.core.layout import project_dir
 
 
 def run_check(project: str | None) -> int:
+    from memkeeper.core.boundary import refused_project
+
+    folder = project_dir(project)
+    reason = refused_project(folder)
+    if reason:
+        sys.stderr.write(f"memkeeper: no memory store is kept in {folder}: it is {reason}\n")
+        return 0  # run from hooks: never fail the session
     try:
-        done = record(project_dir(project), None, tool_uses=1)
+        done = record(folder, None, tool_uses=1)
     except OSError as exc:
         sys.stderr.write(f"memkeeper: error: {exc.strerror or exc}: {exc.filename or ''}\n")
         return 1

@@ -34,11 +34,10 @@ def _item_json(item: object) -> dict[str, object]:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, print_json
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, paths_from, print_json
     from memkeeper.core import forget
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     try:
         if args.kind == "session":
             item = forget.forget_l1(paths, args.name)
@@ -56,11 +55,10 @@ def run_forget(args: argparse.Namespace) -> int:
 
 
 def run_trash(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.cli.output import console, literal, paths_from, print_json
     from memkeeper.core import forget
-    from memkeeper.core.store import paths_for
 
-    items = forget.list_trash(paths_for(args.project))
+    items = forget.list_trash(paths_from(args))
     if args.json:
         print_json([_item_json(item) for item in items])
         return 0
@@ -73,12 +71,11 @@ def run_trash(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, paths_from
     from memkeeper.core import forget
-    from memkeeper.core.store import paths_for
 
     try:
-        item = forget.restore(paths_for(args.project), args.trash_id)
+        item = forget.restore(paths_from(args), args.trash_id)
     except forget.ForgetError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     console().print(literal(f"Restored {item.name}"))

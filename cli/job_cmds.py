@@ -14,16 +14,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError
+    from memkeeper.cli.output import EXIT_USAGE, CliError, paths_from
     from memkeeper.core.jobs import run_job
-    from memkeeper.core.store import paths_for
 
     try:
         options = json.loads(args.options)
     except ValueError:
         raise CliError("--options is not valid JSON", EXIT_USAGE) from None
     try:
-        run_job(paths_for(args.project), args.kind, options)
+        run_job(paths_from(args), args.kind, options)
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     return 0

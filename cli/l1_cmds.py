@@ -55,11 +55,10 @@ def _short(path: Path | None, root: Path) -> str:
 
 
 def run_final(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, CliError, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, CliError, paths_from, print_json
     from memkeeper.core import l1, transcript
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     path: Path | None = Path(args.transcript).expanduser() if args.transcript else None
     if path is None and args.session:
         path = transcript.find_transcript(args.session, paths.project)
@@ -96,11 +95,10 @@ def _print_result(result: Any, root: Path) -> None:
 
 
 def run_refine_all(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, print_json, warn
+    from memkeeper.cli.output import EXIT_NOTHING, paths_from, print_json, warn
     from memkeeper.core import l1, transcript
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     results = []
     failures: list[str] = []
     for path in transcript.list_transcripts(paths.project):
@@ -121,11 +119,10 @@ def run_refine_all(args: argparse.Namespace) -> int:
 
 
 def run_dedupe(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import print_json
+    from memkeeper.cli.output import paths_from, print_json
     from memkeeper.core import l1
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     result = l1.dedupe_l1(paths, dry_run=args.dry_run)
     if args.json:
         print_json({"removed": result.removed, "kept": result.kept, "dryRun": args.dry_run})
@@ -138,12 +135,11 @@ def run_dedupe(args: argparse.Namespace) -> int:
 
 
 def run_compress(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, print_json, warn
+    from memkeeper.cli.output import EXIT_USAGE, CliError, paths_from, print_json, warn
     from memkeeper.core import l1
     from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     days = args.days
     if days is None:
         config, warnings = load_config_or_default(paths)
@@ -163,12 +159,11 @@ def run_compress(args: argparse.Namespace) -> int:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, paths_from, print_json
     from memkeeper.core import l1
-    from memkeeper.core.store import paths_for
     from memkeeper.core.titles import session_titles, title_key
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     files = l1.list_l1(paths)
     titles = session_titles(paths)
     if args.json:
@@ -180,7 +175,9 @@ def run_sessions(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for column in ("started", "session", "messages", "tools", "size", "title"):
+    # The file (what `forget session` takes) comes last and is never cut: piped, the last
+    # field of a line is the whole name.
+    for column in ("started", "session", "messages", "tools", "size", "title", "file"):
         numeric = column in ("messages", "tools", "size")
         table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "title")
     for info in files:
@@ -191,6 +188,7 @@ def run_sessions(args: argparse.Namespace) -> int:
             str(info.tools),
             _human(info.size) + (" gz" if info.compressed else ""),
             literal(titles.get(title_key(info.name)) or "-"),
+            literal(info.name),
         )
     console().print(table)
     return 0

@@ -1,7 +1,11 @@
 """Entry point of ``memkeeper``: builds the parser from the command modules and dispatches.
 
-``memkeeper [--project DIR] COMMAND ...``. The hot paths (``check`` and ``hook``) are
-dispatched before argparse is even imported: they run on every tool call.
+``memkeeper [--project DIR] [--json] COMMAND ...``; the shared options ``--project`` and
+``--json`` are declared here once and accepted before or after the command. The internal
+commands (``job``, ``hook``, ``check``) work but are not listed in ``--help``. A mistyped
+command or option gets a one-line error with the closest known name (exit 2). The hot
+paths (``check`` and ``hook``) are dispatched before argparse is even imported: they run
+on every tool call.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ COMMAND_MODULES = (
     "memkeeper.cli.forget_cmds",
 )
 
+#: Commands the hooks and jobs run; they work but are not listed in --help.
+INTERNAL_COMMANDS = frozenset({"job", "hook", "check"})
+
 #: JS memory-keeper command names kept working as aliases.
 ALIASES = {
     "search-memory": "search",
@@ -35,27 +42,47 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from memkeeper import __version__
+    from memkeeper.cli.output import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memkeeper",
         description="Long-term memory for Claude Code: the store, its tiers and the plugin.",
     )
     parser.add_argument("--version", action="version", version=f"memkeeper {__version__}")
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        help="project directory (default: $CLAUDE_PROJECT_DIR, else the current directory)",
-    )
+    _shared_options(parser, default=None)
     from importlib import import_module
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         import_module(name).register(sub)
+    for command in sub.choices.values():
+        _shared_options(command, default=argparse.SUPPRESS)
+    # Internal commands stay parseable but leave the --help listing.
+    sub._choices_actions = [a for a in sub._choices_actions if a.dest not in INTERNAL_COMMANDS]
     return parser
 
 
+def _shared_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """``--project DIR`` and ``--json``, on the main parser and on every command.
+
+    On a command they default to SUPPRESS, so a value given before the command stays.
+    """
+    known = {s for action in parser._actions for s in action.option_strings}
+    if "--project" not in known:
+        parser.add_argument(
+            "--project",
+            metavar="DIR",
+            default=default,
+            help="project directory (default: $CLAUDE_PROJECT_DIR, else the current directory)",
+        )
+    if "--json" not in known:
+        parser.add_argument(
+            "--json", action="store_true", default=default or False, help="print JSON instead of text"
+        )
+
+
 def _fast_path(argv: list[str]) -> int | None:
-    """Dispatch ``check`` / ``hook EVENT`` without argparse; None if not applicable."""
+    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` without argparse; None if not applicable."""
     project: str | None = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--project":
@@ -68,6 +95,11 @@ def _fast_path(argv: list[str]) -> int | None:
         from memkeeper.plugin.hook import main as hook_main
 
         return hook_main([rest[1]])
+    if rest == ["mcp"]:  # Claude Code waits for the server's first answer: no argparse, no Rich
+        from memkeeper.plugin.mcp_server import serve
+
+        serve(project)
+        return 0
     return None
 
 
@@ -84,7 +116,13 @@ def main(argv: list[str] | None = None) -> int:
                 args_list[i] = ALIASES[word]
             break
     parser = build_parser()
+    json_first = _json_before_command(args_list)
+    from memkeeper.cli.output import check_options
+
+    check_options(parser, args_list)
     args = parser.parse_args(args_list)
+    if json_first:
+        args.json = True
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0
@@ -94,14 +132,27 @@ def main(argv: list[str] | None = None) -> int:
     return run_handler(args)
 
 
+def _json_before_command(argv: list[str]) -> bool:
+    """True if ``--json`` came before the command (a command's own default would hide it)."""
+    for i, word in enumerate(argv):
+        if word == "--json":
+            return True
+        if not word.startswith("-") and not (i > 0 and argv[i - 1] == "--project"):
+            return False
+    return False
+
+
 def _finish_interrupted(args: argparse.Namespace) -> None:
     """Before any command but ``doctor``: complete what a kill interrupted (see core.intents)."""
     if args.command == "doctor":
         return  # doctor reports it, and repairs it when asked
+    from memkeeper.cli.output import paths_from
     from memkeeper.core import intents
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(getattr(args, "project", None))
+    try:
+        paths = paths_from(args)
+    except (OSError, ValueError):
+        return  # a refused folder, or a link in the store: the command itself says so
     if paths.root.is_dir() and intents.pending(paths):
         from memkeeper.core.lock import LockTimeout
 

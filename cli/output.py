@@ -1,19 +1,23 @@
-"""Shared output of the CLI: exit codes, one-line errors, Rich and JSON printing.
+"""Shared output of the CLI: exit codes, one-line errors, Rich and JSON printing, the parser.
 
-Rich is imported only when a command prints for a person.
+Rich is imported only when a command prints for a person. When stdout is not a terminal
+(a pipe, a file, Claude's Bash tool) lines are never wrapped or cut: Rich takes its width
+from the terminal only.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    import argparse
-
     from rich.console import Console
+
+    from memkeeper.core.store import StorePaths
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # something went wrong; nothing was lost
@@ -37,8 +41,15 @@ def console() -> Console:
     if _console is None:
         from rich.console import Console
 
-        _console = Console(highlight=False, soft_wrap=False)
+        if sys.stdout.isatty():
+            _console = Console(highlight=False, soft_wrap=False)
+        else:  # full lines for pipes: no wrapping, no truncation, no colour
+            _console = Console(highlight=False, soft_wrap=True, width=PIPE_WIDTH, no_color=True)
     return _console
+
+
+#: The width Rich lays tables out in when the output is not a terminal (no line is cut).
+PIPE_WIDTH = 100_000
 
 
 def print_json(obj: Any) -> None:
@@ -78,8 +89,9 @@ def run_handler(args: argparse.Namespace) -> int:
     except Exception as exc:  # one clear line, not a stack trace
         from memkeeper.core.config import ConfigError
         from memkeeper.core.lock import LockTimeout
+        from memkeeper.core.store import StoreRefused
 
-        if isinstance(exc, ConfigError):
+        if isinstance(exc, (ConfigError, StoreRefused)):
             error(str(exc))
             return EXIT_USAGE
         if isinstance(exc, LockTimeout):
@@ -90,3 +102,94 @@ def run_handler(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         error(f"{type(exc).__name__}: {exc}")
         return EXIT_ERROR
+
+
+# --- the parser: did-you-mean, one reading of --project ---------------------------------
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors that name the closest command or option (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)'", message)
+        if choice and self._subparsers is not None:
+            names = sorted(_commands(self))
+            error(
+                f"unknown command {choice.group(1)!r}{_suggest(choice.group(1), names)} (see: memkeeper --help)"
+            )
+            sys.exit(EXIT_USAGE)
+        error(f"{message} (see: {self.prog} --help)")
+        sys.exit(EXIT_USAGE)
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+
+
+def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Refuse an unknown ``--option`` before argparse misreads it (``--projct /tmp`` would
+    make ``/tmp`` the command), naming the closest option; exit 2."""
+    commands = _commands(parser)
+    known = set(_options(parser))
+    command: argparse.ArgumentParser | None = None
+    for i, word in enumerate(argv):
+        if word == "--":
+            return
+        if command is None and not word.startswith("-") and not (i > 0 and argv[i - 1] == "--project"):
+            command = commands.get(word)
+            if command is not None:
+                known |= set(_options(command))
+            continue
+        name = word.split("=", 1)[0]
+        if name.startswith("--") and len(name) > 2 and name not in known:
+            if any(k.startswith(name) for k in known):
+                continue  # an unambiguous abbreviation argparse accepts
+            error(f"unknown option {name!r}{_suggest(name, sorted(known))} (see: memkeeper --help)")
+            sys.exit(EXIT_USAGE)
+
+
+def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
+    """The store of the project the command line names (``--project``, else the usual rule),
+    guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False."""
+    from memkeeper.core.store import paths_for
+
+    return paths_for(getattr(args, "project", None), check=check)
+
+
+def parent_store(paths: StorePaths) -> Path | None:
+    """The nearest memory store in a folder above the project, if there is one."""
+    home = Path.home().resolve()
+    folder = paths.project.resolve().parent
+    while folder != folder.parent and folder != home:
+        if (folder / ".claude" / "memory").is_dir():
+            return folder
+        folder = folder.parent
+    return None
+
+
+def no_store_message(paths: StorePaths) -> str:
+    """``no memory store in DIR`` and, when there is one above, where it is."""
+    above = parent_store(paths)
+    hint = f"; there is one in {above} (run there, or pass --project {above})" if above else ""
+    return f"no memory store in {paths.project} (expected {paths.root}){hint}"
+
+
+def sentence(text: str) -> str:
+    """``text`` with its first letter in upper case (the rest untouched: paths keep their case)."""
+    return text[:1].upper() + text[1:]

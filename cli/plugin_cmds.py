@@ -105,10 +105,10 @@ def run_install(args: argparse.Namespace) -> int:
         if report.registered:
             out.print("memkeeper is installed in Claude Code; new sessions load it.")
         elif report.manual:
-            reason = "" if report.claude else "(claude is not on PATH) "
-            out.print(literal(f"To finish, run {reason}:"))
-            for line in report.manual:
-                out.print(literal(f"  {line}"))
+            reason = "" if report.claude else " (claude is not on PATH)"
+            out.print(literal(f"To finish{reason}, run:"))
+            for line in report.manual:  # whole commands, never wrapped by us
+                out.print(literal(f"  {line}"), soft_wrap=True)
     if report.claude and not report.registered and not args.no_register:
         return EXIT_ERROR
     return 0
@@ -140,11 +140,10 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
 
 def run_flush(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, paths_from, print_json
     from memkeeper.core.flush import flush_pending, refine_sessions
-    from memkeeper.core.store import paths_for
 
-    paths = paths_for(args.project)
+    paths = paths_from(args)
     options: dict[str, str] = {}
     if args.session:
         options["session_id"] = args.session
@@ -161,6 +160,7 @@ def run_flush(args: argparse.Namespace) -> int:
                 "generators": result.generators,
                 "watermark": result.watermark,
                 "more": result.more,
+                "waiting": result.waiting,
             }
         )
     elif result.entries == 0:
@@ -176,12 +176,11 @@ def run_flush(args: argparse.Namespace) -> int:
 
 
 def run_save(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal
+    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, paths_from
     from memkeeper.core.flush import append_note
-    from memkeeper.core.store import paths_for
 
     try:
-        section = append_note(paths_for(args.project), " ".join(args.text))
+        section = append_note(paths_from(args), " ".join(args.text))
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     console().print(literal(f"Saved to memory.md:{section.rstrip()}"))

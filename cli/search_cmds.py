@@ -1,9 +1,11 @@
 """Search commands: ``search`` (alias ``search-memory``), ``show``, ``timeline``, ``reindex``, ``mcp``.
 
-``memkeeper search WORDS… [--tier T] [--type T] [--since D] [--until D] [--deep]
-[--limit N] [--json]`` prints the hits grouped by tier (memory.md, L3, L2, then L1
-with ``--deep``); options may come after the words, as in the JS ``search-memory "q"
---deep``. ``show ID`` prints a whole entry, ``timeline ID`` its neighbours, ``reindex``
+``memkeeper search WORDS… [--exact] [--tier T] [--type T] [--since D] [--until D]
+[--deep] [--limit N] [--json]`` prints ranked hits, best first, each with its
+confidence; a query whose words occur nowhere says so and suggests close words.
+``--exact`` (or a ``"quoted phrase"``) is the grep-like mode: every word must occur as
+a substring, hits grouped by tier (memory.md, L3, L2, then L1 with ``--deep``).
+Options may come after the words, as in the JS ``search-memory "q" --deep``. ``show ID`` prints a whole entry, ``timeline ID`` its neighbours, ``reindex``
 rebuilds the index with a progress bar, ``mcp`` serves search over stdio for Claude.
 Exit codes: 0 hits, 3 no hits, 2 a bad query or option.
 """
@@ -31,13 +33,21 @@ def _split(values: list[str] | None) -> list[str] | None:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = sub.add_parser(
         "search",
-        help="search the memory: memory.md, L3 summaries, L2 archives (and L1 with --deep)",
+        help="search the memory: ask in plain words (ranked), or --exact for every word as a substring",
         description=(
-            'Words are ANDed, "quoted words" are a phrase; matching is case-insensitive and finds '
-            "text inside words (Korean too). Results are grouped by tier."
+            "Ranked by default: a question or keywords in plain words, English or Korean; the entries "
+            "holding more and rarer of its words rank first (stemmed, stop words ignored, words next "
+            "to each other and typed prompts count more), each hit with a confidence from 0 to 1. "
+            'With --exact, or a "quoted phrase", words are ANDed and each must occur as a '
+            "case-insensitive substring (Korean inside words too), hits grouped by tier."
         ),
     )
-    search.add_argument("query", nargs="+", metavar="WORD", help='words or "a phrase"')
+    search.add_argument("query", nargs="+", metavar="WORD", help='words, a question, or "a phrase"')
+    search.add_argument(
+        "--exact",
+        action="store_true",
+        help="every word must occur as a substring (the grep-like mode; memory, L3, L2, and L1 with --deep)",
+    )
     search.add_argument(
         "--tier", action="append", metavar="TIER", help="memory, l3, l2, l1 (repeat or comma)"
     )
@@ -49,7 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     search.add_argument("--since", metavar="DATE", help="only entries dated on or after DATE (YYYY-MM-DD)")
     search.add_argument("--until", metavar="DATE", help="only entries dated on or before DATE")
-    search.add_argument("--deep", action="store_true", help="also search the L1 sessions")
+    search.add_argument(
+        "--deep",
+        action="store_true",
+        help="also search the L1 sessions in --exact mode (ranked reads them always)",
+    )
     search.add_argument("--limit", type=int, default=10, metavar="N", help="hits shown per tier (default 10)")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(handler=run_search)
@@ -75,9 +89,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _paths(args: argparse.Namespace) -> Any:
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import paths_from
 
-    return paths_for(args.project)
+    return paths_from(args)
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -96,8 +110,9 @@ def run_search(args: argparse.Namespace) -> int:
             types=_split(args.type),
             since=args.since,
             until=args.until,
-            deep=args.deep,
+            deep=True if args.deep else None,
             limit=args.limit,
+            exact=args.exact,
         )
     except QueryError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
@@ -106,7 +121,10 @@ def run_search(args: argparse.Namespace) -> int:
     else:
         for note in results.warnings:
             warn(note)
-        _print_results(results)
+        if results.mode == "ranked":
+            _print_ranked(results, args.limit)
+        else:
+            _print_results(results)
     return EXIT_OK if results else EXIT_NOTHING
 
 
@@ -131,6 +149,83 @@ def hit_text(hit: Hit) -> Any:
     body.append_text(snippet)
     foot = Text(f"    id {hit.id} · {hit.tokens} tokens", style="dim")
     return Text("\n").join([head, body, foot])
+
+
+TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
+
+
+def _ranked_lines(results: SearchResults, limit: int) -> list[tuple[Hit, str]]:
+    """The best hits across tiers, each with its head line (plain text)."""
+    from memkeeper.cli.output import strip_control
+
+    out: list[tuple[Hit, str]] = []
+    for hit in results.ranked[:limit]:
+        head = (
+            f"  {hit.confidence:.2f}  {TIER_SHORT[hit.tier]}  "
+            + hit.file
+            + (f":{hit.line}" if hit.line else "")
+        )
+        if hit.date:
+            head += "  " + hit.date[:16]
+        head += "  " + hit.type
+        if hit.title and hit.tier in ("l3", "l1") and hit.title != hit.type:
+            head += "  " + hit.title
+        out.append((hit, strip_control(head)))
+    return out
+
+
+def _nothing_line(results: SearchResults) -> str:
+    from memkeeper.cli.output import strip_control
+
+    line = f'[MEMORY_KEEPER] No results for "{strip_control(results.query)}"'
+    if results.mode == "ranked":
+        line += ": none of its words occurs in the memory"
+        if results.suggestions:
+            line += " (did you mean: " + ", ".join(strip_control(s) for s in results.suggestions) + "?)"
+    return line
+
+
+def _plain_ranked(results: SearchResults, limit: int) -> None:
+    from memkeeper.cli.output import strip_control
+
+    lines: list[str] = []
+    if not results:
+        lines.append(_nothing_line(results))
+    else:
+        lines.append(f"[ranked] {results.total} match(es), best first (confidence · tier · where)")
+    for hit, head in _ranked_lines(results, limit):
+        lines.append(head)
+        lines.append("    " + strip_control(hit.snippet))
+        lines.append(f"    id {hit.id} · {hit.tokens} tokens")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _print_ranked(results: SearchResults, limit: int) -> None:
+    if not sys.stdout.isatty():
+        _plain_ranked(results, limit)
+        return
+    from rich.text import Text
+
+    from memkeeper.cli.output import console
+
+    out = console()
+    if not results:
+        out.print(Text(_nothing_line(results)))
+        return
+    out.print(Text(f"[ranked] {results.total} match(es), best first", style="bold green"))
+    for hit, _head in _ranked_lines(results, limit):
+        style = (
+            "bold green"
+            if hit.tier_of_confidence == "high"
+            else "yellow"
+            if hit.tier_of_confidence == "suggested"
+            else "dim"
+        )
+        line = Text("  ")
+        line.append(f"{hit.confidence:.2f}", style=style)
+        line.append(f"  {TIER_SHORT[hit.tier]}")
+        line.append_text(hit_text(hit))
+        out.print(line)
 
 
 def _plain_results(results: SearchResults) -> None:
@@ -190,9 +285,12 @@ def _print_results(results: SearchResults) -> None:
 
 
 def _entry_or_error(fn: Any, *args: Any) -> Any:
-    from memkeeper.cli.output import EXIT_NOTHING, CliError
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_USAGE, CliError
     from memkeeper.core.search import NotFound
+    from memkeeper.core.search.sources import parse_id
 
+    if parse_id(str(args[1])) is None:  # not an id at all: bad usage, not "nothing found"
+        raise CliError(f"not an entry id: {args[1]!r} (ids look like l2-3fa2b9c1d0-1234)", EXIT_USAGE)
     try:
         return fn(*args)
     except NotFound as exc:
@@ -276,12 +374,12 @@ def _first_build(paths: Any) -> None:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
     from memkeeper.core.search import reindex
 
     paths = _paths(args)
     if not paths.exists():
-        raise CliError(f"no memory store in {paths.project} (expected {paths.root})", EXIT_NOTHING)
+        raise CliError(no_store_message(paths), EXIT_NOTHING)
     if args.json:
         stats = reindex(paths)
     else:

@@ -63,9 +63,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _paths(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.core.store import paths_for
+    from memkeeper.cli.output import paths_from
 
-    return paths_for(args.project)
+    return paths_from(args)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -155,8 +155,10 @@ def _summary_rows(
 
 
 def _session_count(paths: StorePaths) -> int:
+    from memkeeper.core.names import is_l1
+
     try:
-        return sum(1 for p in paths.sessions.iterdir() if p.name.endswith((".l1.jsonl", ".l1.jsonl.gz")))
+        return sum(1 for p in paths.sessions.iterdir() if is_l1(p.name))
     except OSError:
         return 0
 
@@ -195,7 +197,10 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     from memkeeper.core.summarizers.health import backend_report
 
     backend = backend_report(paths, config)
+    from memkeeper.core.keeping import not_kept_reasons
+
     return {
+        "notKept": not_kept_reasons(paths) if exists else [],
         "backend": backend,
         "project": str(paths.project),
         "store": str(paths.root),
@@ -243,7 +248,10 @@ def run_status(args: argparse.Namespace) -> int:
         return 0 if status["exists"] else EXIT_NOTHING
     out = console()
     if not status["exists"]:
-        out.print(literal(f"No memory store at {status['store']}"))
+        from memkeeper.cli.output import no_store_message
+        from memkeeper.cli.output import sentence as _sentence
+
+        out.print(literal(_sentence(no_store_message(paths))))
         out.print(
             "Claude Code creates it on the first session with the plugin; try [bold]memkeeper demo[/bold]."
         )
@@ -295,6 +303,8 @@ def run_status(args: argparse.Namespace) -> int:
             state = "[red]failed[/red]" if row["summary"] == "failed" else "[yellow]pending[/yellow]"
             table.add_row(literal(row["file"]), dates, state, literal(row["error"] or ""))
         out.print(table)
+    for reason in status["notKept"]:
+        out.print(literal(f"memory not kept: {reason}"), style="red")
     for warning in status["warnings"]:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return 0
@@ -401,10 +411,9 @@ def run_memory_get(args: argparse.Namespace) -> int:
 
 
 def run_memory_list(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
-
     from memkeeper.cli.output import console, literal, print_json
     from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES
+    from memkeeper.core.timefmt import iso_from_epoch
     from memkeeper.core.tokens import tokens_for_bytes
 
     paths = _paths(args)
@@ -416,7 +425,7 @@ def run_memory_list(args: argparse.Namespace) -> int:
         except FileNotFoundError:
             rows.append({"file": name, "exists": False, "bytes": 0, "tokens": 0, "modified": None})
             continue
-        modified = datetime.fromtimestamp(info.st_mtime, UTC).isoformat(timespec="seconds")
+        modified = iso_from_epoch(info.st_mtime)
         rows.append(
             {
                 "file": name,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memkeeper.core.settings import (
     DEFAULT_FLUSH_EVERY,
+    DEFAULT_RECALL_CONFIDENCE,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_SAVE_INTERVAL,
     config_layers,
@@ -50,8 +51,17 @@ class SummarizerConfig(_Section):
     model: str = "haiku"
     command: list[str] | None = None
     timeoutSeconds: float = Field(default=120.0, gt=0)
+    #: A flush batch with less conversation than this is summarized without a model.
+    minCallChars: int = Field(default=1500, ge=0)
     #: Environment variable holding the API key of the ``anthropic`` backend.
     apiKeyEnv: str = "ANTHROPIC_API_KEY"
+
+
+class RecallConfig(_Section):
+    """Per-prompt recall (the UserPromptSubmit hook): on or off, and the confidence a hit needs."""
+
+    enabled: bool = True
+    minConfidence: float = Field(default=DEFAULT_RECALL_CONFIDENCE, ge=0, le=1)
 
 
 class BudgetConfig(_Section):
@@ -65,6 +75,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     summarizer: SummarizerConfig = Field(default_factory=SummarizerConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
 
     @property
     def threshold_tokens(self) -> int:

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text, dumps_js
-from memkeeper.core.index import summary_name
+from memkeeper.core.index import mark_failed, mark_generated
+from memkeeper.core.names import archive_name_for, l1_name, summary_name
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso, section_header, utc_day
 from memkeeper.core.tokens import tokens_for_bytes
 
 #: The developer's local time zone (Seoul) relative to UTC, for the ``(local …)`` part.
@@ -475,7 +477,7 @@ def _header(moment: datetime, legacy: bool) -> str:
     utc = moment.strftime("%Y-%m-%d_%H%M")
     if legacy:
         return f"## {utc}"
-    return f"## {utc} (local {(moment + LOCAL_OFFSET).strftime('%m-%d_%H%M')})"
+    return section_header(moment, moment + LOCAL_OFFSET)
 
 
 def _bullet(fact: Fact) -> str:
@@ -567,19 +569,15 @@ def _render(sections: list[_Section], legacy: bool) -> str:
     )
 
 
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 def _summary(
     archive: str, sections: list[_Section], overview: str, generated: datetime, generator: str
 ) -> dict[str, Any]:
-    dates = [s.moment.strftime("%Y-%m-%d") for s in sections]
+    dates = [utc_day(s.moment) for s in sections]
     by_topic: dict[str, list[tuple[str, Fact]]] = {}
     decisions: list[dict[str, str]] = []
     issues: list[dict[str, str]] = []
     for section in sections:
-        day = section.moment.strftime("%Y-%m-%d")
+        day = utc_day(section.moment)
         for fact in section.facts:
             topic, text, kind, reason = fact
             by_topic.setdefault(topic, []).append((day, fact))
@@ -605,7 +603,7 @@ def _summary(
         "issues": issues[:10],
         "overallSummary": overview,
         "sourceFile": archive,
-        "generatedAt": _iso(generated),
+        "generatedAt": iso(generated),
         "generator": generator,
     }
 
@@ -639,7 +637,7 @@ class _L1Writer:
 
     def _tick(self, low: int = 2, high: int = 40) -> str:
         self.clock += timedelta(seconds=self.rng.randrange(low, high), milliseconds=self.rng.randrange(1000))
-        return _iso(self.clock)
+        return iso(self.clock)
 
     def add(
         self, role: str, fields: dict[str, Any], agent: str | None = None, low: int = 2, high: int = 40
@@ -800,20 +798,20 @@ def create_demo_store(project_dir: Path, seed: int = 0) -> StorePaths:
     for i, sections in enumerate(phase_sections[:ARCHIVE_PHASES]):
         last = sections[-1].moment
         rotated = last + timedelta(minutes=rng.randrange(3, 50), seconds=rng.randrange(60))
-        name = rotated.strftime("memory_%Y%m%d_%H%M%S.md")
+        name = archive_name_for(rotated)
         text = _render(sections, legacy=i == 0)
         _write(paths.archive(name), text, rotated)
         data = text.encode("utf-8")
         entry: dict[str, Any] = {
             "file": name,
-            "rotatedAt": _iso(rotated),
+            "rotatedAt": iso(rotated),
             "tokens": tokens_for_bytes(len(data)),
             "bytes": len(data),
             "summary": summary_name(name),
             "summaryGenerated": False,
             "dateRange": {
-                "first": sections[0].moment.strftime("%Y-%m-%d"),
-                "last": sections[-1].moment.strftime("%Y-%m-%d"),
+                "first": utc_day(sections[0].moment),
+                "last": utc_day(sections[-1].moment),
             },
         }
         if i < len(PHASE_OVERVIEWS):
@@ -821,12 +819,9 @@ def create_demo_store(project_dir: Path, seed: int = 0) -> StorePaths:
             generator = "claude:haiku" if i < 2 else "extractive"
             summary = _summary(name, sections, PHASE_OVERVIEWS[i], generated, generator)
             _write(paths.archive(summary_name(name)), dumps_js(summary), generated)
-            entry["summaryGenerated"] = True
-            entry["summaryAttempts"] = 1
-            entry["summaryGenerator"] = generator
+            mark_generated(entry, generator, tries=1)
         elif i == FAILED_ARCHIVE:
-            entry["summaryAttempts"] = 3
-            entry["summaryError"] = "claude -p exited with status 1: API Error: 529 overloaded_error"
+            mark_failed(entry, "claude -p exited with status 1: API Error: 529 overloaded_error", tries=3)
         entries.append(entry)
 
     current = phase_sections[ARCHIVE_PHASES]
@@ -842,13 +837,13 @@ def create_demo_store(project_dir: Path, seed: int = 0) -> StorePaths:
         session = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         start = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(minutes=rng.randrange(30, 600))
         lines = _session_entries(rng, session, start, n, with_agent=n == len(l1_days) - 3)
-        name = f"{start.strftime('%Y-%m-%d_%H%M%S')}_{session[:8]}.l1.jsonl"
+        name = l1_name(start, session)
         body = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in lines)
         last_ts = datetime.strptime(lines[-1]["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
         _write(paths.sessions / name, body, last_ts)
         if n < len(l1_days) - 1:  # the newest session has not been flushed into memory.md yet
             watermark = lines[-1]["ts"]
-            last_flush = _iso(last_ts + timedelta(seconds=rng.randrange(5, 60)))
+            last_flush = iso(last_ts + timedelta(seconds=rng.randrange(5, 60)))
 
     last_rotation = entries[-1]["rotatedAt"]
     index: dict[str, Any] = {

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core.atomic import atomic_write_text
+from memkeeper.core.names import L1_GZ_SUFFIX, L1_SUFFIX
 
 _SKIP = ("ts", "role", "name", "session", "tool_use_id", "sidechain", "agentId")
 
@@ -35,7 +36,7 @@ def export_session(path: Path, folder: Path) -> Path:
     """Write the L1 session ``path`` as ``folder/<session>.md`` (never over an existing file)."""
     from memkeeper.core.l1 import read_l1
 
-    stem = path.name.split(".l1.jsonl", 1)[0]
+    stem = path.name.removesuffix(L1_GZ_SUFFIX).removesuffix(L1_SUFFIX)
     text = session_markdown(f"Session {stem}", read_l1(path))
     target = folder / f"{stem}.md"
     number = 1

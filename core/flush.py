@@ -2,8 +2,9 @@
 
 The asynchronous flush of the source design (spec 002), run as the detached ``flush``
 job (:func:`run_flush_job`): bring the L1 copies of the recently seen sessions up to
-date, take the L1 entries after the watermark (``lastMemoryUpdateTs`` in the index,
-the ``ts`` of the last entry processed, as the JS plugin's fixed versions use), ask
+date, take the L1 entries past the watermark (per L1 file, the byte offset flushed up to:
+:mod:`memkeeper.core.flush_positions`; the index's ``lastMemoryUpdateTs`` is kept for the
+JS plugin as the newest ``ts`` flushed), ask
 the configured summarizer for ``- [topic]: fact`` bullets or ``SKIP``, and append
 
     \\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n
@@ -24,23 +25,24 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core import intents
+from memkeeper.core import flush_positions, intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
-from memkeeper.core.index import iso_now, read_index, update_index
+from memkeeper.core.flush_positions import Positions
+from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
+from memkeeper.core.index import last_memory_update, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso_now, section_header, utc_now
 
 #: The entries of one summarizer call are cut to about this many characters.
 MAX_PROMPT_CHARS = 24_000
 #: At most this many chunks per run; the rest waits for the next flush.
 MAX_CHUNKS = 6
-#: With no watermark yet (first flush of a store), only the newest entries are taken.
-FIRST_FLUSH_ENTRIES = 50
 MAX_BULLETS = 6
 MAX_BULLET_CHARS = 300
 JOURNAL = "flush-journal.json"
@@ -70,6 +72,8 @@ TOPIC_RE = re.compile(r"^\*{0,2}\[([^\]\n]{1,60})\]\*{0,2}\s*[:：\-–—]?\s*(
 
 #: (section text or None for SKIP, generator name) from a chunk of entries.
 Summarize = Callable[[StorePaths, list[dict[str, Any]]], tuple[list[str] | None, str]]
+#: What to do with a chunk (see core/flush_rules.py), given whether more entries follow it.
+Planner = Callable[[list[dict[str, Any]], bool], Plan]
 
 
 @dataclass
@@ -80,6 +84,7 @@ class FlushResult:
     generators: list[str] = field(default_factory=list)
     watermark: str | None = None
     more: bool = False  # entries are left for the next run
+    waiting: int = 0  # entries left after the watermark: too few yet to be worth a model call
 
 
 # --- formatting entries -------------------------------------------------------------
@@ -178,34 +183,6 @@ def parse_bullets(text: str) -> list[str] | None:
     return bullets[:MAX_BULLETS]
 
 
-def extractive_bullets(entries: list[dict[str, Any]]) -> list[str] | None:
-    """Deterministic bullets from the entries themselves; None when there is nothing to keep."""
-    main = [e for e in entries if not e.get("sidechain")]
-    prompts = [e for e in main if e.get("role") == "user" and str(e.get("text") or "").strip()]
-    answers = [e for e in main if e.get("role") == "assistant" and str(e.get("text") or "").strip()]
-    tools = [e for e in entries if e.get("role") == "tool"]
-    bullets: list[str] = []
-    if prompts:
-        bullets.append(f"- [request]: The user asked: {_flat(prompts[0]['text'], 200)}")
-        if len(prompts) > 1:
-            bullets.append(f"- [request]: Later the user asked: {_flat(prompts[-1]['text'], 200)}")
-    if tools:
-        counts: dict[str, int] = {}
-        targets: list[str] = []
-        for entry in tools:
-            name = str(entry.get("name") or "tool")
-            counts[name] = counts.get(name, 0) + 1
-            target = entry.get("target")
-            if isinstance(target, str) and target and Path(target).name not in targets:
-                targets.append(Path(target).name)
-        used = ", ".join(f"{n} ×{c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:5])
-        files = f" touching {', '.join(targets[:4])}" if targets else ""
-        bullets.append(f"- [work]: {len(tools)} tool calls ({used}){files}.")
-    if answers:
-        bullets.append(f"- [outcome]: {_flat(answers[-1]['text'], 240)}")
-    return bullets[:4] or None
-
-
 def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> tuple[list[str] | None, str]:
     """Ask the configured summarizer; the extractive bullets when it fails or the budget is spent."""
     from memkeeper.core.config import load_config_or_default
@@ -236,10 +213,7 @@ def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> 
 
 def section_text(bullets: list[str], moment: datetime | None = None) -> str:
     """``\\n## YYYY-MM-DD_HHMM (local MM-DD_HHMM)\\n<bullets>\\n`` (UTC first, as the JS skill)."""
-    moment = moment or datetime.now(UTC)
-    local = moment.astimezone()
-    header = f"## {moment.astimezone(UTC):%Y-%m-%d_%H%M} (local {local:%m-%d_%H%M})"
-    return f"\n{header}\n" + "\n".join(bullets) + "\n"
+    return f"\n{section_header(moment or utc_now())}\n" + "\n".join(bullets) + "\n"
 
 
 def _redact(text: str) -> str:
@@ -252,14 +226,39 @@ def _journal(paths: StorePaths) -> Path:
     return paths.state / JOURNAL
 
 
-def _set_watermark(paths: StorePaths, watermark: str, generator: str | None) -> None:
+def _set_watermark(paths: StorePaths, moved: Positions, newest: str | None, generator: str | None) -> None:
+    """Move the flushed files' positions to ``moved``; keep the JS ``lastMemoryUpdateTs`` (newest ``ts``)."""
+    if moved:
+        current = flush_positions.load(paths) or {}
+        flush_positions.save(paths, {**current, **moved})
+
     def change(index: dict[str, Any]) -> None:
-        index["lastMemoryUpdateTs"] = watermark
+        if newest:
+            previous = last_memory_update(index)
+            index["lastMemoryUpdateTs"] = flush_positions.newest_ts(
+                [{"ts": newest}], previous if isinstance(previous, str) else None
+            )
         index["lastFlushAt"] = iso_now()
         if generator:
             index["lastFlushGenerator"] = generator
 
     update_index(paths, change)
+
+
+def _positions(paths: StorePaths) -> Positions:
+    """The current positions, made (and saved) from the index's timestamp the first time."""
+    with reentrant_lock(paths.lock):
+        positions = flush_positions.load(paths)
+        if positions is None:
+            legacy = last_memory_update(read_index(paths))
+            positions = flush_positions.initial(paths, legacy if isinstance(legacy, str) else None)
+            flush_positions.save(paths, positions)
+        return positions
+
+
+def _unchanged(paths: StorePaths, expected: Positions) -> bool:
+    current = flush_positions.load(paths) or {}
+    return all(current.get(key, 0) == value for key, value in expected.items())
 
 
 def _already_written(paths: StorePaths, section: str) -> bool:
@@ -290,34 +289,55 @@ def recover_journal(paths: StorePaths) -> None:
         except (OSError, ValueError):
             _journal(paths).unlink(missing_ok=True)
             return
-        current = read_index(paths).get("lastMemoryUpdateTs")
-        if isinstance(journal, dict) and current == journal.get("expected") and journal.get("watermark"):
-            section = str(journal.get("section") or "")
-            if section and not _already_written(paths, section):
-                append_text(paths.memory, section)
-            _set_watermark(paths, str(journal["watermark"]), journal.get("generator"))
+        if isinstance(journal, dict):
+            _finish_journal(paths, journal)
         _journal(paths).unlink(missing_ok=True)
 
 
+def _finish_journal(paths: StorePaths, journal: dict[str, Any]) -> None:
+    expected, moved = journal.get("expected"), journal.get("moved")
+    if isinstance(expected, dict) and isinstance(moved, dict):
+        if not _unchanged(paths, expected):
+            return  # the positions moved on: that flush was completed
+        newest = journal.get("newest")
+    elif journal.get("watermark"):  # written by a version with the timestamp watermark
+        if last_memory_update(read_index(paths)) != expected:
+            return
+        moved, newest = {}, journal["watermark"]
+    else:
+        return
+    section = str(journal.get("section") or "")
+    if section and not _already_written(paths, section):
+        append_text(paths.memory, section)
+    _set_watermark(paths, moved, newest if isinstance(newest, str) else None, journal.get("generator"))
+
+
 def commit(
-    paths: StorePaths, expected: str | None, watermark: str, section: str | None, generator: str | None = None
+    paths: StorePaths,
+    expected: Positions,
+    moved: Positions,
+    section: str | None,
+    generator: str | None = None,
+    newest: str | None = None,
 ) -> bool:
-    """Append ``section`` (None: nothing) and move the watermark, atomically with respect to
-    other flushes; False (nothing done) if the watermark is no longer ``expected``."""
+    """Append ``section`` (None: nothing) and move the files' positions from ``expected`` to
+    ``moved``, atomically with respect to other flushes; False (nothing done) if a position is
+    no longer as ``expected``. ``newest`` (the chunk's newest ``ts``) feeds the JS watermark."""
     with reentrant_lock(paths.lock):
         intents.recover_pending(paths)  # an interrupted rotation is finished before we append
-        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+        if not _unchanged(paths, expected):
             return False
         if section:
             journal = {
                 "expected": expected,
-                "watermark": watermark,
+                "moved": moved,
+                "newest": newest,
                 "section": section,
                 "generator": generator,
             }
             atomic_write_json(_journal(paths), journal)
             append_text(paths.memory, section)
-        _set_watermark(paths, watermark, generator)
+        _set_watermark(paths, moved, newest, generator)
         _journal(paths).unlink(missing_ok=True)
         return True
 
@@ -338,43 +358,85 @@ def append_note(paths: StorePaths, text: str) -> str:
 # --- the flush ----------------------------------------------------------------------
 
 
-def _new_entries(paths: StorePaths, watermark: str | None) -> list[dict[str, Any]]:
-    from memkeeper.core.l1 import entries_since
+def _new_entries(paths: StorePaths, positions: Positions) -> list[dict[str, Any]]:
+    """Every entry past its file's flush position, whatever its ``ts`` (see core.flush_positions)."""
+    return flush_positions.new_entries(paths, positions)
 
-    # entries_since compares stamps as instants and returns them oldest first.
-    entries = [
-        e for e in entries_since(paths, watermark) if isinstance(e, dict) and isinstance(e.get("ts"), str)
-    ]
-    if watermark is None:
-        entries = entries[-FIRST_FLUSH_ENTRIES:]
-    return entries
+
+def default_planner(paths: StorePaths, final: bool) -> Planner:
+    """The content rule of core/flush_rules.py with the store's ``summarizer.minCallChars``."""
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.live_sessions import read_sessions
+
+    config, _warnings = load_config_or_default(paths)
+    min_chars = config.summarizer.minCallChars
+    # A session that has ended adds nothing more: its small batch does not wait (a rerun
+    # of a mid-session flush job can be what serves the SessionEnd request).
+    live = {sid for sid, info in read_sessions(paths).items() if not info.get("ended")}
+
+    def plan(chunk: list[dict[str, Any]], more_follow: bool) -> Plan:
+        going_on = any(entry.get("session") in live for entry in chunk)
+        return plan_batch(chunk, final=final or more_follow or not going_on, min_chars=min_chars)
+
+    return plan
+
+
+def _always_model(chunk: list[dict[str, Any]], more_follow: bool) -> Plan:
+    return "model"
+
+
+def _summarize_planned(
+    paths: StorePaths, chunk: list[dict[str, Any]], plan: Plan, summarize: Summarize
+) -> tuple[list[str] | None, str]:
+    if plan == "skip":
+        return None, "local-skip"
+    if plan == "extractive":
+        return extractive_bullets(chunk), "extractive"
+    return summarize(paths, chunk)
 
 
 def flush_pending(
-    paths: StorePaths, *, summarize: Summarize | None = None, max_chunks: int = MAX_CHUNKS
+    paths: StorePaths,
+    *,
+    summarize: Summarize | None = None,
+    max_chunks: int = MAX_CHUNKS,
+    final: bool = True,
+    planner: Planner | None = None,
 ) -> FlushResult:
-    """Flush the L1 entries after the watermark into memory.md (no transcript refining)."""
+    """Flush the L1 entries after the watermark into memory.md (no transcript refining).
+
+    Each chunk is planned first (``planner``; by default the content rule, under which a
+    small last chunk waits unless ``final``, and a caller's own ``summarize`` is always asked).
+    """
     ensure_store(paths)
+    if planner is None:
+        planner = default_planner(paths, final) if summarize is None else _always_model
     summarize = summarize or summarize_with_backend
     recover_journal(paths)
     result = FlushResult()
     for _ in range(max_chunks):
-        expected = read_index(paths).get("lastMemoryUpdateTs")
-        expected = expected if isinstance(expected, str) else None
-        entries = _new_entries(paths, expected)
+        positions = _positions(paths)
+        entries = _new_entries(paths, positions)
         if not entries:
             result.more = False
             break
         chunk = chunk_entries(entries)[0]
-        bullets, generator = summarize(paths, chunk)
+        plan = planner(chunk, len(chunk) < len(entries))
+        if plan == "wait":
+            result.waiting = len(entries)
+            break
+        bullets, generator = _summarize_planned(paths, chunk, plan, summarize)
         section = None
         if bullets:
             section = section_text([_redact(b).replace("\n", " ") for b in bullets])
-        if not commit(paths, expected, str(chunk[-1]["ts"]), section, generator):
+        moved = flush_positions.moves(chunk)
+        expected = {key: positions.get(key, 0) for key in moved}
+        newest = flush_positions.newest_ts(chunk)
+        if not commit(paths, expected, moved, section, generator, newest):
             break  # someone else flushed meanwhile: their run covers these entries
         result.entries += len(chunk)
         result.generators.append(generator)
-        result.watermark = str(chunk[-1]["ts"])
+        result.watermark = newest
         if section:
             result.sections += 1
         else:
@@ -392,6 +454,7 @@ def record_run(paths: StorePaths, options: dict[str, Any], result: FlushResult) 
         "entries": result.entries,
         "sections": result.sections,
         "skipped": result.skipped,
+        "waiting": result.waiting,
         "generators": sorted(set(result.generators)),
     }
     log = paths.state / RUNS_LOG
@@ -412,6 +475,9 @@ def read_runs(paths: StorePaths) -> list[dict[str, Any]]:
         return []
     return list(json_lines(text))
 
+
+#: Flush reasons of a session that goes on: a batch too small for a model call waits.
+LIVE_REASONS = frozenset({"count", "stop"})
 
 #: A session whose transcript has not changed for this long is over (killed before SessionEnd).
 IDLE_SESSION_SECONDS = 3600
@@ -470,10 +536,17 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     ensure_store(paths)
     refine_sessions(paths, options)
     settings = hook_settings(paths)
-    result = flush_pending(paths) if settings.memory_enabled else FlushResult()
+    # Mid-session flushes (every flushEvery events, Stop) let a small batch wait for more.
+    final = options.get("reason") not in LIVE_REASONS
+    result = flush_pending(paths, final=final) if settings.memory_enabled else FlushResult()
     record_run(paths, options, result)
     if settings.rotation_enabled:
-        rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
+        if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
+            from memkeeper.core.migrate import migrate_legacy
+
+            migrate_legacy(paths)  # legacy content: split by date, not archived whole
+        else:
+            rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
     from memkeeper.core.summary import auto_targets
 
     if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too

@@ -13,18 +13,18 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text
-from memkeeper.core.index import archive_entry, iso_now, summary_name, update_index
+from memkeeper.core.index import archive_entry, find_entry, mark_pending, update_index
 from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.names import L1_SUFFIX, is_archive, is_l1, summary_name
 from memkeeper.core.store import DIR_MODE, StorePaths, is_safe_basename
+from memkeeper.core.timefmt import file_stamp, iso_now
 
 MANIFEST = "manifest.json"
-L1_SUFFIXES = (".l1.jsonl", ".l1.jsonl.gz")
 
 
 class ForgetError(ValueError):
@@ -43,7 +43,7 @@ class TrashItem:
 
 
 def _trash_id(paths: StorePaths, kind: str, name: str) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    stamp = file_stamp()
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
     candidate = f"{stamp}_{kind}_{stem}"
     n = 1
@@ -79,26 +79,21 @@ def move_into_trash(
 
 def forget_l1(paths: StorePaths, name: str) -> TrashItem:
     """Move the L1 session file ``name`` (and its ``.raw.jsonl`` sibling) into the trash."""
-    if not is_safe_basename(name) or not name.endswith(L1_SUFFIXES):
+    if not is_safe_basename(name) or not is_l1(name):
         raise ForgetError(f"not an L1 session file name: {name!r}")
     with reentrant_lock(paths.lock):
         intents.recover_pending(paths)
         path = paths.sessions / name
         if not path.is_file():
             raise ForgetError(f"no such L1 session: {name}")
-        stem = name.split(".l1.jsonl", 1)[0]
+        stem = name.split(L1_SUFFIX, 1)[0]
         files = [path] + [p for p in (paths.sessions / f"{stem}.raw.jsonl",) if p.is_file()]
         return move_into_trash(paths, "l1", name, files, {})
 
 
 def forget_archive(paths: StorePaths, name: str) -> TrashItem:
     """Move the archive ``name`` with its summary (and raw output) into the trash; drop its index entry."""
-    if (
-        not is_safe_basename(name)
-        or not name.startswith("memory_")
-        or not name.endswith(".md")
-        or name == "memory.md"
-    ):
+    if not is_safe_basename(name) or not is_archive(name):
         raise ForgetError(f"not an archive name: {name!r}")
     with reentrant_lock(paths.lock):
         intents.recover_pending(paths)
@@ -158,10 +153,9 @@ def forget_lines(paths: StorePaths, name: str, start: int, end: int, expected: s
 
 
 def _mark_stale(index: dict[str, Any], name: str) -> None:
-    for entry in index.get("rotatedFiles", []):
-        if isinstance(entry, dict) and entry.get("file") == name:
-            entry["summaryGenerated"] = False
-            entry.pop("summaryError", None)
+    entry = find_entry(index, name)
+    if entry is not None:
+        mark_pending(entry)
 
 
 def _restore_excerpt(paths: StorePaths, folder: Path, manifest: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memkeeper.core.names import is_l1, is_l1_gz, l1_date
 from memkeeper.core.store import StorePaths
 
 _ROLE = re.compile(rb'"role": ?"(user|tool)"')
@@ -62,7 +63,7 @@ def _scan(path: Path) -> dict[str, tuple[int, int]]:
     """{day: (prompts, tools)} of one L1 file (gzip files are read whole)."""
     import gzip
 
-    opener = gzip.open if path.name.endswith(".gz") else open
+    opener = gzip.open if is_l1_gz(path.name) else open
     days: dict[str, list[int]] = {}
     with opener(path, "rb") as handle:
         for line in handle:
@@ -80,7 +81,7 @@ def daily_activity(paths: StorePaths, cache: ActivityCache | None = None) -> lis
     cache = cache if cache is not None else ActivityCache()
     totals: dict[str, list[int]] = {}
     try:
-        entries = [e for e in os.scandir(paths.sessions) if ".l1.jsonl" in e.name]
+        entries = [e for e in os.scandir(paths.sessions) if is_l1(e.name)]
     except OSError:
         entries = []
     seen: set[str] = set()
@@ -98,7 +99,7 @@ def daily_activity(paths: StorePaths, cache: ActivityCache | None = None) -> lis
             except (OSError, EOFError):
                 continue
             cache.files[entry.name] = cached
-        started = entry.name[:10]
+        started = l1_date(entry.name) or entry.name[:10]
         totals.setdefault(started, [0, 0, 0])[0] += 1
         for day, (prompts, tools) in cached[1].items():
             counts = totals.setdefault(day, [0, 0, 0])
@@ -123,7 +124,7 @@ def rotations(paths: StorePaths) -> list[Rotation]:
 
 def findings(paths: StorePaths) -> list[Finding]:
     """Every key decision and every issue not resolved, across all L3 summaries, newest first."""
-    from memkeeper.core.index import summary_name
+    from memkeeper.core.names import summary_name
     from memkeeper.core.summary import SummaryError, load_summary
 
     found: list[Finding] = []

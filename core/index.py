@@ -12,34 +12,24 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from pathlib import Path
 
 from memkeeper.core.atomic import atomic_write_text, dumps_js
 from memkeeper.core.lock import reentrant_lock
-from memkeeper.core.store import ARCHIVE_PREFIX, StorePaths, is_safe_basename
+from memkeeper.core.names import archive_time, is_archive, summary_name
+from memkeeper.core.store import StorePaths, is_safe_basename
+from memkeeper.core.timefmt import file_stamp, iso_from_epoch
 from memkeeper.core.tokens import tokens_for_bytes
 
 TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar
+    from typing import Any, Literal, TypeVar
 
     T = TypeVar("T")
+    SummaryState = Literal["generated", "pending", "failed"]
 
-ARCHIVE_RE = re.compile(r"^memory_(\d{8})_(\d{6})\.md$")
 DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
-
-
-def iso_now() -> str:
-    """ISO-8601 UTC with milliseconds and Z, as JS ``new Date().toISOString()``."""
-    return iso_from_epoch(time.time())
-
-
-def iso_from_epoch(seconds: float) -> str:
-    whole = int(seconds)
-    millis = min(999, int(round((seconds - whole) * 1000)))
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
 def default_index() -> dict[str, Any]:
@@ -50,11 +40,6 @@ def default_index() -> dict[str, Any]:
         "stats": {"totalRotations": 0, "lastRotation": None},
         "counter": 0,
     }
-
-
-def summary_name(archive: str) -> str:
-    """``memory_X.md`` → ``memory_X.summary.json`` (as the JS ``replace('.md', …)``)."""
-    return archive.replace(".md", ".summary.json", 1)
 
 
 def date_range(text: str) -> dict[str, str] | None:
@@ -70,7 +55,7 @@ def list_archives(paths: StorePaths) -> list[str]:
         names = os.listdir(paths.root)
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if n.startswith(ARCHIVE_PREFIX) and n.endswith(".md") and n != "memory.md")
+    return sorted(n for n in names if is_archive(n))
 
 
 def _summary_ok(path: Path) -> bool:
@@ -100,17 +85,8 @@ def archive_entry(paths: StorePaths, name: str, rotated_at: str | None = None) -
 
 
 def _rotated_at_from_name(name: str, path: Path) -> str:
-    from datetime import UTC, datetime
-
-    match = ARCHIVE_RE.match(name)
-    if match:
-        day, clock = match.groups()
-        try:
-            stamp = datetime.strptime(day + clock, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-            return stamp.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        except ValueError:  # legacy names like _235960 are not real times
-            pass
-    return iso_from_epoch(path.stat().st_mtime)
+    moment = archive_time(name)
+    return iso_from_epoch(moment if moment is not None else path.stat().st_mtime)
 
 
 def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
@@ -133,7 +109,7 @@ def rebuild_index(paths: StorePaths, salvage: str = "") -> dict[str, Any]:
 
 
 def _corrupt_backup_name(paths: StorePaths) -> Path:
-    stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
+    stamp = file_stamp()
     candidate = paths.index.with_name(f"{paths.index.name}.corrupt-{stamp}")
     n = 1
     while candidate.exists():
@@ -152,7 +128,7 @@ def _load_unlocked(paths: StorePaths) -> tuple[dict[str, Any], bool]:
         data = json.loads(raw.decode("utf-8"))
         if not isinstance(data, dict) or not isinstance(data.get("rotatedFiles", []), list):
             raise ValueError("not an index object")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deep is corrupt too
         backup = _corrupt_backup_name(paths)
         os.replace(paths.index, backup)
         index = rebuild_index(paths, raw.decode("utf-8", "replace"))
@@ -175,7 +151,7 @@ def read_index(paths: StorePaths) -> dict[str, Any]:
     except FileNotFoundError:
         if not paths.root.is_dir():
             return default_index()
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         pass
     try:
         return update_index(paths, lambda index: index)
@@ -220,3 +196,94 @@ def safe_entries(index: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
         else:
             refused.append(f"index entry names a file outside the memory folder (refused): {name!r:.120}")
     return good, refused
+
+
+# --- the typed accessors ------------------------------------------------------------------
+# Every reader and writer of an entry's fields goes through these (the pydantic view in
+# index_model too), so "generated" has one rule and unknown keys stay where they are: a
+# writer changes its fields in the entry dict it was given and leaves every other key.
+
+
+def rotated_files(index: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entries of ``rotatedFiles`` that are objects (as found; see :func:`safe_entries`)."""
+    found = index.get("rotatedFiles")
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def listed_files(index: dict[str, Any]) -> set[str]:
+    """The archive names the index lists."""
+    return {name for e in rotated_files(index) if (name := entry_file(e))}
+
+
+def find_entry(index: dict[str, Any], archive: str) -> dict[str, Any] | None:
+    """The entry of ``archive``, or None."""
+    return next((e for e in rotated_files(index) if e.get("file") == archive), None)
+
+
+def entry_file(entry: dict[str, Any]) -> str | None:
+    name = entry.get("file")
+    return name if isinstance(name, str) and name else None
+
+
+def summary_file(entry: dict[str, Any]) -> str | None:
+    """The summary file name the entry records, else the one its archive name gives."""
+    recorded = entry.get("summary")
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    name = entry_file(entry)
+    return summary_name(name) if name else None
+
+
+def summary_generated(entry: dict[str, Any]) -> bool:
+    """The one rule for "generated": ``summaryGenerated`` is exactly ``true``."""
+    return entry.get("summaryGenerated") is True
+
+
+def summary_error(entry: dict[str, Any]) -> str | None:
+    error = entry.get("summaryError")
+    return error if isinstance(error, str) and error else None
+
+
+def summary_attempts(entry: dict[str, Any]) -> int:
+    value = entry.get("summaryAttempts")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def summary_generator(entry: dict[str, Any]) -> str | None:
+    value = entry.get("summaryGenerator")
+    return value if isinstance(value, str) and value else None
+
+
+def summary_state(entry: dict[str, Any]) -> SummaryState:
+    """``generated``; ``failed`` (not generated, with an error); else ``pending``."""
+    if summary_generated(entry):
+        return "generated"
+    return "failed" if summary_error(entry) else "pending"
+
+
+def mark_generated(entry: dict[str, Any], generator: str | None = None, tries: int = 0) -> None:
+    """The summary file is written: flag the entry generated (and forget an old error)."""
+    entry["summaryGenerated"] = True
+    if generator is not None:
+        entry["summaryGenerator"] = generator
+    entry.pop("summaryError", None)
+    if tries:
+        entry["summaryAttempts"] = summary_attempts(entry) + tries
+
+
+def mark_failed(entry: dict[str, Any], error: str, tries: int) -> None:
+    """``tries`` more attempts failed; the entry stays pending with the last error."""
+    entry["summaryGenerated"] = False
+    entry["summaryError"] = error[:500]
+    entry["summaryAttempts"] = summary_attempts(entry) + tries
+
+
+def mark_pending(entry: dict[str, Any]) -> None:
+    """The summary is missing or unusable: pending again, so the job regenerates it."""
+    entry["summaryGenerated"] = False
+
+
+def last_memory_update(index: dict[str, Any]) -> str | None:
+    """``lastMemoryUpdateTs``: the newest transcript moment flushed into memory.md."""
+    value = index.get("lastMemoryUpdateTs")
+    return value if isinstance(value, str) and value else None

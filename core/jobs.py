@@ -19,8 +19,9 @@ from importlib import import_module
 from pathlib import Path
 
 from memkeeper.core.atomic import append_text
+from memkeeper.core.boundary import check_path
 from memkeeper.core.lock import try_lock
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store import StorePaths, ensure_store, guard
 
 TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
@@ -32,10 +33,11 @@ JOB_RUNNERS: dict[str, str] = {
     "summary": "memkeeper.core.summary:run_summary_job",  # pending L3 summaries
     "l1": "memkeeper.core.l1:run_l1_job",  # refine a transcript into its L1 copy
     "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
+    "migrate": "memkeeper.core.migrate:run_migrate_job",  # split a far oversized memory.md
     "index": "memkeeper.core.search.indexer:run_index_job",  # keep the search index fresh
 }
 #: Jobs that change what search reads: the index is refreshed after them, in the same process.
-INDEX_AFTER = frozenset({"summary", "l1", "flush"})
+INDEX_AFTER = frozenset({"summary", "l1", "flush", "migrate"})
 
 MAX_RERUNS = 5
 
@@ -94,6 +96,7 @@ def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None)
     runs again (at most MAX_RERUNS times), so a request is never lost.
     """
     runner = resolve_runner(kind)
+    guard(paths)  # never work in a refused folder or through a link in the store
     ensure_store(paths)
     flag = _rerun_flag(paths, kind)
     with try_lock(paths.state / f"job-{kind}.lock") as acquired:
@@ -118,11 +121,12 @@ LOG_MAX_BYTES = 256 * 1024
 
 def log_error(paths: StorePaths, message: str) -> None:
     """One line in ``logs/memkeeper.log``, which is kept under 256 KB (halved when full)."""
-    from memkeeper.core.index import iso_now
+    from memkeeper.core.timefmt import iso_now
 
     try:
-        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         log = paths.logs / "memkeeper.log"
+        check_path(log)  # a link in the store: nowhere safe to log
+        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         line = f"{iso_now()} {message}".replace("\n", " ")[:2000] + "\n"
         try:
             if log.stat().st_size > LOG_MAX_BYTES:

@@ -39,10 +39,21 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core import changes
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.atomic import atomic_write_json, open_no_follow, redact_bytes
 from memkeeper.core.lock import file_lock, reentrant_lock
+from memkeeper.core.names import (
+    L1_GZ_SUFFIX,
+    L1_SUFFIX,
+    is_l1,
+    is_l1_gz,
+    l1_name,
+    l1_session,
+    l1_started,
+    short_session,
+)
 from memkeeper.core.privacy import redact
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso_now, parse_iso, utc_now
 from memkeeper.core.transcript import (
     ParseStats,
     TranscriptEvent,
@@ -54,8 +65,6 @@ from memkeeper.core.transcript import (
     subagent_transcripts,
 )
 
-L1_SUFFIX = ".l1.jsonl"
-GZ_SUFFIX = ".l1.jsonl.gz"
 OUTPUT_LIMIT = 200  # tool_result output, UTF-16 units (JS)
 CMD_LIMIT = 200  # Bash command, UTF-16 units (JS)
 DIFF_LIMIT = 100  # each side of an Edit diff (JS)
@@ -64,11 +73,6 @@ DETAIL_LIMIT = 200
 #: the window grows if redaction shrank it to less than the clip plus this margin.
 REDACT_WINDOW = 1024
 REDACT_MARGIN = 512
-
-_NAME = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})_(?P<hh>\d{2})(?P<mm>\d{2})(?P<ss>\d{2})?"
-    r"(?:_(?P<sid>[A-Za-z0-9_-]{1,36}))?\.l1\.jsonl(?P<gz>\.gz)?$"
-)
 
 
 # --- results -------------------------------------------------------------------------
@@ -272,6 +276,8 @@ def entry_from_event(
         if not text.strip():
             return None
         entry = {"ts": ts, "role": "user", "text": text}
+        if kind == "command":  # a slash command or `! shell` line: shown in L1, kept out of L2
+            entry["kind"] = "command"
     elif kind == "assistant_text":
         text = redact(event.text)
         if not text.strip():
@@ -305,33 +311,6 @@ def dumps_entry(entry: dict[str, Any]) -> bytes:
     """One compact JSON line with literal non-ASCII (lone surrogates kept as JSON escapes)."""
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "backslashreplace") + b"\n"
-
-
-def _now_iso() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def parse_ts(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
-
-
-def _short_id(session_id: str) -> str:
-    """The first 8 characters of a session id, safe in a file name."""
-    return re.sub(r"[^A-Za-z0-9_-]", "-", session_id[:8]) or "session"
-
-
-def l1_name(first_ts: str, session_id: str) -> str:
-    stamp = parse_ts(first_ts) or datetime.now(UTC)
-    return f"{stamp:%Y-%m-%d_%H%M%S}_{_short_id(session_id)}{L1_SUFFIX}"
 
 
 # --- state ---------------------------------------------------------------------------
@@ -390,7 +369,8 @@ def _save_state(paths: StorePaths, session_id: str, state: dict[str, Any]) -> No
 
 def _append_durable(path: Path, data: bytes) -> None:
     """Append whole lines with O_APPEND and fsync; a missing final newline is repaired first."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    data = redact_bytes(path, data)  # the store's one writer's redaction (idempotent on L1 fields)
+    fd = open_no_follow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -408,7 +388,7 @@ def _find_session_file(paths: StorePaths, session_id: str) -> Path | None:
     """An existing (uncompressed) L1 file of this session, written by memkeeper."""
     if not paths.sessions.is_dir():
         return None
-    for path in sorted(paths.sessions.glob(f"*_{glob.escape(_short_id(session_id))}{L1_SUFFIX}")):
+    for path in sorted(paths.sessions.glob(f"*_{glob.escape(short_session(session_id))}{L1_SUFFIX}")):
         first = next(read_l1(path), None)
         if first is not None and first.get("session") == session_id:
             return path
@@ -504,7 +484,7 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
         last_ts = known.get("last_ts") if isinstance(known, dict) else None
         stats = ParseStats()
         for event in iter_events(source.path, start, stats):
-            ts = event.ts or last_ts or _now_iso()
+            ts = event.ts or last_ts or iso_now()
             last_ts = ts
             entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
             if entry is None:
@@ -531,7 +511,7 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
 
     if chunks:
         if l1_path is None:
-            l1_path = paths.sessions / l1_name(first_ts or _now_iso(), session)
+            l1_path = paths.sessions / l1_name(parse_iso(first_ts) or utc_now(), session)
         state["l1"] = l1_path.name
         size_before = l1_path.stat().st_size if l1_path.exists() else 0
         state["pending"] = {"l1_size": size_before, "entries": state.get("entries", 0)}
@@ -545,7 +525,7 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
     offsets.update(new_offsets)
     if changed or pending is not None:
         state["session"] = session
-        state["updatedAt"] = _now_iso()
+        state["updatedAt"] = iso_now()
         _save_state(paths, session, state)
     result.l1_path = l1_path
     result.new_entries = len(chunks)
@@ -558,7 +538,7 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
 
 def read_l1(path: Path) -> Iterator[dict[str, Any]]:
     """The entries of an L1 file (``.l1.jsonl`` or ``.l1.jsonl.gz``); bad lines are skipped."""
-    opener = gzip.open if str(path).endswith(".gz") else open
+    opener = gzip.open if is_l1_gz(str(path)) else open
     try:
         with opener(path, "rb") as handle:
             for raw in handle:
@@ -578,31 +558,19 @@ def read_l1(path: Path) -> Iterator[dict[str, Any]]:
 def _l1_paths(paths: StorePaths) -> list[Path]:
     if not paths.sessions.is_dir():
         return []
-    return sorted(
-        path
-        for path in paths.sessions.iterdir()
-        if path.is_file() and (path.name.endswith(L1_SUFFIX) or path.name.endswith(GZ_SUFFIX))
-    )
-
-
-def _started_from_name(name: str) -> str | None:
-    match = _NAME.match(name)
-    if not match:
-        return None
-    return f"{match['date']}T{match['hh']}:{match['mm']}:{match['ss'] or '00'}Z"
+    return sorted(path for path in paths.sessions.iterdir() if path.is_file() and is_l1(path.name))
 
 
 def list_l1(paths: StorePaths, counts: bool = True) -> list[L1File]:
     """Every L1 file of the store, oldest first; ``counts`` reads each file to count entries."""
     files: list[L1File] = []
     for path in _l1_paths(paths):
-        match = _NAME.match(path.name)
         info = L1File(
             path=path,
-            session_id=match["sid"] if match and match["sid"] else None,
-            started=_started_from_name(path.name),
+            session_id=l1_session(path.name),
+            started=l1_started(path.name),
             size=path.stat().st_size,
-            compressed=path.name.endswith(".gz"),
+            compressed=is_l1_gz(path.name),
         )
         entries = read_l1(path)
         first = next(entries, None)
@@ -627,7 +595,7 @@ def list_l1(paths: StorePaths, counts: bool = True) -> list[L1File]:
                     messages += 1
                 elif role == "tool":
                     tools += 1
-                when = parse_ts(entry.get("ts"))
+                when = parse_iso(entry.get("ts"))
                 if when is not None and (last_when is None or when > last_when):
                     last, last_when = entry["ts"], when
             info.entries, info.messages, info.tools = total, messages, tools
@@ -648,7 +616,7 @@ def entries_since(paths: StorePaths, watermark_ts: str | None) -> list[dict[str,
     correctly. Files last modified before the watermark cannot hold newer entries and are
     not opened.
     """
-    mark = parse_ts(watermark_ts) if watermark_ts else None
+    mark = parse_iso(watermark_ts) if watermark_ts else None
     found: list[tuple[datetime, int, dict[str, Any]]] = []
     order = 0
     for path in _l1_paths(paths):
@@ -660,7 +628,7 @@ def entries_since(paths: StorePaths, watermark_ts: str | None) -> list[dict[str,
             if modified < mark:
                 continue
         for entry in read_l1(path):
-            when = parse_ts(entry.get("ts"))
+            when = parse_iso(entry.get("ts"))
             if when is None:
                 if mark is not None:
                     continue
@@ -721,7 +689,7 @@ def dedupe_l1(paths: StorePaths, dry_run: bool = False) -> DedupeResult:
     groups: dict[tuple[str, str], list[L1File]] = {}
     for info in list_l1(paths, counts=False):
         if info.session_id:
-            key = ("session", _short_id(info.session_id))
+            key = ("session", short_session(info.session_id))
         elif info.started:
             key = ("ts", info.started)
         else:
@@ -766,7 +734,7 @@ def compress(paths: StorePaths, retention_days: int) -> list[str]:
     for info in list_l1(paths, counts=False):
         if info.compressed or info.path.stat().st_mtime >= cutoff:
             continue
-        target = info.path.with_name(info.name + ".gz")
+        target = info.path.with_name(info.name.replace(L1_SUFFIX, L1_GZ_SUFFIX))
         if target.exists():
             continue
         if info.session_id and not info.legacy and len(info.session_id) > 8:
@@ -781,13 +749,13 @@ def compress(paths: StorePaths, retention_days: int) -> list[str]:
 def _gzip_file(source: Path, target: Path) -> None:
     stat = source.stat()
     tmp = target.with_name(f".{target.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_no_follow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with (
             os.fdopen(fd, "wb") as raw,
             gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw, mtime=int(stat.st_mtime)) as packed,
         ):
-            with open(source, "rb") as handle:
+            with os.fdopen(open_no_follow(source, os.O_RDONLY), "rb") as handle:
                 shutil.copyfileobj(handle, packed)
             packed.flush()
         with open(tmp, "rb+") as sync:

@@ -19,6 +19,7 @@ SESSIONS_DIR = "sessions"
 LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
+SEARCH_DB = ".search.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
 STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
 DIR_MODE = 0o700
@@ -44,10 +45,17 @@ def store_root(project: str) -> str:
 
 
 def ensure_dirs(root: str) -> None:
-    """Create the store root and its folders (0700); existing files are left alone."""
+    """Create the store root and its folders (0700); existing files are left alone.
+
+    Raises StoreLinkError if the root or one of its folders is a symbolic link: a folder
+    is never created, or chmod-ed, through one.
+    """
+    from memkeeper.core.boundary import check_path
+
     for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
+        check_path(folder)
         os.makedirs(folder, mode=DIR_MODE, exist_ok=True)
         try:
-            os.chmod(folder, DIR_MODE)
+            os.chmod(folder, DIR_MODE)  # checked just above: not a link
         except OSError:
             pass

@@ -16,7 +16,7 @@ import json
 import time
 
 from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.lock import file_lock
+from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.store import StorePaths, ensure_store
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -32,7 +32,7 @@ FORGET_AFTER_SECONDS = 3 * 24 * 3600
 def _read(paths: StorePaths) -> dict[str, Any]:
     try:
         data = json.loads((paths.state / FILE_NAME).read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -42,13 +42,32 @@ def read_sessions(paths: StorePaths) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in _read(paths).items() if isinstance(v, dict)}
 
 
-def note_session(paths: StorePaths, session_id: str, transcript: str | None, *, ended: bool = False) -> None:
-    """Record that ``session_id`` (with its transcript) is alive, or has ended."""
+#: The longest a hook waits for the live-sessions lock; past it the note is skipped and logged.
+LOCK_WAIT = 1.0
+
+
+def note_session(paths: StorePaths, session_id: str, transcript: str | None, *, ended: bool = False) -> bool:
+    """Record that ``session_id`` (with its transcript) is alive, or has ended.
+
+    False (and one line in the log) when the lock stayed held for :data:`LOCK_WAIT`: the
+    caller goes on (SessionEnd still starts its jobs, which are given the transcript).
+    """
     if not session_id:
-        return
+        return False
     ensure_store(paths)
+    try:
+        _note(paths, session_id, transcript, ended)
+    except LockTimeout:
+        from memkeeper.core.jobs import log_error
+
+        log_error(paths, f"live sessions: {session_id} not noted, the lock was held over {LOCK_WAIT:g} s")
+        return False
+    return True
+
+
+def _note(paths: StorePaths, session_id: str, transcript: str | None, ended: bool) -> None:
     now = time.time()
-    with file_lock(paths.state / "live-sessions.lock", timeout=5.0):
+    with file_lock(paths.state / "live-sessions.lock", timeout=LOCK_WAIT):
         data = read_sessions(paths)
         entry = data.get(session_id, {})
         if transcript:

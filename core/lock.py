@@ -22,14 +22,73 @@ class LockTimeout(TimeoutError):
 
 
 def _open_lock_file(path: StrPath) -> int:
+    from memkeeper.core.atomic import open_no_follow
+    from memkeeper.core.boundary import check_path
+
+    check_path(path)  # never create a folder, or a lock file, through a link in the store
     folder = os.path.dirname(os.fspath(path))
     if folder:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+class _Expired(Exception):
+    """Raised by the SIGALRM handler to end a blocking ``flock`` at its deadline."""
+
+
+def _expire(_signum: int, _frame: object) -> None:
+    raise _Expired
+
+
+def _acquire_queued(fd: int, timeout: float) -> bool | None:
+    """Wait in the kernel's queue for the lock, at most ``timeout`` (SIGALRM ends the wait).
+
+    A queued waiter is served in turn, where a polling one can be overtaken again and again
+    by busy neighbours (16 hooks at once). True when locked, False at the deadline, None when
+    this thread cannot use SIGALRM (not the main thread, or the alarm is already in use).
+    """
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGALRM, _expire)
+    except (ValueError, OSError):
+        return None
+    try:
+        if previous not in (signal.SIG_DFL, signal.SIG_IGN, None) or signal.getitimer(signal.ITIMER_REAL)[0]:
+            return None  # someone else's alarm: do not disturb it
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return True
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Expired:
+        return False  # if it struck just after flock succeeded, closing fd releases the lock
+    finally:
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _acquire(fd: int, path: StrPath, timeout: float) -> None:
-    """flock ``fd`` exclusively, polling until ``timeout``; LockTimeout after that."""
+    """flock ``fd`` exclusively within ``timeout`` seconds; LockTimeout after that."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            raise
+    if timeout > 0:
+        try:
+            queued = _acquire_queued(fd, timeout)
+        except _Expired:  # the alarm's handler ran late, after it was disarmed
+            queued = False
+        if queued is not None:
+            if queued:
+                return
+            raise LockTimeout(f"{path} is held by another process")
+    _acquire_polling(fd, path, timeout)
+
+
+def _acquire_polling(fd: int, path: StrPath, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     poll = 0.002
     while True:

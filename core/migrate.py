@@ -17,16 +17,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.names import archive_name_on
 from memkeeper.core.rotation import ROTATE_TRIGGER
 from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import DIR_MODE, StorePaths, ensure_store, is_safe_basename
+from memkeeper.core.timefmt import day_of_epoch, file_stamp, iso_now
 from memkeeper.core.tokens import extract_tail_bytes, tokens_for_bytes
 
 DATE_HEADER = re.compile(rb"## (\d{4})-(\d{2})-(\d{2})")
@@ -180,7 +181,7 @@ def _archive_names(paths: StorePaths, dates: list[str]) -> list[str]:
     for day in dates:
         while True:
             minute, second = divmod(seq, 100)
-            name = f"memory_{day.replace('-', '')}_{2359 - minute:04d}{second:02d}.md"
+            name = archive_name_on(day, f"{2359 - minute:04d}{second:02d}")
             seq += 1
             if name not in taken and not paths.archive(name).exists():
                 break
@@ -202,7 +203,7 @@ def _plan(
             threshold,
             carryover_start=0,
         )
-    fallback = datetime.fromtimestamp(mtime or 0, UTC).strftime("%Y-%m-%d")
+    fallback = day_of_epoch(mtime or 0)
     pieces: list[_Piece] = []
     for section in _sections(content, fallback):
         pieces.extend(_force_split(content, section, threshold))
@@ -271,7 +272,7 @@ def plan_migration(
 
 
 def _backup_path(paths: StorePaths) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d_%H%M%S")
+    stamp = file_stamp()
     name = f"memory.md.pre-migration-{stamp}"
     n = 1
     while (paths.backups / name).exists():
@@ -357,7 +358,7 @@ def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
         memory = b""
     if memory.startswith(original):
         atomic_write_bytes(paths.memory, original[carry:] + memory[size:])
-    listed = {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}
+    listed = listed_files(read_index(paths))
     missing = [a for a in archives if a.name not in listed]
     if missing:
         _add_index_entries(paths, missing)
@@ -431,3 +432,8 @@ def migrate_legacy(
 
         start_job(paths, "summary")
     return done
+
+
+def run_migrate_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """The ``migrate`` job: a hook found memory.md far over the threshold (legacy content)."""
+    migrate_legacy(paths)

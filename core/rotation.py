@@ -17,9 +17,11 @@ import time
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, iso_now, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.names import archive_name
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import (
     CARRYOVER_TOKENS,
     ROTATION_THRESHOLD_TOKENS,
@@ -58,6 +60,15 @@ class RotationResult:
         return ROTATE_TRIGGER.format(self.archive)
 
 
+#: memory.md over this many times the threshold did not grow there by flushes (a section is
+#: a few hundred bytes): it is legacy content, split by date by the migration, not rotated whole.
+LEGACY_FACTOR = 2
+
+
+def far_over(tokens: int, threshold_tokens: int) -> bool:
+    return tokens > LEGACY_FACTOR * threshold_tokens
+
+
 def memory_tokens(paths: StorePaths) -> int:
     try:
         return tokens_for_bytes(paths.memory.stat().st_size)
@@ -70,23 +81,14 @@ def is_due(paths: StorePaths, threshold_tokens: int = ROTATION_THRESHOLD_TOKENS)
     return memory_tokens(paths) >= threshold_tokens
 
 
-def archive_name_for(moment: datetime) -> str:
-    """``memory_YYYYMMDD_HHMMSS.md`` for an aware datetime, in UTC."""
-    return _archive_name(moment.timestamp())
-
-
-def _archive_name(epoch: float) -> str:
-    return time.strftime("memory_%Y%m%d_%H%M%S.md", time.gmtime(int(epoch)))
-
-
 def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
     """The archive name for ``moment`` (now), bumped a second at a time until unused."""
     epoch = int(moment.timestamp() if moment is not None else time.time())
     taken = set(list_archives(paths))
-    name = _archive_name(epoch)
+    name = archive_name(epoch)
     while name in taken or paths.archive(name).exists():
         epoch += 1
-        name = _archive_name(epoch)
+        name = archive_name(epoch)
     return name
 
 
@@ -190,7 +192,7 @@ def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
         memory = b""
     if memory.startswith(archived) and carry < size:
         atomic_write_bytes(paths.memory, archived[size - carry :] + memory[size:])
-    if name not in {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}:
+    if name not in listed_files(read_index(paths)):
         _add_index_entry(paths, name, int(intent.get("tokens") or tokens_for_bytes(size)))
 
 
@@ -198,7 +200,7 @@ def reconcile_archives(paths: StorePaths) -> list[str]:
     """Add index entries for archives on disk that the index does not list (after a kill)."""
 
     def add_missing(index: dict[str, Any]) -> list[str]:
-        known = {e.get("file") for e in index.get("rotatedFiles", []) if isinstance(e, dict)}
+        known = listed_files(index)
         added = [n for n in list_archives(paths) if n not in known]
         for name in added:
             index["rotatedFiles"].append(archive_entry(paths, name))

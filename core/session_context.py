@@ -18,7 +18,18 @@ import json
 import os
 from pathlib import Path
 
+from memkeeper.core import injections
 from memkeeper.core.fastjson import json_lines
+from memkeeper.core.index import (
+    entry_file,
+    last_memory_update,
+    rotated_files,
+    summary_error,
+    summary_file,
+    summary_generated,
+    summary_state,
+)
+from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -73,7 +84,7 @@ def _read_text(path: Path, max_bytes: int | None = None) -> str:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested too deep: as unreadable as corrupt
         return None
 
 
@@ -104,10 +115,7 @@ def _index(paths: StorePaths) -> dict[str, Any]:
 
 
 def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    found = index.get("rotatedFiles")
-    if not isinstance(found, list):
-        return []
-    return [e for e in found if isinstance(e, dict) and is_safe_basename(str(e.get("file") or ""))]
+    return [e for e in rotated_files(index) if is_safe_basename(entry_file(e) or "")]
 
 
 def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
@@ -115,9 +123,9 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     for entry in sorted(
         _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
     ):
-        if not entry.get("summaryGenerated"):
+        if not summary_generated(entry):
             continue
-        name = str(entry.get("summary") or str(entry["file"]).replace(".md", ".summary.json", 1))
+        name = summary_file(entry) or ""
         if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
@@ -150,16 +158,17 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
 
 
 def pending_section(index: dict[str, Any]) -> str:
-    pending = [e for e in _entries(index) if not e.get("summaryGenerated")]
+    pending = [e for e in _entries(index) if not summary_generated(e)]
     if not pending:
         return ""
-    failed = [e for e in pending if e.get("summaryError")]
+    failed = [e for e in pending if summary_state(e) == "failed"]
     lines = [
         f"## Archive summaries pending: {len(pending)}"
         + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
     ]
     for entry in pending[:5]:
-        error = f": failed: {_one_line(entry.get('summaryError'), 80)}" if entry.get("summaryError") else ""
+        error = summary_error(entry)
+        error = f": failed: {_one_line(error, 80)}" if error else ""
         lines.append(f"- {entry['file']}{error}")
     if len(pending) > 5:
         lines.append(f"- … and {len(pending) - 5} more")
@@ -188,28 +197,32 @@ def memory_tail_section(paths: StorePaths, budget: int) -> str:
 # --- L1 (sessions) ------------------------------------------------------------------
 
 
-def _l1_files(paths: StorePaths) -> list[tuple[float, Path]]:
-    """(mtime, path) of the plain L1 files, newest activity first."""
-    found: list[tuple[float, Path]] = []
+#: SessionStart looks at this many of the newest L1 files (by name, which starts with the
+#: UTC time the session began), so a store with 100k of them costs one listing, not 100k stats.
+NEWEST_L1_FILES = 16
+
+
+def _l1_names(paths: StorePaths) -> list[str]:
+    """The plain L1 file names, newest session first (names start with their UTC start time)."""
     try:
-        with os.scandir(paths.sessions) as scan:
-            for item in scan:
-                if item.name.endswith(".l1.jsonl"):
-                    try:
-                        found.append((item.stat().st_mtime, Path(item.path)))
-                    except OSError:
-                        continue
+        names = [n for n in os.listdir(paths.sessions) if n.endswith(L1_SUFFIX)]
     except OSError:
         return []
+    names.sort(reverse=True)
+    return names
+
+
+def _l1_files(paths: StorePaths, names: list[str] | None = None) -> list[tuple[float, Path]]:
+    """(mtime, path) of the newest L1 files, newest activity first (only those are stat-ed)."""
+    found: list[tuple[float, Path]] = []
+    for name in (_l1_names(paths) if names is None else names)[:NEWEST_L1_FILES]:
+        path = paths.sessions / name
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
     found.sort(reverse=True)
     return found
-
-
-def _session_of(path: Path) -> str:
-    """The 8-character session prefix of ``<UTC stamp>_<session8>.l1.jsonl`` ('' if absent)."""
-    stem = path.name[: -len(".l1.jsonl")]
-    head, sep, tail = stem.rpartition("_")
-    return tail if sep and len(tail) == 8 and head.count("_") >= 1 else ""
 
 
 def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
@@ -243,10 +256,10 @@ def _describe(entries: list[dict[str, Any]], title: str) -> str:
 
 def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
     """What the most recent other session did after the flush watermark."""
-    watermark = index.get("lastMemoryUpdateTs")
+    watermark = last_memory_update(index)
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
-        if skip and _session_of(path) == skip:
+        if skip and l1_session(path.name) == skip:
             continue
         entries = [
             e
@@ -261,8 +274,9 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     """What this session did before a compaction (from its L1 copy)."""
     if not session_id:
         return ""
-    for _mtime, path in _l1_files(paths):
-        if _session_of(path) == session_id[:8]:
+    mine = [n for n in _l1_names(paths) if l1_session(n) == session_id[:8]]
+    for _mtime, path in _l1_files(paths, mine):
+        if l1_session(path.name) == session_id[:8]:
             entries = [
                 e for e in _read_entries(path) if not e.get("session") or e.get("session") == session_id
             ]
@@ -308,6 +322,20 @@ def transcript_section(transcript: Path) -> str:
 # --- assembly -----------------------------------------------------------------------
 
 
+def not_kept_section(paths: StorePaths) -> str:
+    """Why memory is not being kept right now (told once, at session start), or ''."""
+    from memkeeper.core.keeping import not_kept_reasons
+
+    try:
+        reasons = not_kept_reasons(paths)
+    except Exception:  # a notice must never cost the session its memory
+        return ""
+    if not reasons:
+        return ""
+    lines = "\n".join(f"- {r}" for r in reasons)
+    return f"## memkeeper: memory is not being fully kept (tell the user)\n{lines}"
+
+
 def build_context(
     paths: StorePaths,
     source: str = "startup",
@@ -339,13 +367,32 @@ def build_context(
     else:
         session = last_session_section(paths, index, session_id)
     pending = pending_section(index)
-    fixed = [s for s in (named, summary, session, pending) if s]
+    notice = not_kept_section(paths)
+    fixed = [s for s in (notice, named, summary, session, pending) if s]
     used = len(header) + sum(len(s) + 2 for s in fixed)
     budget = max(MIN_MEMORY_CHARS, limit - used - 2)
     memory = memory_tail_section(paths, budget)
     if not fixed and not memory:
         return ""
-    sections = [header] + [s for s in (named, summary, memory, session, pending) if s]
+    parts = [
+        (key, part)
+        for key, part in (
+            ("notice", notice),
+            ("named", named),
+            ("summary", summary),
+            (injections.MEMORY, memory),
+            ("session", session),
+            ("pending", pending),
+        )
+        if part
+    ]
+    if session_id:
+        seen = injections.injected(paths, session_id) if source == "resume" else None
+        injections.remember(paths, session_id, injections.digests(parts) | (seen or set()))
+        if seen is not None:  # a resume: Claude Code kept what was injected before
+            changed = injections.changed_parts(parts, seen)
+            return "\n\n".join([injections.resume_note(parts, changed)] + [p for _k, p in changed])
+    sections = [header] + [part for _key, part in parts]
     text = "\n\n".join(sections)
     if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
         text = _clip(text, limit)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_SAVE_INTERVAL = 25
 DEFAULT_FLUSH_EVERY = 10
 DEFAULT_RETENTION_DAYS = 30
+#: Per-prompt recall injects hits at or above this confidence (seed 003's "high" tier).
+DEFAULT_RECALL_CONFIDENCE = 0.92
 
 
 def global_config_file() -> str:
@@ -83,6 +85,8 @@ class HookSettings:
         "carryover_tokens",
         "flush_every",
         "memory_enabled",
+        "recall_enabled",
+        "recall_min_confidence",
         "rotation_enabled",
         "save_interval",
         "threshold_tokens",
@@ -96,6 +100,8 @@ class HookSettings:
         memory_enabled: bool = True,
         flush_every: int = DEFAULT_FLUSH_EVERY,
         save_interval: int = DEFAULT_SAVE_INTERVAL,
+        recall_enabled: bool = True,
+        recall_min_confidence: float = DEFAULT_RECALL_CONFIDENCE,
     ) -> None:
         self.rotation_enabled = rotation_enabled
         self.threshold_tokens = threshold_tokens
@@ -103,8 +109,10 @@ class HookSettings:
         self.memory_enabled = memory_enabled
         self.flush_every = flush_every
         self.save_interval = save_interval
+        self.recall_enabled = recall_enabled
+        self.recall_min_confidence = recall_min_confidence
 
-    def _key(self) -> tuple[bool, int, int, bool, int, int]:
+    def _key(self) -> tuple[bool, int, int, bool, int, int, bool, float]:
         return (
             self.rotation_enabled,
             self.threshold_tokens,
@@ -112,6 +120,8 @@ class HookSettings:
             self.memory_enabled,
             self.flush_every,
             self.save_interval,
+            self.recall_enabled,
+            self.recall_min_confidence,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -123,13 +133,21 @@ class HookSettings:
     def __repr__(self) -> str:
         return (
             "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, "
-            "flush_every={}, save_interval={})".format(*self._key())
+            "flush_every={}, save_interval={}, recall_enabled={}, recall_min_confidence={})".format(
+                *self._key()
+            )
         )
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:
     part = data.get(section)
     return part.get(key) if isinstance(part, dict) else None
+
+
+def _fraction(value: Any, default: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return default
+    return float(value)
 
 
 def _positive_int(value: Any, default: int) -> int:
@@ -154,6 +172,7 @@ def hook_settings_at(project_config: str) -> HookSettings:
             merged = deep_merge(merged, data)
     rotation_enabled = _get(merged, "memoryRotation", "enabled")
     memory_enabled = _get(merged, "memory", "enabled")
+    recall_enabled = _get(merged, "recall", "enabled")
     return HookSettings(
         rotation_enabled=rotation_enabled if isinstance(rotation_enabled, bool) else True,
         threshold_tokens=scaled_threshold(
@@ -165,4 +184,6 @@ def hook_settings_at(project_config: str) -> HookSettings:
         memory_enabled=memory_enabled if isinstance(memory_enabled, bool) else True,
         flush_every=_positive_int(_get(merged, "memory", "flushEvery"), DEFAULT_FLUSH_EVERY),
         save_interval=_positive_int(merged.get("saveInterval"), DEFAULT_SAVE_INTERVAL),
+        recall_enabled=recall_enabled if isinstance(recall_enabled, bool) else True,
+        recall_min_confidence=_fraction(_get(merged, "recall", "minConfidence"), DEFAULT_RECALL_CONFIDENCE),
     )

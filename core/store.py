@@ -20,6 +20,7 @@ from memkeeper.core.layout import (
     LOGS_DIR,
     MEMORY_FILE,
     MEMORY_SUBDIR,
+    SEARCH_DB,
     SESSIONS_DIR,
     STATE_DIR,
     ensure_dirs,
@@ -27,7 +28,6 @@ from memkeeper.core.layout import (
 )
 
 __all__ = [
-    "ARCHIVE_PREFIX",
     "CONFIG_FILE",
     "COUNTERS_FILE",
     "DIR_MODE",
@@ -39,14 +39,14 @@ __all__ = [
     "NAMED_MEMORY_FILES",
     "SEARCH_DB",
     "StorePaths",
+    "StoreRefused",
     "ensure_store",
+    "guard",
     "is_safe_basename",
     "paths_for",
     "resolve_project",
 ]
 
-SEARCH_DB = ".search.sqlite3"
-ARCHIVE_PREFIX = "memory_"
 #: Files loaded at session start and written by ``memory-set``.
 NAMED_MEMORY_FILES = {
     "project": "project.md",
@@ -167,8 +167,34 @@ def is_safe_basename(name: str) -> bool:
     )
 
 
-def paths_for(project: str | os.PathLike[str] | None = None, hook_cwd: str | None = None) -> StorePaths:
-    return StorePaths(resolve_project(project, hook_cwd))
+class StoreRefused(ValueError):
+    """No store may be made or used for this project folder (see :func:`guard`)."""
+
+
+def paths_for(
+    project: str | os.PathLike[str] | None = None, hook_cwd: str | None = None, check: bool = True
+) -> StorePaths:
+    """The store of ``project``, guarded (see :func:`guard`) unless ``check`` is False
+    (``doctor``, which reports what the guard refuses)."""
+    paths = StorePaths(resolve_project(project, hook_cwd))
+    if check:
+        guard(paths)
+    return paths
+
+
+def guard(paths: StorePaths, folders: tuple[str, ...] | None = None) -> None:
+    """Refuse a project folder that must not hold a store (the file-system root, the home
+    folder, a folder inside ``~/.claude``: StoreRefused) and a store holding a symbolic
+    link anywhere (or, with ``folders``, among the root's entries and those folders':
+    StoreLinkError). Each with one line that says what to do."""
+    from memkeeper.core.boundary import refuse_links, refused_project
+
+    reason = refused_project(paths.project)
+    if reason:
+        raise StoreRefused(
+            f"no memory store is kept in {paths.project}: it is {reason}; run this in a project folder"
+        )
+    refuse_links(paths.root, folders)
 
 
 def ensure_store(paths: StorePaths) -> None:

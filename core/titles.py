@@ -25,14 +25,14 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
 
-from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.lock import file_lock, try_lock
-from memkeeper.core.store import StorePaths
-from memkeeper.core.transcript import clean_user_text
+TYPE_CHECKING = False  # the hook's recall reads titles: no typing import at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+    from typing import Any
+
+    from memkeeper.core.store import StorePaths
 
 TITLES_FILE = "titles.json"
 TITLES_LOCK = "titles.lock"
@@ -96,6 +96,8 @@ def _command_title(command: str) -> str | None:
 
 def prompt_title(text: str) -> str | None:
     """The title a user entry's text gives, or None when it is not a real typed prompt."""
+    from memkeeper.core.transcript import clean_user_text
+
     cleaned = clean_user_text(text)
     if cleaned is None:
         return None
@@ -190,7 +192,7 @@ def _backup_unreadable(paths: StorePaths, path: Path) -> None:
 
 
 def _l1_files(paths: StorePaths) -> dict[str, Path]:
-    from memkeeper.core.l1 import GZ_SUFFIX, L1_SUFFIX
+    from memkeeper.core.names import is_l1
 
     try:
         children = list(paths.sessions.iterdir())
@@ -198,7 +200,7 @@ def _l1_files(paths: StorePaths) -> dict[str, Path]:
         return {}
     found: dict[str, Path] = {}
     for path in sorted(children):  # a plain file wins over its .gz twin (sorted first)
-        if path.name.endswith((L1_SUFFIX, GZ_SUFFIX)) and not path.is_symlink() and path.is_file():
+        if is_l1(path.name) and not path.is_symlink() and path.is_file():
             found.setdefault(title_key(path.name), path)
     return found
 
@@ -252,16 +254,20 @@ def _update(paths: StorePaths, cache: dict[str, dict[str, Any]], only: set[str] 
 
 
 def _save(paths: StorePaths, cache: dict[str, dict[str, Any]]) -> None:
+    from memkeeper.core.atomic import atomic_write_json
+
     atomic_write_json(_titles_path(paths), {"version": _VERSION, "files": dict(sorted(cache.items()))})
 
 
 def refresh_titles(paths: StorePaths, names: Iterable[str] | None = None, timeout: float = 5.0) -> None:
     """Compute and store the titles of the given L1 files (all when None); for the L1 job."""
+    from memkeeper.core.lock import file_lock
+
     if not paths.state.is_dir():
         return
     with file_lock(paths.state / TITLES_LOCK, timeout):
         cache = _read_cache(paths, backup=True)
-        only = {title_key(Path(n).name) for n in names} if names is not None else None
+        only = {title_key(os.path.basename(n)) for n in names} if names is not None else None
         if _update(paths, cache, only):
             _save(paths, cache)
 
@@ -277,6 +283,8 @@ def session_titles(paths: StorePaths, write: bool = True) -> dict[str, str]:
     stale = [key for key, path in files.items() if not _fresh(cache.get(key), _size(path))]
     if stale or any(key not in files for key in cache):
         if write and paths.state.is_dir():
+            from memkeeper.core.lock import try_lock
+
             with try_lock(paths.state / TITLES_LOCK) as held:
                 if held:
                     cache = _read_cache(paths, backup=True)
@@ -297,9 +305,15 @@ def _size(path: Path) -> int:
 
 
 def session_title(paths: StorePaths, l1_name: str, write: bool = False) -> str | None:
-    """The title of one L1 file (a name or a path ending in it), or None if there is no such file."""
-    key = title_key(Path(l1_name).name)
+    """The title of one L1 file (a name or a path ending in it), or None if there is no such file.
+
+    A final cached title is returned as is (one small read: the hook's recall uses this);
+    otherwise the file is looked at.
+    """
+    key = title_key(os.path.basename(l1_name))
     cached = _read_cache(paths, backup=False).get(key)
+    if cached and cached.get("final") is True and isinstance(cached.get("title"), str) and cached["title"]:
+        return str(cached["title"])
     path = _l1_files(paths).get(key)
     if path is None:
         return None

@@ -86,6 +86,7 @@ class ParseStats:
     end_offset: int = 0  # resume here next time (only whole lines are consumed)
     lines: int = 0
     broken_lines: int = 0
+    oversize_lines: int = 0  # over MAX_LINE_BYTES: skipped without being read whole
     partial_tail: bool = False  # an unterminated, incomplete last line was left unread
     skipped_types: Counter[str] = field(default_factory=Counter)
     unknown_types: Counter[str] = field(default_factory=Counter)
@@ -99,17 +100,49 @@ class ParseStats:
 # --- lines ---------------------------------------------------------------------------
 
 
+#: A transcript line longer than this (a huge tool result) is skipped in chunks, never held
+#: whole: parsing it would cost several times its size in memory.
+MAX_LINE_BYTES = 32 * 1024 * 1024
+SKIP_CHUNK = 1 << 20
+
+
+def _next_line(handle: BinaryIO) -> tuple[bytes | None, int]:
+    """(the next line, or None when it is over :data:`MAX_LINE_BYTES`; its length in bytes)."""
+    raw = handle.readline(MAX_LINE_BYTES + 1)
+    if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+        return raw, len(raw)
+    length = len(raw)
+    del raw
+    while True:
+        chunk = handle.readline(SKIP_CHUNK)
+        length += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return (b"" if chunk else None), length
+
+
 def iter_lines(handle: BinaryIO, start: int, stats: ParseStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(end_offset, record)`` for each whole JSON-object line from ``start``.
 
-    Broken lines are counted and skipped; ``stats.end_offset`` always marks the end of the
-    last consumed line.
+    Broken lines are counted and skipped, and so are lines over :data:`MAX_LINE_BYTES`
+    (``stats.oversize_lines``); ``stats.end_offset`` always marks the end of the last
+    consumed line.
     """
     handle.seek(start)
     offset = start
     stats.start_offset = stats.end_offset = start
-    for raw in handle:
-        end = offset + len(raw)
+    while True:
+        raw, length = _next_line(handle)
+        if not length:
+            return
+        end = offset + length
+        if raw is None:  # an oversize line still being written: leave it for next time
+            stats.partial_tail = True
+            return
+        if length > MAX_LINE_BYTES:
+            offset = stats.end_offset = end
+            stats.lines += 1
+            stats.oversize_lines += 1
+            continue
         terminated = raw.endswith(b"\n")
         body = raw.strip()
         if not body:

@@ -9,8 +9,9 @@ and hands anything heavy to a detached single-flight job:
 - ``UserPromptSubmit`` / ``PostToolUse`` (and ``PostToolUseFailure``): count a message /
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
-  counted. Nothing is printed: no rules text, and CLAUDE.md / Claude Code's own
-  MEMORY.md are never written.
+  counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
+  (:mod:`memkeeper.core.recall`, read-only, never waiting); nothing else is printed: no
+  rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.
 - ``SessionEnd`` (Claude Code kills it after 1.5 s): start the detached L1 + flush work.
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from memkeeper.core.settings import HookSettings
     from memkeeper.core.store import StorePaths
 
     Handler = Callable[["Call"], None]
@@ -53,6 +55,9 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 #: fields a hook needs come first in Claude Code's JSON and are read from the front.
 FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
+#: The store folders whose entries a hook checks for links (besides the root's own);
+#: jobs, the CLI and the TUI check the whole store.
+HOOK_FOLDERS = {"SessionStart": (".state", "logs", "sessions")}
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
 
@@ -229,7 +234,7 @@ def _start_flush(call: Call, reason: str) -> None:
     _start(call, "flush", reason)
 
 
-def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> None:
+def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> HookSettings:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
 
@@ -238,6 +243,7 @@ def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> None:
     )
     if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
         _start_flush(call, "count")
+    return done.settings
 
 
 # --- handlers -----------------------------------------------------------------------
@@ -249,17 +255,20 @@ def on_session_start(call: Call) -> None:
 
     ensure_store(call.paths)
     source = _text(call.payload, "source") or "startup"
-    _print_context(call, source)
+    text = _print_context(call, source)
     # Earlier sessions that never reached SessionEnd (killed) still have work to flush.
     stale = live_sessions.unfinished_sessions(call.paths, exclude=call.session_id)
     if call.session_id:
         live_sessions.note_session(call.paths, call.session_id, call.transcript_path)
+        from memkeeper.core.recall import note_session_start
+
+        note_session_start(call.paths, call.session_id, text)  # per-prompt recall leaves out what it holds
     if stale and source in ("startup", "clear"):
         _start(call, "flush", "stale-sessions")
 
 
-def _print_context(call: Call, source: str) -> None:
-    """Print the memory as SessionStart's ``additionalContext`` (whatever of it was built)."""
+def _print_context(call: Call, source: str) -> str:
+    """Print the memory as SessionStart's ``additionalContext`` (whatever of it was built); return it."""
     import json
 
     from memkeeper.core.session_context import build_context
@@ -274,13 +283,27 @@ def _print_context(call: Call, source: str) -> None:
             out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
+    return text
 
 
 def on_prompt(call: Call) -> None:
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    _count(call, messages=1)
+    settings = _count(call, messages=1)
+    if isinstance(prompt, str) and settings.recall_enabled:
+        _recall(call, prompt, settings.recall_min_confidence)
+
+
+def _recall(call: Call, prompt: str, min_confidence: float) -> None:
+    """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
+    from memkeeper.core.recall import recall_context
+
+    text = recall_context(call.project, call.session_id, prompt, min_confidence)
+    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
+        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
+        sys.stdout.flush()
 
 
 def on_tool_use(call: Call) -> None:
@@ -344,7 +367,12 @@ def main(argv: list[str]) -> int:
         project = project_dir(payload)
         if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
+        from memkeeper.core.boundary import refuse_links, refused_project
+
+        if refused_project(project):
+            return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
+        refuse_links(call.root, HOOK_FOLDERS.get(event, (".state", "logs")))
         _finish_interrupted(call)
         handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0

@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from memkeeper.core.store import StorePaths, paths_for
 
 if TYPE_CHECKING:
+    from memkeeper.core.recall import RecallServer
     from memkeeper.core.search.model import Entry, Hit, SearchResults, Timeline
 
 SERVER_NAME = "memkeeper"
@@ -75,9 +76,10 @@ TOOLS: list[dict[str, Any]] = [
             '("why did we move the queue to redis?") works, and so do keywords; Korean too. No word is '
             'required; hits are ranked, more and rarer matching words first; "quoted words" are a phrase. '
             "Confident hits come expanded with their text; the rest are compact lines with an id for "
-            "`show` or `timeline`. Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|"
-            "section|user|assistant|tool|tool_result), since/until (YYYY-MM-DD), deep (also the raw "
-            "sessions, l1), limit (hits per tier)."
+            "`show` or `timeline`. Set exact=true for the grep-like mode (every word as a substring). "
+            "Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|section|user|assistant|"
+            "tool|tool_result), since/until (YYYY-MM-DD), deep (false leaves out the raw sessions, l1; "
+            "the exact mode reads them only with true), limit (hits per tier)."
         ),
         "inputSchema": {
             "type": "object",
@@ -87,7 +89,8 @@ TOOLS: list[dict[str, Any]] = [
                 "types": _STR_LIST,
                 "since": {"type": "string", "description": "YYYY-MM-DD"},
                 "until": {"type": "string", "description": "YYYY-MM-DD"},
-                "deep": {"type": "boolean", "default": False},
+                "deep": {"type": "boolean"},
+                "exact": {"type": "boolean", "default": False},
                 "limit": {"type": "integer", "default": 8, "minimum": 1, "maximum": MAX_LIMIT},
             },
             "required": ["query"],
@@ -170,6 +173,8 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
     lines: list[str] = []
     if not results:
         lines.append(f'No results for "{results.query}".')
+        if results.suggestions:
+            lines.append("Did you mean: " + ", ".join(results.suggestions) + "?")
         if not any(t.tier == "l1" for t in results.tiers):
             lines.append("Try deep=true to include the raw sessions (l1), or other words.")
         lines.extend(f"note: {w}" for w in results.warnings)
@@ -247,9 +252,10 @@ def tool_search(paths: StorePaths, args: dict[str, Any]) -> str:
             types=_str_list(args, "types"),
             since=_arg(args, "since", str),
             until=_arg(args, "until", str),
-            deep=bool(_arg(args, "deep", bool, False)),
+            deep=_arg(args, "deep", bool),
             limit=max(1, min(int(_arg(args, "limit", int, 8)), MAX_LIMIT)),
             lock_wait=LOCK_WAIT_SECONDS,
+            exact=bool(_arg(args, "exact", bool, False)),
         )
     except QueryError as exc:
         return f"error: {exc}"
@@ -311,6 +317,7 @@ class Server:
         self._slots = threading.Semaphore(MAX_CALLS)
         self._calls: list[threading.Thread] = []
         self._warmed = False
+        self.recall: RecallServer | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
@@ -329,11 +336,15 @@ class Server:
 
     def run(self) -> None:
         """Serve until the client closes stdin, then let the running calls finish."""
-        for raw in self.reader:
-            if raw.strip():
-                self.handle_line(raw)
-        for call in self._calls:
-            call.join()
+        try:
+            for raw in self.reader:
+                if raw.strip():
+                    self.handle_line(raw)
+            for call in self._calls:
+                call.join()
+        finally:
+            if self.recall is not None:
+                self.recall.close()
 
     def handle_line(self, raw: bytes) -> None:
         try:
@@ -412,11 +423,17 @@ class Server:
         self.reply(msg_id, {"content": [{"type": "text", "text": text}], "isError": failed})
 
     def start_warm_up(self) -> None:
+        """Once the handshake is answered: refresh the index, serve the hook's per-prompt recall."""
         if self._warmed or not self.warm:
             return
         self._warmed = True
         if self.paths.exists():
             warm_up(self.paths)
+            from memkeeper.core.recall import RecallServer
+
+            recall = RecallServer(self.paths)
+            if recall.start():
+                self.recall = recall
 
 
 def warm_up(paths: StorePaths) -> threading.Thread:
@@ -436,5 +453,12 @@ def warm_up(paths: StorePaths) -> threading.Thread:
 
 
 def serve(project: str | None = None) -> None:
-    """Run the server on stdio until the client closes it."""
+    """Run the server on stdio until the client closes it (or ends it with SIGTERM)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _exit_on_term)
     Server(paths_for(project), sys.stdin.buffer, sys.stdout.buffer).run()
+
+
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(0)  # unwinds run(), which removes the recall socket

@@ -554,7 +554,14 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parse_args(argv)
     if not args.demo:
-        paths = paths_for(args.project)
+        from memkeeper.core.boundary import StoreLinkError
+        from memkeeper.core.store import StoreRefused
+
+        try:
+            paths = paths_for(args.project)
+        except (StoreRefused, StoreLinkError) as exc:
+            print(f"memkeeper-tui: {exc}", file=sys.stderr)
+            return 2
         if not paths.exists():
             print(
                 f"memkeeper-tui: no memory store in {paths.project} (no {paths.root});"

@@ -18,10 +18,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from memkeeper.core.names import is_l1, l1_session, l1_started
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+from memkeeper.core.timefmt import local_time
 from memkeeper.tui.items import DocItem, ItemKind
-
-SESSION_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})(\d{2})(\d{2})?_?([^.]*)\.l1\.jsonl(\.gz)?$")
 
 
 @dataclass(frozen=True)
@@ -144,59 +144,31 @@ class Document:
     session: str | None = None  # the full session id of an L1 document
 
 
-def local_stamp(day: str, hh: str, mm: str) -> tuple[str, str]:
-    """A UTC day and time (from a file name) as the local (day, ``HH:MM``)."""
-    from datetime import UTC, datetime
-
-    try:
-        when = datetime(int(day[:4]), int(day[5:7]), int(day[8:10]), int(hh), int(mm), tzinfo=UTC)
-    except ValueError:
-        return day, f"{hh}:{mm}"
-    local = when.astimezone()
-    return local.strftime("%Y-%m-%d"), local.strftime("%H:%M")
-
-
-def local_clock(iso: str) -> str:
-    """``2026-11-21T11:49:00.000Z`` → the local ``HH:MM`` (the text as it is when not a time)."""
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%H:%M")
-    except ValueError:
-        return iso[11:16]
-
-
-def short_time(iso: str | None) -> str:
-    """``2026-11-21T11:49:00.000Z`` → local ``2026-11-21 12:49`` (absolute: screenshots stay stable)."""
-    from datetime import datetime
-
-    if not iso:
-        return "never"
-    try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return iso[:16].replace("T", " ")
-
-
 def session_info(name: str, size: int) -> SessionInfo | None:
-    match = SESSION_NAME_RE.match(name)
-    if not match:
+    """An L1 file's session, started at the local day and time its (UTC) name says."""
+    started = l1_started(name)
+    if started is None:
         return None
-    day, hh, mm, _ss, session, _gz = match.groups()
-    local_day, local_time = local_stamp(day, hh, mm)
-    return SessionInfo(name=name, day=local_day, time=local_time, session=session or "", size=size)
+    return SessionInfo(
+        name=name,
+        day=local_time(started, "%Y-%m-%d"),
+        time=local_time(started, "%H:%M"),
+        session=l1_session(name) or "",
+        size=size,
+    )
 
 
 def _summary_state(entry: dict[str, Any]) -> SummaryState:
-    if entry.get("summaryGenerated") is True:
-        return "ok"
-    return "failed" if entry.get("summaryError") else "pending"
+    from memkeeper.core.index import summary_state
+
+    state = summary_state(entry)
+    return "ok" if state == "generated" else state
 
 
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
-    from memkeeper.core.index import read_index, safe_entries
+    from memkeeper.core.index import read_index, safe_entries, summary_attempts, summary_error
     from memkeeper.core.rotation import memory_tokens
     from memkeeper.core.settings import hook_settings
 
@@ -220,8 +192,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
                 bytes=int(entry.get("bytes") or 0),
                 tokens=int(entry.get("tokens") or 0),
                 summary_state=_summary_state(entry),
-                error=str(entry["summaryError"]) if entry.get("summaryError") else None,
-                attempts=int(entry.get("summaryAttempts") or 0),
+                error=summary_error(entry),
+                attempts=summary_attempts(entry),
             )
         )
     archives.sort(key=lambda a: a.name)
@@ -255,7 +227,7 @@ def list_sessions(paths: StorePaths) -> list[SessionInfo]:
     except OSError:
         return sessions
     for entry in entries:
-        if ".l1.jsonl" not in entry.name:
+        if not is_l1(entry.name):
             continue
         try:
             size = entry.stat().st_size
@@ -279,7 +251,8 @@ def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts
 
 
 def _count_one(path: Path) -> SessionCounts:
-    from memkeeper.core.l1 import parse_ts, read_l1
+    from memkeeper.core.l1 import read_l1
+    from memkeeper.core.timefmt import parse_iso
 
     messages = tools = prompts = 0
     subagent = False
@@ -294,7 +267,7 @@ def _count_one(path: Path) -> SessionCounts:
         subagent = subagent or side
         if role == "user" and not side:
             prompts += 1
-        when = parse_ts(entry.get("ts"))
+        when = parse_iso(entry.get("ts"))
         if when is not None:
             first = when if first is None or when < first else first
             last = when if last is None or when > last else last
@@ -397,7 +370,7 @@ def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
 
 
 def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
-    from memkeeper.core.index import summary_name
+    from memkeeper.core.names import summary_name
     from memkeeper.core.summary import load_summary
 
     archive = target.name
@@ -478,7 +451,7 @@ def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
     for number, entry in enumerate(entries, start=1):
         role = entry.get("role")
         ts = str(entry.get("ts") or "")
-        clock = local_clock(ts)
+        clock = local_time(ts, "%H:%M") if ts else ""
         side = bool(entry.get("sidechain"))
         agent = (
             f" [subagent {str(entry.get('agentId'))[:8]}]"
@@ -545,6 +518,7 @@ def l1_items(entries: Iterable[dict[str, Any]]) -> list[DocItem]:
                     body=body,
                     sidechain=call.sidechain,
                     line=call.line,
+                    end_line=number,  # the result's line: a hit on it opens this entry
                 )
             else:
                 items.append(

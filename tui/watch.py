@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from memkeeper.core.names import is_archive, is_l1, is_summary
 from memkeeper.core.store import INDEX_FILE, LOCK_FILE, MEMORY_FILE, NAMED_MEMORY_FILES, SEARCH_DB, StorePaths
 
 #: Quiet gap (ms) that ends a batch, and the longest a batch is collected.
@@ -31,7 +32,7 @@ def tier_of(paths: StorePaths, path: Path) -> str | None:
     ):
         return None
     if path.parent == paths.sessions:
-        return "l1" if ".l1.jsonl" in name else None
+        return "l1" if is_l1(name) else None
     if path.parent != paths.root:
         return None
     if name == MEMORY_FILE:
@@ -40,9 +41,9 @@ def tier_of(paths: StorePaths, path: Path) -> str | None:
         return "index"
     if name in NAMED_MEMORY_FILES.values():
         return "named"
-    if name.startswith("memory_") and ".summary" in name:
+    if is_summary(name):
         return "l3"
-    if name.startswith("memory_") and name.endswith(".md"):
+    if is_archive(name):
         return "l2"
     return None
 

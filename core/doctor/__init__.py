@@ -73,9 +73,25 @@ CHECKS: list[Check] = [
 ]
 
 
+def _link_findings(paths: StorePaths) -> list[Finding]:
+    """Symbolic links inside the store: report-only, and no other check runs while there are
+    any (each would read through them)."""
+    from memkeeper.core.boundary import store_links
+
+    return [
+        Finding(
+            ERROR, "store-link", f"a symbolic link inside the store (remove it): {link}", link, fixable=False
+        )
+        for link in store_links(paths.root)
+    ]
+
+
 def _diagnose(ctx: Context) -> list[Finding]:
     if not ctx.paths.root.is_dir():
         return []
+    links = _link_findings(ctx.paths)
+    if links:
+        return links
     return [finding for check in CHECKS for finding in check.diagnose(ctx)]
 
 
@@ -106,6 +122,9 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     """
     if not paths.root.is_dir():
         return []
+    links = _link_findings(paths)
+    if links:
+        return links  # nothing is repaired, moved or backed up through a link
     ctx = Context(paths, stale_seconds, holding_lock=True, backup=Backup(paths))
     failures: list[str] = []
     with reentrant_lock(paths.lock):

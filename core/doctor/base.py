@@ -11,12 +11,12 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from memkeeper.core.atomic import atomic_write_bytes
 from memkeeper.core.store import DIR_MODE, FILE_MODE, StorePaths
+from memkeeper.core.timefmt import file_stamp
 
 #: Folders inside the store that hold copies, not live data: never parsed or repaired.
 SKIPPED_DIRS = (".backups", ".trash")
@@ -45,10 +45,6 @@ class Finding:
         return asdict(self)
 
 
-def _now_stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d_%H%M%S_%f")
-
-
 def rel(paths: StorePaths, path: Path) -> str:
     try:
         return str(path.relative_to(paths.root))
@@ -61,7 +57,7 @@ class Backup:
 
     def __init__(self, paths: StorePaths) -> None:
         self.paths = paths
-        self.folder = paths.backups / f"doctor-{_now_stamp()}"
+        self.folder = paths.backups / f"doctor-{file_stamp(micros=True)}"
 
     def _target(self, path: Path) -> Path:
         target = self.folder / rel(self.paths, path)
@@ -152,8 +148,9 @@ def raw_index(paths: StorePaths) -> tuple[dict[str, Any] | None, str | None]:
 
 def listed_archives(paths: StorePaths) -> set[str]:
     index, _problem = raw_index(paths)
-    entries = (index or {}).get("rotatedFiles", [])
-    return {e["file"] for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)}
+    from memkeeper.core.index import listed_files
+
+    return listed_files(index or {})
 
 
 def is_skipped(paths: StorePaths, path: Path) -> bool:

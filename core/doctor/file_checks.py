@@ -22,6 +22,7 @@ from memkeeper.core.doctor.base import (
     store_files,
 )
 from memkeeper.core.lock import file_lock, is_locked
+from memkeeper.core.names import is_l1
 from memkeeper.core.store import DIR_MODE, FILE_MODE
 
 #: A JS ``.rotation.lock`` older than this is stale (the JS plugin's LOCK_STALE_MS).
@@ -88,9 +89,7 @@ def _l1_files(ctx: Context) -> list[Path]:
     sessions = ctx.paths.sessions
     if not sessions.is_dir():
         return []
-    return sorted(
-        p for p in sessions.iterdir() if p.is_file() and p.name.endswith((".l1.jsonl", ".l1.jsonl.gz"))
-    )
+    return sorted(p for p in sessions.iterdir() if p.is_file() and is_l1(p.name))
 
 
 def split_l1(data: bytes) -> tuple[list[bytes], list[bytes]]:

@@ -20,8 +20,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, open_for_search, writer
+from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -51,9 +53,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     iter_source_docs,
     l1_doc,
-    l1_session_from_name,
     line_of_offset,
-    name_date,
     read_source,
     section_doc,
 )
@@ -98,7 +98,7 @@ def make_filters(
     types: Iterable[str] | None,
     since: str | None,
     until: str | None,
-    deep: bool,
+    deep: bool | None,
     limit: int,
     cap: int = CAP,
 ) -> Filters:
@@ -110,7 +110,7 @@ def make_filters(
             raise QueryError(f"unknown tier {sorted(unknown)[0]!r} (tiers: {', '.join(TIERS)})")
         chosen = tuple(t for t in TIERS if t in wanted)
     else:
-        chosen = TIERS if deep else TIERS[:3]
+        chosen = TIERS if deep else TIERS[:3]  # None (ranked mode's default) is taken as deep by the caller
     type_set: frozenset[str] | None = None
     if types:
         type_set = frozenset(t.strip().lower() for t in types if t and t.strip())
@@ -227,9 +227,16 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
     return SearchResults(parsed.text, parsed.terms, results, "scan", warnings)
 
 
-def _empty(parsed: Query, filters: Filters, source: str, warnings: tuple[str, ...]) -> SearchResults:
+def _empty(
+    parsed: Query, filters: Filters, source: str, warnings: tuple[str, ...], exact: bool = True
+) -> SearchResults:
     return SearchResults(
-        parsed.text, parsed.terms, tuple(TierResult(t, (), 0) for t in filters.tiers), source, warnings
+        parsed.text,
+        parsed.terms,
+        tuple(TierResult(t, (), 0) for t in filters.tiers),
+        source,
+        warnings,
+        "exact" if exact else "ranked",
     )
 
 
@@ -348,7 +355,7 @@ class _Reader:
                 if self.anchor.may_match(piece)
             )
         out: list[tuple[str, Doc | None]] = []
-        session = l1_session_from_name(name) if is_l1 else None
+        session = l1_session(name) if is_l1 else None
         for pos, _line, piece in pieces:
             if pos >= BLOCK_BYTES:
                 break
@@ -469,13 +476,15 @@ def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] |
     """
     limit = SMALL_GRAM_LIMIT if index == "small" else SHORT_GRAM_LIMIT
     low, high = prefix_range(term)
-    rows = conn.execute(
-        f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
-        (low, high, limit + 1),
-    ).fetchall()
-    if len(rows) > limit:
-        return None
-    return [row[0] for row in rows]
+
+    def walk() -> list[str] | None:
+        rows = conn.execute(
+            f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
+            (low, high, limit + 1),
+        ).fetchall()
+        return None if len(rows) > limit else [row[0] for row in rows]
+
+    return vocab_cached(conn, ("grams", index, term), walk)
 
 
 def _expression(conn: sqlite3.Connection, index: str, query: Query) -> str | None | bool:
@@ -535,29 +544,42 @@ def search(
     types: Iterable[str] | None = None,
     since: str | None = None,
     until: str | None = None,
-    deep: bool = False,
+    deep: bool | None = None,
     limit: int = DEFAULT_LIMIT,
     refresh: bool = True,
     cap: int = CAP,
     lock_wait: float = LOCK_WAIT_SECONDS,
+    exact: bool = False,
+    progress: Progress | None = None,
 ) -> SearchResults:
-    """Search the store, tier by tier (memory, l3, l2, then l1 when ``deep`` or asked for).
+    """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
 
-    Raises QueryError for an unusable query or option. Never raises for the index: a
-    missing store gives no hits and a warning; a busy or broken index, a full scan.
+    Ranked mode reads every tier unless ``deep`` is False or ``tiers`` says otherwise;
+    exact mode reads memory, L3 and L2, and L1 with ``deep``. Raises QueryError for an
+    unusable query or option. Never raises for the index: a missing store gives no hits
+    and a warning; a busy or broken index, an answer from reading the files.
+    ``progress(bytes done, bytes total, file)`` follows the indexing a search does first
+    (a first build); while another process builds, ``indexer.build_progress`` tells how far.
     """
+    exact = exact or '"' in query
     parsed = parse_query(query)
-    filters = make_filters(tiers, types, since, until, deep, limit, cap)
+    filters = make_filters(
+        tiers, types, since, until, deep if exact or deep is not None else True, limit, cap
+    )
     if not paths.root.is_dir():
-        return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",))
-    notes: list[str] = []
+        return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",), exact)
     try:
         # What changed is indexed first under the single-writer lock; while another process
         # writes, the index is read as last committed (WAL), so searches never queue behind it.
-        with open_for_search(paths, filters.tiers, refresh=refresh, lock_wait=lock_wait) as (conn, notes):
-            tiers_out = _index_search(paths, conn, parsed, filters)
+        with open_for_search(
+            paths, filters.tiers, refresh=refresh, lock_wait=lock_wait, progress=progress
+        ) as (conn, notes):
+            if exact:
+                tiers_out = _index_search(paths, conn, parsed, filters)
+                return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+            return _ranked_search(paths, conn, parsed, filters, tuple(notes))
     except IndexBusy as exc:
-        return _scan(paths, parsed, filters, (f"{exc}: answered by reading the files",))
+        return _fallback(paths, parsed, filters, f"{exc}: answered by reading the files", exact)
     except (sqlite3.Error, schema.CorruptIndex) as exc:
         warning = f"search index unavailable ({exc}): answered by reading the files"
         if isinstance(exc, sqlite3.DatabaseError) and schema.is_corruption(exc):
@@ -566,12 +588,126 @@ def search(
                     warning = schema.move_aside(paths.search_db) + " on the next search"
             except IndexBusy:
                 pass
-        return _scan(paths, parsed, filters, (warning,))
+        return _fallback(paths, parsed, filters, warning, exact)
     except OSError as exc:
-        return _scan(
-            paths, parsed, filters, (f"search index unavailable ({exc}): answered by reading the files",)
+        warning = f"search index unavailable ({exc}): answered by reading the files"
+        return _fallback(paths, parsed, filters, warning, exact)
+
+
+def _fallback(paths: StorePaths, parsed: Query, filters: Filters, warning: str, exact: bool) -> SearchResults:
+    if exact:
+        return _scan(paths, parsed, filters, (warning,))
+    return _ranked_scan(paths, parsed, filters, (warning,))
+
+
+# -- ranked ---------------------------------------------------------------------------------
+
+
+def _ranked_search(
+    paths: StorePaths, conn: sqlite3.Connection, parsed: Query, filters: Filters, notes: tuple[str, ...]
+) -> SearchResults:
+    query = ranked.parse_ranked(parsed.text)
+    reader = ranked.DocReader(paths, conn)
+    filtered = filters.types is not None or bool(filters.since or filters.until)
+    out: list[TierResult] = []
+    known = False
+    try:
+        for tier in filters.tiers:
+            if not filters.tier_types(tier):
+                out.append(TierResult(tier, (), 0))
+                continue
+            items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
+            known = known or tier_known
+            hits = [ranked.make_hit(item, query, paths.root) for item in items[: filters.limit]]
+            if query.spaceless:
+                hits = _fuse_substrings(paths, conn, tier, query, filters, hits)
+            out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
+        suggested: tuple[str, ...] = ()
+        if not any(t.hits for t in out) and not known:
+            indexes = sorted({"small" if t in SMALL_TIERS else t for t in filters.tiers})
+            suggested = tuple(ranked.suggestions(reader, query, indexes))
+    finally:
+        reader.close()
+    return SearchResults(parsed.text, query.terms, tuple(out), "index", notes, "ranked", suggested)
+
+
+def _fuse_substrings(
+    paths: StorePaths,
+    conn: sqlite3.Connection,
+    tier: str,
+    query: ranked.RankedQuery,
+    filters: Filters,
+    hits: list[Hit],
+) -> list[Hit]:
+    """The word channel's hits fused (reciprocal rank) with the trigram channel's for the spaceless words."""
+    sub_query = Query(query.text, query.spaceless)
+    one = filters._replace(tiers=(tier,))
+    found = _index_search(paths, conn, sub_query, one)[0].hits
+    share = len(query.spaceless) / max(1, len(query.groups))
+    conf = ranked.confidence(query, share)
+    substring = [
+        h._replace(confidence=max(conf, h.confidence if h.id in {x.id for x in hits} else 0.0)) for h in found
+    ]
+    scores: dict[str, float] = {}
+    best: dict[str, Hit] = {}
+    for channel in (hits, substring):
+        for rank_, hit in enumerate(channel):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (ranked.RRF_K + rank_ + 1)
+            if hit.id not in best or hit.confidence > best[hit.id].confidence:
+                best[hit.id] = hit
+    order = sorted(scores, key=lambda k: -scores[k])[: filters.limit]
+    return [best[k]._replace(score=round(scores[k] * 1000, 4)) for k in order]
+
+
+def _ranked_scan(
+    paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[str, ...]
+) -> SearchResults:
+    """Ranked mode without the index: every doc read, scored in Python by the same coverage and tf."""
+    query = ranked.parse_ranked(parsed.text)
+    if not paths.root.is_dir():
+        return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"), False)
+    sources = discover(paths)
+    out: list[TierResult] = []
+    for tier in filters.tiers:
+        docs = (
+            [d for s in sources if s.tier == tier for d in iter_source_docs(paths, s) if filters.keep(d)]
+            if filters.tier_types(tier)
+            else []
         )
-    return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
+        items = ranked.scan_rank(docs, query)
+        hits = tuple(ranked.make_hit(item, query, paths.root) for item in items[: filters.limit])
+        out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
+    return SearchResults(parsed.text, query.terms, tuple(out), "scan", warnings, "ranked")
+
+
+def search_readonly(
+    paths: StorePaths,
+    query: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    timeout: float = 0.05,
+) -> SearchResults | None:
+    """The default (ranked) search on the index as it stands: opened read-only, never refreshed or repaired.
+
+    For callers that must never wait or write (the per-prompt recall of the hook): None
+    when the index is absent, locked for more than ``timeout`` seconds, of another
+    schema or corrupt, instead of the full scan :func:`search` falls back on.
+    """
+    try:
+        parsed = parse_query(query)
+        filters = make_filters(tiers, None, None, None, True, limit, CAP)
+    except QueryError:
+        return None
+    conn = schema.connect_readonly(paths.search_db, timeout)
+    if conn is None:
+        return None
+    try:
+        return _ranked_search(paths, conn, parsed, filters, ())
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        conn.close()
 
 
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:

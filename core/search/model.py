@@ -88,6 +88,14 @@ class SearchResults(NamedTuple):
     tiers: tuple[TierResult, ...]
     source: str  # "index" or "scan"
     warnings: tuple[str, ...] = ()
+    mode: str = "exact"  # "ranked": words ranked by BM25; "exact": every term as a substring
+    suggestions: tuple[str, ...] = ()  # close words from the index when no query word occurs
+
+    @property
+    def ranked(self) -> list[Hit]:
+        """Every hit, best first across the tiers (by confidence, then score within a tier)."""
+        order = {tier.tier: i for i, tier in enumerate(self.tiers)}
+        return sorted(self.hits, key=lambda h: (-h.confidence, order.get(h.tier, 9), -h.score))
 
     @property
     def hits(self) -> list[Hit]:
@@ -105,7 +113,9 @@ class SearchResults(NamedTuple):
             "query": self.query,
             "terms": list(self.terms),
             "source": self.source,
+            "mode": self.mode,
             "warnings": list(self.warnings),
+            "suggestions": list(self.suggestions),
             "total": self.total,
             "tiers": [t.to_dict() for t in self.tiers],
         }

@@ -107,19 +107,20 @@ def fts_expression(query: Query, short_grams: Sequence[Sequence[str]] = ()) -> s
         for gram in covering_trigrams(term):
             if gram not in grams:
                 grams.append(gram)
-    parts = [_quoted(g) for g in grams]
+    parts = [quoted(g) for g in grams]
     for alternatives in short_grams:
         if len(alternatives) == 1:
-            parts.append(_quoted(alternatives[0]))
+            parts.append(quoted(alternatives[0]))
         elif alternatives:
-            parts.append("(" + " OR ".join(_quoted(g) for g in alternatives) + ")")
+            parts.append("(" + " OR ".join(quoted(g) for g in alternatives) + ")")
     if not parts:
         return None
     return " AND ".join(parts)
 
 
-def _quoted(gram: str) -> str:
-    return '"' + gram.replace('"', '""') + '"'
+def quoted(text: str) -> str:
+    """``text`` as an FTS5 string: its syntax inert."""
+    return '"' + text.replace('"', '""') + '"'
 
 
 def prefix_range(term: str) -> tuple[str, str]:
@@ -193,10 +194,10 @@ def snippet(
         while pos >= 0 and term:
             spans.append((pos + len(prefix), pos + len(prefix) + len(term)))
             pos = window.find(term, pos + len(term))
-    return prefix + text + suffix, _merge(spans)
+    return prefix + text + suffix, merge_spans(spans)
 
 
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:

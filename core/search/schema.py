@@ -17,6 +17,11 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   each of its characters and pairs of characters begins some trigram: a word of one or
   two characters is looked up as the trigrams it begins, listed by ``vocab_small``,
   ``vocab_l2`` and ``vocab_l1`` (fts5vocab views, no storage of their own).
+- ``words_small`` / ``words_l2`` / ``words_l1``: the word indexes of ranked search, one
+  row per entry (not per block), contentless, Porter-stemmed, with three columns: ``hi``
+  (typed prompts, assistant text, summaries, memory), ``lo`` (tool calls and output) and
+  ``ctx`` (the entry's conversational neighbours). A row's rowid is its doc's: the
+  ``docs`` rowid, or ``source id << 36 | byte offset`` of the section or L1 line.
 
 A database from another schema version is rebuilt (it holds nothing that is not in the
 files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and rebuilt.
@@ -28,11 +33,16 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
 VOCAB = {"small": "vocab_small", "l1": "vocab_l1", "l2": "vocab_l2"}
+#: The word indexes of ranked search, one per index above, and their vocabularies.
+WORDS = {"small": "words_small", "l1": "words_l1", "l2": "words_l2"}
+WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
+#: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
+WORD_COLUMNS = ("hi", "lo", "ctx")
 #: Appended to every indexed text: a query word never holds a newline (queries turn
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.
@@ -41,6 +51,9 @@ BLOCK_TAIL = "\n\n"
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
 #: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
 _FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
+
+#: Words, stemmed by Porter's algorithm, positions kept (phrases and adjacency), no text stored.
+_WORD_OPTIONS = "tokenize='porter unicode61 remove_diacritics 2', content=''"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,6 +108,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS words_small USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l2 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l1 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);
+CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l1 USING fts5vocab(words_l1, row);
 """
 
 
@@ -129,6 +148,28 @@ def connect(path: Path, timeout: float = 1.0) -> sqlite3.Connection:
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection | None:
+    """A read-only connection to an index of the current schema; None if absent, busy, foreign or corrupt.
+
+    Nothing is created, repaired or written; a lock held past ``timeout`` seconds gives None.
+    """
+    if not path.is_file():
+        return None
+    uri = "file:" + str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA query_only=1")
+        if schema_version(conn) == SCHEMA_VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:

@@ -23,7 +23,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memkeeper.core.store import ARCHIVE_PREFIX, MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+from memkeeper.core.names import (
+    archive_of_summary,
+    l1_kind,
+    l1_session,
+    name_date,
+    tier_of,
+)
+from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
@@ -39,8 +46,6 @@ TYPES_BY_TIER: dict[str, tuple[str, ...]] = {
 
 _DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _HEADER_DATE_RE = re.compile(rb"^## +(\d{4}-\d{2}-\d{2})")
-_ARCHIVE_DATE_RE = re.compile(r"^memory_(\d{4})(\d{2})(\d{2})_")
-_L1_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{4,6})(?:_([0-9A-Za-z-]+))?\.l1\.jsonl(?:\.gz)?$")
 #: L1 keys that are bookkeeping, not content.
 _L1_META_KEYS = frozenset({"ts", "role", "session", "tool_use_id", "agentId", "sidechain", "uuid", "result"})
 TITLE_CHARS = 100
@@ -152,18 +157,11 @@ def discover(
                 tier = recorded[3]
                 by_tier[tier].append(SourceFile(name, tier, tier, recorded[0], recorded[1], recorded[2]))
                 continue
-        if name.startswith("."):
+        found_tier = tier_of(name, named)
+        if found_tier is None:
             continue
-        if name == MEMORY_FILE:
-            tier, kind = "memory", "memory"
-        elif name in named:
-            tier, kind = "memory", "named"
-        elif name.startswith(ARCHIVE_PREFIX) and name.endswith(".summary.json"):
-            tier, kind = "l3", "l3"
-        elif name.startswith(ARCHIVE_PREFIX) and name.endswith(".md"):
-            tier, kind = "l2", "l2"
-        else:
-            continue
+        tier = found_tier
+        kind: str = "named" if name in named else found_tier
         if tiers is not None and tier not in tiers:
             continue
         source = _stat_source(entry, name, tier, kind)
@@ -177,14 +175,10 @@ def discover(
             pass
     for entry in session_entries:
         name = entry.name
-        if name.startswith("."):
+        l1 = l1_kind(name)
+        if name.startswith(".") or l1 is None:
             continue
-        if name.endswith(".l1.jsonl"):
-            kind = "l1"
-        elif name.endswith(".l1.jsonl.gz"):
-            kind = "l1gz"
-        else:
-            continue
+        kind = l1
         source = _stat_source(entry, "sessions/" + name, "l1", kind)
         if source:
             by_tier["l1"].append(source)
@@ -229,20 +223,6 @@ def norm_date(value: Any) -> str | None:
         return None
     match = _DATE_RE.search(value[:40])
     return match.group(1) if match else None
-
-
-def name_date(name: str) -> str | None:
-    """The date an archive, summary or L1 file name carries."""
-    match = _ARCHIVE_DATE_RE.match(name)
-    if match:
-        return "-".join(match.groups())
-    match = _L1_NAME_RE.match(name)
-    return match.group(1) if match else None
-
-
-def l1_session_from_name(name: str) -> str | None:
-    match = _L1_NAME_RE.match(name)
-    return match.group(3) if match and match.group(3) else None
 
 
 # -- sections (memory.md, named files, archives) ------------------------------------------
@@ -327,7 +307,7 @@ def summary_docs(source: SourceFile, data: bytes) -> Iterator[Doc]:
         return
     range_ = summary.get("dateRange")
     fallback = (norm_date(range_.get("last")) if isinstance(range_, dict) else None) or name_date(source.name)
-    archive = source.name.replace(".summary.json", ".md")
+    archive = archive_of_summary(source.name)
     overall = _text(summary.get("overallSummary"))
     if overall:
         yield Doc(
@@ -445,6 +425,98 @@ def l1_doc(
     )
 
 
+# -- what the word index holds (ranked search) -------------------------------------------
+
+#: Characters of an entry read into its own word fields, and of a neighbour into its context.
+WORD_FIELD_CHARS = 4000
+CONTEXT_CHARS = 300
+_HIGH_ROLES = ("user", "assistant")
+
+WordRow = tuple[int, str, str, str]  # (byte offset, hi, lo, ctx)
+
+
+class Neighbours:
+    """Builds the word rows of consecutive L1 entries, each with its neighbours as context.
+
+    An entry's ``ctx`` holds the start of the entry before it, of the entry after it and of
+    the last typed prompt (the question a tool result or an answer belongs to): one turn
+    rarely holds every word of the question that needs it. A row waits for its next entry;
+    ``finish`` gives the last one. ``hi`` is what a person or Claude wrote (prompts,
+    answers), ``lo`` the tool calls and their output.
+    """
+
+    __slots__ = ("pending", "prev", "prompt")
+
+    def __init__(self, prev: str = "", prompt: str = "") -> None:
+        self.prev = prev
+        self.prompt = prompt
+        self.pending: WordRow | None = None
+
+    def add(self, offset: int, entry: dict[str, Any], body: str) -> WordRow | None:
+        """The row of the entry before this one (now complete), if any."""
+        done = self._complete(body)
+        text = body[:WORD_FIELD_CHARS]
+        high = entry.get("role") in _HIGH_ROLES
+        ctx = self.prev if self.prompt in self.prev else f"{self.prompt}\n{self.prev}"
+        self.pending = (offset, text if high else "", "" if high else text, ctx.strip())
+        self.prev = body[:CONTEXT_CHARS]
+        if entry.get("role") == "user":
+            self.prompt = self.prev
+        return done
+
+    def _complete(self, next_body: str) -> WordRow | None:
+        if self.pending is None:
+            return None
+        offset, hi, lo, ctx = self.pending
+        self.pending = None
+        following = next_body[:CONTEXT_CHARS]
+        return (offset, hi, lo, f"{ctx}\n{following}".strip())
+
+    def finish(self) -> WordRow | None:
+        return self._complete("")
+
+
+def l1_neighbours_before(path: Path, offset: int, window: int = 65536) -> Neighbours:
+    """The neighbour state at ``offset`` of an L1 file (for an append): read from up to ``window`` bytes back."""
+    if offset <= 0:
+        return Neighbours()
+    start = max(0, offset - window)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(offset - start)
+    except OSError:
+        return Neighbours()
+    state = Neighbours()
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first one is cut
+    for raw in lines:
+        entry = _entry_of(raw)
+        if entry is not None:
+            body = l1_body(entry)
+            if body:
+                state.add(0, entry, body)
+    state.pending = None
+    return state
+
+
+def _entry_of(raw: bytes) -> dict[str, Any] | None:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        entry = json.loads(text)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def small_word_fields(doc: Doc) -> tuple[str, str, str]:
+    """The word fields of a memory or L3 doc: all of it is written by a person or a summary."""
+    return (doc.body, "", "")
+
+
 def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, bytes]]:
     """(offset, 1-based line, bytes) of each line from ``start``, the last even without a newline."""
     pos = start
@@ -462,7 +534,7 @@ def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tup
 
 def l1_docs(source: SourceFile, data: bytes, start: int = 0, first_line: int = 1) -> Iterator[Doc]:
     fallback = name_date(source.name)
-    session = l1_session_from_name(source.name)
+    session = l1_session(source.name)
     for offset, line, raw in iter_lines(data, start, first_line):
         doc = l1_doc(source.rel, fallback, session, offset, line, raw)
         if doc:
@@ -475,7 +547,7 @@ def iter_source_docs(paths: StorePaths, source: SourceFile) -> Iterator[Doc]:
         yield from docs_of(source, read_source(paths, source))
         return
     fallback = name_date(source.name)
-    session = l1_session_from_name(source.name)
+    session = l1_session(source.name)
     try:
         handle = open(paths.root / source.rel, "rb")
     except OSError:

@@ -18,12 +18,12 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memkeeper.core.atomic import append_text, atomic_write_bytes
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.lock import file_lock
+from memkeeper.core.timefmt import iso_now, utc_day
 from memkeeper.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -132,10 +132,6 @@ def _log_path(paths: StorePaths) -> Any:
     return paths.state / CALL_LOG_NAME
 
 
-def _today() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d")
-
-
 def read_call_log(paths: StorePaths) -> list[dict[str, Any]]:
     """Every parseable line of the call log (a damaged line is skipped, not fatal)."""
     try:
@@ -163,7 +159,7 @@ def _record_tokens(record: dict[str, Any]) -> int:
 
 def budget_status(paths: StorePaths, config: Config) -> dict[str, Any]:
     """Today's (UTC) model use against the caps, for ``status``, ``summaries`` and the TUI."""
-    today = _today()
+    today = utc_day()
     records = [r for r in read_call_log(paths) if str(r.get("ts", "")).startswith(today)]
     charged = [r for r in records if _charged(r)]
     calls = len(charged)
@@ -201,12 +197,6 @@ def log_call(paths: StorePaths, record: dict[str, Any]) -> None:
             atomic_write_bytes(path, b"".join(lines[-CALL_LOG_KEEP:]))
 
 
-def _now_iso() -> str:
-    from memkeeper.core.index import iso_now
-
-    return iso_now()
-
-
 def complete(
     paths: StorePaths,
     config: Config,
@@ -226,7 +216,7 @@ def complete(
     from memkeeper.core.summarizers.health import record_down, record_success, resting_until
 
     chosen = get_backend(config, backend)
-    record: dict[str, Any] = {"ts": _now_iso(), "backend": chosen.name, "purpose": purpose}
+    record: dict[str, Any] = {"ts": iso_now(), "backend": chosen.name, "purpose": purpose}
     if chosen.name != "extractive":
         until = None if force else resting_until(paths, chosen.name)
         if until is not None:

@@ -7,8 +7,10 @@ The child runs in its own session so a timeout can kill its whole process group
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,17 +34,109 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
     try:
         proc.kill()
-    except ProcessLookupError:
+    except (ProcessLookupError, OSError):
         pass
+
+
+#: After the child itself exits, output still arriving (from a grandchild that kept the
+#: pipe) is read for at most this long; then the pipes are closed without waiting for EOF.
+EXIT_GRACE_SECONDS = 0.5
+STDERR_KEEP = 4096
+READ_CHUNK = 1 << 16
+
+
+class _Pipes:
+    """The child's stdin, stdout and stderr, pumped with one selector until a deadline."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], data: bytes) -> None:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.proc = proc
+        self.out = bytearray()
+        self.err = bytearray()
+        self.data = memoryview(data)
+        self.sel = selectors.DefaultSelector()
+        self.stdin, self.stdout, self.stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        os.set_blocking(self.stdin, False)
+        self.sel.register(self.stdin, selectors.EVENT_WRITE)
+        self.sel.register(self.stdout, selectors.EVENT_READ)
+        self.sel.register(self.stderr, selectors.EVENT_READ)
+
+    def _done_with(self, fd: int) -> None:
+        self.sel.unregister(fd)
+        if fd == self.stdin:
+            self.proc.stdin.close()  # type: ignore[union-attr]  # EOF for the child
+
+    def _write(self) -> None:
+        try:
+            written = os.write(self.stdin, self.data[: 1 << 16])
+        except BlockingIOError:
+            return
+        except (BrokenPipeError, OSError):
+            self._done_with(self.stdin)
+            return
+        self.data = self.data[written:]
+        if not self.data:
+            self._done_with(self.stdin)
+
+    def _read(self, fd: int) -> None:
+        chunk = os.read(fd, READ_CHUNK)
+        if not chunk:
+            self._done_with(fd)
+        elif fd == self.stdout:
+            room = MAX_OUTPUT_BYTES - len(self.out)
+            if room > 0:  # past the cap the rest is read and dropped: memory stays bounded
+                self.out += chunk[:room]
+        else:
+            self.err += chunk
+            if len(self.err) > 2 * STDERR_KEEP:
+                del self.err[:-STDERR_KEEP]
+
+    def pump(self, deadline: float) -> bool:
+        """Move data until both outputs reach EOF; False if ``deadline`` came first.
+
+        Never waits for EOF past the child's own exit plus a short grace: a grandchild in a
+        session of its own may keep the pipe open forever.
+        """
+        exited_at: float | None = None
+        if not self.data:
+            self._done_with(self.stdin)
+        while self.sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if exited_at is None and self.proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE_SECONDS:
+                break
+            for key, _events in self.sel.select(timeout=min(deadline - now, 0.1)):
+                if key.fd == self.stdin:
+                    self._write()
+                else:
+                    self._read(key.fd)
+        return True
+
+    def close(self) -> None:
+        self.sel.close()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
 
 
 def run_with_timeout(
     argv: list[str], stdin_text: str, timeout: float, cwd: Path | None = None
 ) -> ProcessResult:
-    """Run ``argv`` with ``stdin_text`` on stdin; BackendError if it cannot start or times out."""
+    """Run ``argv`` with ``stdin_text`` on stdin; BackendError if it cannot start or times out.
+
+    Ends within ``timeout`` whatever the child and its children do: at the deadline the
+    process group is killed and the pipes closed (no wait for EOF); stdout is read in
+    chunks and kept up to :data:`MAX_OUTPUT_BYTES`, stderr's last 4 KB.
+    """
     label = os.path.basename(argv[0]) if argv else "(empty command)"
     if not argv:
         raise BackendUnavailable("the summarizer command is empty")
+    deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
             argv,
@@ -56,27 +150,30 @@ def run_with_timeout(
         )
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {label}: {exc.strerror or exc}") from None
+    pipes = _Pipes(proc, stdin_text.encode("utf-8", "replace"))
     try:
-        out, err = proc.communicate(stdin_text.encode("utf-8", "replace"), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.communicate()
-        raise BackendError(f"{label} did not answer within {timeout:g} s (killed)") from None
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
+        finished = pipes.pump(deadline) and _wait(proc, deadline)
     finally:
-        # A child that exited but left grandchildren holding nothing we wait on: kill them too.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        # Whatever happened, nothing of the group outlives the call.
+        _kill_group(proc)
+        pipes.close()
+        proc.wait()
+    if not finished:
+        raise BackendError(f"{label} did not answer within {timeout:g} s (killed)")
     return ProcessResult(
         proc.returncode,
-        out[:MAX_OUTPUT_BYTES].decode("utf-8", "replace"),
-        err[-4096:].decode("utf-8", "replace"),
+        bytes(pipes.out).decode("utf-8", "replace"),
+        bytes(pipes.err[-STDERR_KEEP:]).decode("utf-8", "replace"),
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    """Wait for the child itself until ``deadline``; False if it is still running then."""
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def last_line(text: str, limit: int = 300) -> str:

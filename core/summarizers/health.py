@@ -12,11 +12,12 @@ written atomically under a lock; ``status`` and the TUI read it through
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import file_lock
+from memkeeper.core.timefmt import iso, parse_iso, utc_now
 
 if TYPE_CHECKING:
     from memkeeper.core.config import Config
@@ -29,22 +30,6 @@ LONGEST_REST = timedelta(hours=6)
 
 def _path(paths: StorePaths) -> Any:
     return paths.state / HEALTH_NAME
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _iso(moment: datetime) -> str:
-    from memkeeper.core.index import iso_from_epoch
-
-    return iso_from_epoch(moment.timestamp())
-
-
-def _parse(value: Any) -> datetime | None:
-    from memkeeper.core.l1 import parse_ts
-
-    return parse_ts(value)
 
 
 def read_health(paths: StorePaths) -> dict[str, Any]:
@@ -72,13 +57,27 @@ def _update(paths: StorePaths, backend: str, change: Any) -> None:
 
 def resting_until(paths: StorePaths, backend: str, now: datetime | None = None) -> datetime | None:
     """When ``backend``'s rest ends, or None if it is not resting."""
-    until = _parse((read_health(paths).get(backend) or {}).get("restUntil"))
-    return until if until is not None and until > (now or _now()) else None
+    until = parse_iso((read_health(paths).get(backend) or {}).get("restUntil"))
+    return until if until is not None and until > (now or utc_now()) else None
+
+
+def resting_backends(paths: StorePaths) -> list[dict[str, Any]]:
+    """``{"backend", "restingUntil", "lastFailure"}`` of each backend resting now (stdlib only:
+    the SessionStart hook reads it)."""
+    now = utc_now()
+    found = []
+    for name, record in sorted(read_health(paths).items()):
+        until = parse_iso(record.get("restUntil"))
+        if until is not None and until > now:
+            found.append(
+                {"backend": name, "restingUntil": iso(until), "lastFailure": record.get("lastFailure")}
+            )
+    return found
 
 
 def record_success(paths: StorePaths, backend: str) -> None:
     def change(record: dict[str, Any]) -> None:
-        record["lastOkAt"] = _iso(_now())
+        record["lastOkAt"] = iso(utc_now())
         record["failures"] = 0
         record.pop("restUntil", None)
 
@@ -88,20 +87,20 @@ def record_success(paths: StorePaths, backend: str) -> None:
 
 def _recent_ok(paths: StorePaths, backend: str) -> bool:
     """True if a success was recorded in the last minute (saves a write per call)."""
-    last = _parse((read_health(paths).get(backend) or {}).get("lastOkAt"))
-    return last is not None and _now() - last < timedelta(minutes=1)
+    last = parse_iso((read_health(paths).get(backend) or {}).get("lastOkAt"))
+    return last is not None and utc_now() - last < timedelta(minutes=1)
 
 
 def record_down(paths: StorePaths, backend: str, reason: str) -> datetime:
     """Note that ``backend`` cannot answer; returns the end of its rest."""
-    now = _now()
+    now = utc_now()
     ends: list[datetime] = []
 
     def change(record: dict[str, Any]) -> None:
         failures = int(record.get("failures") or 0) + 1
         rest = min(FIRST_REST * (2 ** (failures - 1)), LONGEST_REST)
         record.update(
-            failures=failures, lastFailureAt=_iso(now), lastFailure=reason[:300], restUntil=_iso(now + rest)
+            failures=failures, lastFailureAt=iso(now), lastFailure=reason[:300], restUntil=iso(now + rest)
         )
         ends.append(now + rest)
 
@@ -123,13 +122,13 @@ def backend_report(paths: StorePaths, config: Config) -> dict[str, Any]:
     until = resting_until(paths, resolved)
     in_use = "extractive" if until else resolved
     if until:
-        why = f"{resolved} is resting until {_iso(until)} after: {record.get('lastFailure') or 'a failure'}"
+        why = f"{resolved} is resting until {iso(until)} after: {record.get('lastFailure') or 'a failure'}"
     return {
         "configured": configured,
         "backend": resolved,
         "inUse": in_use,
         "why": why,
-        "restingUntil": _iso(until) if until else None,
+        "restingUntil": iso(until) if until else None,
         "lastOkAt": record.get("lastOkAt"),
         "lastFailureAt": record.get("lastFailureAt"),
         "lastFailure": record.get("lastFailure"),

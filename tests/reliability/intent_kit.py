@@ -124,7 +124,7 @@ paths = StorePaths(Path(sys.argv[1]))
 print("ready", flush=True)
 rotation.rotate(paths, int(sys.argv[2]), int(sys.argv[3]))
 """
-ROT_LINES = 1500  # ~60 KB: five times the trial threshold
+ROT_LINES = 250  # ~22 KB: over the trial threshold, under twice it (so a hook rotates inline)
 
 
 def _rotation_store(base: Path, name: str) -> Any:
@@ -261,8 +261,6 @@ def restore_duration(base: Path) -> float:
 
 
 def restore_trial(base: Path, seed: int, duration: float) -> Trial:
-    from memkeeper.core.forget import list_trash
-
     rng = random.Random(seed)
     kind = "archive" if seed % 2 else "l1"
     step, delay, label = _kill_plan(rng, "restore", duration)
@@ -272,20 +270,35 @@ def restore_trial(base: Path, seed: int, duration: float) -> Trial:
     trial.killed = _run(RESTORE_CHILD, [str(paths.project), trash_id], env, delay) == -signal.SIGKILL
     # The next ordinary operation: listing the trash.
     _memkeeper(paths.project, env, "trash")
-    for rel, data in files.items():
-        where = paths.root / rel
-        in_trash = [p for p in paths.trash.rglob("*") if p.is_file() and p.read_bytes() == data]
-        if not where.exists():
-            trial.bytes_lost += len(data)
-            trial.problems.append(f"{rel} is not back")
-        elif where.read_bytes() != data:
-            trial.problems.append(f"{rel} came back changed")
-        if in_trash:
-            trial.duplicated_lines += data.count(b"\n")
-    if list_trash(paths):
-        trial.problems.append("a phantom trash entry is left")
+    _check_restore(paths, trash_id, files, trial)
     _common_checks(paths, trial)
     return trial
+
+
+def _check_restore(paths: Any, trash_id: str, files: dict[str, bytes], trial: Trial) -> None:
+    """All or nothing: every file back and no trash entry, or (killed before it began) all still
+    in the trash under its entry. A file in neither place is lost, in both duplicated."""
+    from memkeeper.core.forget import list_trash
+
+    trashed = [p.read_bytes() for p in paths.trash.rglob("*") if p.is_file() and p.name != "manifest.json"]
+    back = {rel for rel, data in files.items() if (paths.root / rel).is_file()}
+    kept = {rel for rel, data in files.items() if data in trashed}
+    for rel, data in files.items():
+        if rel in back and (paths.root / rel).read_bytes() != data:
+            trial.problems.append(f"{rel} came back changed")
+        if rel not in back and rel not in kept:
+            trial.bytes_lost += len(data)
+        if rel in back and rel in kept:
+            trial.duplicated_lines += data.count(b"\n")
+    listed = [item.id for item in list_trash(paths)]
+    if back == set(files):
+        if listed:
+            trial.problems.append("restored, but a phantom trash entry is left")
+    elif kept == set(files) and not back:
+        if listed != [trash_id]:
+            trial.problems.append("not restored, and the trash entry is gone")
+    else:
+        trial.problems.append(f"half restored: back {sorted(back)}, still in the trash {sorted(kept)}")
 
 
 OPERATIONS: dict[str, tuple[Callable[[Path], float], Callable[[Path, int, float], Trial]]] = {

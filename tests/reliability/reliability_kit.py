@@ -462,14 +462,25 @@ from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths
 from memkeeper.cli.fast import run_check
 project, wid, seconds, mode = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+# With a deadline given, go on past `seconds` until a rotation has happened (the event the
+# trial needs), however slow the machine; the deadline only bounds a broken run.
+deadline = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
 paths = StorePaths(Path(project))
 sys.path.insert(0, sys.argv[5])
 from reliability_kit import worker_line
 devnull = open(os.devnull, "w")
 print("ready", flush=True)
-end = time.monotonic() + seconds
+start = time.monotonic()
+end = start + seconds
 checks = appends = failures = 0
-while time.monotonic() < end:
+
+def going_on():
+    now = time.monotonic()
+    if now < end:
+        return True
+    return now < start + deadline and not any(Path(project, ".claude", "memory").glob("memory_*.md"))
+
+while going_on():
     if mode == "check":
         import subprocess
         rc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", project, "check"],
@@ -530,8 +541,10 @@ def concurrency_run(
     threshold_tokens: int = 4000,
     carry_tokens: int = 400,
     hook_every: int = 4,
+    rotation_deadline: float = 0.0,
 ) -> ConcurrencyResult:
-    """``processes`` workers run checks (the hook's work) and locked appends for ``seconds``.
+    """``processes`` workers run checks (the hook's work) and locked appends for ``seconds``
+    (and, with ``rotation_deadline``, on until the first rotation or that many seconds).
 
     Of every ``hook_every`` workers, one runs the real ``memkeeper hook PostToolUse`` and one
     the real ``memkeeper check`` (a new interpreter each call); the others call the check's
@@ -566,6 +579,7 @@ def concurrency_run(
                     str(seconds),
                     mode,
                     str(Path(__file__).parent),
+                    str(rotation_deadline),
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -575,7 +589,7 @@ def concurrency_run(
     result = ConcurrencyResult(processes, seconds)
     per_worker: dict[int, int] = {}
     for w, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=seconds + 300)
+        out, err = proc.communicate(timeout=max(seconds, rotation_deadline) + 300)
         words = out.decode().split()
         if proc.returncode != 0 or len(words) < 4:
             result.problems.append(f"worker {w} failed: {err.decode()[-300:]}")

@@ -12,7 +12,8 @@ import reliability_kit as kit
 
 
 def test_parallel_checks_and_appends(tmp_path: Path) -> None:
-    result = kit.concurrency_run(tmp_path, processes=6, seconds=3.0, hook_every=3)
+    # 3 s of load, then on until the threshold is crossed (the event), within a generous deadline.
+    result = kit.concurrency_run(tmp_path, processes=6, seconds=3.0, hook_every=3, rotation_deadline=240.0)
     assert result.problems == []
     assert result.checks == result.counted and result.checks > 0
     assert result.archives >= 1  # the threshold was crossed, so the trial tested rotation

@@ -176,7 +176,11 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     atomic_write_json(
         paths.config,
         {
-            "summarizer": {"backend": "command", "command": [sys.executable, str(script), str(injected)]},
+            "summarizer": {
+                "backend": "command",
+                "command": [sys.executable, str(script), str(injected)],
+                "minCallChars": 0,
+            },
             "memory": {"flushEvery": 2},
         },
     )
@@ -238,7 +242,13 @@ def test_a_summarizer_repeating_a_secret_is_redacted_in_the_summary(tmp_path: Pa
     injected.write_text(INJECTED)
     atomic_write_json(
         paths.config,
-        {"summarizer": {"backend": "command", "command": [sys.executable, str(script), str(injected)]}},
+        {
+            "summarizer": {
+                "backend": "command",
+                "command": [sys.executable, str(script), str(injected)],
+                "minCallChars": 0,
+            }
+        },
     )
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(300)))
     result = rotation.rotate(paths, 100, 10)

@@ -172,7 +172,7 @@ class ActivityScreen(Screen[None]):
             self._open(str(options.highlighted))
 
     def _open(self, option_id: str | None) -> None:
-        from memkeeper.core.index import summary_name
+        from memkeeper.core.names import summary_name
         from memkeeper.tui.app import MemkeeperApp
 
         if option_id is None or not isinstance(self.app, MemkeeperApp):

@@ -17,6 +17,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
 from memkeeper.tui.items import DocItem, ItemKind
 from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target, count_l1
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
@@ -38,11 +39,11 @@ def target_for_file(file: str) -> Target | None:
     for key, value in NAMED_MEMORY_FILES.items():
         if name == value:
             return Target("named", key)
-    if ".summary" in name and name.startswith("memory_"):
-        return Target("summary", name.split(".summary", 1)[0] + ".md")
-    if name.startswith("memory_") and name.endswith(".md"):
+    if is_summary(name):
+        return Target("summary", archive_of_summary(name))
+    if is_archive(name):
         return Target("archive", name)
-    if ".l1.jsonl" in name:
+    if is_l1(name):
         return Target("l1", name)
     return None
 
@@ -108,7 +109,7 @@ class BrowseScreen(Screen[None]):
         """A fresh snapshot: rebuild the tree in place, refresh the status, reload a changed document."""
         self.query_one(StatusLine).show_snapshot(snapshot)
         tree = self.query_one(TierTree)
-        tree.forget_counts({p.name for p in changed if ".l1.jsonl" in p.name})
+        tree.forget_counts({p.name for p in changed if is_l1(p.name)})
         tree.show_snapshot(snapshot)
         if snapshot.sessions and [s.name for s in snapshot.sessions] != self._titled:
             self._titled = [s.name for s in snapshot.sessions]

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from memkeeper.core.store import StorePaths
-from memkeeper.tui.loaders import short_time
+from memkeeper.core.timefmt import local_time
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class TrashScreen(Screen[None]):
         table.clear()
         for item in items:
             table.add_row(
-                short_time(item.deleted_at), item.kind, literal(item.name), str(len(item.files)), key=item.id
+                local_time(item.deleted_at), item.kind, literal(item.name), str(len(item.files)), key=item.id
             )
         title = (
             f"Trash ({len(items)}): Enter restores"

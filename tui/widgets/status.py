@@ -6,7 +6,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from memkeeper.tui.loaders import StoreSnapshot, short_time
+from memkeeper.core.timefmt import local_time
+from memkeeper.tui.loaders import StoreSnapshot
 from memkeeper.tui.text import human_tokens, literal
 
 
@@ -67,5 +68,4 @@ class StatusLine(Static):
 
 def _brief(iso: str | None) -> str:
     """``2026-11-21T11:49…`` → local ``11-21 12:49`` (absolute, so it never changes by itself)."""
-    full = short_time(iso)
-    return full[5:16] if full != "never" else full
+    return local_time(iso, "%m-%d %H:%M") if iso else "never"

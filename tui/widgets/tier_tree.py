@@ -369,6 +369,6 @@ class TierTree(Tree[Target]):
 
 def _clock(archive: ArchiveInfo) -> str:
     """The local rotation time of an archive (tells apart two archives of the same day)."""
-    from memkeeper.tui.loaders import short_time
+    from memkeeper.core.timefmt import local_time
 
-    return short_time(archive.rotated_at)[11:16] if archive.rotated_at else archive.name[16:20]
+    return local_time(archive.rotated_at, "%H:%M") if archive.rotated_at else archive.name[16:20]

@@ -96,7 +96,7 @@ def e2e_project(tmp_path: Path) -> StorePaths:
     memory = project / ".claude" / "memory"
     memory.mkdir(parents=True)
     (memory / "config.json").write_text(
-        json.dumps({"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude"}})
+        json.dumps({"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude", "minCallChars": 0}})
     )
     (memory / "memory.md").write_text(
         "## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: INITMARKER-4242 is the codename.\n"

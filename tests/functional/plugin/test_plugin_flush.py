@@ -103,10 +103,37 @@ def test_large_backlog_is_chunked_without_splitting_equal_stamps(
 
 
 def test_a_moved_watermark_means_nothing_is_written(store: StorePaths) -> None:
-    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0)])
-    assert flush.commit(store, None, entry(0)["ts"], "\n## first\n- [a]: b\n")
-    assert not flush.commit(store, None, entry(0)["ts"], "\n## second\n- [a]: b\n")
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(0)])
+    end = (store.sessions / name).stat().st_size
+    assert flush.commit(store, {name: 0}, {name: end}, "\n## first\n- [a]: b\n")
+    assert not flush.commit(store, {name: 0}, {name: end}, "\n## second\n- [a]: b\n")
     assert "second" not in store.memory.read_text()
+
+
+def test_an_entry_reaching_l1_after_the_flush_passed_its_time_is_still_flushed(store: StorePaths) -> None:
+    """The watermark is positional: a late entry (older ``ts``) is summarized, exactly once."""
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(10), entry(11)])
+    model = FakeModel()
+    flush.flush_pending(store, summarize=model)
+    write_l1(store, "2026-11-20_090000_bbbbbbbb.l1.jsonl", [entry(1), entry(2)])  # a resumed old session
+    write_l1(store, name, [entry(5)])  # late in the same file
+    flush.flush_pending(store, summarize=model)
+    flush.flush_pending(store, summarize=model)
+    seen = sorted(ts for chunk in model.seen for ts in chunk)
+    assert seen == sorted(entry(i)["ts"] for i in (1, 2, 5, 10, 11))  # every one, once
+    assert read_index(store)["lastMemoryUpdateTs"] == entry(11)["ts"]  # the JS field never goes back
+
+
+def test_positions_start_from_the_timestamp_watermark_of_an_older_store(store: StorePaths) -> None:
+    from memkeeper.core.index import update_index
+
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(i) for i in range(6)])
+    update_index(store, lambda index: index.__setitem__("lastMemoryUpdateTs", entry(3)["ts"]))
+    model = FakeModel()
+    flush.flush_pending(store, summarize=model)
+    assert [ts for chunk in model.seen for ts in chunk] == [entry(4)["ts"], entry(5)["ts"]]
 
 
 def test_kill_after_append_is_recovered_without_a_second_copy(store: StorePaths) -> None:
@@ -165,7 +192,10 @@ def test_parse_bullets(answer: str, expected: list[str] | None) -> None:
 def test_extractive_fallback_when_the_backend_fails(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, "-c", "pass"]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, "-c", "pass"], "minCallChars": 0}},
+    )
 
     def failing(*_args: Any, **_kwargs: Any) -> Any:
         raise summarizers.BudgetExceeded("daily model budget reached")
@@ -182,7 +212,7 @@ def test_extractive_fallback_when_the_backend_fails(
     assert result.generators == ["extractive"]
     text = store.memory.read_text()
     assert "- [request]: The user asked: please add a search command" in text
-    assert "- [work]: 2 tool calls (Edit ×1, Bash ×1) touching search.py." in text
+    assert "- [files]: edited search.py; 2 tool calls (Edit ×1, Bash ×1)." in text
     assert "- [outcome]: Added the search command; all tests pass." in text
     assert "summarizer unavailable" in (store.logs / "memkeeper.log").read_text()
 
@@ -198,7 +228,10 @@ def test_flush_job_refines_the_real_transcript_and_uses_the_command_backend(
         "assert 'conversation memory extractor' in prompt and 'USE_TOOL' in prompt\n"
         "print('- [mock]: The session ran echo through Bash (FAKEMODEL).')\n"
     )
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(fake)]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(fake)], "minCallChars": 0}},
+    )
     flush.run_flush_job(
         store, {"transcript_path": str(TRANSCRIPT_43B), "session_id": SESSION_43B, "reason": "test"}
     )
@@ -306,7 +339,10 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
         "for line in text.strip().splitlines():\n"
         "    print('- [echo]: ' + line)\n"
     )
-    write_config(store, {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)]}})
+    write_config(
+        store,
+        {"summarizer": {"backend": "command", "command": [sys.executable, str(parrot)], "minCallChars": 0}},
+    )
     flush.run_flush_job(
         store, {"transcript_path": str(transcript), "session_id": "11111111-2222-3333-4444-555555555555"}
     )

@@ -300,7 +300,7 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
 SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "datetime", "enum", "inspect")
 
 
-@pytest.mark.parametrize("event", ["PostToolUse", "Stop"])
+@pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
 def test_counting_hooks_stay_on_the_lean_layer(store: StorePaths, home: Path, event: str) -> None:
     # As the launcher runs them: -S (no site), the package folder put first on sys.path.
     import memkeeper

@@ -112,7 +112,7 @@ def store(tmp_path: Path) -> StorePaths:
     project = tmp_path / "proj"
     (project / ".claude" / "memory").mkdir(parents=True)
     (project / ".claude" / "memory" / "config.json").write_text(
-        json.dumps({"summarizer": {"backend": "claude"}})
+        json.dumps({"summarizer": {"backend": "claude", "minCallChars": 0}})
     )
     return StorePaths(project)
 

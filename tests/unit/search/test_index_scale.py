@@ -11,13 +11,20 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memkeeper.core import changes
-from memkeeper.core.search import indexer, refresh, reindex, scan_search, search
+from memkeeper.core.search import indexer, refresh, reindex, scan_search
 from memkeeper.core.search import schema as search_schema
+from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
+
+
+def search(*args: Any, **kwargs: Any) -> Any:
+    """These tests check the index machinery through the exact mode, against the full-scan oracle."""
+    return any_search(*args, exact=True, **kwargs)
 
 
 def small_sessions(paths: StorePaths, count: int, start: int = 0) -> None:
@@ -267,3 +274,36 @@ def test_first_build_by_another_process_shows_progress(
         builder.join(60)
     assert indexer.build_progress(store) is None
     same(store, "lorem")
+
+
+def test_summary_replaced_under_its_name_is_seen_through_the_journal(large: StorePaths) -> None:
+    from memkeeper.core.atomic import atomic_write_json
+
+    name = "memory_20261003_090000.summary.json"
+    atomic_write_json(large.archive(name), {"overallSummary": "regenerated with a pelican"})
+    assert not search(large, "pelican", tiers=["l3"]).hits  # a foreign rewrite: left to the full check
+    changes.record(large, large.archive(name))  # what the summary job does after writing
+    assert [h.file for h in search(large, "pelican", tiers=["l3"]).hits] == [name]
+
+
+def test_cached_vocabulary_lookups_follow_the_index(store: StorePaths) -> None:
+    """A short word's trigrams are remembered between searches, and forgotten when the index changes."""
+    assert not search(store, "zq", deep=True).hits  # no trigram begins with "zq": remembered as none
+    assert not search(store, "zq", deep=True).hits
+    (store.sessions / "2026-11-04_080000_abcd0000.l1.jsonl").write_text(
+        json.dumps({"ts": "2026-11-04T08:00:00Z", "role": "user", "text": "the zqw key"}) + "\n", "utf-8"
+    )
+    found = search(store, "zq", deep=True)
+    assert [h.file for h in found.hits] == ["sessions/2026-11-04_080000_abcd0000.l1.jsonl"]
+    assert found.tiers == scan_search(store, "zq", deep=True).tiers
+    ranked = any_search(store, "zqw key", deep=True)  # document counts are cached the same way
+    assert ranked.hits and ranked.hits[0].file.endswith("abcd0000.l1.jsonl")
+
+
+def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
+    seen: list[tuple[int, int]] = []
+    results = any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert results.source == "index" and seen and seen[-1][0] == seen[-1][1] > 0
+    seen.clear()
+    any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert seen == []  # nothing to index the second time

@@ -22,8 +22,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_search_exit_codes_and_json(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
     project = str(store.project)
-    code, out, _ = run(capsys, "--project", project, "search", "rotation", "lock")
+    code, out, _ = run(capsys, "--project", project, "search", "rotation", "lock", "--exact")
     assert code == 0 and "memory.md:3" in out and "[memory.md]" in out
+    # ranked (the default): one list, best first, each hit with its confidence
+    code, out, _ = run(capsys, "--project", project, "search", "which", "lock", "does", "rotation", "use")
+    assert code == 0 and out.startswith("[ranked]") and "1.00  memory.md  memory.md:3" in out
     code, out, _ = run(capsys, "--project", project, "search", "zzzzunknown")
     assert code == 3 and 'No results for "zzzzunknown"' in out
     code, _, err = run(capsys, "--project", project, "search", '"')
@@ -31,11 +34,22 @@ def test_search_exit_codes_and_json(store: StorePaths, capsys: pytest.CaptureFix
     code, _, err = run(capsys, "--project", project, "search", "x", "--type", "bogus")
     assert code == 2 and "unknown type" in err
     # the JS form: options after the query, through the alias
-    code, out, _ = run(capsys, "--project", project, "search-memory", "giraffe-free 세션", "--deep", "--json")
+    code, out, _ = run(
+        capsys, "--project", project, "search-memory", "giraffe-free 세션", "--deep", "--json", "--exact"
+    )
     data = json.loads(out)
     assert code == 3 and data["tiers"][-1]["tier"] == "l1"
     code, out, _ = run(
-        capsys, "--project", project, "search-memory", "sqlite", "--deep", "--json", "--tier", "l1,l3"
+        capsys,
+        "--project",
+        project,
+        "search-memory",
+        "sqlite",
+        "--deep",
+        "--json",
+        "--tier",
+        "l1,l3",
+        "--exact",
     )
     data = json.loads(out)
     assert code == 0 and [t["tier"] for t in data["tiers"]] == ["l3", "l1"]
@@ -63,7 +77,7 @@ def test_show_timeline_reindex(store: StorePaths, capsys: pytest.CaptureFixture[
     code, _, err = run(capsys, "--project", project, "show", "l1-0000000000-5")
     assert code == 3 and "gone" in err
     code, _, err = run(capsys, "--project", project, "show", "nonsense")
-    assert code == 3 and "not an entry id" in err
+    assert code == 2 and "not an entry id" in err  # bad usage (README: exit 2)
     code, out, _ = run(capsys, "--project", project, "reindex", "--json")
     assert code == 0 and json.loads(out)["files"] >= 8
     code, out, _ = run(capsys, "--project", project, "reindex")
@@ -104,6 +118,8 @@ async def test_mcp_server_over_stdio(store: StorePaths, tmp_path: Path) -> None:
             bad = await session.call_tool("search", {"query": "   "})
             assert bad.content[0].text.startswith("error: the query is empty")
             none = await session.call_tool("search", {"query": "qqqqq"})
+            assert "No results" in none.content[0].text  # ranked reads every tier: nothing to widen
+            none = await session.call_tool("search", {"query": "qqqqq", "exact": True})
             assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
 
 

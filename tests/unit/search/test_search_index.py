@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from memkeeper.core.lock import file_lock
-from memkeeper.core.search import QueryError, refresh, reindex, scan_search, search, show, timeline
+from memkeeper.core.search import QueryError, refresh, reindex, scan_search, show, timeline
+from memkeeper.core.search import search as any_search
 from memkeeper.core.search.engine import iter_all_docs
 from memkeeper.core.search.indexer import lock_path
 from memkeeper.core.store import StorePaths
@@ -53,6 +54,11 @@ OPTIONS: list[dict[str, Any]] = [
     {"since": "2026-11-01", "until": "2026-11-01", "deep": True},
     {"limit": 1, "deep": True},
 ]
+
+
+def search(*args: Any, **kwargs: Any) -> Any:
+    """These tests check the exact (grep-like) mode against the full-scan oracle."""
+    return any_search(*args, exact=True, **kwargs)
 
 
 def same(paths: StorePaths, query: str, **options: Any) -> Any:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, refresh, scan_search, search
+from memkeeper.core.search import engine, refresh, scan_search
+from memkeeper.core.search import search as any_search
 from memkeeper.core.search.query import fts_expression, parse_query, prefix_range
 from memkeeper.core.search.sources import BLOCK_BYTES, SourceFile
 from memkeeper.core.store import StorePaths
@@ -35,6 +36,11 @@ SHORT_QUERIES = [
     "없는",  # nowhere
     "zz",
 ]
+
+
+def search(*args: Any, **kwargs: Any) -> Any:
+    """These tests check the exact (grep-like) mode against the full-scan oracle."""
+    return any_search(*args, exact=True, **kwargs)
 
 
 def no_scan(monkeypatch: pytest.MonkeyPatch) -> None:

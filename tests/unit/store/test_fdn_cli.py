@@ -135,14 +135,14 @@ def test_help_lists_the_store_commands(capsys: pytest.CaptureFixture[str]) -> No
         assert command in out
 
 
-def test_check_through_module_entry_point(store: StorePaths) -> None:
+def test_check_through_module_entry_point(store: StorePaths, home: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "check"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "check"],
         cwd=store.project,
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(store.project), "MEMKEEPER_NO_JOBS": "1"},
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home), "MEMKEEPER_NO_JOBS": "1"},
     )
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
     assert json.loads(store.counters.read_text())["toolUses"] == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core import rotation
+from memkeeper.core import names, rotation
 from memkeeper.core.atomic import append_bytes
 from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths
@@ -193,7 +193,7 @@ def test_archive_name_never_reused_within_a_second(store: StorePaths) -> None:
 def test_existing_archive_with_the_same_name_is_not_clobbered(store: StorePaths) -> None:
     from datetime import UTC, datetime
 
-    taken = rotation.archive_name_for(datetime.now(UTC))
+    taken = names.archive_name_for(datetime.now(UTC))
     store.archive(taken).write_bytes(b"older archive")
     store.memory.write_bytes(b"new content\n")
     result = rotation.rotate(store, force=True)

@@ -34,6 +34,7 @@ from memkeeper.core.summarizers.claude import ClaudeBackend
 from memkeeper.core.summarizers.command import CommandBackend
 from memkeeper.core.summarizers.extractive import ExtractiveBackend
 from memkeeper.core.summary import generate_summary, load_summary, summary_path
+from memkeeper.core.timefmt import iso_now
 
 
 @pytest.fixture
@@ -265,14 +266,14 @@ def test_budget_status_counts_today_only(store: StorePaths) -> None:
     summarizers.log_call(
         store,
         {
-            "ts": summarizers._now_iso(),
+            "ts": iso_now(),
             "backend": "claude",
             "outcome": "ok",
             "inputTokens": 100,
             "outputTokens": 20,
         },
     )
-    summarizers.log_call(store, {"ts": summarizers._now_iso(), "backend": "extractive", "outcome": "ok"})
+    summarizers.log_call(store, {"ts": iso_now(), "backend": "extractive", "outcome": "ok"})
     status = budget_status(store, Config())
     assert (status["calls"], status["tokens"], status["exceeded"]) == (1, 120, False)
 

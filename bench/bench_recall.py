@@ -1,0 +1,305 @@
+"""Recall benchmark: do questions in plain words find the entry that answers them?
+
+    python bench/bench_recall.py [--transcripts DIR] [--noise-mb 20] [--keep DIR]
+
+Builds a store from real Claude Code transcripts (``DIR``, by default the shared
+transcripts beside the repository: ``../shared/transcripts``) through the L1 refiner
+(what ``memkeeper final`` runs), mixed with a generated store (``bench/gen_store.py``,
+``--noise-mb`` of L1 plus archives, summaries and memory.md) so that the answers sit among
+thousands of other entries. Then asks the questions of ``bench/recall_questions/``:
+
+- ``tuning.jsonl``: the set the ranking was tuned against;
+- ``heldout.jsonl``: never looked at while tuning; report it as the honest figure.
+
+Each question names its answer by a stable key (session, entry timestamp, role and the
+start of its text), not by a rank. Many are phrased with words that are not in the entry.
+Three systems answer, over the same entries, every tier searched, 10 hits each:
+
+- exact: ``search(..., exact=True, deep=True)``, the grep-like mode (today's search);
+- ranked: ``search(...)``, the new default;
+- bm25: plain Okapi BM25 (``rank_bm25``) over every entry's text, the query's words ORed,
+  lowercased words, no stemming, no stop words, no field weights.
+
+Prints R@1, R@5, R@10, MRR (of the first 10) and the empty-answer rate per system and
+set, the empty rate over the questions that share a word with the store, and the
+in-process median time per question.
+
+    python bench/bench_recall.py --speed PROJECT_DIR
+
+times ranked questions on an existing store (e.g. ``gen_store.py --size-gb 1``): the
+in-process median and p95 of ``search()`` (every tier, L1 included, freshness check
+included) over SPEED_QUESTIONS, then whole ``memkeeper search`` processes against
+``grep -rnF`` over the same files for a few words, each run 3 times (medians).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.search import search
+from memkeeper.core.search.engine import iter_all_docs
+from memkeeper.core.search.sources import Doc, l1_body
+from memkeeper.core.store import StorePaths, paths_for
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS = HERE / "recall_questions"
+K = 10
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _transcripts(root: Path) -> list[Path]:
+    """Every main transcript under ``root`` (subagent files are read with their session)."""
+    return sorted(
+        p for p in root.rglob("*.jsonl") if "subagents" not in p.parts and p.name != "hook-inputs.jsonl"
+    )
+
+
+def build_store(project: Path, transcripts: Path, noise_mb: float) -> StorePaths:
+    if noise_mb > 0:
+        subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                str(HERE / "gen_store.py"),
+                str(project),
+                "--size-gb",
+                str(noise_mb / 1000),
+                "--archives",
+                "40",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    paths = paths_for(project)
+    for transcript in _transcripts(transcripts):
+        refine_transcript(paths, transcript, transcript.stem)
+    return paths
+
+
+def load_questions(name: str) -> list[dict[str, Any]]:
+    with open(QUESTIONS / f"{name}.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def resolve(paths: StorePaths, docs: list[Doc], answer: dict[str, str]) -> str:
+    """The id of the one L1 entry the key names."""
+    found = [
+        d.id
+        for d in docs
+        if d.tier == "l1"
+        and isinstance(d.raw, dict)
+        and d.raw.get("ts") == answer["ts"]
+        and d.raw.get("role") == answer["role"]
+        and answer["session"] in d.file
+        and l1_body(d.raw).startswith(answer["starts"])
+    ]
+    if len(found) != 1:
+        raise SystemExit(f"bench_recall: the key {answer} names {len(found)} entries")
+    return found[0]
+
+
+class Bm25:
+    """Plain Okapi BM25 over every entry (rank_bm25), the query's words ORed."""
+
+    def __init__(self, docs: list[Doc]) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.ids = [d.id for d in docs]
+        self.model = BM25Okapi([_WORD.findall(d.body.lower()) or [""] for d in docs])
+
+    def __call__(self, question: str) -> list[str]:
+        words = _WORD.findall(question.lower())
+        if not words:
+            return []
+        scores = self.model.get_scores(words)
+        order = sorted(range(len(scores)), key=lambda i: -scores[i])[:K]
+        return [self.ids[i] for i in order if scores[i] > 0]
+
+
+def run(
+    system: Callable[[str], list[str]], questions: list[dict[str, Any]], answers: list[str], sharing: set[int]
+) -> dict[str, float]:
+    ranks: list[int | None] = []
+    empty: list[int] = []
+    times: list[float] = []
+    for i, (question, answer) in enumerate(zip(questions, answers, strict=True)):
+        start = time.perf_counter()
+        ids = system(question["q"])
+        times.append(time.perf_counter() - start)
+        if not ids:
+            empty.append(i)
+        ranks.append(ids.index(answer) + 1 if answer in ids[:K] else None)
+    n = len(questions)
+    return {
+        "R@1": sum(1 for r in ranks if r == 1) / n,
+        "R@5": sum(1 for r in ranks if r and r <= 5) / n,
+        "R@10": sum(1 for r in ranks if r and r <= 10) / n,
+        "MRR": sum(1.0 / r for r in ranks if r) / n,
+        "empty": len(empty) / n,
+        "empty*": sum(1 for i in empty if i in sharing) / max(1, len(sharing)),
+        "p50 ms": statistics.median(times) * 1000,
+    }
+
+
+#: Questions in the generator's words (bench/gen_store.py), asked as a person would.
+SPEED_QUESTIONS = (
+    "why does the flush job time out on huge tool outputs?",
+    "what did we change so the hook stays under 50 ms",
+    "how are stale lock files handled by the watcher",
+    "which part redacts secrets in commands",
+    "did the migration break on Windows paths",
+    "the summary job double counts partial summaries",
+    "when did the TUI stop dropping Korean text",
+    "pydantic validation of corrupt JSON",
+    "what retries concurrent hooks",
+    "how is the daily budget checked",
+    "gzip sessions and the memory index",
+    "the carryover tail after a user report",
+    "subagent sidechains in the transcript parser",
+    "symlinked projects in the plugin installer",
+    "검색 인덱스 손상된 JSON",
+    "세션 기록 한국어 검색",
+    "zephyr-7731",
+    "where did we mention quokka_ledger",
+    "unicode file names and the archive writer",
+    "backs up the WAL file",
+)
+GREP_WORDS = ("zephyr-7731", "quokka_ledger", "무지개다리", "carryover", "sidechains")
+
+
+def speed(project: Path) -> None:
+    """Wall time, and CPU time beside it: on a shared machine the CPU seconds are the stable figure."""
+    paths = paths_for(project)
+    search(paths, "warm up")  # a fresh index: not part of the figures
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _round in range(3):
+        for question in SPEED_QUESTIONS:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            search(paths, question, limit=K)
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    print(f"in-process ranked search, every tier with L1, {len(SPEED_QUESTIONS)} questions x 3:")
+    for label, times in (("wall", wall), ("CPU", cpu)):
+        times.sort()
+        p50, p95 = statistics.median(times) * 1000, times[int(len(times) * 0.95)] * 1000
+        print(f"  {label:<4} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {times[-1] * 1000:6.1f} ms")
+    memkeeper = Path(sys.executable).with_name("memkeeper")
+    print("whole process, output to a pipe, median of 3: memkeeper search vs grep -rnF over the store")
+    print(
+        f"  {'word':<14} {'memkeeper wall/CPU ms':>22} {'grep wall/CPU ms':>18} {'x (wall)':>9} {'x (CPU)':>8}"
+    )
+    for word in GREP_WORDS:
+        ours = _median_run([str(memkeeper), "--project", str(project), "search", word, "--limit", str(K)])
+        grep = _median_run(["grep", "-rnF", word, str(paths.root)])
+        print(
+            f"  {word:<14} {ours[0] * 1000:11.0f} / {ours[1] * 1000:7.0f} {grep[0] * 1000:9.0f} / {grep[1] * 1000:6.0f}"
+            f" {grep[0] / ours[0]:8.1f}x {grep[1] / ours[1]:7.1f}x"
+        )
+
+
+def _median_run(argv: list[str]) -> tuple[float, float]:
+    """Median wall and CPU (user + system) seconds of three runs of ``argv``."""
+    import os
+
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(3):
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        wall.append(time.perf_counter() - start)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _missing_share(question: str, body: str) -> float:
+    """The share of the question's content words (stop words aside) its entry does not hold."""
+    from memkeeper.core.search.words import STOP_WORDS
+
+    wanted = {w for w in _WORD.findall(question.lower()) if w not in STOP_WORDS}
+    have = set(_WORD.findall(body.lower()))
+    return len(wanted - have) / len(wanted) if wanted else 0.0
+
+
+def shares_a_word(question: str, vocabulary: set[str]) -> bool:
+    return any(w in vocabulary for w in _WORD.findall(question.lower()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    default = HERE.parent.parent / "shared" / "transcripts"
+    parser.add_argument("--transcripts", type=Path, default=default, help="folder of real transcripts")
+    parser.add_argument("--noise-mb", type=float, default=20.0, help="generated L1 around the answers (MB)")
+    parser.add_argument("--keep", type=Path, help="build the store here and keep it (reused if there)")
+    parser.add_argument("--sets", default="tuning,heldout", help="question sets to ask (default both)")
+    parser.add_argument(
+        "--speed", type=Path, metavar="PROJECT_DIR", help="time ranked questions on this store"
+    )
+    args = parser.parse_args(argv)
+    if args.speed is not None:
+        speed(args.speed)
+        return 0
+    if not args.transcripts.is_dir():
+        print(f"bench_recall: no transcripts at {args.transcripts} (use --transcripts)", file=sys.stderr)
+        return 2
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-recall-"))
+    try:
+        if (work / "project" / ".claude" / "memory").is_dir():
+            paths = paths_for(work / "project")
+        else:
+            paths = build_store(work / "project", args.transcripts, args.noise_mb)
+        docs = list(iter_all_docs(paths))
+        search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
+        vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
+        bm25 = Bm25(docs)
+        systems: dict[str, Callable[[str], list[str]]] = {
+            "exact": lambda q: [h.id for h in search(paths, q, exact=True, deep=True, limit=K).hits][:K],
+            "ranked": lambda q: [h.id for h in search(paths, q, limit=K).ranked][:K],
+            "bm25": bm25,
+        }
+        print(
+            f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {args.noise_mb:g} MB noise"
+        )
+        for name in args.sets.split(","):
+            questions = load_questions(name)
+            answers = [resolve(paths, docs, q["answer"]) for q in questions]
+            sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
+            by_id = {d.id: d for d in docs}
+            apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
+            print(
+                f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
+                f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
+                f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
+            )
+            print(
+                f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
+            )
+            for label, system in systems.items():
+                figures = run(system, questions, answers, sharing)
+                print(
+                    f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
+                    f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
+                )
+        print("\nempty*: empty answers among the questions that share at least one word with the store")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The store's boundary: it never follows a symbolic link, and it never lives where it must not.
+
+A cloned repository can ship links inside ``.claude/memory`` (``memory.md`` pointing at
+``~/.bashrc``, ``sessions/`` at a folder elsewhere). The store never reads, writes,
+moves, chmods or deletes through one:
+
+- :func:`check_path` refuses a path when the store root or any component below it is a
+  link (``lstat`` on each; a missing component is fine). :mod:`memkeeper.core.atomic`,
+  :mod:`memkeeper.core.lock` and :func:`memkeeper.core.layout.ensure_dirs` call it before
+  every write, and open files with ``O_NOFOLLOW`` besides;
+- :func:`store_links` lists every link in a store (not following any), for ``doctor`` and
+  for :func:`refuse_links`, which hooks, jobs, the CLI and the TUI call before they use a
+  store: a store holding a link is refused whole, with one line naming the link.
+
+No store is made for the file-system root, the home folder or a folder inside
+``~/.claude`` (:func:`refused_project`): a hook there does nothing, the CLI says so.
+
+Stdlib ``os`` only: the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    StrPath = str | os.PathLike[str]
+
+_STORE_MARK = os.sep + os.path.join(".claude", "memory")
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class StoreLinkError(OSError):
+    """A symbolic link inside the memory store: the store refuses to go through it."""
+
+    def __init__(self, link: str) -> None:
+        super().__init__(
+            f"refusing a symbolic link inside the memory store: {link} (remove it; the store never follows links)"
+        )
+        self.link = link
+
+
+def _store_root_of(path: str) -> str | None:
+    """The ``…/.claude/memory`` folder that ``path`` lies in (or is), if any."""
+    at = path.rfind(_STORE_MARK + os.sep)
+    if at < 0:
+        return path if path.endswith(_STORE_MARK) else None
+    return path[: at + len(_STORE_MARK)]
+
+
+def check_path(path: StrPath) -> None:
+    """Raise :class:`StoreLinkError` if ``path`` or a folder above it, from the store root
+    down, is a symbolic link. Paths outside any store are not checked."""
+    full = os.path.abspath(os.fspath(path))
+    root = _store_root_of(full)
+    if root is None:
+        return
+    current = root
+    rest = full[len(root) :].strip(os.sep)
+    for part in [""] + (rest.split(os.sep) if rest else []):
+        if part:
+            current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return
+        except NotADirectoryError:
+            return
+        if stat.S_ISLNK(info.st_mode):
+            raise StoreLinkError(current)
+
+
+def store_links(root: StrPath, folders: tuple[str, ...] | None = None) -> list[str]:
+    """Every symbolic link in the store at ``root`` (the root itself included), found
+    without following any. With ``folders``, only the root's entries and those of the
+    named folders are looked at (what a hook touches), not the rest of the tree."""
+    top = os.fspath(root)
+    try:
+        if stat.S_ISLNK(os.lstat(top).st_mode):
+            return [top]
+    except OSError:
+        return []
+    found: list[str] = []
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                found.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False) and (
+                folders is None or (folder == top and entry.name in folders)
+            ):
+                pending.append(entry.path)
+    return sorted(found)
+
+
+def refuse_links(root: StrPath, folders: tuple[str, ...] | None = None) -> None:
+    """Raise :class:`StoreLinkError` naming the first link in the store, if it holds any."""
+    links = store_links(root, folders)
+    if links:
+        raise StoreLinkError(links[0])
+
+
+def refused_project(project: StrPath, home: str | None = None) -> str | None:
+    """Why no store may be made for ``project`` (None when it may): the file-system root,
+    the home folder, or a folder inside ``~/.claude``."""
+    path = os.path.realpath(os.fspath(project))
+    home = os.path.realpath(home if home is not None else os.path.expanduser("~"))
+    if path == os.path.dirname(path):
+        return "the file-system root"
+    if path == home:
+        return "the home folder"
+    claude = os.path.join(home, ".claude")
+    if path == claude or path.startswith(claude + os.sep):
+        return "a folder inside ~/.claude"
+    return None

@@ -1,0 +1,467 @@
+"""Per-prompt recall: earlier memory that answers the prompt just typed, as hook context.
+
+On each typed prompt the ``UserPromptSubmit`` hook calls :func:`recall_context`. It
+looks the prompt up in the search index as it stands — opened read-only, never refreshed,
+with a busy timeout of :data:`BUSY_TIMEOUT` — and returns at most :data:`MAX_HITS` hits
+at or above the configured confidence, in at most :data:`MAX_CHARS` characters with
+their ids for the ``show`` tool; "" when nothing earlier is confidently relevant, and
+always "" (never an error, never a wait) when the index is absent, locked, of another
+schema or corrupt.
+
+A hit is left out when this session already has it: hits of this session's own L1
+file, memory.md sections flushed since the session started (past the size memory.md had
+then), anything whose text is in the session's start context, and anything recalled
+before in this session. :func:`note_session_start` keeps what that takes in a small
+per-session state file, ``.state/recall/<session>.json`` (written atomically under its
+lock; a prompt whose state is busy is skipped, never waited for).
+
+Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.92,
+seed 003's "high" tier), read by :func:`memkeeper.core.settings.hook_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from memkeeper.core import fastjson
+from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
+from memkeeper.core.lock import try_lock
+from memkeeper.core.names import l1_session
+
+TYPE_CHECKING = False  # no typing import at run time (hook path)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memkeeper.core.search.model import Hit
+    from memkeeper.core.store import StorePaths
+
+MAX_HITS = 3
+MAX_CHARS = 1_500
+#: The longest the hook waits on a locked index (SQLite's busy timeout), in seconds.
+BUSY_TIMEOUT = 0.05
+#: Candidates asked of the index per tier; the filters below keep at most MAX_HITS.
+CANDIDATES = 6
+#: Only the start of a long prompt is looked up (its request is usually there).
+QUERY_CHARS = 400
+MIN_QUERY_WORDS = 2
+RECALL_DIR = "recall"
+#: Per-session state files older than this are removed when a session starts.
+STATE_MAX_AGE_SECONDS = 14 * 86400
+HEADER = "[memkeeper] Earlier memory that may answer this (full text: the memkeeper `show` tool with the id):"
+
+
+# --- per-session state -------------------------------------------------------------------
+
+
+def _state_dir(root: str) -> str:
+    return os.path.join(root, STATE_DIR, RECALL_DIR)
+
+
+def _key(session_id: str) -> str:
+    if (
+        0 < len(session_id) <= 100
+        and session_id.replace("-", "").replace("_", "").isalnum()
+        and session_id.isascii()
+    ):
+        return session_id
+    import hashlib
+
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _state_path(root: str, session_id: str) -> str:
+    return os.path.join(_state_dir(root), _key(session_id) + ".json")
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            data = fastjson.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _memory_size(paths: StorePaths) -> int:
+    try:
+        return os.stat(paths.memory).st_size
+    except OSError:
+        return 0
+
+
+def note_session_start(paths: StorePaths, session_id: str | None, context: str) -> None:
+    """Remember what the session starts with (its start context, memory.md's size); prune old state."""
+    if not session_id or not paths.state.is_dir():
+        return
+    folder = _state_dir(os.fspath(paths.root))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    _prune(folder)
+    path = _state_path(os.fspath(paths.root), session_id)
+    with try_lock(path[:-5] + ".lock") as held:
+        if not held:
+            return
+        state = _load(path)  # a resumed or compacted session keeps what it was shown
+        shown = state.get("shown") if isinstance(state.get("shown"), list) else []
+        atomic_write_json(
+            path,
+            {
+                "session": session_id,
+                "memorySize": _memory_size(paths),
+                "context": _normal(context),
+                "shown": shown,
+            },
+            durable=False,
+        )
+
+
+def _prune(folder: str) -> None:
+    cutoff = time.time() - STATE_MAX_AGE_SECONDS
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.lstat(path).st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+# --- which hits -----------------------------------------------------------------------------
+
+
+def worth_looking_up(prompt: str) -> bool:
+    """A typed request with words: not a slash command, a shell escape or a hook's own message."""
+    text = prompt.strip()
+    if not text or text.startswith(("/", "!", "<")):
+        return False
+    words = [w for w in text[:QUERY_CHARS].split() if sum(ch.isalnum() for ch in w) >= 2]
+    return len(words) >= MIN_QUERY_WORDS
+
+
+def _offset(hit: Hit) -> int | None:
+    tail = hit.id.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _in_context(hit: Hit, context: str) -> bool:
+    """True when the start context already holds the hit: most of its snippet's text, piece by piece."""
+    if not context:
+        return False
+    pieces = [
+        p for p in (_normal(part) for part in hit.snippet.replace(" - [", "…[").split("…")) if len(p) >= 12
+    ]
+    total = sum(len(p) for p in pieces)
+    return total > 0 and sum(len(p) for p in pieces if p in context) >= 0.6 * total
+
+
+def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, Any]) -> bool:
+    """False for what this session wrote itself: its L1 file, memory.md sections flushed since it began."""
+    if hit.tier == "l1":
+        if session_id and hit.session == session_id:
+            return False
+        return not (short_id and l1_session(hit.file) == short_id)
+    if hit.tier == "memory" and hit.file.endswith("memory.md"):
+        size, offset = state.get("memorySize"), _offset(hit)
+        if isinstance(size, int) and offset is not None and offset >= size:
+            return False
+    return True
+
+
+def pick(hits: list[Hit], session_id: str | None, state: dict[str, Any], min_confidence: float) -> list[Hit]:
+    """The hits worth injecting: confident, from earlier sessions, new to this session; best first."""
+    shown = set(state.get("shown") or ())
+    context = state.get("context") if isinstance(state.get("context"), str) else ""
+    short_id = session_id[:8] if session_id else ""
+    chosen: list[Hit] = []
+    seen: set[str] = set()
+    for hit in sorted(hits, key=lambda h: -h.confidence):
+        if hit.confidence < min_confidence or hit.id in shown or hit.id in seen:
+            continue
+        if not _earlier(hit, session_id, short_id, state) or _in_context(hit, str(context)):
+            continue
+        chosen.append(hit)
+        seen.add(hit.id)
+        if len(chosen) == MAX_HITS:
+            break
+    return chosen
+
+
+# --- the text -----------------------------------------------------------------------------
+
+
+def _label(paths: StorePaths, hit: Hit) -> str:
+    when = f" {hit.date[:10]}" if hit.date else ""
+    if hit.tier == "l1":
+        from memkeeper.core.titles import session_title
+
+        title = session_title(paths, hit.file)
+        return f"{hit.id} [earlier session{when}" + (f' "{title}"' if title else "") + "]"
+    return f"{hit.id} [{hit.tier} {hit.type}{when}]"
+
+
+def format_context(paths: StorePaths, hits: list[Hit], limit: int = MAX_CHARS) -> str:
+    """The injected text: a header, then one line per hit, within ``limit`` characters."""
+    lines = [HEADER]
+    room = limit - len(HEADER) - 1
+    for i, hit in enumerate(hits):
+        label = _label(paths, hit)
+        share = room // (len(hits) - i) - 1
+        text = " ".join(hit.snippet.split())
+        line = f"- {label}: {text}"
+        if len(line) > share:
+            line = line[: max(0, share - 1)].rstrip() + "…"
+        if len(line) <= len(label) + 4:
+            break  # no room left for any of its text
+        lines.append(line)
+        room -= len(line) + 1
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+# --- the whole step --------------------------------------------------------------------------
+
+
+def _lookup(paths: StorePaths, prompt: str) -> list[Hit] | None:
+    from memkeeper.core.search.engine import search_readonly
+
+    results = search_readonly(paths, prompt[:QUERY_CHARS], limit=CANDIDATES, timeout=BUSY_TIMEOUT)
+    return None if results is None else results.hits
+
+
+def recall_context(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
+    """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
+
+    A resident lookup (the MCP server's :class:`RecallServer`, search engine already
+    loaded) answers when one serves this store; else the lookup runs here.
+    """
+    if not worth_looking_up(prompt):
+        return ""
+    root = store_root(project)
+    if not os.path.isfile(os.path.join(root, SEARCH_DB)):
+        return ""
+    request = fastjson.dumps(
+        {"project": project, "session": session_id, "prompt": prompt, "min": min_confidence}
+    )
+    answer = ask_resident(root, request.encode("utf-8"))
+    if answer is not None:
+        return answer
+    return lookup_here(project, session_id, prompt, min_confidence)
+
+
+def lookup_here(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
+    """The recall step in this process (imports the search engine)."""
+    import sys
+
+    if sys.flags.no_site:  # the hook launcher starts Python with -S; the engine's stemmer is a site package
+        import site
+
+        site.main()
+    from pathlib import Path
+
+    from memkeeper.core.store import StorePaths
+
+    root = store_root(project)
+    paths = StorePaths(Path(project))
+    if not session_id:
+        return _recall(paths, None, prompt, min_confidence, {})
+    path = _state_path(root, session_id)
+    os.makedirs(_state_dir(root), mode=0o700, exist_ok=True)
+    with try_lock(path[:-5] + ".lock") as held:
+        if not held:
+            return ""  # another prompt of this session is being answered: never wait
+        state = _load(path)
+        text = _recall(paths, session_id, prompt, min_confidence, state)
+        if text:
+            atomic_write_json(path, state, durable=False)
+        return text
+
+
+def _recall(
+    paths: StorePaths, session_id: str | None, prompt: str, min_confidence: float, state: dict[str, Any]
+) -> str:
+    hits = _lookup(paths, prompt)
+    if not hits:
+        return ""
+    chosen = pick(hits, session_id, state, min_confidence)
+    text = format_context(paths, chosen)
+    if text:
+        shown = state.get("shown")
+        state["shown"] = [
+            *(shown if isinstance(shown, list) else []),
+            *(h.id for h in chosen if h.id in text),
+        ]
+        state.setdefault("session", session_id)
+    return text
+
+
+# --- the resident lookup ----------------------------------------------------------------------
+#
+# Importing the search engine costs a hook several times a bare Python start, while the
+# lookup itself takes a millisecond or two. The MCP server Claude Code keeps running for
+# the session has the engine loaded: it serves lookups on a Unix socket in the store's
+# ``.state/recall/`` (0600 in a 0700 folder; the peer must be the same user), and the hook
+# asks it first with only ``_socket`` imported. No server, a stale socket or a path too
+# long for a socket: the hook looks up itself. A server that does not answer in time: "".
+
+SOCKET_SUFFIX = ".sock"
+#: The longest the hook waits for a resident answer (connect, lookup, reply), in seconds.
+ASK_TIMEOUT = 0.5
+MAX_REQUEST = 64 * 1024
+#: AF_UNIX paths are limited to about 108 bytes: a longer one is reached through the folder's
+#: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
+MAX_SOCKET_PATH = 100
+_ANSWER = b"="
+
+
+def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
+    """The answer of a resident lookup serving this store ("" for none), or None if none answered.
+
+    A socket nobody listens on (its server was killed) is removed.
+    """
+    folder = _state_dir(root)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(SOCKET_SUFFIX)]
+    except OSError:
+        return None
+    import _socket
+    import errno
+
+    for name in names:
+        path = os.path.join(folder, name)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            _at(folder, name, sock.connect)
+            sock.sendall(request)
+            sock.shutdown(_socket.SHUT_WR)
+            data = _read_all(sock)
+        except TimeoutError:
+            return ""  # a server that is there but slow: never wait longer, never ask twice
+        except OSError as exc:
+            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # the server is gone
+                _unlink(path)
+            continue
+        finally:
+            sock.close()
+        if data.startswith(_ANSWER):
+            return data[len(_ANSWER) :].decode("utf-8", "replace")
+    return None
+
+
+def _at(folder: str, name: str, act: Any) -> None:
+    """``act(path)`` for the socket ``name`` in ``folder``, through the folder's descriptor if the path is long."""
+    path = os.path.join(folder, name)
+    if len(path.encode()) <= MAX_SOCKET_PATH or not os.path.isdir("/proc/self/fd"):
+        act(path)
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        act(f"/proc/self/fd/{fd}/{name}")
+    finally:
+        os.close(fd)
+
+
+def _read_all(sock: Any) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+class RecallServer:
+    """Serves :func:`lookup_here` on a Unix socket of one store, on daemon threads."""
+
+    def __init__(self, paths: StorePaths) -> None:
+        self.paths = paths
+        self.path = os.path.join(_state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
+        self._sock: Any = None
+        self.served = 0  # lookups answered
+
+    def start(self) -> bool:
+        """Listen (False when the store, the folder or the socket path does not allow it)."""
+        import socket
+        import threading
+
+        if not self.paths.state.is_dir():
+            return False
+        folder, name = os.path.split(self.path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        _unlink(self.path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_mask = os.umask(0o177)
+        try:
+            _at(folder, name, sock.bind)
+        except OSError:
+            sock.close()
+            return False
+        finally:
+            os.umask(old_mask)
+        sock.listen(16)
+        self._sock = sock
+        threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
+        return True
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            _unlink(self.path)
+
+    def _accept(self) -> None:
+        import threading
+
+        while self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: Any) -> None:
+        try:
+            conn.settimeout(5.0)
+            if not _same_user(conn):
+                return
+            request = fastjson.loads(_read_all(conn)[:MAX_REQUEST])
+            text = self._lookup(request) if isinstance(request, dict) else ""
+            conn.sendall(_ANSWER + text.encode("utf-8"))
+            self.served += 1
+        except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
+            pass
+        finally:
+            conn.close()
+
+    def _lookup(self, request: dict[str, Any]) -> str:
+        session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
+        if not isinstance(prompt, str) or isinstance(low, bool) or not isinstance(low, (int, float)):
+            return ""
+        project = os.fspath(self.paths.project)
+        return lookup_here(project, session if isinstance(session, str) else None, prompt, float(low))
+
+
+def _same_user(conn: Any) -> bool:
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the 0600 socket in a 0700 folder is the guard
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return bool(struct.unpack("3i", creds)[1] == os.getuid())

@@ -1,0 +1,599 @@
+"""Ranked search: any text, a question or keywords, gives the entries that best answer it.
+
+The default of ``search``. The query's words (stop words left out) are ORed, each with the
+forms Porter's stemmer keeps apart (``decision`` → also ``decide``), plus each pair of
+adjacent words as a phrase (a bonus where they stand together). Each tier's word index
+(see :mod:`.schema`) ranks its rows by BM25 with field weights (what a person or Claude
+wrote above tool output, an entry's neighbours below both) and returns the top
+``CANDIDATES`` through ``ORDER BY … LIMIT``: no Python loop over the store. Words found
+in almost every entry are left out of the candidate search (they narrow nothing and cost
+the most) unless nothing else is left.
+
+The candidates are then re-scored: a coordination factor (the share of the query's words,
+weighted by rarity, the entry holds, half for words only its neighbours hold) and the
+mild recency bonus. That share is also the hit's ``confidence``.
+
+Words in scripts written without spaces (Korean, Japanese, Chinese) also go through the
+trigram channel (the exact engine, as substrings): its hits are fused with the word
+channel's by reciprocal rank. A query none of whose words occur anywhere answers no hits,
+with close words from the index vocabulary as suggestions.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import NamedTuple
+
+from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.search import schema, words
+from memkeeper.core.search.indexer import vocab_cached
+from memkeeper.core.search.model import Hit
+from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
+from memkeeper.core.search.query import merge_spans as _merge
+from memkeeper.core.search.query import quoted as _quoted
+from memkeeper.core.search.sources import (
+    SMALL_TIERS,
+    WORD_FIELD_CHARS,
+    Doc,
+    SourceFile,
+    l1_doc,
+    line_of_offset,
+    read_source,
+    section_doc,
+)
+from memkeeper.core.store import StorePaths
+from memkeeper.core.tokens import estimate_tokens
+
+#: bm25() weights of the columns hi, lo, ctx (see schema.WORD_COLUMNS).
+FIELD_WEIGHTS = (3.0, 1.0, 0.6)
+#: Rows ranked by SQLite per tier before re-scoring (more when filters may drop some).
+CANDIDATES = 60
+FILTERED_CANDIDATES = 400
+#: The candidate search scores every row its words match (about 2 µs each): the rarest words
+#: are asked for while their rows add up to at most SCORE_BUDGET; the others only re-score.
+#: When every word is commoner than that, the newest SCORE_BUDGET rows holding the two
+#: rarest are the ones ranked.
+SCORE_BUDGET = 6000
+#: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
+COORD_BASE = 0.3
+CONTEXT_CREDIT = 0.5
+CONTEXT_MAX_ROWS = 3000
+RECENCY_WEIGHT = 0.1
+RRF_K = 60
+#: A one-word query cannot tell much: its best confidence is "suggested", not "high".
+ONE_WORD_CONFIDENCE = 0.9
+MAX_SUGGESTIONS = 3
+_SUGGEST_SCAN = 20000
+_READ = 4096
+
+
+class Group(NamedTuple):
+    """One query word: its forms (ORed in the index), its stem, and whether it has no spaces to split on."""
+
+    word: str
+    forms: tuple[str, ...]
+    stem: str
+    spaceless: bool
+
+
+class RankedQuery(NamedTuple):
+    text: str
+    groups: tuple[Group, ...]
+    pairs: tuple[tuple[str, str], ...]
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return tuple(g.word for g in self.groups)
+
+    @property
+    def spaceless(self) -> tuple[str, ...]:
+        return tuple(g.word for g in self.groups if g.spaceless)
+
+
+def _fold(word: str) -> str:
+    """Latin letters without their accents (as the index's ``remove_diacritics``); other scripts as they are."""
+    if word.isascii():
+        return word
+    folded = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return folded if folded.isascii() else word
+
+
+def _is_spaceless(word: str) -> bool:
+    return any(
+        "\u1100" <= c <= "\u11ff"  # Hangul Jamo
+        or "\u2e80" <= c <= "\u9fff"  # CJK, kana
+        or "\uac00" <= c <= "\ud7af"  # Hangul syllables
+        or "\uf900" <= c <= "\ufaff"
+        for c in word
+    )
+
+
+def parse_ranked(text: str) -> RankedQuery:
+    """The query's words (each once, stop words left out unless nothing else is left)."""
+    raw = [_fold(w) for w in words.plain_words(text)]
+    groups: list[Group] = []
+    seen: set[str] = set()
+    for word in raw:
+        stem = words.stem(word)
+        if not stem or stem in seen:
+            continue
+        seen.add(stem)
+        forms = (word, *words.variants(word))
+        groups.append(Group(word, forms, stem, _is_spaceless(word)))
+    if not groups:  # only stop words: rank by them rather than answer nothing
+        for word in dict.fromkeys(raw):
+            groups.append(Group(word, (word,), words.porter(word), _is_spaceless(word)))
+    pairs: list[tuple[str, str]] = []
+    kept = [w for w in raw if words.stem(w)]
+    for a, b in zip(kept, kept[1:], strict=False):
+        if a != b and (a, b) not in pairs:
+            pairs.append((a, b))
+    return RankedQuery(text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]))
+
+
+def _group_expr(group: Group) -> str:
+    if len(group.forms) == 1:
+        return _quoted(group.forms[0])
+    return "(" + " OR ".join(_quoted(f) for f in group.forms) + ")"
+
+
+class _TierStats(NamedTuple):
+    rows: int
+    df: dict[str, int]  # stem -> rows holding it (0: nowhere)
+
+
+def _rows(conn: sqlite3.Connection, table: str) -> int:
+    """Rows of a word index, from FTS5's averages record (no scan)."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if not row or not row[0]:
+        return 0
+    value, _ = _varint(bytes(row[0]), 0)
+    return value
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``pos``: (value, next position)."""
+    value = 0
+    for i in range(8):
+        if pos + i >= len(data):
+            return value, len(data)
+        byte = data[pos + i]
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, pos + i + 1
+    if pos + 8 < len(data):
+        value = (value << 8) | data[pos + 8]
+    return value, pos + 9
+
+
+def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierStats:
+    vocab = schema.WORD_VOCAB[index]
+    df: dict[str, int] = {}
+    for group in query.groups:
+        total = 0
+        for form in dict.fromkeys(words.porter(f) for f in group.forms):
+            total += vocab_cached(conn, ("df", vocab, form), partial(_doc_count, conn, vocab, form))
+        df[group.stem] = total
+    return _TierStats(_rows(conn, schema.WORDS[index]), df)
+
+
+def _doc_count(conn: sqlite3.Connection, vocab: str, term: str) -> int:
+    row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _idf(stats: _TierStats, group: Group) -> float:
+    df = stats.df.get(group.stem, 0)
+    rows = max(stats.rows, df, 1)
+    return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
+
+
+def _candidate_groups(stats: _TierStats, query: RankedQuery) -> tuple[list[Group], bool]:
+    """The groups to ask the index for, rarest first within the budget; True when they must be ANDed."""
+    present = sorted((g for g in query.groups if stats.df.get(g.stem, 0) > 0), key=lambda g: stats.df[g.stem])
+    chosen: list[Group] = []
+    rows = 0
+    for group in present:
+        if rows + stats.df[group.stem] > SCORE_BUDGET:
+            break
+        chosen.append(group)
+        rows += stats.df[group.stem]
+    if chosen or not present:
+        return chosen, False
+    return present[:2], len(present) > 1
+
+
+def match_expression(groups: Sequence[Group], pairs: Sequence[tuple[str, str]]) -> str:
+    """An FTS5 expression: the groups ORed, plus the adjacent pairs of their words as phrases."""
+    parts = [_group_expr(g) for g in groups]
+    wanted = {g.word for g in groups}
+    parts.extend(_quoted(f"{a} {b}") for a, b in pairs if a in wanted or b in wanted)
+    return " OR ".join(parts)
+
+
+class Candidate:
+    __slots__ = ("context", "doc", "own", "rowid", "score")
+
+    def __init__(self, rowid: int, score: float) -> None:
+        self.rowid = rowid
+        self.score = score
+        self.doc: Doc | None = None
+        self.own: set[str] = set()  # stems of the groups the entry holds itself
+        self.context: set[str] = set()  # ... that only its neighbours hold
+
+
+def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int, bounded: bool) -> list[Candidate]:
+    """The best ``limit`` rows by BM25; ``bounded``: only among the newest SCORE_BUDGET matches."""
+    table = schema.WORDS[index]
+    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
+    if bounded:
+        sql = (
+            f"SELECT rowid, s FROM (SELECT rowid, bm25({table}, {weights}) AS s FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {SCORE_BUDGET}) ORDER BY s LIMIT ?"
+        )
+    else:
+        rank = f"bm25({table}, {weights})"
+        sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?"
+    return [Candidate(rowid, -score) for rowid, score in conn.execute(sql, (expr, limit))]
+
+
+def _coverage_marks(
+    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: _TierStats
+) -> None:
+    """Which groups each candidate holds itself (its text, read anyway), and which only its neighbours hold.
+
+    Neighbours are asked of the index for the words rarer than CONTEXT_MAX_ROWS only: one
+    query per word walks its rows, cheap for a rare word, and a common word found only
+    next to an entry says little about it.
+    """
+    table = schema.WORDS[index]
+    for cand in cands:
+        if cand.doc is not None:
+            stems = {words.porter(w) for w in words.plain_words(cand.doc.body[: WORD_FIELD_CHARS * 2])}
+            for group in query.groups:
+                if not group.spaceless and stems.intersection(words.porter(f) for f in group.forms):
+                    cand.own.add(group.stem)
+    for group in query.groups:
+        if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
+            continue
+        lacking = {c.rowid: c for c in cands if group.stem not in c.own}
+        if not lacking:
+            continue
+        marks = ",".join("?" * len(lacking))
+        rows = conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+            (f"ctx : {_group_expr(group)}", *lacking),
+        ).fetchall()
+        for (rowid,) in rows:
+            lacking[rowid].context.add(group.stem)
+
+
+def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: set[str]) -> float:
+    """The share of the query's words (weighted by rarity) an entry holds; neighbours count half."""
+    total = sum(idf.values())
+    if total <= 0:
+        return 0.0
+    got = 0.0
+    for group in query.groups:
+        if group.stem in own:
+            got += idf[group.stem]
+        elif group.stem in context:
+            got += CONTEXT_CREDIT * idf[group.stem]
+    return got / total
+
+
+def confidence(query: RankedQuery, cov: float) -> float:
+    cap = ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
+    return round(max(0.0, min(1.0, cov)) * cap, 4)
+
+
+# -- reading the docs of the candidates ---------------------------------------------------
+
+
+class DocReader:
+    """The doc behind a word-index rowid: a ``docs`` row, or a section or L1 line read from its file."""
+
+    def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
+        self.paths = paths
+        self.conn = conn
+        self.sources: dict[int, tuple[str, str, str] | None] = {}
+        self.fds: dict[int, int] = {}
+        self.whole: dict[int, bytes] = {}
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+    def small(self, tier: str, rowids: Sequence[int]) -> dict[int, Doc]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self.conn.execute(
+            "SELECT d.rowid, d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
+            f" FROM docs d JOIN sources s ON s.id = d.src WHERE d.rowid IN ({marks}) AND d.tier = ?",
+            (*rowids, tier),
+        ).fetchall()
+        return {row[0]: Doc(*row[1:]) for row in rows}
+
+    def big(self, tier: str, rowid: int) -> Doc | None:
+        src = rowid >> schema.OFFSET_BITS
+        offset = rowid & schema.OFFSET_MASK
+        known = self._source(src)
+        if known is None or known[1] != tier:
+            return None  # a dead row of a removed or rewritten file
+        rel, _tier, kind = known
+        piece = self._piece(src, rel, kind, offset, tier == "l1")
+        if piece is None:
+            return None
+        name = rel.rsplit("/", 1)[-1]
+        if tier == "l1":
+            return l1_doc(rel, name_date(name), l1_session(name), offset, None, piece)
+        return section_doc("l2", "section", rel, offset, 0, piece, name_date(name))
+
+    def _source(self, src: int) -> tuple[str, str, str] | None:
+        if src not in self.sources:
+            row = self.conn.execute("SELECT rel, tier, kind FROM sources WHERE id=?", (src,)).fetchone()
+            self.sources[src] = (row[0], row[1], row[2]) if row else None
+        return self.sources[src]
+
+    def _piece(self, src: int, rel: str, kind: str, offset: int, line: bool) -> bytes | None:
+        sep = b"\n" if line else b"\n## "
+        if kind == "l1gz":
+            data = self.whole.get(src)
+            if data is None:
+                data = self.whole[src] = read_source(self.paths, SourceFile(rel, "l1", kind, 0, 0))
+            end = data.find(sep, offset + (0 if line else 1))
+            return data[offset : len(data) if end < 0 else end]
+        fd = self.fds.get(src)
+        if fd is None:
+            try:
+                fd = self.fds[src] = os.open(self.paths.root / rel, os.O_RDONLY)
+            except OSError:
+                return None
+        buf = b""
+        while True:
+            more = os.pread(fd, max(_READ, len(buf)), offset + len(buf))
+            buf += more
+            end = buf.find(sep, 0 if line else 1)
+            if end >= 0:
+                return buf[:end]
+            if not more:
+                return buf
+
+
+# -- one tier ---------------------------------------------------------------------------
+
+
+class Ranked(NamedTuple):
+    doc: Doc
+    score: float
+    confidence: float
+
+
+def rank_tier(
+    conn: sqlite3.Connection,
+    reader: DocReader,
+    tier: str,
+    query: RankedQuery,
+    keep: Callable[[Doc], bool],
+    filtered: bool,
+) -> tuple[list[Ranked], bool]:
+    """The tier's best docs, re-scored, and whether the index held any query word."""
+    index = "small" if tier in SMALL_TIERS else tier
+    stats = _stats(conn, index, query)
+    known = any(stats.df.get(g.stem, 0) for g in query.groups)
+    groups, both = _candidate_groups(stats, query)
+    if not groups:
+        return [], known
+    limit = FILTERED_CANDIDATES if filtered else CANDIDATES
+    expr = " AND ".join(_group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
+    bounded = both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET)
+    cands = _top_rows(conn, index, expr, limit, bounded)
+    _read_docs(reader, tier, cands)
+    cands = [c for c in cands if c.doc is not None and keep(c.doc)]
+    _coverage_marks(conn, index, query, cands, stats)
+    return _rescored(query, cands, {g.stem: _idf(stats, g) for g in query.groups}), known
+
+
+def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:
+    if tier in SMALL_TIERS:
+        docs = reader.small(tier, [c.rowid for c in cands])
+        for cand in cands:
+            cand.doc = docs.get(cand.rowid)
+    else:
+        for cand in cands:
+            cand.doc = reader.big(tier, cand.rowid)
+
+
+def _rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) -> list[Ranked]:
+    """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
+    days = [day_number(c.doc.date) if c.doc else None for c in cands]
+    newest = max((d for d in days if d is not None), default=None)
+    out: list[Ranked] = []
+    for cand, day in zip(cands, days, strict=True):
+        if cand.doc is None:
+            continue
+        _spaceless_marks(query, cand)
+        cov = coverage(query, idf, cand.own, cand.context)
+        recency = recency_bonus(day, newest) / 0.3  # 0..1
+        score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        out.append(Ranked(cand.doc, score, confidence(query, cov)))
+    out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
+    return out
+
+
+def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
+    if cand.doc is None:
+        return
+    lowered = cand.doc.body.lower()
+    for group in query.groups:
+        if group.spaceless and group.word in lowered:
+            cand.own.add(group.stem)
+
+
+# -- hits -------------------------------------------------------------------------------
+
+
+def make_hit(item: Ranked, query: RankedQuery, base: Path) -> Hit:
+    doc = item.doc
+    line = doc.line
+    if line is None and doc.tier not in SMALL_TIERS:
+        line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
+    text, spans = ranked_snippet(doc.body, query)
+    return Hit(
+        id=doc.id,
+        tier=doc.tier,
+        type=doc.type,
+        file=doc.file,
+        line=line,
+        session=doc.session,
+        date=doc.date,
+        title=doc.title,
+        snippet=text,
+        tokens=estimate_tokens(doc.body),
+        score=round(item.score, 4),
+        highlights=tuple(spans),
+        confidence=item.confidence,
+    )
+
+
+def ranked_snippet(
+    body: str, query: RankedQuery, width: int = SNIPPET_CHARS
+) -> tuple[str, list[tuple[int, int]]]:
+    """A one-line window of ``body`` around the densest run of query words, with their spans."""
+    flat = " ".join(body.split())
+    stems = {words.porter(f) for g in query.groups for f in g.forms}
+    spans = words.word_spans(flat, stems)
+    lowered = flat.lower()
+    for group in query.groups:
+        if group.spaceless:
+            pos = lowered.find(group.word)
+            while pos >= 0:
+                spans.append((pos, pos + len(group.word)))
+                pos = lowered.find(group.word, pos + len(group.word))
+    spans.sort()
+    first = _densest(spans, width)
+    start = max(0, first - width // 3)
+    end = min(len(flat), start + width)
+    start = max(0, min(start, end - width))
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    shift = len(prefix) - start
+    inside = [(a + shift, b + shift) for a, b in spans if a >= start and b <= end]
+    return prefix + flat[start:end] + suffix, _merge(inside)
+
+
+def _densest(spans: list[tuple[int, int]], width: int) -> int:
+    """Start of the span that begins the window holding the most matches."""
+    best, best_n = 0, 0
+    j = 0
+    for i, (start, _end) in enumerate(spans):
+        while spans[j][0] < start - width // 2:
+            j += 1
+        if i - j + 1 > best_n:
+            best, best_n = spans[j][0], i - j + 1
+    return best
+
+
+# -- honest empty answers -----------------------------------------------------------------
+
+
+def suggestions(reader: DocReader, query: RankedQuery, indexes: Sequence[str]) -> list[str]:
+    """Words of the index close to the query's words (edit distance ≤ 2), most frequent first."""
+    conn = reader.conn
+    found: dict[str, tuple[int, int]] = {}
+    for group in query.groups:
+        stem = group.stem
+        if len(stem) < 3 or group.spaceless:
+            continue
+        cap = 2 if len(stem) >= 5 else 1
+        for index in indexes:
+            vocab = schema.WORD_VOCAB[index]
+            rows = conn.execute(
+                f"SELECT term, doc FROM {vocab} WHERE term >= ? AND term < ? LIMIT ?",
+                (stem[0], stem[0] + "\U0010ffff", _SUGGEST_SCAN),
+            ).fetchall()
+            for term, doc in rows:
+                if term == stem or abs(len(term) - len(stem)) > cap:
+                    continue
+                dist = words.edit_distance(term, stem, cap + 1)
+                if dist <= cap:
+                    old = found.get(term)
+                    if old is None or (dist, -doc) < old:
+                        found[term] = (dist, -doc)
+    ranked = sorted(found, key=lambda t: found[t])[:MAX_SUGGESTIONS]
+    return [_readable(reader, term, indexes) for term in ranked]
+
+
+def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
+    """A word of the store whose Porter stem is ``stem`` (the index keeps stems; a person reads words)."""
+    for index in indexes:
+        table = schema.WORDS[index]
+        row = reader.conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(stem),)
+        ).fetchone()
+        if row is None:
+            continue
+        if index == "small":
+            found = reader.conn.execute("SELECT body FROM docs WHERE rowid = ?", (row[0],)).fetchone()
+            body = found[0] if found else ""
+        else:
+            doc = reader.big(index, row[0])
+            body = doc.body if doc else ""
+        for word in words.plain_words(body):
+            if words.porter(word) == stem:
+                return word
+    return stem
+
+
+# -- without the index ------------------------------------------------------------------------
+
+
+def scan_rank(docs: Sequence[Doc], query: RankedQuery) -> list[Ranked]:
+    """BM25 over ``docs`` in Python (the fallback when the index cannot be used), the same re-scoring."""
+    forms = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups}
+    counted: list[tuple[Doc, dict[str, int], int]] = []
+    df: dict[str, int] = {g.stem: 0 for g in query.groups}
+    total_len = 0
+    for doc in docs:
+        stems = [words.porter(w) for w in words.plain_words(doc.body)]
+        lowered = doc.body.lower()
+        tf: dict[str, int] = {}
+        for group in query.groups:
+            n = (
+                lowered.count(group.word)
+                if group.spaceless
+                else sum(stems.count(s) for s in forms[group.stem])
+            )
+            if n:
+                tf[group.stem] = n
+                df[group.stem] += 1
+        total_len += len(stems)
+        if tf:
+            counted.append((doc, tf, len(stems)))
+    stats = _TierStats(len(docs), df)
+    idf = {g.stem: _idf(stats, g) for g in query.groups}
+    avg = max(1.0, total_len / max(1, len(docs)))
+    newest = max(
+        (d for d in (day_number(doc.date) for doc, _tf, _n in counted) if d is not None), default=None
+    )
+    out: list[Ranked] = []
+    for doc, tf, length in counted:
+        weight = (
+            FIELD_WEIGHTS[0] if doc.type in ("user", "assistant") or doc.tier != "l1" else FIELD_WEIGHTS[1]
+        )
+        norm = 1.2 * (0.25 + 0.75 * length / avg)
+        bm25 = sum(idf[s] * n * 2.2 / (n + norm) for s, n in tf.items()) * weight
+        cov = coverage(query, idf, set(tf), set())
+        recency = recency_bonus(day_number(doc.date), newest) / 0.3
+        score = bm25 * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        out.append(Ranked(doc, score, confidence(query, cov)))
+    out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
+    return out

@@ -1,0 +1,230 @@
+"""Words for ranked search: the query side of the word index, agreeing with how it was built.
+
+The index is FTS5 with the ``porter unicode61`` tokenizer (C, fast to build): words are
+runs of letters and digits (``snake_case`` splits, ``camelCase`` does not), lowercased,
+accents folded, Porter-stemmed. This module splits and stems the same way in Python
+(snowball's Porter is the same algorithm), to weigh the query's words, score how much of
+the query an entry holds and highlight it; it leaves English stop words out of the query
+and adds the forms Porter keeps apart as ORed alternatives (``decided`` → also
+``decision``; ``analysis``/``analyze``; a short table of irregular verbs). Words of other
+scripts (Korean, Japanese) are kept as they are: the trigram channel finds them inside
+longer words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: Longer tokens (hashes, base64, minified code) are not words anyone types.
+MAX_WORD_CHARS = 40
+_MEMO_LIMIT = 400_000
+
+STOP_WORDS = frozenset(
+    """
+a about above after again against all also am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he her here hers herself him
+himself his how i if in into is isn't it it's its itself just let let's me more most my myself no nor
+not now of off on once only or other ought our ours ourselves out over own please same shall she should
+shouldn't so some such than that that's the their theirs them themselves then there there's these they
+this those through to too under until up us very was wasn't we were weren't what what's when where
+where's which while who who's whom why why's will with won't would wouldn't you your yours yourself
+yourselves s t d ll m re ve get got did done does doing thing things something anything way ever
+""".split()
+)
+
+#: Irregular forms the stemmer cannot join with their base word.
+IRREGULAR = {
+    "broke": "break",
+    "broken": "break",
+    "wrote": "write",
+    "written": "write",
+    "rewrote": "rewrite",
+    "rewritten": "rewrite",
+    "ran": "run",
+    "built": "build",
+    "rebuilt": "rebuild",
+    "found": "find",
+    "made": "make",
+    "went": "go",
+    "gone": "go",
+    "chose": "choose",
+    "chosen": "choose",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "began": "begin",
+    "begun": "begin",
+    "thought": "think",
+    "brought": "bring",
+    "bought": "buy",
+    "caught": "catch",
+    "taught": "teach",
+    "sent": "send",
+    "spent": "spend",
+    "kept": "keep",
+    "lost": "lose",
+    "paid": "pay",
+    "said": "say",
+    "saw": "see",
+    "seen": "see",
+    "told": "tell",
+    "understood": "understand",
+    "fell": "fall",
+    "fallen": "fall",
+    "forgot": "forget",
+    "forgotten": "forget",
+    "hid": "hide",
+    "hidden": "hide",
+    "froze": "freeze",
+    "frozen": "freeze",
+    "threw": "throw",
+    "thrown": "throw",
+    "knew": "know",
+    "known": "know",
+    "shown": "show",
+    "ate": "eat",
+    "children": "child",
+    "data": "data",
+    "indices": "index",
+    "indexes": "index",
+}
+
+#: Surface endings that name the same thing (both ways): a query word with one ending also
+#: asks for the word with the other (``decision`` → ``decide``), the stemmer joins the rest.
+_VARIANTS: tuple[tuple[str, str], ...] = (
+    ("ision", "ide"),  # decision/decide, division/divide, collision/collide
+    ("usion", "ude"),  # inclusion/include, conclusion/conclude
+    ("mission", "mit"),  # permission/permit, submission/submit
+    ("ysis", "yze"),  # analysis/analyze
+    ("ification", "ify"),  # verification/verify, notification/notify
+    ("olution", "olve"),  # solution/solve, resolution/resolve
+    ("ription", "ribe"),  # description/describe
+    ("ailure", "ail"),  # failure/fail
+    ("eletion", "elete"),  # deletion/delete
+)
+
+#: A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
+_WORD_RE = re.compile(r"[^\W_]+")
+MAX_QUERY_WORDS = 32
+
+_memo: dict[str, str] = {}
+_stemmer: Any = None
+
+
+def _porter_stemmer() -> Any:
+    """Snowball's original Porter algorithm (as FTS5's ``porter`` tokenizer applies it to the index).
+
+    Only its module is loaded: the package's ``__init__`` imports every language's
+    stemmer (about 50 ms), too much for a hook or a one-shot search.
+    """
+    global _stemmer
+    if _stemmer is None:
+        import importlib.util
+        import sys
+        import types
+
+        if "snowballstemmer" in sys.modules:
+            from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
+        else:
+            spec = importlib.util.find_spec("snowballstemmer")
+            if spec is None or not spec.submodule_search_locations:
+                raise ImportError("snowballstemmer is not installed")
+            stub = types.ModuleType("snowballstemmer")
+            stub.__path__ = list(spec.submodule_search_locations)
+            sys.modules["snowballstemmer"] = stub
+            try:
+                from snowballstemmer.porter_stemmer import PorterStemmer
+            finally:
+                del sys.modules["snowballstemmer"]  # a later plain import runs the real package
+        _stemmer = PorterStemmer()
+    return _stemmer
+
+
+def porter(word: str) -> str:
+    """Porter's stem of one lowercase word (as the index holds it)."""
+    term = _memo.get(word)
+    if term is None:
+        if word.isascii() and word.isalpha():
+            term = str((_stemmer or _porter_stemmer()).stemWord(word))
+        else:
+            term = word
+        if len(_memo) >= _MEMO_LIMIT:
+            _memo.clear()
+        _memo[word] = term
+    return term
+
+
+def stem(word: str) -> str:
+    """The term of one lowercase word; '' for a stop word."""
+    return "" if word in STOP_WORDS else porter(word)
+
+
+def variants(word: str) -> list[str]:
+    """Other words a query word stands for: irregular forms and derivational pairs."""
+    out: list[str] = []
+    base = IRREGULAR.get(word)
+    if base is not None:
+        out.append(base)
+    out.extend(form for form, base_ in IRREGULAR.items() if base_ == word)
+    roots = [word]
+    for suffix, repl in (
+        ("s", ""),
+        ("d", ""),
+        ("ed", ""),
+        ("ing", ""),
+        ("ing", "e"),
+        ("ied", "y"),
+        ("ies", "y"),
+    ):
+        if word.endswith(suffix) and len(word) > len(suffix) + 3:
+            roots.append(word[: -len(suffix)] + repl)
+    for root in roots:
+        for one, other in _VARIANTS:
+            for a, b in ((one, other), (other, one)):
+                if root.endswith(a) and len(root) > len(a):
+                    out.append(root[: -len(a)] + b)
+    return [w for w in dict.fromkeys(out) if w != word]
+
+
+def plain_words(text: str) -> list[str]:
+    """The words of ``text``, lowercased, as the index splits them (long tokens left out)."""
+    return [w for w in _WORD_RE.findall(text.lower()) if len(w) <= MAX_WORD_CHARS]
+
+
+def terms(text: str) -> list[str]:
+    """The terms of ``text`` in order, stop words left out."""
+    return [t for t in (stem(w) for w in plain_words(text)) if t]
+
+
+def word_spans(text: str, stems: set[str]) -> list[tuple[int, int]]:
+    """(start, end) of each word of ``text`` whose Porter stem is in ``stems``."""
+    spans: list[tuple[int, int]] = []
+    if not stems:
+        return spans
+    for match in _WORD_RE.finditer(text):
+        raw = match.group(0)
+        if len(raw) <= MAX_WORD_CHARS and porter(raw.lower()) in stems:
+            spans.append((match.start(), match.end()))
+    return spans
+
+
+def edit_distance(a: str, b: str, cap: int = 3) -> int:
+    """Edit distance with transpositions (``wrod`` → ``word`` is 1), stopping early at ``cap``."""
+    if abs(len(a) - len(b)) >= cap:
+        return cap
+    before: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            best = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, before[j - 2] + 1)
+            cur.append(best)
+        if min(cur) >= cap:
+            return cap
+        before, prev = prev, cur
+    return min(prev[-1], cap)

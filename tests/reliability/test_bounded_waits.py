@@ -1,0 +1,244 @@
+"""Bounded waits and bounded memory on the hook and job paths.
+
+Each test shows the behaviour (the hook goes on, the job ends, the input is treated as
+corrupt); the timings and RSS figures are printed by ``bench/bench_waits.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memkeeper.core import jobs, session_context, transcript
+from memkeeper.core.atomic import atomic_write_bytes
+from memkeeper.core.store import StorePaths
+from memkeeper.core.summarizers import BackendError
+from memkeeper.core.summarizers import _process as process
+from memkeeper.plugin import hook
+
+HOLDER = r"""
+import fcntl, sys, time
+handle = open(sys.argv[1], "a")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@contextmanager
+def held(path: Path) -> Iterator[None]:
+    """``path`` flock-ed by another process for the duration."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def run_hook(project: Path, event: str, **fields: Any) -> subprocess.CompletedProcess[str]:
+    payload = {"session_id": "sess-1", "cwd": str(project), "hook_event_name": event, **fields}
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", event],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+        check=False,
+    )
+
+
+def log_text(store: StorePaths) -> str:
+    return "".join(p.read_text("utf-8", "replace") for p in store.logs.glob("*") if p.is_file())
+
+
+def counters_of(store: StorePaths) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(store.counters.read_text())
+    except FileNotFoundError:
+        return {"toolUses": 0}
+    return data
+
+
+# --------------------------------------------------------------------------- locks
+
+
+def test_a_held_counters_lock_defers_the_count_and_logs_it(store: StorePaths) -> None:
+    with held(store.state / "counters.lock"):
+        done = run_hook(store.project, "PostToolUse")
+    assert done.returncode == 0 and done.stdout == ""
+    assert counters_of(store)["toolUses"] == 0
+    assert "counters:" in log_text(store) and "deferred" in log_text(store)
+    assert run_hook(store.project, "PostToolUse").returncode == 0
+    assert counters_of(store)["toolUses"] == 2  # the next one counts, and folds the deferred one in
+    assert counters_of(store)["sessions"]["sess-1"]["toolUses"] == 2
+    assert not list(store.state.glob("counters.pending*"))
+
+
+def test_session_end_starts_its_jobs_with_the_live_sessions_lock_held(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
+    call = hook.Call({"session_id": "sess-1", "transcript_path": "/nowhere.jsonl"}, str(store.project))
+    with held(store.state / "live-sessions.lock"):
+        hook.on_session_end(call)
+    assert started == ["l1", "flush"]
+    assert "live sessions: sess-1 not noted" in log_text(store)
+
+
+def test_a_held_store_lock_leaves_rotation_to_the_next_event(store: StorePaths) -> None:
+    atomic_write_bytes(store.memory, b"- [x]: fact\n" * 40_000)  # over the default threshold
+    before = store.memory.read_bytes()
+    with held(store.lock):
+        done = run_hook(store.project, "PostToolUse")
+    assert done.returncode == 0
+    assert store.memory.read_bytes() == before and not list(store.root.glob("memory_*.md"))
+
+
+# --------------------------------------------------------------------------- summarizer
+
+
+def _kill_pidfile(pidfile: Path) -> None:
+    try:
+        os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+
+
+def test_a_setsid_grandchild_holding_stdout_does_not_hang_the_answer(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 60' & echo '- [x]: the answer'"
+    try:
+        result = process.run_with_timeout(["sh", "-c", script], "prompt", timeout=30)
+    finally:
+        _kill_pidfile(pidfile)
+    assert result.returncode == 0 and result.stdout.strip() == "- [x]: the answer"
+
+
+def test_a_setsid_grandchild_and_a_silent_child_end_at_the_timeout(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 60' & sleep 60"
+    try:
+        with pytest.raises(BackendError, match="did not answer within 1 s"):
+            process.run_with_timeout(["sh", "-c", script], "prompt", timeout=1)
+    finally:
+        _kill_pidfile(pidfile)
+
+
+def test_output_is_capped_while_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "MAX_OUTPUT_BYTES", 1 << 20)
+    code = "import sys\nfor _ in range(40): sys.stdout.write('x' * (1 << 20))"
+    result = process.run_with_timeout([sys.executable, "-c", code], "", timeout=60)
+    assert result.returncode == 0 and len(result.stdout) == 1 << 20
+
+
+def test_a_large_prompt_reaches_a_child_that_answers_as_it_reads() -> None:
+    code = "import sys\ndata = sys.stdin.read()\nprint(len(data))"
+    result = process.run_with_timeout([sys.executable, "-c", code], "y" * 3_000_000, timeout=60)
+    assert result.stdout.strip() == "3000000"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _deep(depth: int) -> str:
+    return '{"rotatedFiles": [], "x": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_an_index_nested_1200_deep_is_a_corrupt_file(store: StorePaths) -> None:
+    atomic_write_bytes(store.memory, b"## 2026-01-01\n- [x]: remembered fact\n")
+    store.index.write_text(_deep(1200))
+    start = run_hook(store.project, "SessionStart", source="startup")
+    assert start.returncode == 0 and "remembered fact" in start.stdout
+    for command in (["status"], ["rotate", "--force"], ["doctor"]):
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(store.project), *command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert "Traceback" not in done.stderr and "RecursionError" not in done.stdout + done.stderr, command
+    backups = list(store.root.glob("memory-index.json.corrupt-*"))
+    assert backups and backups[0].read_text() == _deep(1200)  # kept, never silently reset
+    assert json.loads(store.index.read_text())["rotatedFiles"] is not None
+
+
+def test_a_memory_far_over_the_threshold_goes_to_a_detached_migration(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.migrate import run_migrate_job
+
+    days = [
+        f"## 2025-{1 + d // 28:02d}-{1 + d % 28:02d}\n".encode() + b"- [x]: fact\n" * 800 for d in range(56)
+    ]
+    atomic_write_bytes(store.memory, b"".join(days))  # ~700 KB: over twice the default threshold
+    before = store.memory.read_bytes()
+    started: list[str] = []
+    monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
+    hook.on_tool_use(hook.Call({"session_id": "sess-1"}, str(store.project)))
+    assert started == ["migrate"] and store.memory.read_bytes() == before
+    run_migrate_job(store, {})
+    archives = sorted(store.root.glob("memory_*.md"))
+    assert len(archives) > 2  # split by date, not one archive holding it all
+    assert b"".join(p.read_bytes() for p in archives) + store.memory.read_bytes() == before
+
+
+def test_an_oversize_transcript_line_is_skipped_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcript, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(transcript, "SKIP_CHUNK", 64)
+
+    def line(text: str) -> bytes:
+        record = {
+            "type": "user",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": text},
+        }
+        return json.dumps(record).encode() + b"\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(line("before") + line("x" * 5000) + line("after"))
+    stats = transcript.ParseStats()
+    texts = [e.text for e in transcript.iter_events(path, 0, stats) if e.text]
+    assert texts == ["before", "after"]
+    assert stats.oversize_lines == 1 and stats.end_offset == path.stat().st_size
+    # an oversize line still being written is left for next time, not skipped half-read
+    path.write_bytes(line("before") + line("x" * 5000)[:3000])
+    stats = transcript.ParseStats()
+    list(transcript.iter_events(path, 0, stats))
+    assert stats.partial_tail and stats.end_offset == len(line("before"))
+
+
+def test_session_start_stats_only_the_newest_l1_files(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(300):
+        name = f"2026-01-{1 + i // 24:02d}_{i % 24:02d}00_abcd{i:04d}.l1.jsonl"
+        (store.sessions / name).write_text('{"ts": "2026-01-01T00:00:00Z", "role": "user", "text": "hi"}\n')
+    calls: list[str] = []
+    real_stat = Path.stat
+
+    def counting_stat(self: Path, **kwargs: Any) -> os.stat_result:
+        if self.name.endswith(".l1.jsonl"):
+            calls.append(self.name)
+        return real_stat(self, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", counting_stat)
+    text = session_context.build_context(store, "startup", session_id="zzzz")
+    assert "Last session" in text
+    assert len(calls) <= session_context.NEWEST_L1_FILES

@@ -1,0 +1,275 @@
+"""Per-prompt recall: the right earlier memory for a typed prompt, silent otherwise, never twice, never blocking."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memkeeper.core import recall
+from memkeeper.core.search import refresh
+from memkeeper.core.session_context import build_context
+from memkeeper.core.settings import hook_settings
+from memkeeper.core.store import StorePaths
+
+EARLIER = "1111aaaa-0000-4000-8000-000000000001"
+OTHER = "2222bbbb-0000-4000-8000-000000000002"
+CURRENT = "3333cccc-0000-4000-8000-000000000003"
+ANSWER = "The flaky S3 upload retry was fixed with exponential backoff and jitter in the uploader client."
+#: Keywords as a typed prompt may hold them (the exact and the ranked search both find these).
+QUESTION = "flaky S3 upload retry"
+MEMORY_FACT = "Staging deploys go through the blue green switch on the load balancer, never in place."
+
+
+def _l1(store: StorePaths, name: str, session: str, entries: list[tuple[str, str]]) -> None:
+    lines = [
+        json.dumps(
+            {"ts": f"2026-11-0{1 + i % 8}T10:{i:02d}:00Z", "role": role, "text": text, "session": session}
+        )
+        for i, (role, text) in enumerate(entries)
+    ]
+    (store.sessions / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def indexed(store: StorePaths) -> StorePaths:
+    """Two earlier sessions, memory.md, and the current session's own L1 file; the index built."""
+    store.memory.write_text(
+        f"# Project memory\n\n## 2026-11-01_0900 (local 11-01_1800)\n- [deploy]: {MEMORY_FACT}\n"
+        "- [style]: Commit messages are written in English.\n",
+        encoding="utf-8",
+    )
+    _l1(
+        store,
+        f"2026-11-02_100000_{EARLIER[:8]}.l1.jsonl",
+        EARLIER,
+        [
+            ("user", "the S3 uploads keep failing at random, can you look?"),
+            ("assistant", ANSWER),
+            ("user", "thanks, commit it"),
+        ],
+    )
+    _l1(
+        store,
+        f"2026-11-03_100000_{OTHER[:8]}.l1.jsonl",
+        OTHER,
+        [("user", "rename the settings page"), ("assistant", "The settings page is now called Preferences.")],
+    )
+    _l1(
+        store,
+        f"2026-11-04_100000_{CURRENT[:8]}.l1.jsonl",
+        CURRENT,
+        [("user", "why do S3 uploads fail with the uploader client retry?"), ("assistant", "Looking at it.")],
+    )
+    refresh(store)
+    return store
+
+
+def _ask(store: StorePaths, prompt: str, session: str = CURRENT, confidence: float = 0.5) -> str:
+    return recall.recall_context(str(store.project), session, prompt, confidence)
+
+
+def test_the_right_earlier_memory_is_injected(indexed: StorePaths) -> None:
+    text = _ask(indexed, QUESTION)
+    assert text.startswith(recall.HEADER) and len(text) <= recall.MAX_CHARS
+    lines = text.splitlines()[1:]
+    assert 1 <= len(lines) <= recall.MAX_HITS
+    assert "exponential backoff" in lines[0] and lines[0].startswith("- l1-")
+    assert '"the S3 uploads keep failing at random, can you look?"' in lines[0]  # the session's title
+    assert CURRENT[:8] not in text and "Looking at it" not in text  # never this session's own entries
+
+
+def test_a_question_in_plain_words_finds_it_at_the_default_confidence(indexed: StorePaths) -> None:
+    text = _ask(indexed, "how did we fix the flaky S3 upload retry?", confidence=0.92)
+    assert "exponential backoff" in text, text
+    assert (
+        _ask(indexed, "what do staging deploys go through?", session=OTHER, confidence=0.92).count("- ") >= 1
+    )
+
+
+def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
+    assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
+    assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
+    assert _ask(indexed, "ok") == ""
+
+
+def test_a_hit_is_never_injected_twice_in_a_session(indexed: StorePaths) -> None:
+    first = _ask(indexed, QUESTION)
+    assert "exponential backoff" in first
+    again = _ask(indexed, "S3 upload retry flaky")
+    assert "exponential backoff" not in again
+    other_session = _ask(indexed, QUESTION, session=OTHER)
+    assert "exponential backoff" in other_session  # per session, not per store
+
+
+def test_what_the_start_context_holds_is_not_injected_again(indexed: StorePaths) -> None:
+    question = "staging deploys blue green switch"
+    assert MEMORY_FACT[:40] in _ask(indexed, question, session=OTHER)
+    start = build_context(indexed, "startup", session_id=CURRENT)  # what SessionStart gave this session
+    assert MEMORY_FACT in start
+    recall.note_session_start(indexed, CURRENT, start)
+    assert MEMORY_FACT[:40] not in _ask(indexed, question)
+
+
+def test_memory_flushed_during_this_session_is_not_recalled(indexed: StorePaths) -> None:
+    recall.note_session_start(indexed, CURRENT, "")
+    with open(indexed.memory, "a", encoding="utf-8") as handle:  # this session's own flush
+        handle.write(
+            "\n## 2026-11-04_1100\n- [cache]: The tile cache moved to redis with a one hour expiry.\n"
+        )
+    refresh(indexed)
+    assert "tile cache" not in _ask(indexed, "tile cache redis expiry")
+    assert "tile cache" in _ask(indexed, "tile cache redis expiry", session=OTHER)
+
+
+def test_the_threshold_and_the_switch_come_from_config(indexed: StorePaths) -> None:
+    assert hook_settings(indexed).recall_enabled is True
+    assert hook_settings(indexed).recall_min_confidence == 0.92
+    indexed.config.write_text(
+        json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
+    )
+    settings = hook_settings(indexed)
+    assert settings.recall_enabled is False and settings.recall_min_confidence == 0.5
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 7}}), encoding="utf-8")
+    assert hook_settings(indexed).recall_min_confidence == 0.92  # out of range: the default
+    assert _ask(indexed, QUESTION, confidence=1.01) == ""
+
+
+# --- never blocking ---------------------------------------------------------------------------
+
+
+def test_a_missing_index_is_skipped(store: StorePaths) -> None:
+    _l1(store, f"2026-11-02_100000_{EARLIER[:8]}.l1.jsonl", EARLIER, [("assistant", ANSWER)])
+    assert _ask(store, QUESTION) == ""
+    assert not store.search_db.exists()  # nothing built on the hook path
+
+
+def test_a_corrupt_index_is_skipped_and_left_alone(indexed: StorePaths) -> None:
+    for suffix in ("-wal", "-shm"):
+        Path(f"{indexed.search_db}{suffix}").unlink(missing_ok=True)
+    indexed.search_db.write_bytes(b"SQLite format 3\x00" + os.urandom(4096))
+    before = indexed.search_db.read_bytes()
+    assert _ask(indexed, QUESTION) == ""
+    assert indexed.search_db.read_bytes() == before  # read-only: not repaired, not moved aside
+
+
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+conn.execute("BEGIN EXCLUSIVE")
+conn.execute("INSERT INTO meta(key, value) VALUES('held', '1')")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_index_locked_by_another_process_is_skipped(indexed: StorePaths) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-P", "-c", HOLDER, str(indexed.search_db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert _ask(indexed, QUESTION) == ""
+    finally:
+        holder.communicate("", timeout=30)
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+
+
+def test_a_busy_session_state_is_skipped(indexed: StorePaths) -> None:
+    from memkeeper.core.lock import file_lock
+
+    state_dir = indexed.state / recall.RECALL_DIR
+    state_dir.mkdir(exist_ok=True)
+    with file_lock(state_dir / f"{CURRENT}.lock", timeout=1):
+        assert _ask(indexed, QUESTION) == ""
+
+
+def _hook(store: StorePaths, event: str, session: str = CURRENT, **fields: str) -> str:
+    payload = {"session_id": session, "cwd": str(store.project), "hook_event_name": event, **fields}
+    launcher = Path(__file__).resolve().parents[3] / "plugin" / "bin" / "memkeeper-hook"
+    proc = subprocess.run(
+        ["/bin/sh", str(launcher), event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        # as Claude Code runs it from a checkout or an install: Python with -S (no site scan)
+        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    return proc.stdout.decode()
+
+
+def test_the_hook_injects_it_as_additional_context(indexed: StorePaths) -> None:
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    start = json.loads(_hook(indexed, "SessionStart", source="startup"))["hookSpecificOutput"][
+        "additionalContext"
+    ]
+    assert MEMORY_FACT in start
+    assert _hook(indexed, "UserPromptSubmit", prompt="staging deploys blue green switch") == ""  # it has it
+    out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
+    context = json.loads(out)["hookSpecificOutput"]
+    assert context["hookEventName"] == "UserPromptSubmit"
+    assert "exponential backoff" in context["additionalContext"]
+    assert len(context["additionalContext"]) <= recall.MAX_CHARS
+    assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""  # never twice
+    indexed.config.write_text(
+        json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
+    )
+    assert _hook(indexed, "UserPromptSubmit", session="new-session", prompt=QUESTION) == ""
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    assert "exponential backoff" in _hook(indexed, "UserPromptSubmit", session="new-session", prompt=QUESTION)
+
+
+# --- the resident lookup (the MCP server's) ---------------------------------------------------
+
+
+def test_a_resident_server_answers_the_hook(indexed: StorePaths) -> None:
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    server = recall.RecallServer(indexed)
+    assert server.start()
+    try:
+        assert oct(os.stat(server.path).st_mode & 0o777) == "0o600"
+        out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
+        assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert server.served == 1  # answered by the server, not looked up in the hook
+        assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""  # the same state: never twice
+        assert server.served == 2
+    finally:
+        server.close()
+    assert not os.path.exists(server.path)
+
+
+def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
+    import socket
+
+    folder = indexed.state / recall.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    stale = folder / f"999999{recall.SOCKET_SUFFIX}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall._at(str(folder), stale.name, listener.bind)  # (pytest's temporary paths are long for a socket)
+    listener.close()  # the file stays, nobody listens: a killed server's socket
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+    assert not stale.exists()
+
+
+def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePaths) -> None:
+    import socket
+
+    folder = indexed.state / recall.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall._at(str(folder), f"1{recall.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(1)  # accepts connections (the backlog) but never answers
+    try:
+        assert recall.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
+        assert _ask(indexed, QUESTION) == ""
+    finally:
+        listener.close()

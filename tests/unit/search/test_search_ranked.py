@@ -1,0 +1,176 @@
+"""Ranked search (the default): plain questions find the entry, in any words, with a confidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.search import HIGH_CONFIDENCE, search
+from memkeeper.core.search.words import edit_distance, variants
+from memkeeper.core.store import StorePaths, ensure_store, paths_for
+
+
+def _session(store: StorePaths, name: str, entries: list[dict[str, Any]]) -> Path:
+    store.sessions.mkdir(parents=True, exist_ok=True)
+    path = store.sessions / name
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    return path
+
+
+def _e(minute: int, role: str, **fields: Any) -> dict[str, Any]:
+    return {"ts": f"2026-11-20T10:{minute:02d}:00.000Z", "role": role, **fields}
+
+
+def _filler(n: int) -> list[dict[str, Any]]:
+    """Ordinary turns around the planted ones, so ranking has something to beat."""
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        out.append(_e(i % 60, "user", text=f"please update the readme section {i} and run the tests"))
+        out.append(_e(i % 60, "tool", name="Bash", cmd=f"pytest -q tests/test_{i}.py"))
+        out.append(_e(i % 60, "tool_result", output=f"{i} passed in 0.{i}s", result="ok"))
+        out.append(_e(i % 60, "assistant", text=f"The tests pass; I updated section {i} of the readme."))
+    return out
+
+
+def _store(tmp_path: Path) -> StorePaths:
+    (tmp_path / "proj").mkdir()
+    store = paths_for(tmp_path / "proj")
+    ensure_store(store)
+    store.memory.write_text(
+        "# Memory\n\n## 2026-11-01_0900\n- [db]: we decided to keep the index in SQLite with WAL\n", "utf-8"
+    )
+    planted = [
+        _e(1, "user", text="The nightly backup job keeps crashing with a permission error, can you look?"),
+        _e(2, "tool", name="Bash", cmd="ls -la /var/backups"),
+        _e(3, "tool_result", output="drwx------ root root backups", result="ok"),
+        _e(
+            4,
+            "assistant",
+            text="The cron user cannot write to the folder; I changed its owner to the app user.",
+        ),
+        _e(5, "user", text="검색 속도를 높이려고 트라이그램 인덱스를 추가했어"),
+        _e(6, "assistant", text="Rotation thresholds are measured in tokens."),
+        _e(7, "tool_result", output="rotation threshold: 23750 tokens (from config)", result="ok"),
+    ]
+    _session(store, "2026-11-20_100000_aaaa1111.l1.jsonl", [*_filler(30), *planted, *_filler(10)])
+    return store
+
+
+def _top(results: Any) -> Any:
+    return results.ranked[0]
+
+
+def test_a_plain_question_finds_the_planted_entry(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    results = search(store, "why did the nightly backup fail?")
+    assert results.mode == "ranked" and results.source == "index"
+    top = _top(results)
+    assert "nightly backup job keeps crashing" in top.snippet
+    assert top.tier == "l1" and 0.0 < top.confidence <= 1.0
+    # the grep-like mode finds nothing for the same question: not every word is there
+    assert not search(store, "why did the nightly backup fail?", exact=True, deep=True)
+
+
+def test_stop_words_are_ignored(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    bare = search(store, "nightly backup crashing")
+    asked = search(store, "what is it with the nightly backup that is crashing?")
+    assert _top(bare).id == _top(asked).id
+    assert asked.terms == ("nightly", "backup", "crashing")
+    # a query of stop words only still ranks by them rather than answering nothing
+    assert search(store, "what is it")
+
+
+def test_stemming_and_word_forms(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # "decision" is not in the memory; "decided" is: the query asks for both forms
+    assert "decision" in variants("decided") and "decide" in variants("decision")
+    top = _top(search(store, "the decision about sqlite"))
+    assert top.tier == "memory" and "decided to keep the index in SQLite" in top.snippet
+    # plural and -ing forms meet their stems
+    assert "rotation threshold" in _top(search(store, "rotating thresholds")).snippet.lower()
+
+
+def test_neighbour_context_finds_a_tool_result_by_its_question(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # the listing itself never says "backup job" or "permission": its prompt does
+    results = search(store, "backup job permission listing", tiers=["l1"], types=["tool_result"])
+    top = _top(results)
+    assert "drwx------ root root backups" in top.snippet
+    own = _top(search(store, "backup job permission", tiers=["l1"], types=["user"]))
+    assert top.confidence < own.confidence  # words found only next to an entry count half
+
+
+def test_field_weights_rank_typed_prompts_above_tool_output(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    hits = search(store, "rotation threshold tokens", tiers=["l1"]).ranked
+    types = [h.type for h in hits[:2]]
+    assert types == ["assistant", "tool_result"]
+
+
+def test_korean_still_works_through_the_trigram_channel(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # "트라이그램" sits inside "트라이그램을"-like words: no space to split at
+    top = _top(search(store, "트라이그램"))
+    assert "트라이그램 인덱스" in top.snippet
+    mixed = _top(search(store, "검색 trigram"))
+    assert "검색" in mixed.snippet
+
+
+def test_confidence_is_high_only_when_the_question_is_covered(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    full = _top(search(store, "nightly backup permission error"))
+    assert full.confidence >= HIGH_CONFIDENCE and full.tier_of_confidence == "high"
+    partial = _top(search(store, "nightly backup dinosaur volcano"))
+    assert partial.confidence < HIGH_CONFIDENCE
+
+
+def test_honest_empty_answer_with_suggestions(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    results = search(store, "nihgtly bakcup")
+    assert not results and results.mode == "ranked"
+    assert "nightly" in results.suggestions and "backup" in results.suggestions
+    # a query with any known word returns hits
+    assert search(store, "nightly zzzqqq")
+    assert edit_distance("wrod", "word") == 1
+
+
+def test_a_quoted_query_is_exact(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    results = search(store, '"backup job"', deep=True)
+    assert results.mode == "exact" and results.hits
+    assert all("backup job" in h.snippet.lower() for h in results.hits)
+
+
+def test_ranked_without_the_index_reads_the_files(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.search_db.parent.mkdir(parents=True, exist_ok=True)
+    store.search_db.write_bytes(b"this is not a database" * 100)
+    store.search_db.chmod(0o000)
+    try:
+        results = search(store, "why did the nightly backup fail?")
+    finally:
+        store.search_db.chmod(0o600)
+    assert results.mode == "ranked"
+    assert results.hits and "nightly backup" in _top(results).snippet
+
+
+def test_an_appended_entry_gets_its_neighbours_from_the_file(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    path = store.sessions / "2026-11-21_090000_bbbb2222.l1.jsonl"
+    first = [_e(1, "user", text="the quarterly invoice export times out on large accounts")]
+    _session(store, path.name, first)
+    assert search(store, "invoice export")  # indexed: the file is now known
+    with open(path, "a", encoding="utf-8") as handle:  # an append, read from its offset
+        handle.write(json.dumps(_e(2, "tool_result", output="HTTP 504 after 30000 ms", result="ok")) + "\n")
+    results = search(store, "invoice export timeout result", tiers=["l1"], types=["tool_result"])
+    assert results.hits and "HTTP 504" in _top(results).snippet
+
+
+def test_a_rewritten_memory_file_leaves_no_stale_words(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert "sqlite" in _top(search(store, "sqlite wal decision", tiers=["memory"])).snippet.lower()
+    store.memory.write_text("# Memory\n\n## 2026-11-02_0900\n- [ui]: the sidebar is collapsible\n", "utf-8")
+    assert not search(store, "sqlite wal", tiers=["memory"])
+    assert "sidebar" in _top(search(store, "collapsing the sidebar", tiers=["memory"])).snippet
