@@ -102,6 +102,7 @@ class DocView(ScrollView, can_focus=True):
         self._offsets_dirty = False
         self._query = ""
         self._terms: tuple[str, ...] = ()
+        self._pin_whole = False
         self._pattern: re.Pattern[str] | None = None
         self._hits: list[int] = []
         self._width = 80
@@ -134,6 +135,7 @@ class DocView(ScrollView, can_focus=True):
         """Show ``items``; with ``keep_position`` the cursor, folds and scroll survive (live refresh)."""
         scroll_y = self.scroll_y
         cursor = self.cursor
+        self._pin_whole = self._pin_whole and keep_position
         self._items = items
         if keep_position:
             self._unfolded = {i for i in self._unfolded if i < len(items)}
@@ -290,8 +292,12 @@ class DocView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         width = self.scrollable_content_region.width
         if width and width != self._width and self._items:
+            pinned = self._offsets[self.cursor] == int(self.scroll_y) or self._pin_whole
             self._layout()
-            self._scroll_cursor_visible()
+            if pinned:
+                self._pin_cursor_top(self._pin_whole)  # a section or hit opened at the top stays there
+            else:
+                self._scroll_cursor_visible()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -329,6 +335,7 @@ class DocView(ScrollView, can_focus=True):
     # -- movement --------------------------------------------------------------------------
 
     def watch_cursor(self, old: int, new: int) -> None:
+        self._pin_whole = False
         self._scroll_cursor_visible()
 
     def validate_cursor(self, value: int) -> int:
@@ -351,7 +358,18 @@ class DocView(ScrollView, can_focus=True):
         """Put the cursor on item ``index``; with ``top`` scroll it to the top of the view."""
         self.cursor = index
         if top and self._items:
-            self.scroll_to(y=self._offsets[self.cursor], animate=False, immediate=True)
+            self._pin_cursor_top()
+
+    def _pin_cursor_top(self, whole: bool = False) -> None:
+        """Scroll the cursor item to the top, its offset exact (the items above it wrapped).
+
+        ``whole`` wraps every item, so the height is exact too (a short document whose
+        last section cannot reach the top scrolls to the same place every time).
+        """
+        for index in range(len(self._items) if whole else self.cursor + 1):
+            self._strips(index)
+        self._update_offsets()
+        self.scroll_to(y=self._offsets[self.cursor], animate=False, immediate=True)
 
     def goto_line(self, line: int) -> None:
         """Move to the item that holds source line ``line`` (or the nearest one before it)."""
@@ -397,7 +415,9 @@ class DocView(ScrollView, can_focus=True):
         """Put the newest (last) section at the top of the view."""
         sections = self.sections()
         if sections:
-            self.move_to(sections[-1][0], top=True)
+            self.cursor = sections[-1][0]
+            self._pin_cursor_top(whole=True)
+            self._pin_whole = True
 
     def action_line_up(self) -> None:
         """One row up: within a tall entry first, then onto the previous entry."""
