@@ -20,7 +20,16 @@ from pathlib import Path
 
 from memkeeper.core import injections
 from memkeeper.core.fastjson import json_lines
-from memkeeper.core.names import L1_SUFFIX, l1_session, summary_name
+from memkeeper.core.index import (
+    entry_file,
+    last_memory_update,
+    rotated_files,
+    summary_error,
+    summary_file,
+    summary_generated,
+    summary_state,
+)
+from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -106,10 +115,7 @@ def _index(paths: StorePaths) -> dict[str, Any]:
 
 
 def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    found = index.get("rotatedFiles")
-    if not isinstance(found, list):
-        return []
-    return [e for e in found if isinstance(e, dict) and is_safe_basename(str(e.get("file") or ""))]
+    return [e for e in rotated_files(index) if is_safe_basename(entry_file(e) or "")]
 
 
 def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
@@ -117,9 +123,9 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     for entry in sorted(
         _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
     ):
-        if not entry.get("summaryGenerated"):
+        if not summary_generated(entry):
             continue
-        name = str(entry.get("summary") or summary_name(str(entry["file"])))
+        name = summary_file(entry) or ""
         if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
@@ -152,16 +158,17 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
 
 
 def pending_section(index: dict[str, Any]) -> str:
-    pending = [e for e in _entries(index) if not e.get("summaryGenerated")]
+    pending = [e for e in _entries(index) if not summary_generated(e)]
     if not pending:
         return ""
-    failed = [e for e in pending if e.get("summaryError")]
+    failed = [e for e in pending if summary_state(e) == "failed"]
     lines = [
         f"## Archive summaries pending: {len(pending)}"
         + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
     ]
     for entry in pending[:5]:
-        error = f": failed: {_one_line(entry.get('summaryError'), 80)}" if entry.get("summaryError") else ""
+        error = summary_error(entry)
+        error = f": failed: {_one_line(error, 80)}" if error else ""
         lines.append(f"- {entry['file']}{error}")
     if len(pending) > 5:
         lines.append(f"- … and {len(pending) - 5} more")
@@ -249,7 +256,7 @@ def _describe(entries: list[dict[str, Any]], title: str) -> str:
 
 def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
     """What the most recent other session did after the flush watermark."""
-    watermark = index.get("lastMemoryUpdateTs")
+    watermark = last_memory_update(index)
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
         if skip and l1_session(path.name) == skip:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.indexer import vocab_cached
-from memkeeper.core.search.model import Hit, TierResult
+from memkeeper.core.search.model import Hit
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
@@ -438,33 +438,6 @@ def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
             cand.own.add(group.stem)
 
 
-def fuse(word_hits: list[Ranked], substring_hits: list[Ranked], query: RankedQuery) -> list[Ranked]:
-    """Reciprocal rank fusion of the word channel and the trigram channel (by doc id)."""
-    if not substring_hits:
-        return word_hits
-    if not word_hits:
-        return substring_hits
-    fused: dict[str, float] = {}
-    best: dict[str, Ranked] = {}
-    for hits in (word_hits, substring_hits):
-        for rank, hit in enumerate(hits):
-            key = hit.doc.id
-            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-            if key not in best or hit.confidence > best[key].confidence:
-                best[key] = hit
-    ordered = sorted(fused, key=lambda k: (-fused[k], best[k].doc.file, best[k].doc.loc))
-    return [Ranked(best[k].doc, round(fused[k] * 1000, 4), best[k].confidence) for k in ordered]
-
-
-def substring_confidence(query: RankedQuery, doc: Doc, idf: dict[str, float] | None = None) -> float:
-    """Confidence of a hit of the trigram channel: the share of query words it holds (as words or substrings)."""
-    lowered = doc.body.lower()
-    stems = set(words.terms(doc.body))
-    own = {g.stem for g in query.groups if g.stem in stems or (g.spaceless and g.word in lowered)}
-    weights = idf or {g.stem: 1.0 for g in query.groups}
-    return confidence(query, coverage(query, weights, own, set()))
-
-
 # -- hits -------------------------------------------------------------------------------
 
 
@@ -578,10 +551,6 @@ def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
             if words.porter(word) == stem:
                 return word
     return stem
-
-
-def empty_tier(tier: str) -> TierResult:
-    return TierResult(tier, (), 0)
 
 
 # -- without the index ------------------------------------------------------------------------
