@@ -298,3 +298,12 @@ def test_cached_vocabulary_lookups_follow_the_index(store: StorePaths) -> None:
     assert found.tiers == scan_search(store, "zq", deep=True).tiers
     ranked = any_search(store, "zqw key", deep=True)  # document counts are cached the same way
     assert ranked.hits and ranked.hits[0].file.endswith("abcd0000.l1.jsonl")
+
+
+def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
+    seen: list[tuple[int, int]] = []
+    results = any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert results.source == "index" and seen and seen[-1][0] == seen[-1][1] > 0
+    seen.clear()
+    any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert seen == []  # nothing to index the second time
