@@ -71,7 +71,8 @@ def start_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = Non
     """Spawn the job ``kind`` for this store in the background; None if jobs are disabled."""
     if jobs_disabled():
         return None
-    argv = [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "job", kind]
+    # -P: the job starts in the project folder, whose files must never shadow a module.
+    argv = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "job", kind]
     if options:
         argv += ["--options", json.dumps(options)]
     env = dict(os.environ)

@@ -214,7 +214,7 @@ def test_memory_not_utf8_is_reported_not_touched(store: StorePaths) -> None:
 
 def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
         capture_output=True,
         text=True,
         timeout=60,
