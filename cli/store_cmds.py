@@ -98,7 +98,12 @@ def run_rotate(args: argparse.Namespace) -> int:
 
     paths = _paths(args)
     cfg = load_config(paths).config
-    result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
+    try:
+        result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
+    except rotation.RotationRefused as exc:
+        from memkeeper.cli.output import CliError
+
+        raise CliError(str(exc), EXIT_NOTHING) from None
     if result is None:
         tokens = rotation.memory_tokens(paths)
         if tokens == 0:
