@@ -23,6 +23,13 @@ Three systems answer, over the same entries, every tier searched, 10 hits each:
 Prints R@1, R@5, R@10, MRR (of the first 10) and the empty-answer rate per system and
 set, the empty rate over the questions that share a word with the store, and the
 in-process median time per question.
+
+    python bench/bench_recall.py --speed PROJECT_DIR
+
+times ranked questions on an existing store (e.g. ``gen_store.py --size-gb 1``): the
+in-process median and p95 of ``search()`` (every tier, L1 included, freshness check
+included) over SPEED_QUESTIONS, then whole ``memkeeper search`` processes against
+``grep -rnF`` over the same files for a few words, each run 3 times (medians).
 """
 
 from __future__ import annotations
@@ -146,6 +153,88 @@ def run(
     }
 
 
+#: Questions in the generator's words (bench/gen_store.py), asked as a person would.
+SPEED_QUESTIONS = (
+    "why does the flush job time out on huge tool outputs?",
+    "what did we change so the hook stays under 50 ms",
+    "how are stale lock files handled by the watcher",
+    "which part redacts secrets in commands",
+    "did the migration break on Windows paths",
+    "the summary job double counts partial summaries",
+    "when did the TUI stop dropping Korean text",
+    "pydantic validation of corrupt JSON",
+    "what retries concurrent hooks",
+    "how is the daily budget checked",
+    "gzip sessions and the memory index",
+    "the carryover tail after a user report",
+    "subagent sidechains in the transcript parser",
+    "symlinked projects in the plugin installer",
+    "검색 인덱스 손상된 JSON",
+    "세션 기록 한국어 검색",
+    "zephyr-7731",
+    "where did we mention quokka_ledger",
+    "unicode file names and the archive writer",
+    "backs up the WAL file",
+)
+GREP_WORDS = ("zephyr-7731", "quokka_ledger", "무지개다리", "carryover", "sidechains")
+
+
+def speed(project: Path) -> None:
+    """Wall time, and CPU time beside it: on a shared machine the CPU seconds are the stable figure."""
+    paths = paths_for(project)
+    search(paths, "warm up")  # a fresh index: not part of the figures
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _round in range(3):
+        for question in SPEED_QUESTIONS:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            search(paths, question, limit=K)
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+    print(f"in-process ranked search, every tier with L1, {len(SPEED_QUESTIONS)} questions x 3:")
+    for label, times in (("wall", wall), ("CPU", cpu)):
+        times.sort()
+        p50, p95 = statistics.median(times) * 1000, times[int(len(times) * 0.95)] * 1000
+        print(f"  {label:<4} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {times[-1] * 1000:6.1f} ms")
+    memkeeper = Path(sys.executable).with_name("memkeeper")
+    print("whole process, output to a pipe, median of 3: memkeeper search vs grep -rnF over the store")
+    print(
+        f"  {'word':<14} {'memkeeper wall/CPU ms':>22} {'grep wall/CPU ms':>18} {'x (wall)':>9} {'x (CPU)':>8}"
+    )
+    for word in GREP_WORDS:
+        ours = _median_run([str(memkeeper), "--project", str(project), "search", word, "--limit", str(K)])
+        grep = _median_run(["grep", "-rnF", word, str(paths.root)])
+        print(
+            f"  {word:<14} {ours[0] * 1000:11.0f} / {ours[1] * 1000:7.0f} {grep[0] * 1000:9.0f} / {grep[1] * 1000:6.0f}"
+            f" {grep[0] / ours[0]:8.1f}x {grep[1] / ours[1]:7.1f}x"
+        )
+
+
+def _median_run(argv: list[str]) -> tuple[float, float]:
+    """Median wall and CPU (user + system) seconds of three runs of ``argv``."""
+    import os
+
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(3):
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        wall.append(time.perf_counter() - start)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _missing_share(question: str, body: str) -> float:
+    """The share of the question's content words (stop words aside) its entry does not hold."""
+    from memkeeper.core.search.words import STOP_WORDS
+
+    wanted = {w for w in _WORD.findall(question.lower()) if w not in STOP_WORDS}
+    have = set(_WORD.findall(body.lower()))
+    return len(wanted - have) / len(wanted) if wanted else 0.0
+
+
 def shares_a_word(question: str, vocabulary: set[str]) -> bool:
     return any(w in vocabulary for w in _WORD.findall(question.lower()))
 
@@ -157,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise-mb", type=float, default=20.0, help="generated L1 around the answers (MB)")
     parser.add_argument("--keep", type=Path, help="build the store here and keep it (reused if there)")
     parser.add_argument("--sets", default="tuning,heldout", help="question sets to ask (default both)")
+    parser.add_argument(
+        "--speed", type=Path, metavar="PROJECT_DIR", help="time ranked questions on this store"
+    )
     args = parser.parse_args(argv)
+    if args.speed is not None:
+        speed(args.speed)
+        return 0
     if not args.transcripts.is_dir():
         print(f"bench_recall: no transcripts at {args.transcripts} (use --transcripts)", file=sys.stderr)
         return 2
@@ -183,7 +278,13 @@ def main(argv: list[str] | None = None) -> int:
             questions = load_questions(name)
             answers = [resolve(paths, docs, q["answer"]) for q in questions]
             sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
-            print(f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store)")
+            by_id = {d.id: d for d in docs}
+            apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
+            print(
+                f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
+                f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
+                f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
+            )
             print(
                 f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
             )

@@ -79,10 +79,12 @@ def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[
 
     from memkeeper.core import rotation
     from memkeeper.core.jobs import start_job
-    from memkeeper.core.lock import LockTimeout
+    from memkeeper.core.lock import LockTimeout, is_locked
     from memkeeper.core.store import StorePaths
 
     paths = StorePaths(Path(project))
+    if is_locked(paths.lock):
+        return None, True  # held now (a flush, a rotation): not waited for, the next event rotates
     if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
         start_job(paths, "migrate")  # legacy content: split by date in the background, not inline
         return None, False

@@ -34,7 +34,7 @@ from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_positions import Positions
 from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
-from memkeeper.core.index import read_index, update_index
+from memkeeper.core.index import last_memory_update, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now, section_header, utc_now
@@ -234,7 +234,7 @@ def _set_watermark(paths: StorePaths, moved: Positions, newest: str | None, gene
 
     def change(index: dict[str, Any]) -> None:
         if newest:
-            previous = index.get("lastMemoryUpdateTs")
+            previous = last_memory_update(index)
             index["lastMemoryUpdateTs"] = flush_positions.newest_ts(
                 [{"ts": newest}], previous if isinstance(previous, str) else None
             )
@@ -250,7 +250,7 @@ def _positions(paths: StorePaths) -> Positions:
     with reentrant_lock(paths.lock):
         positions = flush_positions.load(paths)
         if positions is None:
-            legacy = read_index(paths).get("lastMemoryUpdateTs")
+            legacy = last_memory_update(read_index(paths))
             positions = flush_positions.initial(paths, legacy if isinstance(legacy, str) else None)
             flush_positions.save(paths, positions)
         return positions
@@ -301,7 +301,7 @@ def _finish_journal(paths: StorePaths, journal: dict[str, Any]) -> None:
             return  # the positions moved on: that flush was completed
         newest = journal.get("newest")
     elif journal.get("watermark"):  # written by a version with the timestamp watermark
-        if read_index(paths).get("lastMemoryUpdateTs") != expected:
+        if last_memory_update(read_index(paths)) != expected:
             return
         moved, newest = {}, journal["watermark"]
     else:

@@ -258,6 +258,12 @@ def recall_context(project: str, session_id: str | None, prompt: str, min_confid
 
 def lookup_here(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
     """The recall step in this process (imports the search engine)."""
+    import sys
+
+    if sys.flags.no_site:  # the hook launcher starts Python with -S; the engine's stemmer is a site package
+        import site
+
+        site.main()
     from pathlib import Path
 
     from memkeeper.core.store import StorePaths

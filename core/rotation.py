@@ -17,7 +17,7 @@ import time
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.names import archive_name
 from memkeeper.core.store import StorePaths, ensure_store
@@ -201,7 +201,7 @@ def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
         memory = b""
     if memory.startswith(archived) and carry < size:
         atomic_write_bytes(paths.memory, archived[size - carry :] + memory[size:])
-    if name not in {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}:
+    if name not in listed_files(read_index(paths)):
         _add_index_entry(paths, name, int(intent.get("tokens") or tokens_for_bytes(size)))
 
 
@@ -209,7 +209,7 @@ def reconcile_archives(paths: StorePaths) -> list[str]:
     """Add index entries for archives on disk that the index does not list (after a kill)."""
 
     def add_missing(index: dict[str, Any]) -> list[str]:
-        known = {e.get("file") for e in index.get("rotatedFiles", []) if isinstance(e, dict)}
+        known = listed_files(index)
         added = [n for n in list_archives(paths) if n not in known]
         for name in added:
             index["rotatedFiles"].append(archive_entry(paths, name))

@@ -18,8 +18,18 @@ import json
 import os
 from pathlib import Path
 
+from memkeeper.core import injections
 from memkeeper.core.fastjson import json_lines
-from memkeeper.core.names import L1_SUFFIX, l1_session, summary_name
+from memkeeper.core.index import (
+    entry_file,
+    last_memory_update,
+    rotated_files,
+    summary_error,
+    summary_file,
+    summary_generated,
+    summary_state,
+)
+from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -105,10 +115,7 @@ def _index(paths: StorePaths) -> dict[str, Any]:
 
 
 def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    found = index.get("rotatedFiles")
-    if not isinstance(found, list):
-        return []
-    return [e for e in found if isinstance(e, dict) and is_safe_basename(str(e.get("file") or ""))]
+    return [e for e in rotated_files(index) if is_safe_basename(entry_file(e) or "")]
 
 
 def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
@@ -116,9 +123,9 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     for entry in sorted(
         _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
     ):
-        if not entry.get("summaryGenerated"):
+        if not summary_generated(entry):
             continue
-        name = str(entry.get("summary") or summary_name(str(entry["file"])))
+        name = summary_file(entry) or ""
         if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
@@ -151,16 +158,17 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
 
 
 def pending_section(index: dict[str, Any]) -> str:
-    pending = [e for e in _entries(index) if not e.get("summaryGenerated")]
+    pending = [e for e in _entries(index) if not summary_generated(e)]
     if not pending:
         return ""
-    failed = [e for e in pending if e.get("summaryError")]
+    failed = [e for e in pending if summary_state(e) == "failed"]
     lines = [
         f"## Archive summaries pending: {len(pending)}"
         + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
     ]
     for entry in pending[:5]:
-        error = f": failed: {_one_line(entry.get('summaryError'), 80)}" if entry.get("summaryError") else ""
+        error = summary_error(entry)
+        error = f": failed: {_one_line(error, 80)}" if error else ""
         lines.append(f"- {entry['file']}{error}")
     if len(pending) > 5:
         lines.append(f"- … and {len(pending) - 5} more")
@@ -248,7 +256,7 @@ def _describe(entries: list[dict[str, Any]], title: str) -> str:
 
 def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
     """What the most recent other session did after the flush watermark."""
-    watermark = index.get("lastMemoryUpdateTs")
+    watermark = last_memory_update(index)
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
         if skip and l1_session(path.name) == skip:
@@ -366,7 +374,25 @@ def build_context(
     memory = memory_tail_section(paths, budget)
     if not fixed and not memory:
         return ""
-    sections = [header] + [s for s in (notice, named, summary, memory, session, pending) if s]
+    parts = [
+        (key, part)
+        for key, part in (
+            ("notice", notice),
+            ("named", named),
+            ("summary", summary),
+            (injections.MEMORY, memory),
+            ("session", session),
+            ("pending", pending),
+        )
+        if part
+    ]
+    if session_id:
+        seen = injections.injected(paths, session_id) if source == "resume" else None
+        injections.remember(paths, session_id, injections.digests(parts) | (seen or set()))
+        if seen is not None:  # a resume: Claude Code kept what was injected before
+            changed = injections.changed_parts(parts, seen)
+            return "\n\n".join([injections.resume_note(parts, changed)] + [p for _k, p in changed])
+    sections = [header] + [part for _key, part in parts]
     text = "\n\n".join(sections)
     if len(text) > limit:  # the fixed sections were large: the memory tail gave way, now cut the end
         text = _clip(text, limit)

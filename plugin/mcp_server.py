@@ -453,5 +453,12 @@ def warm_up(paths: StorePaths) -> threading.Thread:
 
 
 def serve(project: str | None = None) -> None:
-    """Run the server on stdio until the client closes it."""
+    """Run the server on stdio until the client closes it (or ends it with SIGTERM)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _exit_on_term)
     Server(paths_for(project), sys.stdin.buffer, sys.stdout.buffer).run()
+
+
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(0)  # unwinds run(), which removes the recall socket

@@ -31,12 +31,12 @@ import stat
 import struct
 import time
 import zlib
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
@@ -65,7 +65,8 @@ from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
-Progress = Callable[[int, int, str], None]  # (bytes done, bytes total, current file)
+Progress = Callable[[int, int, str], None]
+T = TypeVar("T")  # (bytes done, bytes total, current file)
 
 FINGERPRINT_BYTES = 4096
 COMMIT_BYTES = 64 << 20
@@ -727,6 +728,7 @@ class _Updater:
             _set_meta(self.conn, key, value)
         _set_meta(self.conn, "files", self.conn.execute("SELECT count(*) FROM sources").fetchone()[0])
         _set_meta(self.conn, "built", 1)
+        _set_meta(self.conn, "generation", int(_meta(self.conn, "generation") or 0) + 1)
         self.conn.execute("DELETE FROM meta WHERE key='building'")
 
     # -- dropping and reviving rows ---------------------------------------------------------
@@ -1106,6 +1108,27 @@ def reindex(
             conn.close()
     stats.notes[:0] = notes
     return stats
+
+
+#: Vocabulary lookups (the trigrams a short word begins, a word's document count) walk the
+#: index and repeat from keystroke to keystroke: kept per index generation, in this process.
+_VOCAB_CACHE: OrderedDict[tuple[object, ...], object] = OrderedDict()
+VOCAB_CACHE_ENTRIES = 4096
+
+
+def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """``compute()``, remembered until the index changes (its generation moves on)."""
+    ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]
+    generation = _meta(conn, "generation")
+    full = (db, generation, *key)
+    if full in _VOCAB_CACHE:
+        _VOCAB_CACHE.move_to_end(full)
+        return _VOCAB_CACHE[full]  # type: ignore[return-value]
+    value = compute()
+    _VOCAB_CACHE[full] = value
+    if len(_VOCAB_CACHE) > VOCAB_CACHE_ENTRIES:
+        _VOCAB_CACHE.popitem(last=False)
+    return value
 
 
 BUSY_NOTE = "the search index is being updated by another process: results may be a moment old"

@@ -26,12 +26,14 @@ import os
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, words
-from memkeeper.core.search.model import Hit, TierResult
+from memkeeper.core.search.indexer import vocab_cached
+from memkeeper.core.search.model import Hit
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
@@ -176,10 +178,14 @@ def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierSta
     for group in query.groups:
         total = 0
         for form in dict.fromkeys(words.porter(f) for f in group.forms):
-            row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (form,)).fetchone()
-            total += row[0] if row else 0
+            total += vocab_cached(conn, ("df", vocab, form), partial(_doc_count, conn, vocab, form))
         df[group.stem] = total
     return _TierStats(_rows(conn, schema.WORDS[index]), df)
+
+
+def _doc_count(conn: sqlite3.Connection, vocab: str, term: str) -> int:
+    row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _idf(stats: _TierStats, group: Group) -> float:
@@ -432,33 +438,6 @@ def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
             cand.own.add(group.stem)
 
 
-def fuse(word_hits: list[Ranked], substring_hits: list[Ranked], query: RankedQuery) -> list[Ranked]:
-    """Reciprocal rank fusion of the word channel and the trigram channel (by doc id)."""
-    if not substring_hits:
-        return word_hits
-    if not word_hits:
-        return substring_hits
-    fused: dict[str, float] = {}
-    best: dict[str, Ranked] = {}
-    for hits in (word_hits, substring_hits):
-        for rank, hit in enumerate(hits):
-            key = hit.doc.id
-            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-            if key not in best or hit.confidence > best[key].confidence:
-                best[key] = hit
-    ordered = sorted(fused, key=lambda k: (-fused[k], best[k].doc.file, best[k].doc.loc))
-    return [Ranked(best[k].doc, round(fused[k] * 1000, 4), best[k].confidence) for k in ordered]
-
-
-def substring_confidence(query: RankedQuery, doc: Doc, idf: dict[str, float] | None = None) -> float:
-    """Confidence of a hit of the trigram channel: the share of query words it holds (as words or substrings)."""
-    lowered = doc.body.lower()
-    stems = set(words.terms(doc.body))
-    own = {g.stem for g in query.groups if g.stem in stems or (g.spaceless and g.word in lowered)}
-    weights = idf or {g.stem: 1.0 for g in query.groups}
-    return confidence(query, coverage(query, weights, own, set()))
-
-
 # -- hits -------------------------------------------------------------------------------
 
 
@@ -572,10 +551,6 @@ def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
             if words.porter(word) == stem:
                 return word
     return stem
-
-
-def empty_tier(tier: str) -> TierResult:
-    return TierResult(tier, (), 0)
 
 
 # -- without the index ------------------------------------------------------------------------

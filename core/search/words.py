@@ -1,15 +1,14 @@
-"""Words for ranked search: one normaliser for the index and the query, so both sides agree.
+"""Words for ranked search: the query side of the word index, agreeing with how it was built.
 
-Text becomes a list of *terms*: words split at anything that is not a letter or digit
-(``snake_case`` and ``camelCase`` parts too), lowercased, English stop words left out,
-then stemmed with Porter's stemmer; the query adds the forms Porter keeps apart
-(``decided`` → also ``decision``; ``analysis``/``analyze``; a short table of irregular
-verbs). Words of other scripts (Korean, Japanese) are kept as they are:
-the trigram channel of search finds them inside longer words.
-
-The index is FTS5 with the ``porter unicode61`` tokenizer (C, fast to build); this module
-applies the same Porter stemmer in Python to the query (to weigh, highlight and score
-coverage) and adds the forms Porter keeps apart as ORed alternatives.
+The index is FTS5 with the ``porter unicode61`` tokenizer (C, fast to build): words are
+runs of letters and digits (``snake_case`` splits, ``camelCase`` does not), lowercased,
+accents folded, Porter-stemmed. This module splits and stems the same way in Python
+(snowball's Porter is the same algorithm), to weigh the query's words, score how much of
+the query an entry holds and highlight it; it leaves English stop words out of the query
+and adds the forms Porter keeps apart as ORed alternatives (``decided`` → also
+``decision``; ``analysis``/``analyze``; a short table of irregular verbs). Words of other
+scripts (Korean, Japanese) are kept as they are: the trigram channel finds them inside
+longer words.
 """
 
 from __future__ import annotations

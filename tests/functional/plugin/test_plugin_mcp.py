@@ -24,7 +24,7 @@ LAUNCHER = REPO / "plugin" / "bin" / "memkeeper"
 #: The issue's budget for answering ``initialize`` (Claude Code 2.1.330 gives up after ~2.8 s),
 #: asserted on the median of RUNS cold starts of the launcher Claude Code runs.
 INITIALIZE_BUDGET_SECONDS = 0.5
-RUNS = 5
+RUNS = 7
 
 PLANTED = "Background jobs moved from Celery to RQ because the Celery workers leaked memory overnight."
 MEMORY_MD = f"""# Project memory
@@ -233,3 +233,59 @@ async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StoreP
     while list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # removed when the server ends
+
+
+CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("cli", sorted(CLIS))
+def test_claude_code_connects_to_the_server(cli: str, planted: StorePaths, home: Path) -> None:
+    """Claude Code's own health check (``claude mcp list``) reaches the server: pinned and newest."""
+    folder, version = CLIS[cli]
+    binary = REPO / folder / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
+    env.update(HOME=str(home), DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    env.update(MEMKEEPER_PYTHON=sys.executable, MEMKEEPER_NO_JOBS="1")
+
+    def claude(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(binary), *args], cwd=planted.project, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    added = claude("mcp", "add", "-s", "user", "memkeeper", "--", str(LAUNCHER), "mcp")
+    assert added.returncode == 0, added.stdout + added.stderr
+    listed = claude("mcp", "list")
+    line = next((x for x in listed.stdout.splitlines() if x.startswith("memkeeper:")), "")
+    assert "Connected" in line, listed.stdout + listed.stderr
+
+
+def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> None:
+    from memkeeper.core import recall
+
+    folder = planted.state / recall.RECALL_DIR
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=_env(planted),
+        cwd=planted.project,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        deadline = time.monotonic() + 30
+        while not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+        proc.terminate()  # how a client may end it, stdin still open
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))

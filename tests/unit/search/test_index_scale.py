@@ -284,3 +284,26 @@ def test_summary_replaced_under_its_name_is_seen_through_the_journal(large: Stor
     assert not search(large, "pelican", tiers=["l3"]).hits  # a foreign rewrite: left to the full check
     changes.record(large, large.archive(name))  # what the summary job does after writing
     assert [h.file for h in search(large, "pelican", tiers=["l3"]).hits] == [name]
+
+
+def test_cached_vocabulary_lookups_follow_the_index(store: StorePaths) -> None:
+    """A short word's trigrams are remembered between searches, and forgotten when the index changes."""
+    assert not search(store, "zq", deep=True).hits  # no trigram begins with "zq": remembered as none
+    assert not search(store, "zq", deep=True).hits
+    (store.sessions / "2026-11-04_080000_abcd0000.l1.jsonl").write_text(
+        json.dumps({"ts": "2026-11-04T08:00:00Z", "role": "user", "text": "the zqw key"}) + "\n", "utf-8"
+    )
+    found = search(store, "zq", deep=True)
+    assert [h.file for h in found.hits] == ["sessions/2026-11-04_080000_abcd0000.l1.jsonl"]
+    assert found.tiers == scan_search(store, "zq", deep=True).tiers
+    ranked = any_search(store, "zqw key", deep=True)  # document counts are cached the same way
+    assert ranked.hits and ranked.hits[0].file.endswith("abcd0000.l1.jsonl")
+
+
+def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
+    seen: list[tuple[int, int]] = []
+    results = any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert results.source == "index" and seen and seen[-1][0] == seen[-1][1] > 0
+    seen.clear()
+    any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
+    assert seen == []  # nothing to index the second time

@@ -199,7 +199,8 @@ def _hook(store: StorePaths, event: str, session: str = CURRENT, **fields: str) 
         ["/bin/sh", str(launcher), event],
         input=json.dumps(payload).encode(),
         capture_output=True,
-        env=dict(os.environ, MEMKEEPER_PYTHON=sys.executable),
+        # as Claude Code runs it from a checkout or an install: Python with -S (no site scan)
+        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
         timeout=60,
     )
     assert proc.returncode == 0

@@ -154,3 +154,23 @@ def test_ranked_without_the_index_reads_the_files(tmp_path: Path) -> None:
         store.search_db.chmod(0o600)
     assert results.mode == "ranked"
     assert results.hits and "nightly backup" in _top(results).snippet
+
+
+def test_an_appended_entry_gets_its_neighbours_from_the_file(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    path = store.sessions / "2026-11-21_090000_bbbb2222.l1.jsonl"
+    first = [_e(1, "user", text="the quarterly invoice export times out on large accounts")]
+    _session(store, path.name, first)
+    assert search(store, "invoice export")  # indexed: the file is now known
+    with open(path, "a", encoding="utf-8") as handle:  # an append, read from its offset
+        handle.write(json.dumps(_e(2, "tool_result", output="HTTP 504 after 30000 ms", result="ok")) + "\n")
+    results = search(store, "invoice export timeout result", tiers=["l1"], types=["tool_result"])
+    assert results.hits and "HTTP 504" in _top(results).snippet
+
+
+def test_a_rewritten_memory_file_leaves_no_stale_words(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert "sqlite" in _top(search(store, "sqlite wal decision", tiers=["memory"])).snippet.lower()
+    store.memory.write_text("# Memory\n\n## 2026-11-02_0900\n- [ui]: the sidebar is collapsible\n", "utf-8")
+    assert not search(store, "sqlite wal", tiers=["memory"])
+    assert "sidebar" in _top(search(store, "collapsing the sidebar", tiers=["memory"])).snippet

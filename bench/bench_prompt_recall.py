@@ -1,0 +1,148 @@
+"""Per-prompt recall's cost: the whole UserPromptSubmit hook process against ``python3 -I -c pass``.
+
+The store is :mod:`bench_hooks`' (``gen_store.py`` with SESSIONS small sessions and 40
+archives) plus one earlier session holding the answer, with its search index built. The
+hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper-hook``), four ways:
+
+- ``recall off``: ``recall.enabled: false`` (the counting hook alone);
+- ``in-hook, hit`` / ``in-hook, unrelated``: recall on, no MCP server running, so the hook
+  imports the search engine and looks up itself; a prompt the earlier session answers
+  (a fresh session each round, so it is injected every time) and one nothing answers;
+- ``resident, hit`` / ``resident, unrelated``: the same with a resident lookup serving the
+  store (:class:`memkeeper.core.recall.RecallServer`, what the MCP server runs while
+  Claude Code keeps it), so the hook only asks over a Unix socket.
+
+Runs are interleaved (every command once per round, shuffled); the figures are medians of
+wall time and of the child's CPU time (user + system), each with its ratio to the
+baseline's, so a busy machine shows in the wall times but less in the CPU times. The goal
+is a ratio <= 1.5 with recall on. Jobs are not started (``MEMKEEPER_NO_JOBS=1``).
+
+Usage: python bench/bench_prompt_recall.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_hooks import make_store
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
+SESSIONS = 50
+HIT = "how did we fix the flaky S3 upload retry?"
+UNRELATED = "write a haiku about autumn leaves falling"
+ANSWER = "The flaky S3 upload retry was fixed with exponential backoff and jitter in the uploader client."
+
+
+def add_earlier_session(root: Path) -> None:
+    entries = [
+        {
+            "ts": "2026-11-20T09:00:00.000Z",
+            "role": "user",
+            "text": "the S3 uploads keep failing",
+            "session": "earlier1",
+        },
+        {"ts": "2026-11-20T09:01:00.000Z", "role": "assistant", "text": ANSWER, "session": "earlier1"},
+    ]
+    path = root / "sessions" / "2026-11-20_090000_earlier1.l1.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+def run(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall seconds, child CPU seconds, stdout) of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, cwd=cwd, env=env, capture_output=True, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds (default 20)")
+    args = parser.parse_args()
+    from memkeeper.core.recall import RECALL_DIR, RecallServer
+    from memkeeper.core.store import StorePaths
+
+    cache = Path(tempfile.mkdtemp(prefix="mk-bench-recall-"))
+    try:
+        project = make_store(cache, SESSIONS)
+        root = project / ".claude" / "memory"
+        add_earlier_session(root)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER"))}
+        env.update(HOME=str(project), MEMKEEPER_NO_JOBS="1")
+        subprocess.run(
+            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        hook = ["/bin/sh", str(LAUNCHER), "UserPromptSubmit"]
+        cases: dict[str, tuple[list[str], str, bool]] = {
+            "python3 -I -c pass": ([sys.executable, "-I", "-c", "pass"], "", True),
+            "recall off": (hook, HIT, False),
+            "in-hook, hit": (hook, HIT, True),
+            "in-hook, unrelated": (hook, UNRELATED, True),
+            "resident, hit": (hook, HIT, True),
+            "resident, unrelated": (hook, UNRELATED, True),
+        }
+        server = RecallServer(StorePaths(project))
+        walls: dict[str, list[float]] = {name: [] for name in cases}
+        cpus: dict[str, list[float]] = {name: [] for name in cases}
+        injected: dict[str, int] = dict.fromkeys(cases, 0)
+        names = list(cases)
+        rng = random.Random(0)
+        for round_ in range(args.rounds + 1):  # round 0 warms the page cache and .pyc files
+            rng.shuffle(names)
+            for name in names:
+                argv, prompt, enabled = cases[name]
+                config = {"memory": {"flushEvery": 10**9}, "recall": {"enabled": enabled}}
+                (root / "config.json").write_text(json.dumps(config))
+                session = f"bench-{name.replace(' ', '').replace(',', '-')}-{round_}"
+                stdin = json.dumps({"session_id": session, "cwd": str(project), "prompt": prompt}).encode()
+                resident = name.startswith("resident")
+                if resident:
+                    server.start()
+                try:
+                    wall, cpu, out = run(argv, stdin if prompt else b"", project, env)
+                finally:
+                    if resident:
+                        server.close()
+                if round_:
+                    walls[name].append(wall)
+                    cpus[name].append(cpu)
+                    injected[name] += bool(out.strip())
+                shutil.rmtree(root / ".state" / RECALL_DIR, ignore_errors=True)
+        base_wall = statistics.median(walls["python3 -I -c pass"])
+        base_cpu = statistics.median(cpus["python3 -I -c pass"])
+        print(
+            f"UserPromptSubmit whole process, median of {args.rounds} interleaved rounds ({sys.executable})"
+        )
+        print(f"  {'case':<22} {'wall ms':>8} {'ratio':>6}   {'cpu ms':>7} {'ratio':>6}   injected")
+        for name in cases:
+            wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+            print(
+                f"  {name:<22} {wall * 1000:>8.1f} {wall / base_wall:>6.2f}   {cpu * 1000:>7.1f} "
+                f"{cpu / base_cpu:>6.2f}   {injected[name]}/{args.rounds}"
+            )
+        print(f"  (resident lookups served: {server.served}; goal: ratio <= 1.5 with recall on)")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
