@@ -117,21 +117,22 @@ def _type_name(value: Any) -> str:
     return fastjson.dumps(value) if isinstance(value, (bool, int, float)) else type(value).__name__
 
 
-def _leaf_error(value: Any, kind: Any, low: float) -> str | None:
-    """Why ``value`` does not fit the leaf, or None when it does."""
-    if isinstance(kind, tuple):
-        return None if value in kind else f"must be one of {', '.join(kind)}, not {_type_name(value)}"
+def _choice_error(value: Any, allowed: tuple[str, ...]) -> str | None:
+    return None if value in allowed else f"must be one of {', '.join(allowed)}, not {_type_name(value)}"
+
+
+def _simple_error(value: Any, kind: str) -> str | None:
+    """bool, str and argv leaves."""
     if kind == "bool":
         return None if isinstance(value, bool) else f"must be true or false, not {_type_name(value)}"
     if kind == "str":
         return None if isinstance(value, str) else f"must be a string, not {_type_name(value)}"
-    if kind == "argv":
-        ok = value is None or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))
-        return (
-            None
-            if ok
-            else f"must be a list of strings (a command and its arguments), not {_type_name(value)}"
-        )
+    ok = value is None or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))
+    return None if ok else f"must be a list of strings (a command and its arguments), not {_type_name(value)}"
+
+
+def _number_error(value: Any, kind: str, low: float) -> str | None:
+    """count, number and fraction leaves."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, not {_type_name(value)}"
     if kind == "count" and not float(value).is_integer():
@@ -141,6 +142,15 @@ def _leaf_error(value: Any, kind: Any, low: float) -> str | None:
     if value < low:
         return f"must be {'above 0' if low > 0 else 'at least 0'}, not {_type_name(value)}"
     return None
+
+
+def _leaf_error(value: Any, kind: Any, low: float) -> str | None:
+    """Why ``value`` does not fit the leaf, or None when it does."""
+    if isinstance(kind, tuple):
+        return _choice_error(value, kind)
+    if kind in ("bool", "str", "argv"):
+        return _simple_error(value, kind)
+    return _number_error(value, kind, low)
 
 
 def validate_layer(path: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
