@@ -82,7 +82,7 @@ def _shared_options(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def _fast_path(argv: list[str]) -> int | None:
-    """Dispatch ``check`` / ``hook EVENT`` without argparse; None if not applicable."""
+    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` without argparse; None if not applicable."""
     project: str | None = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--project":
@@ -95,6 +95,11 @@ def _fast_path(argv: list[str]) -> int | None:
         from memkeeper.plugin.hook import main as hook_main
 
         return hook_main([rest[1]])
+    if rest == ["mcp"]:  # Claude Code waits for the server's first answer: no argparse, no Rich
+        from memkeeper.plugin.mcp_server import serve
+
+        serve(project)
+        return 0
     return None
 
 

@@ -145,7 +145,7 @@ def run_summaries(args: argparse.Namespace) -> int:
 
     from memkeeper.cli.output import EXIT_OK, console, literal, print_json
     from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.index import read_index, safe_entries
+    from memkeeper.core.index import read_index, safe_entries, summary_generated
     from memkeeper.core.summarizers import budget_status
     from memkeeper.core.summary import pending_summaries
 
@@ -154,7 +154,7 @@ def run_summaries(args: argparse.Namespace) -> int:
     pending = pending_summaries(paths)
     budget = budget_status(paths, config)
     entries, _ = safe_entries(read_index(paths))
-    generated = sum(1 for e in entries if e.get("summaryGenerated") is True)
+    generated = sum(1 for e in entries if summary_generated(e))
     if args.json:
         print_json(
             {

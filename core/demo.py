@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text, dumps_js
+from memkeeper.core.index import mark_failed, mark_generated
 from memkeeper.core.names import archive_name_for, l1_name, summary_name
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso, section_header, utc_day
@@ -818,12 +819,9 @@ def create_demo_store(project_dir: Path, seed: int = 0) -> StorePaths:
             generator = "claude:haiku" if i < 2 else "extractive"
             summary = _summary(name, sections, PHASE_OVERVIEWS[i], generated, generator)
             _write(paths.archive(summary_name(name)), dumps_js(summary), generated)
-            entry["summaryGenerated"] = True
-            entry["summaryAttempts"] = 1
-            entry["summaryGenerator"] = generator
+            mark_generated(entry, generator, tries=1)
         elif i == FAILED_ARCHIVE:
-            entry["summaryAttempts"] = 3
-            entry["summaryError"] = "claude -p exited with status 1: API Error: 529 overloaded_error"
+            mark_failed(entry, "claude -p exited with status 1: API Error: 529 overloaded_error", tries=3)
         entries.append(entry)
 
     current = phase_sections[ARCHIVE_PHASES]

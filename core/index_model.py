@@ -11,15 +11,16 @@ file name outside the memory folder) is left out and reported in ``refused``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memkeeper.core.index import read_index, safe_entries
+from memkeeper.core.index import read_index, safe_entries, summary_generated, summary_state
 from memkeeper.core.names import summary_name
 from memkeeper.core.store import StorePaths
 
-SummaryState = Literal["generated", "pending", "failed"]
+if TYPE_CHECKING:
+    from memkeeper.core.index import SummaryState
 
 
 class _Model(BaseModel):
@@ -45,6 +46,11 @@ class RotatedFile(_Model):
     summaryAttempts: int = 0
     summaryGenerator: str | None = None
 
+    @field_validator("summaryGenerated", mode="before")
+    @classmethod
+    def _generated_only_if_true(cls, value: Any) -> bool:
+        return summary_generated({"summaryGenerated": value})  # the one rule, in core.index
+
     @field_validator("dateRange", mode="before")
     @classmethod
     def _lenient_range(cls, value: Any) -> Any:
@@ -63,9 +69,7 @@ class RotatedFile(_Model):
 
     @property
     def state(self) -> SummaryState:
-        if self.summaryGenerated:
-            return "generated"
-        return "failed" if self.summaryError else "pending"
+        return summary_state({"summaryGenerated": self.summaryGenerated, "summaryError": self.summaryError})
 
 
 class IndexStats(_Model):
@@ -132,4 +136,4 @@ def load_index(paths: StorePaths) -> MemoryIndex:
 
 def pending_entries(index: MemoryIndex) -> list[RotatedFile]:
     """Entries whose summary is not generated yet (pending or failed), oldest first."""
-    return [e for e in index.rotatedFiles if not e.summaryGenerated]
+    return [e for e in index.rotatedFiles if e.state != "generated"]

@@ -32,7 +32,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,6 +93,15 @@ class RefineResult:
     partial_tail: bool = False
     reconciled: bool = False  # offsets were missing or stale; existing lines were compared
     unknown_types: dict[str, int] = field(default_factory=dict)
+
+    def add_stats(self, stats: ParseStats) -> None:
+        """Count one more source read with ``stats``."""
+        self.sources += 1
+        self.broken_lines += stats.broken_lines
+        self.bytes_read += stats.bytes_read
+        self.partial_tail = self.partial_tail or stats.partial_tail
+        for name, count in stats.unknown_types.items():
+            self.unknown_types[name] = self.unknown_types.get(name, 0) + count
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,49 +199,71 @@ def _js_number(value: Any) -> str:
 # --- events → entries ----------------------------------------------------------------
 
 
-def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    """The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them."""
-    fields: dict[str, Any] = {}
-    if name == "Read":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        offset = tool_input.get("offset")
-        if offset and isinstance(offset, (int, float)):
-            limit = tool_input.get("limit") or 100
-            end = offset + limit if isinstance(limit, (int, float)) else offset + 100
-            fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
-    elif name == "Edit":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        old, new = tool_input.get("old_string"), tool_input.get("new_string")
-        if isinstance(old, str) and isinstance(new, str) and old and new:
-            fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
-    elif name == "Write":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        content = tool_input.get("content")
-        if isinstance(content, str):
-            fields["size"] = utf16_len(content)
-    elif name == "Bash":
-        command = tool_input.get("command")
-        if isinstance(command, str):
-            fields["cmd"] = clip(command, CMD_LIMIT)
-    elif name == "Grep":
-        for key in ("pattern", "path"):
-            if tool_input.get(key) is not None:
-                fields[key] = redact(str(tool_input[key]))
-    elif name == "Glob":
-        if tool_input.get("pattern") is not None:
-            fields["pattern"] = redact(str(tool_input["pattern"]))
-    else:
-        fields["params"] = ",".join(tool_input.keys())
-        detail = _tool_detail(tool_input)
-        if detail:
-            fields["detail"] = detail
+def _with_target(tool_input: dict[str, Any]) -> dict[str, Any]:
+    target = tool_input.get("file_path") or tool_input.get("path")
+    return {"target": redact(str(target))} if target else {}
+
+
+def _read_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    offset = tool_input.get("offset")
+    if offset and isinstance(offset, (int, float)):
+        limit = tool_input.get("limit") or 100
+        end = offset + limit if isinstance(limit, (int, float)) else offset + 100
+        fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
     return fields
+
+
+def _edit_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    old, new = tool_input.get("old_string"), tool_input.get("new_string")
+    if isinstance(old, str) and isinstance(new, str) and old and new:
+        fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
+    return fields
+
+
+def _write_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    content = tool_input.get("content")
+    if isinstance(content, str):
+        fields["size"] = utf16_len(content)
+    return fields
+
+
+def _bash_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    command = tool_input.get("command")
+    return {"cmd": clip(command, CMD_LIMIT)} if isinstance(command, str) else {}
+
+
+def _pattern_fields(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {key: redact(str(tool_input[key])) for key in keys if tool_input.get(key) is not None}
+
+    return fields
+
+
+def _other_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"params": ",".join(tool_input.keys())}
+    detail = _tool_detail(tool_input)
+    if detail:
+        fields["detail"] = detail
+    return fields
+
+
+#: The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them.
+_TOOL_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Read": _read_fields,
+    "Edit": _edit_fields,
+    "Write": _write_fields,
+    "Bash": _bash_fields,
+    "Grep": _pattern_fields("pattern", "path"),
+    "Glob": _pattern_fields("pattern"),
+}
+
+
+def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """The per-tool fields of a ``tool`` entry (:data:`_TOOL_FIELDS`; others list their params)."""
+    return _TOOL_FIELDS.get(name, _other_fields)(tool_input)
 
 
 def _diff_side(text: str) -> str:
@@ -440,96 +471,163 @@ def refine_transcript(
     return result
 
 
+@dataclass
+class _RefineState:
+    """The refine state of one session (``.state/l1/<session>.json``), loaded, changed and saved.
+
+    ``data`` is the file's JSON object as read (keys we do not know are written back): the L1
+    file (``l1``), its entry count, each source's offset, and ``pending``, the marker of an
+    append in flight, which :meth:`commit` writes before appending and clears after.
+    """
+
+    paths: StorePaths
+    session: str
+    data: dict[str, Any]
+    fresh: bool  # nothing on disk: what L1 already holds must be compared, not trusted
+    was_pending: bool = False
+
+    @classmethod
+    def load(cls, paths: StorePaths, session: str) -> _RefineState:
+        data = _load_state(paths, session)
+        if data is None:
+            return cls(
+                paths,
+                session,
+                {"session": session, "l1": None, "entries": 0, "sources": {}, "pending": None},
+                True,
+            )
+        return cls(paths, session, data, False)
+
+    @property
+    def l1_path(self) -> Path | None:
+        return self.paths.sessions / self.data["l1"] if self.data.get("l1") else None
+
+    @property
+    def offsets(self) -> dict[str, Any]:
+        offsets: dict[str, Any] = self.data["sources"]
+        return offsets
+
+    @property
+    def entries(self) -> int:
+        return int(self.data.get("entries", 0))
+
+    @entries.setter
+    def entries(self, value: int) -> None:
+        self.data["entries"] = value
+
+    def recover(self) -> None:
+        """Undo an append a killed run left without its offsets; let go of a vanished L1 file."""
+        pending = self.data.get("pending")
+        self.was_pending = pending is not None
+        l1_path = self.l1_path
+        if isinstance(pending, dict) and l1_path is not None and l1_path.exists():
+            keep = int(pending.get("l1_size", 0))
+            if l1_path.stat().st_size > keep:
+                os.truncate(l1_path, keep)
+            self.entries = int(pending.get("entries", self.entries))
+        self.data["pending"] = None
+        if l1_path is not None and not l1_path.exists():
+            # compressed, deduplicated or deleted: later entries start a new file
+            self.data["l1"] = None
+            self.entries = 0
+
+    def commit(self, l1_path: Path, chunks: list[bytes]) -> None:
+        """Append ``chunks`` to ``l1_path`` durably, marked pending until it is done."""
+        self.data["l1"] = l1_path.name
+        size_before = l1_path.stat().st_size if l1_path.exists() else 0
+        self.data["pending"] = {"l1_size": size_before, "entries": self.entries}
+        self.save()
+        _append_durable(l1_path, b"".join(chunks))
+        self.entries += len(chunks)
+        self.data["pending"] = None
+
+    def finish(self, new_offsets: dict[str, dict[str, Any]], changed: bool) -> None:
+        """Record the sources' new offsets; save if anything changed."""
+        changed = changed or any(self.offsets.get(key) != value for key, value in new_offsets.items())
+        self.offsets.update(new_offsets)
+        if changed or self.was_pending:
+            self.data["session"] = self.session
+            self.data["updatedAt"] = iso_now()
+            self.save()
+
+    def save(self) -> None:
+        _save_state(self.paths, self.session, self.data)
+
+
+def _must_reconcile(state: _RefineState, sources: list[_Source], l1_path: Path | None) -> bool:
+    """Compare content instead of trusting offsets: no state, a source that shrank (rewritten)
+    or a source this session never read while L1 already holds lines."""
+    reconcile = state.fresh
+    for source in sources:
+        known = state.offsets.get(source.key)
+        if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
+            reconcile = True
+            state.offsets.pop(source.key, None)
+    if any(source.key not in state.offsets for source in sources) and l1_path is not None:
+        reconcile = True
+    return reconcile
+
+
+@dataclass
+class _Read:
+    """The new L1 lines of every source, and where each source was read up to."""
+
+    lines: list[bytes] = field(default_factory=list)
+    first_ts: str | None = None
+    offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _read_source(
+    source: _Source, known: Any, session: str, seen: Counter[bytes], read: _Read, result: RefineResult
+) -> None:
+    """Add the new entries of ``source`` (from its known offset) to ``read``; ``seen`` lines are skipped."""
+    start = int(known.get("offset", 0)) if isinstance(known, dict) else 0
+    last_ts = known.get("last_ts") if isinstance(known, dict) else None
+    stats = ParseStats()
+    for event in iter_events(source.path, start, stats):
+        ts = event.ts or last_ts or iso_now()
+        last_ts = ts
+        entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
+        if entry is None:
+            continue
+        line = dumps_entry(entry)
+        if seen[line] > 0:
+            seen[line] -= 1
+            continue
+        read.first_ts = read.first_ts or ts
+        read.lines.append(line)
+    result.add_stats(stats)
+    read.offsets[source.key] = {
+        "path": str(source.path),
+        "offset": stats.end_offset,
+        "size": source.path.stat().st_size,
+        "last_ts": last_ts,
+    }
+
+
 def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineResult:
-    result = RefineResult(session_id=session, transcript=transcript, l1_path=None)
-    state = _load_state(paths, session)
-    reconcile = state is None
-    if state is None:
-        state = {"session": session, "l1": None, "entries": 0, "sources": {}, "pending": None}
-    l1_path: Path | None = paths.sessions / state["l1"] if state.get("l1") else None
-    pending = state.get("pending")
-    if isinstance(pending, dict) and l1_path is not None and l1_path.exists():
-        # A run died between its append and its offset update: undo the append.
-        keep = int(pending.get("l1_size", 0))
-        if l1_path.stat().st_size > keep:
-            os.truncate(l1_path, keep)
-        state["entries"] = int(pending.get("entries", state.get("entries", 0)))
-    state["pending"] = None
-    if l1_path is not None and not l1_path.exists():
-        l1_path = None  # compressed, deduplicated or deleted: later entries start a new file
-        state["l1"] = None
-        state["entries"] = 0
-    if l1_path is None and reconcile:
+    state = _RefineState.load(paths, session)
+    state.recover()
+    l1_path = state.l1_path
+    if l1_path is None and state.fresh:
         l1_path = _find_session_file(paths, session)
     sources = _sources(transcript, session)
-    offsets: dict[str, Any] = state["sources"]
-    for source in sources:
-        known = offsets.get(source.key)
-        if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
-            reconcile = True  # the source shrank (rewritten?): compare content, not offsets
-            offsets.pop(source.key, None)
-    if any(source.key not in offsets for source in sources) and l1_path is not None:
-        reconcile = True  # a file this session has not read before may repeat what L1 holds
+    reconcile = _must_reconcile(state, sources, l1_path)
     seen = _existing_lines(l1_path) if reconcile else Counter()
     if reconcile and l1_path is not None:
-        state["entries"] = sum(seen.values())
+        state.entries = sum(seen.values())
+    result = RefineResult(session_id=session, transcript=transcript, l1_path=None)
     result.reconciled = reconcile and l1_path is not None
-
-    chunks: list[bytes] = []
-    first_ts: str | None = None
-    new_offsets: dict[str, dict[str, Any]] = {}
+    read = _Read()
     for source in sources:
-        known = offsets.get(source.key)
-        start = int(known.get("offset", 0)) if isinstance(known, dict) else 0
-        last_ts = known.get("last_ts") if isinstance(known, dict) else None
-        stats = ParseStats()
-        for event in iter_events(source.path, start, stats):
-            ts = event.ts or last_ts or iso_now()
-            last_ts = ts
-            entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
-            if entry is None:
-                continue
-            line = dumps_entry(entry)
-            if seen[line] > 0:
-                seen[line] -= 1
-                continue
-            if first_ts is None:
-                first_ts = ts
-            chunks.append(line)
-        result.sources += 1
-        result.broken_lines += stats.broken_lines
-        result.bytes_read += stats.bytes_read
-        result.partial_tail = result.partial_tail or stats.partial_tail
-        for name, count in stats.unknown_types.items():
-            result.unknown_types[name] = result.unknown_types.get(name, 0) + count
-        new_offsets[source.key] = {
-            "path": str(source.path),
-            "offset": stats.end_offset,
-            "size": source.path.stat().st_size,
-            "last_ts": last_ts,
-        }
-
-    if chunks:
-        if l1_path is None:
-            l1_path = paths.sessions / l1_name(parse_iso(first_ts) or utc_now(), session)
-        state["l1"] = l1_path.name
-        size_before = l1_path.stat().st_size if l1_path.exists() else 0
-        state["pending"] = {"l1_size": size_before, "entries": state.get("entries", 0)}
-        _save_state(paths, session, state)
-        _append_durable(l1_path, b"".join(chunks))
-        state["entries"] = int(state.get("entries", 0)) + len(chunks)
-        state["pending"] = None
-    changed = (
-        bool(chunks) or reconcile or any(offsets.get(key) != value for key, value in new_offsets.items())
-    )
-    offsets.update(new_offsets)
-    if changed or pending is not None:
-        state["session"] = session
-        state["updatedAt"] = iso_now()
-        _save_state(paths, session, state)
+        _read_source(source, state.offsets.get(source.key), session, seen, read, result)
+    if read.lines:
+        l1_path = l1_path or paths.sessions / l1_name(parse_iso(read.first_ts) or utc_now(), session)
+        state.commit(l1_path, read.lines)
+    state.finish(read.offsets, changed=bool(read.lines) or reconcile)
     result.l1_path = l1_path
-    result.new_entries = len(chunks)
-    result.total_entries = int(state.get("entries", 0))
+    result.new_entries = len(read.lines)
+    result.total_entries = state.entries
     return result
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.names import archive_name_on
 from memkeeper.core.rotation import ROTATE_TRIGGER
@@ -358,7 +358,7 @@ def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
         memory = b""
     if memory.startswith(original):
         atomic_write_bytes(paths.memory, original[carry:] + memory[size:])
-    listed = {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}
+    listed = listed_files(read_index(paths))
     missing = [a for a in archives if a.name not in listed]
     if missing:
         _add_index_entries(paths, missing)

@@ -17,7 +17,7 @@ import time
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
-from memkeeper.core.index import archive_entry, list_archives, read_index, update_index
+from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.names import archive_name
 from memkeeper.core.store import StorePaths, ensure_store
@@ -92,6 +92,10 @@ def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
     return name
 
 
+class RotationRefused(ValueError):
+    """A forced rotation of a memory.md no bigger than its carryover: it would only copy it."""
+
+
 def rotate(
     paths: StorePaths,
     threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
@@ -118,6 +122,11 @@ def rotate(
             tokens = tokens_for_bytes(len(content))
             if not content or (tokens < threshold_tokens and not force):
                 return None
+            if tokens <= carryover_tokens:
+                raise RotationRefused(
+                    f"memory.md holds {tokens:,} tokens, no more than the carryover ({carryover_tokens:,}): "
+                    "rotating now would copy it whole into an archive; nothing done"
+                )
             name = free_archive_name(paths)
             carryover = extract_tail_bytes(content, carryover_tokens)
             intent = {
@@ -192,7 +201,7 @@ def finish_interrupted(paths: StorePaths, intent: dict[str, Any]) -> None:
         memory = b""
     if memory.startswith(archived) and carry < size:
         atomic_write_bytes(paths.memory, archived[size - carry :] + memory[size:])
-    if name not in {e.get("file") for e in read_index(paths).get("rotatedFiles", []) if isinstance(e, dict)}:
+    if name not in listed_files(read_index(paths)):
         _add_index_entry(paths, name, int(intent.get("tokens") or tokens_for_bytes(size)))
 
 
@@ -200,7 +209,7 @@ def reconcile_archives(paths: StorePaths) -> list[str]:
     """Add index entries for archives on disk that the index does not list (after a kill)."""
 
     def add_missing(index: dict[str, Any]) -> list[str]:
-        known = {e.get("file") for e in index.get("rotatedFiles", []) if isinstance(e, dict)}
+        known = listed_files(index)
         added = [n for n in list_archives(paths) if n not in known]
         for name in added:
             index["rotatedFiles"].append(archive_entry(paths, name))

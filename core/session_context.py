@@ -20,7 +20,16 @@ from pathlib import Path
 
 from memkeeper.core import injections
 from memkeeper.core.fastjson import json_lines
-from memkeeper.core.names import L1_SUFFIX, l1_session, summary_name
+from memkeeper.core.index import (
+    entry_file,
+    last_memory_update,
+    rotated_files,
+    summary_error,
+    summary_file,
+    summary_generated,
+    summary_state,
+)
+from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
@@ -106,10 +115,7 @@ def _index(paths: StorePaths) -> dict[str, Any]:
 
 
 def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    found = index.get("rotatedFiles")
-    if not isinstance(found, list):
-        return []
-    return [e for e in found if isinstance(e, dict) and is_safe_basename(str(e.get("file") or ""))]
+    return [e for e in rotated_files(index) if is_safe_basename(entry_file(e) or "")]
 
 
 def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
@@ -117,51 +123,60 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     for entry in sorted(
         _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
     ):
-        if not entry.get("summaryGenerated"):
-            continue
-        name = str(entry.get("summary") or summary_name(str(entry["file"])))
-        if not is_safe_basename(name):
+        name = summary_file(entry) or ""
+        if not summary_generated(entry) or not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
         if not isinstance(data, dict):
             continue
-        span = data.get("dateRange") if isinstance(data.get("dateRange"), dict) else entry.get("dateRange")
-        when = ""
-        if isinstance(span, dict) and span.get("first"):
-            when = f" ({span.get('first')} to {span.get('last') or span.get('first')})"
-        lines = [f"## Summary of archived memory{when}, from {entry['file']}"]
-        overall = _one_line(data.get("overallSummary"), 1_100)
-        if overall:
-            lines.append(overall)
-        issues = [
-            i for i in data.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"
+        lines = [
+            f"## Summary of archived memory{_span(data, entry)}, from {entry['file']}",
+            *_summary_lines(data),
         ]
-        if issues:
-            lines.append("Open issues:")
-            lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
-        decisions = [d for d in data.get("keyDecisions") or [] if isinstance(d, dict) and d.get("decision")]
-        if decisions:
-            lines.append("Key decisions:")
-            for item in decisions[:5]:
-                reason = f" (because {_one_line(item.get('reason'), 100)})" if item.get("reason") else ""
-                lines.append(f"- {_one_line(item.get('decision'), 160)}{reason}")
-        if len(lines) == 1:
-            continue
-        return _clip("\n".join(lines), SUMMARY_CHARS)
+        if len(lines) > 1:
+            return _clip("\n".join(lines), SUMMARY_CHARS)
     return ""
 
 
+def _span(summary: dict[str, Any], entry: dict[str, Any]) -> str:
+    """`` (first to last)`` of the summary's (else the entry's) date range, or ''."""
+    span = summary.get("dateRange") if isinstance(summary.get("dateRange"), dict) else entry.get("dateRange")
+    if isinstance(span, dict) and span.get("first"):
+        return f" ({span.get('first')} to {span.get('last') or span.get('first')})"
+    return ""
+
+
+def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The overall summary, up to five open issues and five key decisions, one line each."""
+    lines: list[str] = []
+    overall = _one_line(summary.get("overallSummary"), 1_100)
+    if overall:
+        lines.append(overall)
+    issues = [i for i in summary.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"]
+    if issues:
+        lines.append("Open issues:")
+        lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
+    decisions = [d for d in summary.get("keyDecisions") or [] if isinstance(d, dict) and d.get("decision")]
+    if decisions:
+        lines.append("Key decisions:")
+        for item in decisions[:5]:
+            reason = f" (because {_one_line(item.get('reason'), 100)})" if item.get("reason") else ""
+            lines.append(f"- {_one_line(item.get('decision'), 160)}{reason}")
+    return lines
+
+
 def pending_section(index: dict[str, Any]) -> str:
-    pending = [e for e in _entries(index) if not e.get("summaryGenerated")]
+    pending = [e for e in _entries(index) if not summary_generated(e)]
     if not pending:
         return ""
-    failed = [e for e in pending if e.get("summaryError")]
+    failed = [e for e in pending if summary_state(e) == "failed"]
     lines = [
         f"## Archive summaries pending: {len(pending)}"
         + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
     ]
     for entry in pending[:5]:
-        error = f": failed: {_one_line(entry.get('summaryError'), 80)}" if entry.get("summaryError") else ""
+        error = summary_error(entry)
+        error = f": failed: {_one_line(error, 80)}" if error else ""
         lines.append(f"- {entry['file']}{error}")
     if len(pending) > 5:
         lines.append(f"- … and {len(pending) - 5} more")
@@ -222,23 +237,29 @@ def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
     return json_lines(_read_text(path, max_bytes=L1_TAIL_BYTES))
 
 
-def _describe(entries: list[dict[str, Any]], title: str) -> str:
-    prompts = [e for e in entries if e.get("role") == "user" and not e.get("sidechain") and e.get("text")]
-    answers = [
-        e for e in entries if e.get("role") == "assistant" and not e.get("sidechain") and e.get("text")
-    ]
+def _main_texts(entries: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
+    """The entries of ``role`` in the main conversation (not a subagent's) that carry text."""
+    return [e for e in entries if e.get("role") == role and not e.get("sidechain") and e.get("text")]
+
+
+def _tool_counts(entries: list[dict[str, Any]]) -> dict[str, int]:
     tools: dict[str, int] = {}
     for entry in entries:
         if entry.get("role") == "tool":
             name = str(entry.get("name") or "tool")
             tools[name] = tools.get(name, 0) + 1
+    return tools
+
+
+def _describe(entries: list[dict[str, Any]], title: str) -> str:
+    prompts, answers = _main_texts(entries, "user"), _main_texts(entries, "assistant")
+    tools = _tool_counts(entries)
     if not prompts and not answers and not tools:
         return ""
     first = str(entries[0].get("ts") or "")[:16].replace("T", " ")
     last = str(entries[-1].get("ts") or "")[:16].replace("T", " ")
     lines = [f"## {title} ({first} to {last} UTC)"]
-    for entry in prompts[-6:]:
-        lines.append(f"- asked: {_one_line(entry.get('text'), 200)}")
+    lines += [f"- asked: {_one_line(entry.get('text'), 200)}" for entry in prompts[-6:]]
     if tools:
         used = ", ".join(f"{n} ×{c}" for n, c in sorted(tools.items(), key=lambda kv: -kv[1])[:6])
         lines.append(f"- tools used: {used}")
@@ -249,7 +270,7 @@ def _describe(entries: list[dict[str, Any]], title: str) -> str:
 
 def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
     """What the most recent other session did after the flush watermark."""
-    watermark = index.get("lastMemoryUpdateTs")
+    watermark = last_memory_update(index)
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
         if skip and l1_session(path.name) == skip:

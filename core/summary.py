@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,9 +32,17 @@ from memkeeper.core.atomic import atomic_write_json, atomic_write_text
 from memkeeper.core.index import (
     archive_entry,
     date_range,
+    find_entry,
     list_archives,
+    mark_failed,
+    mark_generated,
     read_index,
     safe_entries,
+    summary_attempts,
+    summary_error,
+    summary_generated,
+    summary_generator,
+    summary_state,
     update_index,
 )
 from memkeeper.core.lock import try_lock
@@ -251,7 +259,7 @@ def raw_output_path(paths: StorePaths, archive: str) -> Path:
 @dataclass(frozen=True)
 class PendingSummary:
     file: str
-    state: str  # "pending" | "failed" | "missing" (the archive itself is gone)
+    state: Literal["pending", "failed", "missing"]  # missing: the archive itself is gone
     error: str | None
     attempts: int
 
@@ -261,18 +269,15 @@ def pending_summaries(paths: StorePaths) -> list[PendingSummary]:
     entries, _ = safe_entries(read_index(paths))
     out: list[PendingSummary] = []
     for entry in entries:
-        if entry.get("summaryGenerated") is True:
+        state = summary_state(entry)
+        if state == "generated":
             continue
         name = str(entry["file"])
-        error = entry.get("summaryError")
-        attempts = entry.get("summaryAttempts")
-        attempts = attempts if isinstance(attempts, int) else 0
+        attempts = summary_attempts(entry)
         if not paths.archive(name).exists():
             out.append(PendingSummary(name, "missing", "the archive file is missing", attempts))
-        elif isinstance(error, str) and error:
-            out.append(PendingSummary(name, "failed", error, attempts))
         else:
-            out.append(PendingSummary(name, "pending", None, attempts))
+            out.append(PendingSummary(name, state, summary_error(entry), attempts))
     return out
 
 
@@ -444,11 +449,7 @@ def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> Non
     def mark(index: dict[str, Any]) -> None:
         entry = _entry_for(paths, index, archive)
         entry["summary"] = summary_name(archive)
-        entry["summaryGenerated"] = True
-        entry["summaryGenerator"] = summary.generator
-        entry.pop("summaryError", None)
-        if tries:
-            entry["summaryAttempts"] = _attempts(entry) + tries
+        mark_generated(entry, summary.generator, tries)
         if summary.dateRange and summary.dateRange.first and "dateRange" not in entry:
             entry["dateRange"] = {"first": summary.dateRange.first, "last": summary.dateRange.last}
 
@@ -457,34 +458,19 @@ def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> Non
 
 def _record_failure(paths: StorePaths, archive: str, error: str, tries: int) -> None:
     def mark(index: dict[str, Any]) -> None:
-        entry = _entry_for(paths, index, archive)
-        entry["summaryGenerated"] = False
-        entry["summaryError"] = error[:500]
-        entry["summaryAttempts"] = _attempts(entry) + tries
+        mark_failed(_entry_for(paths, index, archive), error, tries)
 
     update_index(paths, mark)
 
 
-def _attempts(entry: dict[str, Any]) -> int:
-    value = entry.get("summaryAttempts")
-    return value if isinstance(value, int) else 0
-
-
 def _entry_for(paths: StorePaths, index: dict[str, Any], archive: str) -> dict[str, Any]:
     """The index entry of ``archive``, added (from disk) if the index does not list it yet."""
-    for entry in index.get("rotatedFiles", []):
-        if isinstance(entry, dict) and entry.get("file") == archive:
-            return entry
+    entry = find_entry(index, archive)
+    if entry is not None:
+        return entry
     entry = archive_entry(paths, archive)
     index.setdefault("rotatedFiles", []).append(entry)
     return entry
-
-
-def _entry_state(paths: StorePaths, archive: str) -> dict[str, Any] | None:
-    for entry in read_index(paths).get("rotatedFiles", []):
-        if isinstance(entry, dict) and entry.get("file") == archive:
-            return entry
-    return None
 
 
 def _lock_path(paths: StorePaths, archive: str) -> Path:
@@ -508,7 +494,7 @@ def _generate_unlocked(
     try:
         text, notes = _read_archive(paths, archive)
     except ArchiveUnusable as exc:
-        if paths.archive(archive).exists() and _entry_state(paths, archive) is not None:
+        if paths.archive(archive).exists() and find_entry(read_index(paths), archive) is not None:
             _record_failure(paths, archive, str(exc), 0)  # the entry stays pending, with the reason
         raise
     config, _ = load_config_or_default(paths)
@@ -682,10 +668,7 @@ def _adopt_existing(paths: StorePaths, archive: str) -> Summary | None:
     generator = found.generator or "unknown (found on disk)"
 
     def mark(index: dict[str, Any]) -> None:
-        entry = _entry_for(paths, index, archive)
-        entry["summaryGenerated"] = True
-        entry["summaryGenerator"] = generator
-        entry.pop("summaryError", None)
+        mark_generated(_entry_for(paths, index, archive), generator)
 
     update_index(paths, mark)
     return found
@@ -736,10 +719,10 @@ def _one(
                 return ArchiveOutcome(archive, "busy", error="another process is generating this summary")
             if only_pending:
                 # Re-check inside the lock: another run may have finished it meanwhile.
-                entry = _entry_state(paths, archive)
-                if entry is not None and entry.get("summaryGenerated") is True:
-                    return ArchiveOutcome(archive, "skipped", entry.get("summaryGenerator"))
-                if entry is not None and not entry.get("summaryError"):
+                entry = find_entry(read_index(paths), archive)
+                if entry is not None and summary_generated(entry):
+                    return ArchiveOutcome(archive, "skipped", summary_generator(entry))
+                if entry is not None and summary_error(entry) is None:
                     adopted = _adopt_existing(paths, archive)
                     if adopted is not None:
                         return ArchiveOutcome(archive, "adopted", adopted.generator)

@@ -131,15 +131,16 @@ def session_info(name: str, size: int) -> SessionInfo | None:
 
 
 def _summary_state(entry: dict[str, Any]) -> str:
-    if entry.get("summaryGenerated") is True:
-        return "ok"
-    return "failed" if entry.get("summaryError") else "pending"
+    from memkeeper.core.index import summary_state
+
+    state = summary_state(entry)
+    return "ok" if state == "generated" else state
 
 
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
-    from memkeeper.core.index import read_index, safe_entries
+    from memkeeper.core.index import read_index, safe_entries, summary_attempts, summary_error
     from memkeeper.core.rotation import memory_tokens
     from memkeeper.core.settings import hook_settings
 
@@ -163,8 +164,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
                 bytes=int(entry.get("bytes") or 0),
                 tokens=int(entry.get("tokens") or 0),
                 summary_state=_summary_state(entry),
-                error=str(entry["summaryError"]) if entry.get("summaryError") else None,
-                attempts=int(entry.get("summaryAttempts") or 0),
+                error=summary_error(entry),
+                attempts=summary_attempts(entry),
             )
         )
     archives.sort(key=lambda a: a.name)

@@ -148,8 +148,9 @@ def raw_index(paths: StorePaths) -> tuple[dict[str, Any] | None, str | None]:
 
 def listed_archives(paths: StorePaths) -> set[str]:
     index, _problem = raw_index(paths)
-    entries = (index or {}).get("rotatedFiles", [])
-    return {e["file"] for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)}
+    from memkeeper.core.index import listed_files
+
+    return listed_files(index or {})
 
 
 def is_skipped(paths: StorePaths, path: Path) -> bool:

@@ -19,7 +19,16 @@ from memkeeper.core.doctor.base import (
     raw_index,
     rel,
 )
-from memkeeper.core.index import archive_entry, list_archives, rebuild_index, update_index
+from memkeeper.core.index import (
+    archive_entry,
+    list_archives,
+    mark_generated,
+    mark_pending,
+    rebuild_index,
+    summary_file,
+    summary_generated,
+    update_index,
+)
 from memkeeper.core.names import SUMMARY_SUFFIX, summary_name
 from memkeeper.core.store import StorePaths, is_safe_basename
 from memkeeper.core.tokens import tokens_for_bytes
@@ -72,8 +81,8 @@ def tokens_off(entry: dict[str, Any], size: int) -> bool:
 
 def _summary_flag(paths: StorePaths, entry: dict[str, Any]) -> Finding | None:
     name = entry["file"]
-    summary = paths.root / entry.get("summary", summary_name(name))
-    generated = entry.get("summaryGenerated") is True
+    summary = paths.root / (summary_file(entry) or summary_name(name))
+    generated = summary_generated(entry)
     if generated and not summary.exists():
         return Finding(
             ERROR,
@@ -124,13 +133,12 @@ def _fixed_entry(paths: StorePaths, entry: dict[str, Any]) -> dict[str, Any]:
     if entry.get("bytes") != size or tokens_off(entry, size):
         entry["bytes"] = size
         entry["tokens"] = tokens_for_bytes(size)
-    summary = paths.root / entry.get("summary", summary_name(entry["file"]))
+    summary = paths.root / (summary_file(entry) or summary_name(entry["file"]))
     ok = summary.exists() and summary_problem(summary) is None
-    if entry.get("summaryGenerated") is True and not ok:
-        entry["summaryGenerated"] = False  # pending again: the job will regenerate it
-    elif entry.get("summaryGenerated") is not True and ok:
-        entry["summaryGenerated"] = True
-        entry.pop("summaryError", None)
+    if summary_generated(entry) and not ok:
+        mark_pending(entry)  # the job will regenerate it
+    elif not summary_generated(entry) and ok:
+        mark_generated(entry)
     return entry
 
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import IndexBusy, open_for_search, vocab_cached, writer
+from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
@@ -550,6 +550,7 @@ def search(
     cap: int = CAP,
     lock_wait: float = LOCK_WAIT_SECONDS,
     exact: bool = False,
+    progress: Progress | None = None,
 ) -> SearchResults:
     """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
 
@@ -557,6 +558,8 @@ def search(
     exact mode reads memory, L3 and L2, and L1 with ``deep``. Raises QueryError for an
     unusable query or option. Never raises for the index: a missing store gives no hits
     and a warning; a busy or broken index, an answer from reading the files.
+    ``progress(bytes done, bytes total, file)`` follows the indexing a search does first
+    (a first build); while another process builds, ``indexer.build_progress`` tells how far.
     """
     exact = exact or '"' in query
     parsed = parse_query(query)
@@ -568,7 +571,9 @@ def search(
     try:
         # What changed is indexed first under the single-writer lock; while another process
         # writes, the index is read as last committed (WAL), so searches never queue behind it.
-        with open_for_search(paths, filters.tiers, refresh=refresh, lock_wait=lock_wait) as (conn, notes):
+        with open_for_search(
+            paths, filters.tiers, refresh=refresh, lock_wait=lock_wait, progress=progress
+        ) as (conn, notes):
             if exact:
                 tiers_out = _index_search(paths, conn, parsed, filters)
                 return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))

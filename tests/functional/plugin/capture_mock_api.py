@@ -8,6 +8,8 @@ The script:
   sent by ``claude -p`` as the summarizer) gets ``FLUSH_BULLETS``;
 - a conversation whose last user turn carries a tool_result gets the final text ``FINAL_TEXT``;
 - a conversation whose last user text asks ``USE_TOOL`` gets a Bash tool_use (``echo``);
+- a conversation whose last user text contains a trigger of ``state.bash_for`` (a list of
+  ``(trigger, command)`` a test sets) gets a Bash tool_use running that command;
 - anything else (compaction included) gets ``HELLO_TEXT``.
 
 Every request body is kept in ``requests`` for assertions.
@@ -54,6 +56,7 @@ class MockState:
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.counter = 0
+        self.bash_for: list[tuple[str, str]] = []
 
     def next_id(self) -> int:
         with self.lock:
@@ -67,7 +70,9 @@ def plan_reply(body: dict[str, Any], state: MockState) -> dict[str, Any]:
     if "conversation memory extractor" in text:
         return {"type": "text", "text": FLUSH_BULLETS}
     messages = body.get("messages") or []
-    last = messages[-1] if messages else {}
+    # The last user turn (newer CLIs append the environment as a trailing "system" message).
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    last = users[-1] if users else {}
     content = last.get("content") if isinstance(last, dict) else None
     if isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content
@@ -75,6 +80,14 @@ def plan_reply(body: dict[str, Any], state: MockState) -> dict[str, Any]:
         return {"type": "text", "text": FINAL_TEXT}
     last_text = "\n".join(_texts(content))
     tools = body.get("tools") or []
+    for trigger, command in list(state.bash_for):
+        if trigger in last_text:
+            return {
+                "type": "tool_use",
+                "id": f"toolu_mock_{state.next_id()}",
+                "name": "Bash",
+                "input": {"command": command, "description": "Run memkeeper"},
+            }
     if "USE_TOOL" in last_text and any(isinstance(t, dict) and t.get("name") == "Bash" for t in tools):
         return {
             "type": "tool_use",
