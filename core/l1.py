@@ -32,7 +32,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -199,49 +199,71 @@ def _js_number(value: Any) -> str:
 # --- events → entries ----------------------------------------------------------------
 
 
-def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    """The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them."""
-    fields: dict[str, Any] = {}
-    if name == "Read":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        offset = tool_input.get("offset")
-        if offset and isinstance(offset, (int, float)):
-            limit = tool_input.get("limit") or 100
-            end = offset + limit if isinstance(limit, (int, float)) else offset + 100
-            fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
-    elif name == "Edit":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        old, new = tool_input.get("old_string"), tool_input.get("new_string")
-        if isinstance(old, str) and isinstance(new, str) and old and new:
-            fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
-    elif name == "Write":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        content = tool_input.get("content")
-        if isinstance(content, str):
-            fields["size"] = utf16_len(content)
-    elif name == "Bash":
-        command = tool_input.get("command")
-        if isinstance(command, str):
-            fields["cmd"] = clip(command, CMD_LIMIT)
-    elif name == "Grep":
-        for key in ("pattern", "path"):
-            if tool_input.get(key) is not None:
-                fields[key] = redact(str(tool_input[key]))
-    elif name == "Glob":
-        if tool_input.get("pattern") is not None:
-            fields["pattern"] = redact(str(tool_input["pattern"]))
-    else:
-        fields["params"] = ",".join(tool_input.keys())
-        detail = _tool_detail(tool_input)
-        if detail:
-            fields["detail"] = detail
+def _with_target(tool_input: dict[str, Any]) -> dict[str, Any]:
+    target = tool_input.get("file_path") or tool_input.get("path")
+    return {"target": redact(str(target))} if target else {}
+
+
+def _read_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    offset = tool_input.get("offset")
+    if offset and isinstance(offset, (int, float)):
+        limit = tool_input.get("limit") or 100
+        end = offset + limit if isinstance(limit, (int, float)) else offset + 100
+        fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
     return fields
+
+
+def _edit_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    old, new = tool_input.get("old_string"), tool_input.get("new_string")
+    if isinstance(old, str) and isinstance(new, str) and old and new:
+        fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
+    return fields
+
+
+def _write_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields = _with_target(tool_input)
+    content = tool_input.get("content")
+    if isinstance(content, str):
+        fields["size"] = utf16_len(content)
+    return fields
+
+
+def _bash_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    command = tool_input.get("command")
+    return {"cmd": clip(command, CMD_LIMIT)} if isinstance(command, str) else {}
+
+
+def _pattern_fields(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {key: redact(str(tool_input[key])) for key in keys if tool_input.get(key) is not None}
+
+    return fields
+
+
+def _other_fields(tool_input: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"params": ",".join(tool_input.keys())}
+    detail = _tool_detail(tool_input)
+    if detail:
+        fields["detail"] = detail
+    return fields
+
+
+#: The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them.
+_TOOL_FIELDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "Read": _read_fields,
+    "Edit": _edit_fields,
+    "Write": _write_fields,
+    "Bash": _bash_fields,
+    "Grep": _pattern_fields("pattern", "path"),
+    "Glob": _pattern_fields("pattern"),
+}
+
+
+def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """The per-tool fields of a ``tool`` entry (:data:`_TOOL_FIELDS`; others list their params)."""
+    return _TOOL_FIELDS.get(name, _other_fields)(tool_input)
 
 
 def _diff_side(text: str) -> str:
