@@ -307,3 +307,16 @@ def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
     seen.clear()
     any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
     assert seen == []  # nothing to index the second time
+
+
+def test_jobs_refresh_the_index_in_the_background(store: StorePaths) -> None:
+    from memkeeper.core.jobs import run_job
+
+    refresh(store)
+    (store.sessions / "2026-11-06_080000_eeee0000.l1.jsonl").write_text(
+        json.dumps({"ts": "2026-11-06T08:00:00Z", "role": "user", "text": "wombat in a job"}) + "\n", "utf-8"
+    )
+    assert not search(store, "wombat", deep=True, refresh=False).hits  # not indexed yet
+    assert run_job(store, "summary")  # nothing to summarise; the index is refreshed after it
+    found = search(store, "wombat", deep=True, refresh=False)
+    assert [h.file for h in found.hits] == ["sessions/2026-11-06_080000_eeee0000.l1.jsonl"]
