@@ -80,6 +80,8 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(REPO)],
         check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     wheel = next(wheels.glob("memkeeper-*.whl"))
