@@ -15,16 +15,6 @@ from memkeeper.core.store import StorePaths
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    return home
-
-
-@pytest.fixture
 def store(home: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
     """The deterministic store of ``scenes.build_store`` (trash times frozen too)."""
     monkeypatch.setattr("memkeeper.core.forget.iso_now", lambda: "2026-11-21T12:00:00.000Z")
