@@ -80,6 +80,8 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(REPO)],
         check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     wheel = next(wheels.glob("memkeeper-*.whl"))
@@ -131,7 +133,10 @@ def main() -> int:
     if not args.no_wheel:
         launchers["wheel"] = wheel_launcher(args.cache, python)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER", "VIRTUAL_ENV"))}
-    env.update(MEMKEEPER_NO_JOBS="1")
+    # HOME beside the stores, never a store's project: a store is never kept in the home folder
+    home = args.cache / "home"
+    home.mkdir(exist_ok=True)
+    env.update(MEMKEEPER_NO_JOBS="1", HOME=str(home))
     commands: dict[str, tuple[list[str], bytes, Path]] = {
         "python3 -I -c pass": ([python, "-I", "-c", "pass"], b"", REPO)
     }
@@ -149,13 +154,13 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in names}
     for name in names:  # warm-up: page cache, counters, .pyc files
         argv, data, cwd = commands[name]
-        timed(argv, data, cwd, dict(env, HOME=str(cwd)))
+        timed(argv, data, cwd, env)
     rng = random.Random(0)
     for _ in range(args.rounds):
         rng.shuffle(names)
         for name in names:
             argv, data, cwd = commands[name]
-            times[name].append(timed(argv, data, cwd, dict(env, HOME=str(cwd))))
+            times[name].append(timed(argv, data, cwd, env))
     base = statistics.median(times["python3 -I -c pass"])
     print(
         f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds; load {os.getloadavg()[0]:.1f}"

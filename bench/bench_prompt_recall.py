@@ -83,7 +83,8 @@ def main() -> int:
         root = project / ".claude" / "memory"
         add_earlier_session(root)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER"))}
-        env.update(HOME=str(project), MEMKEEPER_NO_JOBS="1")
+        (cache / "home").mkdir()
+        env.update(HOME=str(cache / "home"), MEMKEEPER_NO_JOBS="1")
         subprocess.run(
             [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
             env=env,

@@ -131,10 +131,13 @@ def bench_locks(base: Path, runs: int) -> None:
 
 def child_rss(code: str, *args: str) -> tuple[float, int, str]:
     """(seconds, peak RSS in bytes, stdout) of ``python -c code`` (RSS from getrusage of the child)."""
+    # VmHWM is this process image's own peak (getrusage's maxrss would carry the forking
+    # parent's size across exec).
     wrapper = (
-        "import resource, runpy, sys\n"
+        "import sys\n"
         f"exec(compile({code!r}, '<bench>', 'exec'))\n"
-        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+        "print('RSS', int(hwm) * 1024)\n"
     )
     start = time.perf_counter()
     done = subprocess.run(
@@ -201,7 +204,11 @@ def bench_transcript_line(base: Path, line_mb: int) -> None:
 
     with transcript.open("wb") as handle:
         handle.write(line("before the big line"))
-        handle.write(line("x" * (line_mb * 2**20)))
+        head, tail = line("@").split(b"@")
+        handle.write(head)
+        for _ in range(line_mb):  # written in pieces: this process stays small
+            handle.write(b"x" * 2**20)
+        handle.write(tail)
         handle.write(line("after the big line"))
     size = transcript.stat().st_size
     project = new_store(base, "bigline")
@@ -277,7 +284,9 @@ def bench_legacy(base: Path, legacy_mb: int) -> None:
     row(
         f"{size / 2**20:.0f} MB legacy memory.md",
         f"PostToolUse {took * 1000:.0f} ms, memory.md {'untouched' if unchanged else 'CHANGED'}",
-        f"(the migrate job: rc {ran.returncode}, {job:.1f} s, {archives} archives)",
+        f"(the migrate job: rc {ran.returncode}, {job:.1f} s, {archives} archives"
+        + (f"; {(ran.stderr.strip().splitlines() or [''])[-1][:200]}" if ran.returncode else "")
+        + ")",
     )
 
 

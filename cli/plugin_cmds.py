@@ -183,5 +183,10 @@ def run_save(args: argparse.Namespace) -> int:
         section = append_note(paths_from(args), " ".join(args.text))
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        from memkeeper.cli.output import print_json
+
+        print_json({"saved": "memory.md", "section": section.strip()})
+        return 0
     console().print(literal(f"Saved to memory.md:{section.rstrip()}"))
     return 0

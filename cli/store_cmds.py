@@ -80,6 +80,11 @@ def run_demo(args: argparse.Namespace) -> int:
         paths = create_demo_store(target, seed=args.seed)
     except FileExistsError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        from memkeeper.cli.output import print_json
+
+        print_json({"project": str(paths.project), "store": str(paths.root)})
+        return 0
     print(paths.project)
     return 0
 
@@ -91,17 +96,24 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_rotate(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING
+    from memkeeper.cli.output import EXIT_NOTHING, print_json
     from memkeeper.core import rotation
     from memkeeper.core.config import load_config
     from memkeeper.core.jobs import start_job
 
     paths = _paths(args)
     cfg = load_config(paths).config
-    result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
+    try:
+        result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
+    except rotation.RotationRefused as exc:
+        from memkeeper.cli.output import CliError
+
+        raise CliError(str(exc), EXIT_NOTHING) from None
     if result is None:
         tokens = rotation.memory_tokens(paths)
-        if tokens == 0:
+        if args.json:
+            print_json({"rotated": False, "tokens": tokens, "thresholdTokens": cfg.threshold_tokens})
+        elif tokens == 0:
             print("[MEMORY_KEEPER] Nothing to rotate: memory.md is empty or missing")
         else:
             print(
@@ -109,7 +121,10 @@ def run_rotate(args: argparse.Namespace) -> int:
                 f"under the threshold of {cfg.threshold_tokens:,} (use --force to rotate anyway)"
             )
         return EXIT_NOTHING
-    print(result.trigger_line)
+    if args.json:
+        print_json({"rotated": True, "message": result.trigger_line})
+    else:
+        print(result.trigger_line)
     start_job(paths, "summary")
     return 0
 
@@ -118,6 +133,11 @@ def run_reset(args: argparse.Namespace) -> int:
     from memkeeper.core import counters
 
     counters.reset(_paths(args))
+    if args.json:
+        from memkeeper.cli.output import print_json
+
+        print_json({"reset": True})
+        return 0
     print("[MEMORY_KEEPER] Counter reset.")
     return 0
 
@@ -378,6 +398,11 @@ def run_memory_set(args: argparse.Namespace) -> int:
     ensure_store(paths)
     with reentrant_lock(paths.lock):
         atomic_write_text(paths.named(key), text)
+    if args.json:
+        from memkeeper.cli.output import print_json
+
+        print_json({"saved": paths.named(key).name, "bytes": len(text.encode("utf-8"))})
+        return 0
     print(f"[MEMORY_KEEPER] Saved {NAMED_TITLES[key]} to .claude/memory/{paths.named(key).name}")
     return 0
 

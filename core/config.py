@@ -8,7 +8,7 @@ names the file and the key; an unknown key is a warning, never an error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -17,16 +17,14 @@ from memkeeper.core.settings import (
     DEFAULT_RECALL_CONFIDENCE,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_SAVE_INTERVAL,
-    config_layers,
-    deep_merge,
+    ConfigError,
+    read_config,
     scaled_threshold,
 )
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
-
-class ConfigError(ValueError):
-    """A configuration value that cannot be used; the message is one line."""
+__all__ = ["Config", "ConfigError", "LoadedConfig", "load_config", "load_config_or_default"]
 
 
 class _Section(BaseModel):
@@ -71,6 +69,9 @@ class BudgetConfig(_Section):
 
 class Config(_Section):
     saveInterval: int = Field(default=DEFAULT_SAVE_INTERVAL, gt=0)
+    keepRaw: bool = False  # the JS plugin's keys: known, read by it
+    quietStop: bool = True
+    rulesInjectionFrequency: int = Field(default=1, gt=0)
     memoryRotation: RotationConfig = Field(default_factory=RotationConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     summarizer: SummarizerConfig = Field(default_factory=SummarizerConfig)
@@ -87,17 +88,6 @@ class Config(_Section):
         return scaled_threshold(self.memoryRotation.carryoverTokens, CARRYOVER_TOKENS)
 
 
-def _unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
-    found: list[str] = []
-    for key in model.model_extra or {}:
-        found.append(prefix + key)
-    for name in type(model).model_fields:
-        value = getattr(model, name)
-        if isinstance(value, BaseModel):
-            found.extend(_unknown_keys(value, f"{prefix}{name}."))
-    return found
-
-
 class LoadedConfig(BaseModel):
     config: Config
     warnings: list[str] = Field(default_factory=list)
@@ -105,31 +95,19 @@ class LoadedConfig(BaseModel):
 
 
 def load_config(paths: StorePaths) -> LoadedConfig:
-    """Merge the layers and validate; raise ConfigError naming the file and key."""
-    merged: dict[str, Any] = {}
-    warnings: list[str] = []
-    sources: list[str] = []
-    for path, data, error in config_layers(paths):
-        if error:
-            raise ConfigError(error)
-        if data is None:
-            continue
-        sources.append(str(path))
-        _validate_layer(path, data)
-        warnings.extend(
-            f"{path}: unknown key '{key}' (ignored)" for key in _unknown_keys(Config.model_validate(data))
-        )
-        merged = deep_merge(merged, data)
-    return LoadedConfig(config=Config.model_validate(merged), warnings=warnings, sources=sources)
+    """The configuration read by the one reader (:func:`memkeeper.core.settings.read_config`,
+    which raises ConfigError naming the file and key), as a typed view."""
+    from memkeeper.core.settings import global_config_file
 
-
-def _validate_layer(path: Path, data: dict[str, Any]) -> None:
+    merged, warnings = read_config(str(paths.config))
+    sources = [path for path in (global_config_file(), str(paths.config)) if Path(path).is_file()]
     try:
-        Config.model_validate(data)
-    except ValidationError as exc:
+        config = Config.model_validate(merged)
+    except ValidationError as exc:  # the schemas disagree: a bug, still one line
         first = exc.errors()[0]
         key = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: bad value for '{key}': {first['msg']}") from None
+        raise ConfigError(f"{paths.config}: bad value for '{key}': {first['msg']}") from None
+    return LoadedConfig(config=config, warnings=warnings, sources=sources)
 
 
 def load_config_or_default(paths: StorePaths) -> tuple[Config, list[str]]:

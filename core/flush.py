@@ -483,46 +483,60 @@ LIVE_REASONS = frozenset({"count", "stop"})
 IDLE_SESSION_SECONDS = 3600
 
 
-def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
-    """Bring the L1 copies up to date: the session named in ``options``, then the others seen lately."""
-    from memkeeper.core import live_sessions
-    from memkeeper.core.jobs import log_error
-
-    wanted: list[tuple[str, str | None]] = []
+def _requested_transcript(paths: StorePaths, options: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(transcript, session id) named in the job's options; the transcript found by id if only that is."""
     transcript = options.get("transcript_path")
     sid = options.get("session_id")
     sid = sid if isinstance(sid, str) and sid else None
-    if not (isinstance(transcript, str) and transcript) and sid:
+    if isinstance(transcript, str) and transcript:
+        return transcript, sid
+    if sid:
         from memkeeper.core.transcript import find_transcript
 
         found = find_transcript(sid, paths.project)
-        transcript = str(found) if found else None
-    if isinstance(transcript, str) and transcript:
-        wanted.append((transcript, sid))
+        return (str(found) if found else None), sid
+    return None, sid
+
+
+def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
+    """Bring the L1 copies up to date: the session named in ``options``, then the others seen lately."""
+    from memkeeper.core import live_sessions
+
+    transcript, sid = _requested_transcript(paths, options)
+    wanted: list[tuple[str, str | None]] = [(transcript, sid)] if transcript else []
     for other, info in live_sessions.read_sessions(paths).items():
         path = info.get("transcript")
         if isinstance(path, str) and path and all(path != w[0] for w in wanted):
             wanted.append((path, other))
-    if not wanted:
-        return
-    from memkeeper.core.l1 import refine_transcript
-
-    requested = wanted[0][1] if isinstance(transcript, str) and transcript else None
+    requested = sid if transcript else None
     for path, session in wanted:
-        try:
-            idle = time.time() - Path(path).stat().st_mtime
-        except OSError:
-            idle = None  # gone: nothing left to copy
-        if idle is not None:
-            try:
-                refine_transcript(paths, Path(path), session_id=session)
-            except Exception as exc:  # one bad transcript must not stop the others
-                log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
-                continue
+        idle = _refine_one(paths, path, session)
         # Another session whose transcript is gone or idle is over (killed before its
         # SessionEnd) and now fully copied: mark it ended, or every start would flush again.
-        if session and session != requested and (idle is None or idle > IDLE_SESSION_SECONDS):
+        if (
+            idle is not False
+            and session
+            and session != requested
+            and (idle is None or idle > IDLE_SESSION_SECONDS)
+        ):
             live_sessions.note_session(paths, session, None, ended=True)
+
+
+def _refine_one(paths: StorePaths, path: str, session: str | None) -> float | None | bool:
+    """Refine one transcript; its idle seconds (None: it is gone), False if refining failed."""
+    from memkeeper.core.jobs import log_error
+    from memkeeper.core.l1 import refine_transcript
+
+    try:
+        idle = time.time() - Path(path).stat().st_mtime
+    except OSError:
+        return None  # gone: nothing left to copy
+    try:
+        refine_transcript(paths, Path(path), session_id=session)
+    except Exception as exc:  # one bad transcript must not stop the others
+        log_error(paths, f"flush: could not refine {path}: {type(exc).__name__}: {exc}")
+        return False
+    return idle
 
 
 def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:

@@ -70,6 +70,18 @@ def read_from(path: Path, start: int) -> Iterator[tuple[int, int, dict[str, Any]
         return
 
 
+def _content_size(path: Path) -> int:
+    """The file's size in (uncompressed) bytes; for a gzip its trailer's ISIZE, read without inflating."""
+    try:
+        if not path.name.endswith(".gz"):
+            return path.stat().st_size
+        with path.open("rb") as handle:
+            handle.seek(-4, 2)
+            return int.from_bytes(handle.read(4), "little")
+    except OSError:
+        return 0
+
+
 def _decode(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw.decode("utf-8", errors="replace"))
@@ -139,6 +151,8 @@ def new_entries(paths: StorePaths, positions: Positions) -> list[dict[str, Any]]
     groups: list[list[dict[str, Any]]] = []
     for path in _l1_paths(paths):
         key = file_key(path)
+        if positions.get(key, 0) >= _content_size(path):
+            continue  # flushed to its end: not even opened
         group = []
         for _start, end, entry in read_from(path, positions.get(key, 0)):
             if isinstance(entry.get("ts"), str):

@@ -40,6 +40,7 @@ from typing import Any
 
 from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, open_no_follow, redact_bytes
+from memkeeper.core.l1_entries import dumps_entry, entry_from_event
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.names import (
     L1_GZ_SUFFIX,
@@ -51,12 +52,10 @@ from memkeeper.core.names import (
     l1_started,
     short_session,
 )
-from memkeeper.core.privacy import redact
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now, parse_iso, utc_now
 from memkeeper.core.transcript import (
     ParseStats,
-    TranscriptEvent,
     find_transcript,
     first_session_id,
     iter_events,
@@ -64,16 +63,6 @@ from memkeeper.core.transcript import (
     newest_transcript,
     subagent_transcripts,
 )
-
-OUTPUT_LIMIT = 200  # tool_result output, UTF-16 units (JS)
-CMD_LIMIT = 200  # Bash command, UTF-16 units (JS)
-DIFF_LIMIT = 100  # each side of an Edit diff (JS)
-DETAIL_LIMIT = 200
-#: Redact this much of a long text before clipping it, so a secret cut by the clip is still seen;
-#: the window grows if redaction shrank it to less than the clip plus this margin.
-REDACT_WINDOW = 1024
-REDACT_MARGIN = 512
-
 
 # --- results -------------------------------------------------------------------------
 
@@ -93,6 +82,15 @@ class RefineResult:
     partial_tail: bool = False
     reconciled: bool = False  # offsets were missing or stale; existing lines were compared
     unknown_types: dict[str, int] = field(default_factory=dict)
+
+    def add_stats(self, stats: ParseStats) -> None:
+        """Count one more source read with ``stats``."""
+        self.sources += 1
+        self.broken_lines += stats.broken_lines
+        self.bytes_read += stats.bytes_read
+        self.partial_tail = self.partial_tail or stats.partial_tail
+        for name, count in stats.unknown_types.items():
+            self.unknown_types[name] = self.unknown_types.get(name, 0) + count
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -142,175 +140,6 @@ class L1File:
             "compressed": self.compressed,
             "legacy": self.legacy,
         }
-
-
-# --- JS-compatible string helpers ----------------------------------------------------
-
-
-def utf16_len(text: str) -> int:
-    """``text.length`` in JavaScript."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def js_slice(text: str, limit: int) -> str:
-    """``text.slice(0, limit)`` in JavaScript, but never splitting a surrogate pair."""
-    if len(text) * 2 <= limit or (len(text) <= limit and text.isascii()):
-        return text
-    prefix = text[:limit]
-    if utf16_len(prefix) <= limit:
-        return prefix
-    units = 0
-    for index, char in enumerate(prefix):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return prefix[:index]
-    return prefix
-
-
-def clip(text: str, limit: int) -> str:
-    """Redact, then cut to ``limit`` UTF-16 units (redacting first so no secret is half-cut)."""
-    if len(text) <= REDACT_WINDOW:
-        return js_slice(redact(text), limit)
-    window = REDACT_WINDOW
-    while True:
-        redacted = redact(text[:window])
-        if len(redacted) >= limit + REDACT_MARGIN or window >= len(text):
-            return js_slice(redacted, limit)
-        window *= 4
-
-
-def _js_number(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-# --- events → entries ----------------------------------------------------------------
-
-
-def _tool_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    """The per-tool fields of a ``tool`` entry, exactly as the JS refiner chose them."""
-    fields: dict[str, Any] = {}
-    if name == "Read":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        offset = tool_input.get("offset")
-        if offset and isinstance(offset, (int, float)):
-            limit = tool_input.get("limit") or 100
-            end = offset + limit if isinstance(limit, (int, float)) else offset + 100
-            fields["lines"] = f"{_js_number(offset)}-{_js_number(end)}"
-    elif name == "Edit":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        old, new = tool_input.get("old_string"), tool_input.get("new_string")
-        if isinstance(old, str) and isinstance(new, str) and old and new:
-            fields["diff"] = f"-{_diff_side(old)}\n+{_diff_side(new)}"
-    elif name == "Write":
-        target = tool_input.get("file_path") or tool_input.get("path")
-        if target:
-            fields["target"] = redact(str(target))
-        content = tool_input.get("content")
-        if isinstance(content, str):
-            fields["size"] = utf16_len(content)
-    elif name == "Bash":
-        command = tool_input.get("command")
-        if isinstance(command, str):
-            fields["cmd"] = clip(command, CMD_LIMIT)
-    elif name == "Grep":
-        for key in ("pattern", "path"):
-            if tool_input.get(key) is not None:
-                fields[key] = redact(str(tool_input[key]))
-    elif name == "Glob":
-        if tool_input.get("pattern") is not None:
-            fields["pattern"] = redact(str(tool_input["pattern"]))
-    else:
-        fields["params"] = ",".join(tool_input.keys())
-        detail = _tool_detail(tool_input)
-        if detail:
-            fields["detail"] = detail
-    return fields
-
-
-def _diff_side(text: str) -> str:
-    return js_slice(redact("\n".join(text.split("\n")[:3])), DIFF_LIMIT)
-
-
-_DETAIL_KEYS = ("description", "query", "url", "skill", "subagent_type", "prompt", "command", "file_path")
-
-
-def _tool_detail(tool_input: dict[str, Any]) -> str:
-    """A short readable hint for tools the JS format only listed by parameter names."""
-    for key in _DETAIL_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return clip(value.strip(), DETAIL_LIMIT)
-    return ""
-
-
-def _result_output(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        )
-    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-
-
-def entry_from_event(
-    event: TranscriptEvent, ts: str, session_id: str, agent_id: str | None = None, sidechain: bool = False
-) -> dict[str, Any] | None:
-    """The L1 entry for one transcript event (None for events L1 does not keep)."""
-    entry: dict[str, Any]
-    kind = event.kind
-    if kind in ("prompt", "command", "user_text"):
-        text = redact(event.text)
-        if not text.strip():
-            return None
-        entry = {"ts": ts, "role": "user", "text": text}
-        if kind == "command":  # a slash command or `! shell` line: shown in L1, kept out of L2
-            entry["kind"] = "command"
-    elif kind == "assistant_text":
-        text = redact(event.text)
-        if not text.strip():
-            return None
-        entry = {"ts": ts, "role": "assistant", "text": text}
-    elif kind == "tool_use":
-        entry = {"ts": ts, "role": "tool", "name": event.name}
-        entry.update(_tool_fields(event.name, event.input))
-        if event.tool_use_id:
-            entry["tool_use_id"] = event.tool_use_id
-    elif kind == "tool_result":
-        entry = {"ts": ts, "role": "tool_result"}
-        if event.tool_use_id:
-            entry["tool_use_id"] = event.tool_use_id
-        entry["result"] = "error" if event.is_error else "ok"
-        output = clip(_result_output(event.content), OUTPUT_LIMIT)
-        if output or event.is_error:
-            entry["output"] = output
-    else:
-        return None
-    if sidechain or event.sidechain:
-        entry["sidechain"] = True
-        agent = event.agent_id or agent_id
-        if agent:
-            entry["agentId"] = agent
-    entry["session"] = session_id
-    return entry
-
-
-def dumps_entry(entry: dict[str, Any]) -> bytes:
-    """One compact JSON line with literal non-ASCII (lone surrogates kept as JSON escapes)."""
-    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 # --- state ---------------------------------------------------------------------------
@@ -440,96 +269,163 @@ def refine_transcript(
     return result
 
 
+@dataclass
+class _RefineState:
+    """The refine state of one session (``.state/l1/<session>.json``), loaded, changed and saved.
+
+    ``data`` is the file's JSON object as read (keys we do not know are written back): the L1
+    file (``l1``), its entry count, each source's offset, and ``pending``, the marker of an
+    append in flight, which :meth:`commit` writes before appending and clears after.
+    """
+
+    paths: StorePaths
+    session: str
+    data: dict[str, Any]
+    fresh: bool  # nothing on disk: what L1 already holds must be compared, not trusted
+    was_pending: bool = False
+
+    @classmethod
+    def load(cls, paths: StorePaths, session: str) -> _RefineState:
+        data = _load_state(paths, session)
+        if data is None:
+            return cls(
+                paths,
+                session,
+                {"session": session, "l1": None, "entries": 0, "sources": {}, "pending": None},
+                True,
+            )
+        return cls(paths, session, data, False)
+
+    @property
+    def l1_path(self) -> Path | None:
+        return self.paths.sessions / self.data["l1"] if self.data.get("l1") else None
+
+    @property
+    def offsets(self) -> dict[str, Any]:
+        offsets: dict[str, Any] = self.data["sources"]
+        return offsets
+
+    @property
+    def entries(self) -> int:
+        return int(self.data.get("entries", 0))
+
+    @entries.setter
+    def entries(self, value: int) -> None:
+        self.data["entries"] = value
+
+    def recover(self) -> None:
+        """Undo an append a killed run left without its offsets; let go of a vanished L1 file."""
+        pending = self.data.get("pending")
+        self.was_pending = pending is not None
+        l1_path = self.l1_path
+        if isinstance(pending, dict) and l1_path is not None and l1_path.exists():
+            keep = int(pending.get("l1_size", 0))
+            if l1_path.stat().st_size > keep:
+                os.truncate(l1_path, keep)
+            self.entries = int(pending.get("entries", self.entries))
+        self.data["pending"] = None
+        if l1_path is not None and not l1_path.exists():
+            # compressed, deduplicated or deleted: later entries start a new file
+            self.data["l1"] = None
+            self.entries = 0
+
+    def commit(self, l1_path: Path, chunks: list[bytes]) -> None:
+        """Append ``chunks`` to ``l1_path`` durably, marked pending until it is done."""
+        self.data["l1"] = l1_path.name
+        size_before = l1_path.stat().st_size if l1_path.exists() else 0
+        self.data["pending"] = {"l1_size": size_before, "entries": self.entries}
+        self.save()
+        _append_durable(l1_path, b"".join(chunks))
+        self.entries += len(chunks)
+        self.data["pending"] = None
+
+    def finish(self, new_offsets: dict[str, dict[str, Any]], changed: bool) -> None:
+        """Record the sources' new offsets; save if anything changed."""
+        changed = changed or any(self.offsets.get(key) != value for key, value in new_offsets.items())
+        self.offsets.update(new_offsets)
+        if changed or self.was_pending:
+            self.data["session"] = self.session
+            self.data["updatedAt"] = iso_now()
+            self.save()
+
+    def save(self) -> None:
+        _save_state(self.paths, self.session, self.data)
+
+
+def _must_reconcile(state: _RefineState, sources: list[_Source], l1_path: Path | None) -> bool:
+    """Compare content instead of trusting offsets: no state, a source that shrank (rewritten)
+    or a source this session never read while L1 already holds lines."""
+    reconcile = state.fresh
+    for source in sources:
+        known = state.offsets.get(source.key)
+        if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
+            reconcile = True
+            state.offsets.pop(source.key, None)
+    if any(source.key not in state.offsets for source in sources) and l1_path is not None:
+        reconcile = True
+    return reconcile
+
+
+@dataclass
+class _Read:
+    """The new L1 lines of every source, and where each source was read up to."""
+
+    lines: list[bytes] = field(default_factory=list)
+    first_ts: str | None = None
+    offsets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _read_source(
+    source: _Source, known: Any, session: str, seen: Counter[bytes], read: _Read, result: RefineResult
+) -> None:
+    """Add the new entries of ``source`` (from its known offset) to ``read``; ``seen`` lines are skipped."""
+    start = int(known.get("offset", 0)) if isinstance(known, dict) else 0
+    last_ts = known.get("last_ts") if isinstance(known, dict) else None
+    stats = ParseStats()
+    for event in iter_events(source.path, start, stats):
+        ts = event.ts or last_ts or iso_now()
+        last_ts = ts
+        entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
+        if entry is None:
+            continue
+        line = dumps_entry(entry)
+        if seen[line] > 0:
+            seen[line] -= 1
+            continue
+        read.first_ts = read.first_ts or ts
+        read.lines.append(line)
+    result.add_stats(stats)
+    read.offsets[source.key] = {
+        "path": str(source.path),
+        "offset": stats.end_offset,
+        "size": source.path.stat().st_size,
+        "last_ts": last_ts,
+    }
+
+
 def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineResult:
-    result = RefineResult(session_id=session, transcript=transcript, l1_path=None)
-    state = _load_state(paths, session)
-    reconcile = state is None
-    if state is None:
-        state = {"session": session, "l1": None, "entries": 0, "sources": {}, "pending": None}
-    l1_path: Path | None = paths.sessions / state["l1"] if state.get("l1") else None
-    pending = state.get("pending")
-    if isinstance(pending, dict) and l1_path is not None and l1_path.exists():
-        # A run died between its append and its offset update: undo the append.
-        keep = int(pending.get("l1_size", 0))
-        if l1_path.stat().st_size > keep:
-            os.truncate(l1_path, keep)
-        state["entries"] = int(pending.get("entries", state.get("entries", 0)))
-    state["pending"] = None
-    if l1_path is not None and not l1_path.exists():
-        l1_path = None  # compressed, deduplicated or deleted: later entries start a new file
-        state["l1"] = None
-        state["entries"] = 0
-    if l1_path is None and reconcile:
+    state = _RefineState.load(paths, session)
+    state.recover()
+    l1_path = state.l1_path
+    if l1_path is None and state.fresh:
         l1_path = _find_session_file(paths, session)
     sources = _sources(transcript, session)
-    offsets: dict[str, Any] = state["sources"]
-    for source in sources:
-        known = offsets.get(source.key)
-        if isinstance(known, dict) and source.path.stat().st_size < int(known.get("offset", 0)):
-            reconcile = True  # the source shrank (rewritten?): compare content, not offsets
-            offsets.pop(source.key, None)
-    if any(source.key not in offsets for source in sources) and l1_path is not None:
-        reconcile = True  # a file this session has not read before may repeat what L1 holds
+    reconcile = _must_reconcile(state, sources, l1_path)
     seen = _existing_lines(l1_path) if reconcile else Counter()
     if reconcile and l1_path is not None:
-        state["entries"] = sum(seen.values())
+        state.entries = sum(seen.values())
+    result = RefineResult(session_id=session, transcript=transcript, l1_path=None)
     result.reconciled = reconcile and l1_path is not None
-
-    chunks: list[bytes] = []
-    first_ts: str | None = None
-    new_offsets: dict[str, dict[str, Any]] = {}
+    read = _Read()
     for source in sources:
-        known = offsets.get(source.key)
-        start = int(known.get("offset", 0)) if isinstance(known, dict) else 0
-        last_ts = known.get("last_ts") if isinstance(known, dict) else None
-        stats = ParseStats()
-        for event in iter_events(source.path, start, stats):
-            ts = event.ts or last_ts or iso_now()
-            last_ts = ts
-            entry = entry_from_event(event, ts, session, source.agent_id, source.sidechain)
-            if entry is None:
-                continue
-            line = dumps_entry(entry)
-            if seen[line] > 0:
-                seen[line] -= 1
-                continue
-            if first_ts is None:
-                first_ts = ts
-            chunks.append(line)
-        result.sources += 1
-        result.broken_lines += stats.broken_lines
-        result.bytes_read += stats.bytes_read
-        result.partial_tail = result.partial_tail or stats.partial_tail
-        for name, count in stats.unknown_types.items():
-            result.unknown_types[name] = result.unknown_types.get(name, 0) + count
-        new_offsets[source.key] = {
-            "path": str(source.path),
-            "offset": stats.end_offset,
-            "size": source.path.stat().st_size,
-            "last_ts": last_ts,
-        }
-
-    if chunks:
-        if l1_path is None:
-            l1_path = paths.sessions / l1_name(parse_iso(first_ts) or utc_now(), session)
-        state["l1"] = l1_path.name
-        size_before = l1_path.stat().st_size if l1_path.exists() else 0
-        state["pending"] = {"l1_size": size_before, "entries": state.get("entries", 0)}
-        _save_state(paths, session, state)
-        _append_durable(l1_path, b"".join(chunks))
-        state["entries"] = int(state.get("entries", 0)) + len(chunks)
-        state["pending"] = None
-    changed = (
-        bool(chunks) or reconcile or any(offsets.get(key) != value for key, value in new_offsets.items())
-    )
-    offsets.update(new_offsets)
-    if changed or pending is not None:
-        state["session"] = session
-        state["updatedAt"] = iso_now()
-        _save_state(paths, session, state)
+        _read_source(source, state.offsets.get(source.key), session, seen, read, result)
+    if read.lines:
+        l1_path = l1_path or paths.sessions / l1_name(parse_iso(read.first_ts) or utc_now(), session)
+        state.commit(l1_path, read.lines)
+    state.finish(read.offsets, changed=bool(read.lines) or reconcile)
     result.l1_path = l1_path
-    result.new_entries = len(chunks)
-    result.total_entries = int(state.get("entries", 0))
+    result.new_entries = len(read.lines)
+    result.total_entries = state.entries
     return result
 
 

@@ -8,9 +8,10 @@ written to any tier. Two passes, in this order:
    ``[PRIVATE]`` (an empty span disappears without a marker). The marker itself, exactly
    ``[PRIVATE]``, is not an opening tag, so redacting twice changes nothing. Nesting of one form is
    counted, so only the outermost span matters. An opening tag that is never closed
-   hides the rest of the text: privacy fails closed. Tags inside a fenced code block
-   (````` … `````, ``~~~ … ~~~``) and a bare tag quoted as inline code (`` `<private>` ``)
-   are literal; a fence that is never closed is not a fence, for the same reason.
+   hides the rest of the text (the rest of that message, tool input or note): privacy fails
+   closed, since a user who typed ``<private>`` meant it. Tags inside a fenced code block
+   (````` … `````, ``~~~ … ~~~``) or inside inline code (`` `use <private> here` ``) are
+   literal; a fence or a backtick that is never closed is not code, for the same reason.
 2. **Secrets**: API keys and tokens by their well-known shapes, private key blocks,
    JWTs and ``password=…``-style assignments become ``[REDACTED:kind]``; for an
    assignment the key name is kept and only the value is replaced.
@@ -101,8 +102,8 @@ def _redact_private_once(text: str) -> str:
             else:
                 pos = closing.end()
             continue
-        if kind == "inline" or kind.endswith("_close"):
-            pos = token.end()  # a quoted tag, or a stray closing tag: literal
+        if kind == "inline" or kind.endswith("_close") or _in_inline_code(text, token.start()):
+            pos = token.end()  # a quoted tag, a stray closing tag, a tag in `inline code`: literal
             continue
         form = kind.split("_", 1)[0]
         span_end, body_end = _find_close(text, token.end(), form)
@@ -117,6 +118,25 @@ def _redact_private_once(text: str) -> str:
         return text
     out.append(text[keep_from:])
     return "".join(out)
+
+
+# An inline code span: a run of backticks, then the same run again on the same line
+# (CommonMark pairs them left to right, as finditer does).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")
+
+
+def _in_inline_code(text: str, at: int) -> bool:
+    """True when position ``at`` lies inside an inline code span of its line."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    if "`" not in text[line_start:at]:
+        return False
+    for span in _CODE_SPAN.finditer(text, line_start, line_end if line_end >= 0 else len(text)):
+        if span.start() < at < span.end():
+            return True
+        if span.start() > at:
+            break
+    return False
 
 
 def _find_close(text: str, pos: int, form: str) -> tuple[int | None, int]:
@@ -400,8 +420,16 @@ def _apply_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]|\[PRIVATE\]")
+
+
 def _redact_shapes(text: str) -> str:
-    return _apply_spans(text, _shape_spans(text))
+    spans = _shape_spans(text)
+    if spans and ("[REDACTED:" in text or PRIVATE_MARKER in text):
+        # a marker from an earlier pass is never redacted again: redacting is idempotent
+        markers = [m.span() for m in _MARKER.finditer(text)]
+        spans = [s for s in spans if not any(s[0] < end and start < s[1] for start, end in markers)]
+    return _apply_spans(text, spans)
 
 
 # --- detect-secrets' plugins: a maintained rule set, where installed ---------------------

@@ -92,6 +92,10 @@ def free_archive_name(paths: StorePaths, moment: datetime | None = None) -> str:
     return name
 
 
+class RotationRefused(ValueError):
+    """A forced rotation of a memory.md no bigger than its carryover: it would only copy it."""
+
+
 def rotate(
     paths: StorePaths,
     threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
@@ -118,6 +122,11 @@ def rotate(
             tokens = tokens_for_bytes(len(content))
             if not content or (tokens < threshold_tokens and not force):
                 return None
+            if tokens <= carryover_tokens:
+                raise RotationRefused(
+                    f"memory.md holds {tokens:,} tokens, no more than the carryover ({carryover_tokens:,}): "
+                    "rotating now would copy it whole into an archive; nothing done"
+                )
             name = free_archive_name(paths)
             carryover = extract_tail_bytes(content, carryover_tokens)
             intent = {

@@ -123,38 +123,46 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
     for entry in sorted(
         _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
     ):
-        if not summary_generated(entry):
-            continue
         name = summary_file(entry) or ""
-        if not is_safe_basename(name):
+        if not summary_generated(entry) or not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
         if not isinstance(data, dict):
             continue
-        span = data.get("dateRange") if isinstance(data.get("dateRange"), dict) else entry.get("dateRange")
-        when = ""
-        if isinstance(span, dict) and span.get("first"):
-            when = f" ({span.get('first')} to {span.get('last') or span.get('first')})"
-        lines = [f"## Summary of archived memory{when}, from {entry['file']}"]
-        overall = _one_line(data.get("overallSummary"), 1_100)
-        if overall:
-            lines.append(overall)
-        issues = [
-            i for i in data.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"
+        lines = [
+            f"## Summary of archived memory{_span(data, entry)}, from {entry['file']}",
+            *_summary_lines(data),
         ]
-        if issues:
-            lines.append("Open issues:")
-            lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
-        decisions = [d for d in data.get("keyDecisions") or [] if isinstance(d, dict) and d.get("decision")]
-        if decisions:
-            lines.append("Key decisions:")
-            for item in decisions[:5]:
-                reason = f" (because {_one_line(item.get('reason'), 100)})" if item.get("reason") else ""
-                lines.append(f"- {_one_line(item.get('decision'), 160)}{reason}")
-        if len(lines) == 1:
-            continue
-        return _clip("\n".join(lines), SUMMARY_CHARS)
+        if len(lines) > 1:
+            return _clip("\n".join(lines), SUMMARY_CHARS)
     return ""
+
+
+def _span(summary: dict[str, Any], entry: dict[str, Any]) -> str:
+    """`` (first to last)`` of the summary's (else the entry's) date range, or ''."""
+    span = summary.get("dateRange") if isinstance(summary.get("dateRange"), dict) else entry.get("dateRange")
+    if isinstance(span, dict) and span.get("first"):
+        return f" ({span.get('first')} to {span.get('last') or span.get('first')})"
+    return ""
+
+
+def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    """The overall summary, up to five open issues and five key decisions, one line each."""
+    lines: list[str] = []
+    overall = _one_line(summary.get("overallSummary"), 1_100)
+    if overall:
+        lines.append(overall)
+    issues = [i for i in summary.get("issues") or [] if isinstance(i, dict) and i.get("status") != "resolved"]
+    if issues:
+        lines.append("Open issues:")
+        lines += [f"- {_one_line(i.get('issue'), 200)}" for i in issues[:5] if i.get("issue")]
+    decisions = [d for d in summary.get("keyDecisions") or [] if isinstance(d, dict) and d.get("decision")]
+    if decisions:
+        lines.append("Key decisions:")
+        for item in decisions[:5]:
+            reason = f" (because {_one_line(item.get('reason'), 100)})" if item.get("reason") else ""
+            lines.append(f"- {_one_line(item.get('decision'), 160)}{reason}")
+    return lines
 
 
 def pending_section(index: dict[str, Any]) -> str:
@@ -229,23 +237,29 @@ def _read_entries(path: Path) -> Iterator[dict[str, Any]]:
     return json_lines(_read_text(path, max_bytes=L1_TAIL_BYTES))
 
 
-def _describe(entries: list[dict[str, Any]], title: str) -> str:
-    prompts = [e for e in entries if e.get("role") == "user" and not e.get("sidechain") and e.get("text")]
-    answers = [
-        e for e in entries if e.get("role") == "assistant" and not e.get("sidechain") and e.get("text")
-    ]
+def _main_texts(entries: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
+    """The entries of ``role`` in the main conversation (not a subagent's) that carry text."""
+    return [e for e in entries if e.get("role") == role and not e.get("sidechain") and e.get("text")]
+
+
+def _tool_counts(entries: list[dict[str, Any]]) -> dict[str, int]:
     tools: dict[str, int] = {}
     for entry in entries:
         if entry.get("role") == "tool":
             name = str(entry.get("name") or "tool")
             tools[name] = tools.get(name, 0) + 1
+    return tools
+
+
+def _describe(entries: list[dict[str, Any]], title: str) -> str:
+    prompts, answers = _main_texts(entries, "user"), _main_texts(entries, "assistant")
+    tools = _tool_counts(entries)
     if not prompts and not answers and not tools:
         return ""
     first = str(entries[0].get("ts") or "")[:16].replace("T", " ")
     last = str(entries[-1].get("ts") or "")[:16].replace("T", " ")
     lines = [f"## {title} ({first} to {last} UTC)"]
-    for entry in prompts[-6:]:
-        lines.append(f"- asked: {_one_line(entry.get('text'), 200)}")
+    lines += [f"- asked: {_one_line(entry.get('text'), 200)}" for entry in prompts[-6:]]
     if tools:
         used = ", ".join(f"{n} ×{c}" for n, c in sorted(tools.items(), key=lambda kv: -kv[1])[:6])
         lines.append(f"- tools used: {used}")

@@ -1,9 +1,22 @@
-"""The raw configuration layers and the few settings the hook path needs, stdlib only.
+"""The one configuration reader (stdlib only: the hook path uses it) and the hook settings.
 
-The hook runs on every tool call, so it must not import pydantic. It reads the same
-files as :mod:`memkeeper.core.config` (project ``.claude/memory/config.json``, then the
-global ``~/.claude/memory-keeper/config.json``, then defaults) and falls back to the
-default for any value it cannot use; ``memkeeper status`` reports such values.
+Layers: the global ``~/.claude/memory-keeper/config.json``, then the project's
+``.claude/memory/config.json``, then defaults. :func:`read_config` validates each layer
+strictly against :data:`SCHEMA` and the merged result (the carryover must stay below the
+threshold); hooks, the CLI and the TUI all read through it, and
+:mod:`memkeeper.core.config` only gives the validated values a typed (pydantic) view.
+
+One documented behaviour for every value, everywhere:
+
+- a value of the wrong type is an error, never coerced: ``"enabled": "false"``,
+  ``"flushEvery": "3"`` and ``"thresholdTokens": "10000"`` are errors (strings);
+- a count must be a whole number: ``10000.0`` is 10000, ``10000.9`` is an error; a token
+  count or an interval must be above 0 (``0`` is an error);
+- the JS plugin's own keys (``keepRaw``, ``quietStop``, ``rulesInjectionFrequency``) are
+  known; any other unknown key is a warning, never an error;
+- an error is one line naming the file and the key (:class:`ConfigError`). The CLI and the
+  TUI show it (exit 2); the hooks use the defaults for everything and log it once to
+  ``logs/memkeeper.log`` (again only when the error changes).
 """
 
 from __future__ import annotations
@@ -19,6 +32,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memkeeper.core.store import StorePaths
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message is one line naming file and key."""
+
 
 DEFAULT_SAVE_INTERVAL = 25
 DEFAULT_FLUSH_EVERY = 10
@@ -60,15 +78,152 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def config_layers(paths: StorePaths) -> list[tuple[Path, dict[str, Any] | None, str | None]]:
-    """(path, data or None, error or None) for the global then the project file."""
-    layers: list[tuple[Path, dict[str, Any] | None, str | None]] = []
-    for path in (global_config_path(), paths.config):
+# --- the schema ----------------------------------------------------------------------
+# A leaf is (kind, low) with kind one of "bool", "count" (a whole number >= low), "number"
+# (>= low), "fraction" (0..1), "str", "argv" (a list of strings, or null), or a tuple of the
+# allowed strings; a section is a dict of leaves.
+
+SUMMARIZER_BACKENDS = ("auto", "claude", "anthropic", "command", "extractive")
+SCHEMA: dict[str, Any] = {
+    "saveInterval": ("count", 1),
+    # the JS plugin's own keys: known (read by it, not by us), so never warned about
+    "keepRaw": ("bool", 0),
+    "quietStop": ("bool", 0),
+    "rulesInjectionFrequency": ("count", 1),
+    "memoryRotation": {
+        "enabled": ("bool", 0),
+        "thresholdTokens": ("count", 1),
+        "carryoverTokens": ("count", 1),
+    },
+    "memory": {"enabled": ("bool", 0), "flushEvery": ("count", 1), "retentionDays": ("count", 1)},
+    "summarizer": {
+        "backend": (SUMMARIZER_BACKENDS, 0),
+        "model": ("str", 0),
+        "command": ("argv", 0),
+        "timeoutSeconds": ("number", 0.001),
+        "minCallChars": ("count", 0),
+        "apiKeyEnv": ("str", 0),
+    },
+    "budget": {"dailyCalls": ("count", 0), "dailyTokens": ("count", 0)},
+    "recall": {"enabled": ("bool", 0), "minConfidence": ("fraction", 0)},
+}
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, str):
+        return f"the string {fastjson.dumps(value)}"
+    if value is None:
+        return "null"
+    return fastjson.dumps(value) if isinstance(value, (bool, int, float)) else type(value).__name__
+
+
+def _choice_error(value: Any, allowed: tuple[str, ...]) -> str | None:
+    return None if value in allowed else f"must be one of {', '.join(allowed)}, not {_type_name(value)}"
+
+
+def _simple_error(value: Any, kind: str) -> str | None:
+    """bool, str and argv leaves."""
+    if kind == "bool":
+        return None if isinstance(value, bool) else f"must be true or false, not {_type_name(value)}"
+    if kind == "str":
+        return None if isinstance(value, str) else f"must be a string, not {_type_name(value)}"
+    ok = value is None or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))
+    return None if ok else f"must be a list of strings (a command and its arguments), not {_type_name(value)}"
+
+
+def _number_error(value: Any, kind: str, low: float) -> str | None:
+    """count, number and fraction leaves."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, not {_type_name(value)}"
+    if kind == "count" and not float(value).is_integer():
+        return f"must be a whole number, not {_type_name(value)}"
+    if kind == "fraction":
+        return None if 0 <= value <= 1 else f"must be between 0 and 1, not {_type_name(value)}"
+    if value < low:
+        return f"must be {'above 0' if low > 0 else 'at least 0'}, not {_type_name(value)}"
+    return None
+
+
+def _leaf_error(value: Any, kind: Any, low: float) -> str | None:
+    """Why ``value`` does not fit the leaf, or None when it does."""
+    if isinstance(kind, tuple):
+        return _choice_error(value, kind)
+    if kind in ("bool", "str", "argv"):
+        return _simple_error(value, kind)
+    return _number_error(value, kind, low)
+
+
+def validate_layer(path: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``data`` checked against :data:`SCHEMA` (counts made ``int``) and its unknown keys
+    as warnings; ConfigError (one line: file, key, why) for the first bad value."""
+    clean: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in data.items():
+        spec = SCHEMA.get(key)
+        if spec is None:
+            warnings.append(f"{path}: unknown key '{key}' (ignored)")
+            clean[key] = value
+        elif isinstance(spec, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"{path}: bad value for '{key}': must be an object, not {_type_name(value)}"
+                )
+            clean[key] = _validate_section(path, key, spec, value, warnings)
+        else:
+            clean[key] = _checked(path, key, value, spec)
+    return clean, warnings
+
+
+def _validate_section(
+    path: str, name: str, spec: dict[str, Any], section: dict[str, Any], warnings: list[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        leaf = spec.get(key)
+        if leaf is None:
+            warnings.append(f"{path}: unknown key '{name}.{key}' (ignored)")
+            out[key] = value
+        else:
+            out[key] = _checked(path, f"{name}.{key}", value, leaf)
+    return out
+
+
+def _checked(path: str, key: str, value: Any, leaf: tuple[Any, float]) -> Any:
+    why = _leaf_error(value, *leaf)
+    if why:
+        raise ConfigError(f"{path}: bad value for '{key}': {why}")
+    return int(value) if leaf[0] == "count" else value
+
+
+def read_config(project_config: str) -> tuple[dict[str, Any], list[str]]:
+    """The merged, validated configuration (global, then ``project_config``) and its warnings.
+
+    Raises ConfigError: a file that is not a JSON object, a bad value, or a carryover that
+    is not below the rotation threshold (which would re-archive memory.md on every event).
+    """
+    merged: dict[str, Any] = {}
+    warnings: list[str] = []
+    rotation_source = ""
+    for path in (global_config_file(), project_config):
         try:
-            layers.append((path, read_json_object(path), None))
+            data = read_json_object(path)
         except (ValueError, UnicodeDecodeError, OSError) as exc:
-            layers.append((path, None, f"{path}: not valid JSON ({exc})"))
-    return layers
+            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+        if data is None:
+            continue
+        clean, found = validate_layer(path, data)
+        warnings.extend(found)
+        if isinstance(clean.get("memoryRotation"), dict):
+            rotation_source = path
+        merged = deep_merge(merged, clean)
+    threshold = scaled_threshold(_get(merged, "memoryRotation", "thresholdTokens"), ROTATION_THRESHOLD_TOKENS)
+    carryover = scaled_threshold(_get(merged, "memoryRotation", "carryoverTokens"), CARRYOVER_TOKENS)
+    if carryover >= threshold:
+        raise ConfigError(
+            f"{rotation_source or project_config}: bad value for 'memoryRotation.carryoverTokens': the carryover "
+            f"({carryover} tokens) must stay below the rotation threshold ({threshold} tokens)"
+        )
+    return merged, warnings
 
 
 def scaled_threshold(configured: Any, default: int) -> int:
@@ -161,15 +316,12 @@ def hook_settings(paths: StorePaths) -> HookSettings:
 
 
 def hook_settings_at(project_config: str) -> HookSettings:
-    """The hook settings from the global file then ``project_config``; defaults for bad values."""
-    merged: dict[str, Any] = {}
-    for path in (global_config_file(), project_config):
-        try:
-            data = read_json_object(path)
-        except (ValueError, UnicodeDecodeError, OSError):
-            continue  # reported by `memkeeper status`; the hook goes on with defaults
-        if data:
-            merged = deep_merge(merged, data)
+    """The hook settings from :func:`read_config`; on a ConfigError, the defaults (logged once)."""
+    try:
+        merged, _warnings = read_config(project_config)
+    except ConfigError as exc:
+        _log_config_error_once(os.path.dirname(project_config), str(exc))
+        return HookSettings()
     rotation_enabled = _get(merged, "memoryRotation", "enabled")
     memory_enabled = _get(merged, "memory", "enabled")
     recall_enabled = _get(merged, "recall", "enabled")
@@ -187,3 +339,29 @@ def hook_settings_at(project_config: str) -> HookSettings:
         recall_enabled=recall_enabled if isinstance(recall_enabled, bool) else True,
         recall_min_confidence=_fraction(_get(merged, "recall", "minConfidence"), DEFAULT_RECALL_CONFIDENCE),
     )
+
+
+def _log_config_error_once(root: str, message: str) -> None:
+    """One line in the store's log the first time this config error is seen (never raises)."""
+    if not os.path.isdir(root):
+        return
+    try:
+        from memkeeper.core.atomic import append_text, atomic_write_text
+
+        seen = os.path.join(root, ".state", "config-error.txt")
+        try:
+            with open(seen, encoding="utf-8") as handle:
+                if handle.read() == message:
+                    return
+        except OSError:
+            pass
+        os.makedirs(os.path.join(root, "logs"), mode=0o700, exist_ok=True)
+        import time
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        append_text(
+            os.path.join(root, "logs", "memkeeper.log"), f"{stamp} config: {message}; using the defaults\n"
+        )
+        atomic_write_text(seen, message)
+    except Exception:  # the hook must go on whatever happens here
+        pass

@@ -457,7 +457,15 @@ def serve(project: str | None = None) -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _exit_on_term)
-    Server(paths_for(project), sys.stdin.buffer, sys.stdout.buffer).run()
+    from memkeeper.core.boundary import StoreLinkError
+    from memkeeper.core.store import StoreRefused
+
+    try:
+        paths = paths_for(project)
+    except (StoreRefused, StoreLinkError) as exc:  # no store here, or one holding a link: serve nothing
+        sys.stderr.write(f"memkeeper mcp: {exc}\n")
+        return
+    Server(paths, sys.stdin.buffer, sys.stdout.buffer).run()
 
 
 def _exit_on_term(signum: int, frame: object) -> None:

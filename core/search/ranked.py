@@ -57,9 +57,11 @@ CANDIDATES = 60
 FILTERED_CANDIDATES = 400
 #: The candidate search scores every row its words match (about 2 µs each): the rarest words
 #: are asked for while their rows add up to at most SCORE_BUDGET; the others only re-score.
-#: When every word is commoner than that, the newest SCORE_BUDGET rows holding the two
-#: rarest are the ones ranked.
-SCORE_BUDGET = 6000
+SCORE_BUDGET = 4000
+#: When every word is that common, the newest NEWEST_BUDGET rows holding the two rarest are
+#: ranked (walking common words newest first costs about 9 µs a row at 1 GB).
+NEWEST_BUDGET = 1000
+DF_COUNT_CAP = 20000
 #: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5
@@ -173,19 +175,37 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierStats:
-    vocab = schema.WORD_VOCAB[index]
-    df: dict[str, int] = {}
-    for group in query.groups:
-        total = 0
-        for form in dict.fromkeys(words.porter(f) for f in group.forms):
-            total += vocab_cached(conn, ("df", vocab, form), partial(_doc_count, conn, vocab, form))
-        df[group.stem] = total
-    return _TierStats(_rows(conn, schema.WORDS[index]), df)
+    table = schema.WORDS[index]
+    rows = _rows(conn, table)
+    df = {
+        g.stem: vocab_cached(conn, ("df", table, g.forms), partial(_doc_count, conn, table, g, rows))
+        for g in query.groups
+    }
+    return _TierStats(rows, df)
 
 
-def _doc_count(conn: sqlite3.Connection, vocab: str, term: str) -> int:
-    row = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
-    return int(row[0]) if row else 0
+def _doc_count(conn: sqlite3.Connection, table: str, group: Group, rows: int) -> int:
+    """Rows holding the group's words: counted up to DF_COUNT_CAP, estimated beyond.
+
+    fts5vocab would walk every row of a common word (100 ms and more at 1 GB); this walks
+    at most DF_COUNT_CAP rowids, newest first, and extrapolates from the share of the
+    rowid range they span (rowids grow with the files, so the share is about the rows').
+    """
+    expr = _group_expr(group)
+    cap = conn.execute(
+        f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (expr, DF_COUNT_CAP),
+    ).fetchone()
+    if cap is None:
+        found = conn.execute(
+            f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ?)", (expr,)
+        ).fetchone()
+        return int(found[0])
+    low = conn.execute(f"SELECT min(id) FROM {table}_docsize").fetchone()[0]  # one each: both are
+    high = conn.execute(f"SELECT max(id) FROM {table}_docsize").fetchone()[0]  # one b-tree seek
+    span = max(1, int(high) - int(cap[0]))
+    estimate = DF_COUNT_CAP * (int(high) - int(low)) / span
+    return int(min(max(rows, DF_COUNT_CAP), max(DF_COUNT_CAP, estimate)))
 
 
 def _idf(stats: _TierStats, group: Group) -> float:
@@ -229,13 +249,13 @@ class Candidate:
 
 
 def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int, bounded: bool) -> list[Candidate]:
-    """The best ``limit`` rows by BM25; ``bounded``: only among the newest SCORE_BUDGET matches."""
+    """The best ``limit`` rows by BM25; ``bounded``: only among the newest NEWEST_BUDGET matches."""
     table = schema.WORDS[index]
     weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
     if bounded:
         sql = (
             f"SELECT rowid, s FROM (SELECT rowid, bm25({table}, {weights}) AS s FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {SCORE_BUDGET}) ORDER BY s LIMIT ?"
+            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {NEWEST_BUDGET}) ORDER BY s LIMIT ?"
         )
     else:
         rank = f"bm25({table}, {weights})"

@@ -417,8 +417,15 @@ def _overall(
     issues: list[dict[str, Any]],
 ) -> str:
     dates = sorted({s.date for s in sections if s.date})
-    sentences: list[str] = []
-    n = len(sections)
+    sentences = [_size_sentence(len(sections), len(items), dates)]
+    sentences += _themes_sentence(items, themes)
+    sentences += _day_sentences(items, dates)
+    sentences += _decisions_sentence(decisions) + _issues_sentence(issues)
+    sentences.append("(Extractive summary, made from headers and wording without a model.)")
+    return " ".join(sentences)
+
+
+def _size_sentence(n: int, notes: int, dates: list[str]) -> str:
     span = ""
     if dates:
         span = (
@@ -426,37 +433,51 @@ def _overall(
             if len(dates) == 1
             else f" from {dates[0]} to {dates[-1]} ({len(dates)} days with notes)"
         )
-    sentences.append(f"This archive holds {n} section{'s' if n != 1 else ''} with {len(items)} notes{span}.")
+    return f"This archive holds {n} section{'s' if n != 1 else ''} with {notes} notes{span}."
+
+
+def _themes_sentence(items: list[Item], themes: list[dict[str, Any]]) -> list[str]:
     real = [t for t in themes if t["name"] != "General notes"]
-    if real:
-        counts = Counter(_topic_key(i.topic) for i in items if i.topic)
-        top = sorted(real[:5], key=lambda t: counts.get(_topic_key(t["name"]), 0), reverse=True)
-        named = [f"{t['name']} ({counts.get(_topic_key(t['name']), 0)} notes)" for t in top]
-        sentences.append("Most notes are about " + _join(named) + ".")
+    if not real:
+        return []
+    counts = Counter(_topic_key(i.topic) for i in items if i.topic)
+    top = sorted(real[:5], key=lambda t: counts.get(_topic_key(t["name"]), 0), reverse=True)
+    named = [f"{t['name']} ({counts.get(_topic_key(t['name']), 0)} notes)" for t in top]
+    return ["Most notes are about " + _join(named) + "."]
+
+
+def _day_sentences(items: list[Item], dates: list[str]) -> list[str]:
+    sentences: list[str] = []
     for day in _timeline_days(dates):
         day_items = [i for i in items if i.date == day]
         if not day_items:
             continue
         topics = list(dict.fromkeys(i.topic for i in day_items if i.topic and i.topic != "General notes"))
         about = f" ({', '.join(topics[:6])})" if topics else ""
-        best = _representative(day_items, 2)
-        facts = "; ".join(_shorten(i.text, 150).rstrip(".") for i in best)
+        facts = "; ".join(_shorten(i.text, 150).rstrip(".") for i in _representative(day_items, 2))
         sentences.append(f"On {day}{about}: {facts}.")
-    if decisions:
-        shown = "; ".join(_shorten(d["decision"], 110).rstrip(".") for d in decisions[:2])
-        sentences.append(
-            f"{len(decisions)} decision{'s were' if len(decisions) != 1 else ' was'} recorded, among them: {shown}."
-        )
-    if issues:
-        open_issues = [i for i in issues if i["status"] == "open"]
-        resolved = len(issues) - len(open_issues)
-        line = f"Of {len(issues)} problems noted, {resolved} {'was' if resolved == 1 else 'were'} solved"
-        if open_issues:
-            shown = "; ".join(_shorten(i["issue"], 120).rstrip(".") for i in open_issues[-2:])
-            line += f"; still open at the end: {shown}"
-        sentences.append(line + ".")
-    sentences.append("(Extractive summary, made from headers and wording without a model.)")
-    return " ".join(sentences)
+    return sentences
+
+
+def _decisions_sentence(decisions: list[dict[str, Any]]) -> list[str]:
+    if not decisions:
+        return []
+    shown = "; ".join(_shorten(d["decision"], 110).rstrip(".") for d in decisions[:2])
+    return [
+        f"{len(decisions)} decision{'s were' if len(decisions) != 1 else ' was'} recorded, among them: {shown}."
+    ]
+
+
+def _issues_sentence(issues: list[dict[str, Any]]) -> list[str]:
+    if not issues:
+        return []
+    open_issues = [i for i in issues if i["status"] == "open"]
+    resolved = len(issues) - len(open_issues)
+    line = f"Of {len(issues)} problems noted, {resolved} {'was' if resolved == 1 else 'were'} solved"
+    if open_issues:
+        shown = "; ".join(_shorten(i["issue"], 120).rstrip(".") for i in open_issues[-2:])
+        line += f"; still open at the end: {shown}"
+    return [line + "."]
 
 
 def _timeline_days(dates: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from memkeeper.core.l1 import dumps_entry, entry_from_event
+    from memkeeper.core.l1_entries import dumps_entry, entry_from_event
     from memkeeper.core.privacy import redact
     from memkeeper.core.transcript import ParseStats, events_from_record, iter_lines
 

@@ -483,13 +483,13 @@ def going_on():
 while going_on():
     if mode == "check":
         import subprocess
-        rc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "--project", project, "check"],
+        rc = subprocess.run([sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", project, "check"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
     elif mode == "hook":
         import json, subprocess
         payload = json.dumps({"session_id": f"worker-{wid}", "cwd": project, "hook_event_name": "PostToolUse",
                               "tool_name": "Bash", "tool_input": {"command": "true"}, "tool_response": {}})
-        rc = subprocess.run([sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+        rc = subprocess.run([sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
                             input=payload.encode(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
     else:
         out = sys.stdout

@@ -42,7 +42,7 @@ def test_parallel_post_tool_use_hooks_count_exactly(tmp_path: Path) -> None:
         )
         for _ in range(per_session):
             proc = subprocess.Popen(
-                [sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+                [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

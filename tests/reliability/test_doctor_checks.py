@@ -214,7 +214,7 @@ def test_memory_not_utf8_is_reported_not_touched(store: StorePaths) -> None:
 
 def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "doctor", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -283,3 +283,22 @@ def test_every_check_declares_its_codes() -> None:
         assert check.codes, type(check).__name__
     all_codes = [code for check in doctor.CHECKS for code in check.codes]
     assert len(all_codes) == len(set(all_codes))
+
+
+def test_an_interrupted_rotation_intent_is_reported_and_completed(store: StorePaths) -> None:
+    from memkeeper.core import intents
+    from memkeeper.core.tokens import extract_tail_bytes
+
+    content = b"".join(f"## 2026-01-0{i % 9 + 1}\nline {i}\n".encode() for i in range(500))
+    atomic_write_bytes(store.memory, content)
+    name = "memory_20260101_000000.md"
+    carry = extract_tail_bytes(content, 100)
+    intents.record(
+        store, "rotation", {"archive": name, "bytes": len(content), "carryoverBytes": len(carry), "tokens": 1}
+    )
+    atomic_write_bytes(store.archive(name), content)  # killed after the archive, before memory.md
+    assert "operation-interrupted" in codes(doctor.diagnose(store))
+    doctor.repair(store)
+    assert store.memory.read_bytes() == carry and store.archive(name).read_bytes() == content
+    assert [e["file"] for e in read_index(store)["rotatedFiles"]] == [name]
+    assert not intents.pending(store) and doctor.diagnose(store) == []

@@ -84,7 +84,7 @@ def hook(
         }
     )
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "memkeeper.cli.main", "hook", event],
+        [*prefix, sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", event],
         input=payload.encode(),
         capture_output=True,
         env=env,
@@ -97,7 +97,7 @@ def check(
     paths: StorePaths, env: dict[str, str], prefix: tuple[str, ...] = (), **run: object
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "check"],
+        [*prefix, sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "check"],
         capture_output=True,
         env=env,
         timeout=60,
@@ -208,7 +208,7 @@ def test_read_only_store(tmp_path: Path) -> None:
             assert hooked.returncode == 0, (event, hooked.stderr)
             assert b"Traceback" not in hooked.stderr
         doctor = subprocess.run(
-            [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), "doctor"],
+            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "doctor"],
             capture_output=True,
             env=env,
             timeout=60,

@@ -89,7 +89,7 @@ def test_cli_shows_hostile_text_without_effect(command: list[str], tmp_path: Pat
     env.pop("FORCE_COLOR", None)
     env.pop("NO_COLOR", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
         capture_output=True,
         timeout=120,
         env=env,
@@ -111,7 +111,7 @@ def test_cli_shows_hostile_text_without_effect(command: list[str], tmp_path: Pat
 def test_json_output_stays_valid(command: list[str], tmp_path: Path) -> None:
     paths = hostile_store(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), *command],
         capture_output=True,
         timeout=120,
         env=kit.child_env(tmp_path / "home"),

@@ -186,7 +186,7 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     )
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(2200)))  # rotation is due
     env = kit.child_env(tmp_path / "home")
-    cli = [sys.executable, "-m", "memkeeper.cli.main"]
+    cli = [sys.executable, "-P", "-m", "memkeeper.cli.main"]
     base = {"session_id": SESSION, "cwd": str(paths.project), "transcript_path": str(transcript)}
     events = [
         ("SessionStart", {"source": "startup"}),

@@ -100,3 +100,25 @@ def test_a_store_in_the_folder_above_is_named(store: StorePaths) -> None:
     done = memkeeper("status", cwd=below)
     assert done.returncode == 3
     assert f"there is one in {store.project.resolve()}" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["sessions"],
+        ["rotate"],
+        ["reset"],
+        ["memory-list"],
+        ["memory-get"],
+        ["memory-set", "project", "a note on the project"],
+        ["save", "we ship on Fridays"],
+        ["summaries"],
+        ["trash"],
+        ["doctor"],
+    ],
+)
+def test_json_everywhere(store: StorePaths, argv: list[str]) -> None:
+    done = memkeeper("--project", str(store.project), *argv, "--json")
+    assert done.returncode in (0, 3), done.stderr
+    json.loads(done.stdout)  # the whole output is one JSON document

@@ -20,7 +20,7 @@ def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1")).encode()
     done = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
         input=tool,
         env=env,
         capture_output=True,
@@ -29,7 +29,7 @@ def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
     helped = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "hook", "--help"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "--help"],
         env=env,
         capture_output=True,
         text=True,

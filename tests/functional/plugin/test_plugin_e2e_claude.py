@@ -275,7 +275,7 @@ def test_memkeeper_install_registers_the_plugin(
     home = Path(e2e_env["HOME"])
     env = dict(e2e_env, PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin")
     done = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install", "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -304,7 +304,7 @@ def test_memkeeper_install_registers_the_plugin(
     assert any(p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in json.loads(listing.stdout))
     # Installing twice is fine.
     again = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "install", "--json"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install", "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -336,7 +336,7 @@ def test_memkeeper_install_registers_the_plugin(
     wait_quiet(e2e_project)
 
     removed = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "uninstall", "--json"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "uninstall", "--json"],
         env=env,
         capture_output=True,
         text=True,

@@ -366,3 +366,18 @@ def test_flush_job_finds_the_transcript_from_the_session_id(store: StorePaths) -
     flush.run_flush_job(store, {"session_id": SESSION_43B, "reason": "test"})
     assert len(list(store.sessions.glob("*_43b864ff.l1.jsonl"))) == 1
     assert "USE_TOOL: run echo" in store.memory.read_text()
+
+
+def test_a_compressed_file_keeps_its_position(store: StorePaths) -> None:
+    from memkeeper.core.l1 import _gzip_file
+
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(i) for i in range(3)])
+    model = FakeModel()
+    flush.flush_pending(store, summarize=model)
+    plain = store.sessions / name
+    _gzip_file(plain, plain.with_name(name + ".gz"))
+    plain.unlink(missing_ok=True)
+    assert not plain.exists() and plain.with_name(name + ".gz").exists()
+    flush.flush_pending(store, summarize=model)
+    assert [ts for chunk in model.seen for ts in chunk] == [entry(i)["ts"] for i in range(3)]  # not again

@@ -237,10 +237,23 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
     )
     assert done.returncode == 0
     assert "launcher memory marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    env.pop("MEMKEEPER_PYTHON")  # the development checkout's venv, found beside the plugin
+    # Without MEMKEEPER_PYTHON: the Python and package folder `memkeeper install` records
+    # beside the plugin (wherever this test's venv lives), started with -S.
+    import memkeeper
+
+    env.pop("MEMKEEPER_PYTHON")
+    installed = home / "plugin"
+    (installed / "bin").mkdir(parents=True)
+    (installed / "bin" / "memkeeper-hook").write_bytes(launcher.read_bytes())
+    package_parent = Path(memkeeper.__file__).absolute().parent.parent
+    (installed / ".memkeeper-python").write_text(f"{sys.executable}\n{package_parent}\n")
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
     done = subprocess.run(
-        ["/bin/sh", str(launcher), "PostToolUse"], input=tool, capture_output=True, env=env, timeout=60
+        ["/bin/sh", str(installed / "bin" / "memkeeper-hook"), "PostToolUse"],
+        input=tool,
+        capture_output=True,
+        env=env,
+        timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["toolUses"] == 1

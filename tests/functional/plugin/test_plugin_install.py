@@ -93,7 +93,7 @@ def test_install_updates_a_known_marketplace(home: Path, tmp_path: Path) -> None
 def test_install_without_claude_prints_the_steps(home: Path) -> None:
     env = dict(os.environ, PATH="/nonexistent", HOME=str(home))
     done = subprocess.run(
-        [sys.executable, "-m", "memkeeper.cli.main", "install"],
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install"],
         env=env,
         capture_output=True,
         text=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 import time
 from pathlib import Path
 
@@ -15,17 +16,15 @@ from scenes import build_store
 from memkeeper.core.store import StorePaths
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+@pytest.fixture(autouse=True)
+def _local_time_is_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times are shown in local time: UTC here, the same on every machine; preferences in HOME."""
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")  # times are shown in local time: the same on every machine
+    monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-    return home
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture

@@ -67,13 +67,13 @@ def test_every_shared_transcript_gets_a_readable_title(
     for transcript in transcripts:
         result = l1.refine_transcript(store, transcript)
         assert result.l1_path is not None, transcript
-        names[result.l1_path.name] = f"{transcript.parent.name}/{transcript.name}"
+        names[result.l1_path.name] = f"{transcript.relative_to(SHARED).parts[0]}/{transcript.name}"
     found = titles.session_titles(store)
     assert set(found) == set(names)
     with capsys.disabled():
         print("\nshared transcript titles:")
         for name, title in sorted(found.items()):
-            print(f"  {names[name]:<60} {title}")
+            print(f"  {names[name]:<64} {title}")
     for name, title in found.items():
         assert _readable(title), (names[name], title)
         assert len(title) <= titles.TITLE_CHARS

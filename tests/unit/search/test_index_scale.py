@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core import changes
-from memkeeper.core.search import indexer, refresh, reindex, scan_search
+from memkeeper.core.search import cutting, freshness, indexer, refresh, reindex, scan_search
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
@@ -77,7 +77,7 @@ def test_twelve_thousand_small_sessions_build(tmp_path: Path) -> None:
 
 def test_pool_batches_in_flight_are_bounded(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(indexer, "BULK_BYTES", 0)
-    monkeypatch.setattr(indexer, "POOL_BATCH_FILES", 1)  # one batch per file: many round trips
+    monkeypatch.setattr(cutting, "POOL_BATCH_FILES", 1)  # one batch per file: many round trips
     small_sessions(store, 40)
     stats = reindex(store)
     assert stats.files_read >= 48
@@ -87,8 +87,8 @@ def test_pool_batches_in_flight_are_bounded(store: StorePaths, monkeypatch: pyte
 @pytest.fixture
 def large(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
     """The store treated as large: refreshes rely on folder times and the journal."""
-    monkeypatch.setattr(indexer, "SMALL_STORE_FILES", 0)
-    monkeypatch.setattr(indexer, "RACY_NS", 0)  # the test's folders were written just now
+    monkeypatch.setattr(freshness, "SMALL_STORE_FILES", 0)
+    monkeypatch.setattr(freshness, "RACY_NS", 0)  # the test's folders were written just now
     refresh(store)
     return store
 
@@ -96,7 +96,7 @@ def large(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
 def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every listing of the sessions folder and every full discovery a refresh makes."""
     seen: list[str] = []
-    real_scandir, real_discover = os.scandir, indexer.discover
+    real_scandir, real_discover = os.scandir, freshness.discover
 
     def scandir(path: object = ".") -> object:
         if Path(str(path)).name == "sessions":  # the store folder's names are read: few
@@ -107,8 +107,8 @@ def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append("discover")
         return real_discover(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(indexer.os, "scandir", scandir)
-    monkeypatch.setattr(indexer, "discover", discover)
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(freshness, "discover", discover)
     return seen
 
 
@@ -151,7 +151,7 @@ def test_full_check_in_the_background_finds_a_foreign_append(
     path = large.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl"
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"ts": "2026-11-02T12:00:00Z", "role": "user", "text": "pangolin"}) + "\n")
-    monkeypatch.setattr(indexer, "FULL_CHECK_SECONDS", 0)
+    monkeypatch.setattr(freshness, "FULL_CHECK_SECONDS", 0)
     refresh(large)  # the background refresh: its periodic full check
     same(large, "pangolin")
 
@@ -200,7 +200,7 @@ def test_index_shrinks_after_forgetting_half_the_store(
 ) -> None:
     from memkeeper.core.forget import forget_l1
 
-    monkeypatch.setattr(indexer, "MIN_GARBAGE_BYTES", 0)
+    monkeypatch.setattr(freshness, "MIN_GARBAGE_BYTES", 0)
     small_sessions(store, 400)
     refresh(store)
     conn = search_schema.connect(store.search_db)
@@ -307,3 +307,16 @@ def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
     seen.clear()
     any_search(store, "sqlite", progress=lambda done, total, _f: seen.append((done, total)))
     assert seen == []  # nothing to index the second time
+
+
+def test_jobs_refresh_the_index_in_the_background(store: StorePaths) -> None:
+    from memkeeper.core.jobs import run_job
+
+    refresh(store)
+    (store.sessions / "2026-11-06_080000_eeee0000.l1.jsonl").write_text(
+        json.dumps({"ts": "2026-11-06T08:00:00Z", "role": "user", "text": "wombat in a job"}) + "\n", "utf-8"
+    )
+    assert not search(store, "wombat", deep=True, refresh=False).hits  # not indexed yet
+    assert run_job(store, "summary")  # nothing to summarise; the index is refreshed after it
+    found = search(store, "wombat", deep=True, refresh=False)
+    assert [h.file for h in found.hits] == ["sessions/2026-11-06_080000_eeee0000.l1.jsonl"]

@@ -98,7 +98,7 @@ async def test_mcp_server_over_stdio(store: StorePaths, tmp_path: Path) -> None:
     env = dict(os.environ, MEMKEEPER_NO_JOBS="1", HOME=str(store.project.parent / "home"))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memkeeper.cli.main", "--project", str(store.project), "mcp"],
+        args=["-P", "-m", "memkeeper.cli.main", "--project", str(store.project), "mcp"],
         env=env,
     )
     # the server's stderr to a file: pytest's captured stderr has no descriptor

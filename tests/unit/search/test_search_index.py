@@ -346,10 +346,10 @@ def test_reindex_progress_and_file_modes(store: StorePaths) -> None:
 
 
 def test_bulk_build_through_the_process_pool(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memkeeper.core.search import indexer
+    from memkeeper.core.search import cutting, indexer
 
     monkeypatch.setattr(indexer, "BULK_BYTES", 0)  # every load counts as big: the pool reads
-    monkeypatch.setattr(indexer, "POOL_BATCH_BYTES", 300)
+    monkeypatch.setattr(cutting, "POOL_BATCH_BYTES", 300)
     stats = reindex(store)
     assert stats.files_read >= 8
     for query in ("sqlite", "검색", "lock", "db"):
@@ -357,10 +357,10 @@ def test_bulk_build_through_the_process_pool(store: StorePaths, monkeypatch: pyt
 
 
 def test_dead_rows_are_compacted(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memkeeper.core.search import indexer
+    from memkeeper.core.search import freshness
 
     refresh(store)
-    monkeypatch.setattr(indexer, "MIN_GARBAGE_BYTES", 0)
+    monkeypatch.setattr(freshness, "MIN_GARBAGE_BYTES", 0)
     for path in store.sessions.glob("*.l1.jsonl"):
         path.unlink()
     stats = refresh(store)  # records the dead rows
@@ -375,7 +375,7 @@ def test_replaced_summary_is_seen_at_once_and_an_edit_in_place_at_the_full_check
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memkeeper.core.atomic import atomic_write_json
-    from memkeeper.core.search import indexer
+    from memkeeper.core.search import freshness
 
     refresh(store)
     refresh(store)  # now trusting unchanged archives and summaries by inode
@@ -383,5 +383,5 @@ def test_replaced_summary_is_seen_at_once_and_an_edit_in_place_at_the_full_check
     atomic_write_json(store.archive(name), {"overallSummary": "regenerated with a pelican"})
     assert same(store, "pelican", tiers=["l3"]).hits[0].file == name
     store.archive(name).write_text(json.dumps({"overallSummary": "edited in place: a heron"}), "utf-8")
-    monkeypatch.setattr(indexer, "FULL_CHECK_SECONDS", 0)
+    monkeypatch.setattr(freshness, "FULL_CHECK_SECONDS", 0)
     assert same(store, "heron", tiers=["l3"]).hits[0].file == name

@@ -86,7 +86,7 @@ def test_parallel_checks_and_appends_lose_nothing(store: StorePaths) -> None:
     for _ in range(8):
         checks.append(
             subprocess.Popen(
-                [sys.executable, "-m", "memkeeper.cli.main", "--project", str(store.project), "check"],
+                [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(store.project), "check"],
                 stdout=subprocess.PIPE,
                 env=_env(),
             )

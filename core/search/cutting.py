@@ -1,0 +1,376 @@
+"""Reading the store's changed files and cutting them into index rows, off the writer.
+
+``prepare`` reads one file (or only what was appended to an L1 file, told from a rewrite
+by head and tail fingerprints) into a :class:`Work`: the small tiers' docs, the archive
+and L1 blocks for the trigram index, and the rows of the word index. ``prepared`` does a
+big load in a process pool while the caller writes to SQLite: at most POOL_WINDOW batches
+are in flight, each answered before another is sent, so no pipe can fill up and block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from memkeeper.core.search.sources import (
+    BIG_TIERS,
+    BLOCK_BYTES,
+    WORD_FIELD_CHARS,
+    Doc,
+    Neighbours,
+    SourceFile,
+    WordRow,
+    docs_of,
+    iter_sections,
+    l1_body,
+    l1_neighbours_before,
+    read_source,
+)
+from memkeeper.core.store import StorePaths
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+FINGERPRINT_BYTES = 4096
+#: The pool reads batches of this many bytes or files; at most POOL_WINDOW are in flight.
+POOL_BATCH_BYTES = 8 << 20
+POOL_BATCH_FILES = 256
+POOL_WINDOW = 3
+POOL_WORKERS = 1  # SQLite's single writer is the bottleneck: one reader keeps it fed
+
+
+def fingerprint(data: bytes) -> bytes:
+    """A fingerprint of up to 4 KB (with its length): enough to tell an append from a rewrite."""
+    return struct.pack("<III", len(data), zlib.crc32(data), zlib.adler32(data))
+
+
+def read_range(path: Path, start: int, length: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, start))
+            return handle.read(length)
+    except OSError:
+        return b""
+
+
+class Row(NamedTuple):
+    id: int
+    rel: str
+    tier: str
+    kind: str
+    size: int
+    mtime_ns: int
+    offset: int
+    next_line: int
+    open_tail: int
+    head_fp: bytes | None
+    tail_fp: bytes | None
+    bytes: int
+    inode: int
+
+
+class Work:
+    """One changed file, read and cut into index rows (done off the writer, maybe in a helper)."""
+
+    def __init__(
+        self,
+        source: SourceFile,
+        row: Row | None,
+        append: bool,  # continue the row's source id from its offset
+        read: int = 0,
+        head_fp: bytes | None = None,
+        tail_fp: bytes | None = None,
+    ) -> None:
+        self.source = source
+        self.row = row
+        self.append = append
+        self.read = read
+        self.head_fp = head_fp
+        self.tail_fp = tail_fp
+        self.small: list[Doc] | None = None
+        self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
+        self.words: list[WordRow] = []  # one row per entry for the word index
+        self.docs = 0
+        self.end = 0
+        self.next_line = 1
+        self.open_tail = 0
+
+
+def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
+    if source.kind == "l1" and row is not None and row.kind == "l1":
+        work = _prepare_append(paths, source, row)
+        if work is not None:
+            return work
+    data = read_source(paths, source)
+    work = Work(source, row, append=False, read=len(data))
+    if source.tier not in BIG_TIERS:
+        work.small = list(docs_of(source, data))
+        work.docs = len(work.small)
+        work.end = len(data)
+        return work
+    if source.tier == "l1":
+        work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
+    else:
+        _section_blocks(data, work)
+        work.end = len(data)
+    if source.kind == "l1":
+        _fingerprints(paths, source, work, data, 0)
+    return work
+
+
+def _prepare_append(paths: StorePaths, source: SourceFile, row: Row) -> Work | None:
+    """Only what was appended to an L1 file; None when it was rewritten instead."""
+    path = paths.root / source.rel
+    if source.size < row.offset:
+        return None
+    head = read_range(path, 0, min(FINGERPRINT_BYTES, row.offset))
+    tail_start = max(0, row.offset - FINGERPRINT_BYTES)
+    tail = read_range(path, tail_start, row.offset - tail_start)
+    if fingerprint(head) != row.head_fp or fingerprint(tail) != row.tail_fp:
+        return None
+    data = read_range(path, row.offset, source.size - row.offset)
+    start, first_line = 0, row.next_line
+    if row.open_tail and data:
+        # the last line was indexed without its newline: what follows must start a new line
+        if not data.startswith(b"\n"):
+            return None
+        start, first_line = 1, row.next_line + 1
+    work = Work(source, row, append=True, read=len(data), head_fp=row.head_fp, tail_fp=row.tail_fp)
+    work.end, work.next_line, work.open_tail = row.offset, row.next_line, row.open_tail
+    if data[start:] or start:
+        neighbours = l1_neighbours_before(path, row.offset)
+        offset, work.next_line, work.open_tail = _consume_l1(
+            data, start, first_line, work, base=row.offset, neighbours=neighbours
+        )
+        work.end = row.offset + offset
+        _fingerprints(paths, source, work, data, row.offset)
+    return work
+
+
+def _fingerprints(paths: StorePaths, source: SourceFile, work: Work, data: bytes, base: int) -> None:
+    """Head and tail fingerprints of what was indexed: an append keeps both, a rewrite does not."""
+    path = paths.root / source.rel
+    end = work.end
+    if base == 0:
+        work.head_fp = fingerprint(data[: min(FINGERPRINT_BYTES, end)])
+    elif work.row is None or work.row.offset < FINGERPRINT_BYTES:
+        work.head_fp = fingerprint(read_range(path, 0, min(FINGERPRINT_BYTES, end)))
+    tail_start = max(0, end - FINGERPRINT_BYTES)
+    if base <= tail_start:
+        tail = data[tail_start - base : end - base]
+    else:
+        tail = read_range(path, tail_start, end - tail_start)
+    work.tail_fp = fingerprint(tail)
+
+
+class _Blocks:
+    """Groups consecutive docs into index rows by their offsets (see sources.BLOCK_BYTES)."""
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+        self.start = -1
+        self.parts: list[str] = []
+
+    def add(self, offset: int, text: str) -> None:
+        if self.start >= 0 and offset - self.start >= BLOCK_BYTES:
+            self.flush()
+        if self.start < 0:
+            self.start = offset
+        self.parts.append(text)
+        self.work.docs += 1
+
+    def flush(self) -> None:
+        if self.parts:
+            self.work.blocks.append((self.start, "\n".join(self.parts).lower()))
+        self.start, self.parts = -1, []
+
+
+class _WordBlocks(_Blocks):
+    """Blocks for the trigram index, and one word row per L1 entry with its neighbours."""
+
+    def __init__(self, work: Work, neighbours: Neighbours) -> None:
+        super().__init__(work)
+        self.neighbours = neighbours
+
+    def add_entry(self, offset: int, entry: dict[str, object], body: str) -> None:
+        self.add(offset, body)
+        row = self.neighbours.add(offset, entry, body)
+        if row is not None:
+            self.work.words.append(row)
+
+    def flush(self) -> None:
+        super().flush()
+        row = self.neighbours.finish()
+        if row is not None:
+            self.work.words.append(row)
+
+
+def _section_blocks(data: bytes, work: Work) -> None:
+    """Archive sections grouped into blocks; the text of a block is its byte range, decoded."""
+    block_start = block_end = -1
+    for offset, _line, chunk in iter_sections(data):
+        text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
+        work.words.append((offset, text, "", ""))
+        if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
+            work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+            block_start = -1
+        if block_start < 0:
+            block_start = offset
+        block_end = offset + len(chunk)
+        work.docs += 1
+    if block_start >= 0:
+        work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+
+
+def _consume_l1(
+    data: bytes,
+    start: int,
+    first_line: int,
+    work: Work,
+    base: int = 0,
+    neighbours: Neighbours | None = None,
+) -> tuple[int, int, int]:
+    """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
+
+    A last line without a newline is taken if it parses (the JS plugin writes files that
+    way) and the tail is then "open": the next append must begin with a newline. A last
+    line that does not parse is being written: it is left for the next refresh.
+    """
+    blocks = _WordBlocks(work, neighbours or Neighbours())
+    pos = start
+    line = first_line
+    n = len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            entry = _parse(data[pos:])
+            if entry is _BROKEN:
+                blocks.flush()
+                return pos, line, 0
+            if isinstance(entry, dict):
+                body = l1_body(entry)
+                if body:
+                    blocks.add_entry(base + pos, entry, body)
+            blocks.flush()
+            return n, line, 1
+        entry = _parse(data[pos:nl])
+        if isinstance(entry, dict):
+            body = l1_body(entry)
+            if body:
+                blocks.add_entry(base + pos, entry, body)
+        pos = nl + 1
+        line += 1
+    blocks.flush()
+    return n, line, 0
+
+
+_BROKEN = object()
+
+
+def _parse(raw: bytes) -> object:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return _BROKEN
+
+
+def gzip_matches(path: Path, row: Row) -> bool:
+    """Is this gzip the file the row indexed? Its stated length and its first 4 KB say so."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-4, os.SEEK_END)
+            (isize,) = struct.unpack("<I", handle.read(4))
+            if isize != row.offset & 0xFFFFFFFF:
+                return False
+            handle.seek(0)
+            unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            head = b""
+            want = min(FINGERPRINT_BYTES, row.offset)
+            while len(head) < want:
+                chunk = handle.read(16384)
+                if not chunk:
+                    break
+                head += unpacker.decompress(chunk, want - len(head))
+                while unpacker.unconsumed_tail and len(head) < want:
+                    head += unpacker.decompress(unpacker.unconsumed_tail, want - len(head))
+    except (OSError, zlib.error, struct.error):
+        return False
+    return fingerprint(head[:want]) == row.head_fp
+
+
+# -- reading the files in a process pool ------------------------------------------------------
+
+
+def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, Row | None]]) -> list[Work]:
+    return [prepare(paths, source, row) for source, row in batch]
+
+
+def _batches(todo: list[tuple[SourceFile, Row | None]]) -> list[list[tuple[SourceFile, Row | None]]]:
+    batches: list[list[tuple[SourceFile, Row | None]]] = [[]]
+    size = 0
+    for item in todo:
+        if batches[-1] and (size >= POOL_BATCH_BYTES or len(batches[-1]) >= POOL_BATCH_FILES):
+            batches.append([])
+            size = 0
+        batches[-1].append(item)
+        size += item[0].size
+    return [b for b in batches if b]
+
+
+def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_pool: bool) -> Iterator[Work]:
+    """The files read and cut, in order. A big load reads in a process pool while this
+    process writes to SQLite; at most POOL_WINDOW batches are in flight, each answered
+    before another is sent, and the pool's own feeder never blocks on a full pipe."""
+    if not in_pool:
+        for source, row in todo:
+            yield prepare(paths, source, row)
+        return
+    batches = _batches(todo)
+    done = 0
+    try:
+        from concurrent.futures import Future, ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = ProcessPoolExecutor(max_workers=POOL_WORKERS, mp_context=_mp_context())
+    except (ImportError, OSError):
+        pool = None
+    if pool is not None:
+        try:
+            pending: deque[Future[list[Work]]] = deque()
+            for batch in batches[:POOL_WINDOW]:
+                pending.append(pool.submit(_prepare_batch, paths, batch))
+            while pending:
+                works = pending.popleft().result()
+                following = done + len(pending) + 1
+                if following < len(batches):
+                    pending.append(pool.submit(_prepare_batch, paths, batches[following]))
+                done += 1
+                yield from works
+        except (BrokenProcessPool, OSError, EOFError):
+            pass  # finish here, nothing lost
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    for batch in batches[done:]:
+        for source, row in batch:
+            yield prepare(paths, source, row)
+
+
+def _mp_context() -> BaseContext:
+    """fork when this process runs one thread (nothing to re-import); spawn otherwise (a
+    fork would copy locks other threads hold). A spawned child runs with our flags (-P)."""
+    import multiprocessing
+    import threading
+
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")

@@ -1,0 +1,68 @@
+"""The secret rules: every kind of the corpus, values to their real end, code left alone,
+private tags in inline code literal, an unclosed tag failing closed."""
+
+from __future__ import annotations
+
+import pytest
+from secret_corpus import samples
+
+from memkeeper.core.privacy import redact, redact_private
+
+CORPUS = samples()
+
+
+@pytest.mark.parametrize("sample", CORPUS, ids=[f"{s.kind}-{s.variant}" for s in CORPUS])
+def test_every_kind_is_redacted_bare_and_in_context(sample: object) -> None:
+    out = redact(sample.text)  # type: ignore[attr-defined]
+    assert sample.secret not in out and "[REDACTED:" in out  # type: ignore[attr-defined]
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=ab,c;d)e}f rest", "password=[REDACTED:password] rest"),
+        ("DB_PASS=s3cr,et;x) next", "DB_PASS=[REDACTED:password] next"),
+        ("postgres://app:p4ss,w;rd)x}@db:5432/app", "postgres://app:[REDACTED:url_password]@db:5432/app"),
+        ("mysql -u root -pS3cr;et,x) db", "mysql -u root -p[REDACTED:mysql_password] db"),
+    ],
+)
+def test_values_are_cut_at_their_real_end(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token = line[start:pos]",
+        "pwd = os.getcwd()",
+        "cache_token = current_token",
+        "self._pwd = pwd",
+        "password = self.distribution.password",
+        "ERRORTOKEN = token.ERRORTOKEN",
+        "def read(self, name, pwd=None):",
+        "{'token': 123, 'group': 1}",
+        "with self.subTest(f'token {token:02x}'):",
+        "def login(password: str, token: Token | None = None) -> bool:",
+        "Password: enter it below",
+        "http://user:password@example.com/",
+        'api_key = "Bearer " + token',
+        "max_tokens=100 input_tokens: 25",
+    ],
+)
+def test_code_and_placeholders_are_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("use `a <private> tag` to hide text", "use `a <private> tag` to hide text"),
+        ("`a` <private>secret</private> `b`", "`a` [PRIVATE] `b`"),
+        ("say `<private>` then <private>hidden</private> ok", "say `<private>` then [PRIVATE] ok"),
+        ("an unclosed `tick <private>hidden", "an unclosed `tick [PRIVATE]"),
+        ("prose <private>never closed\nnext line too", "prose [PRIVATE]"),
+    ],
+)
+def test_tags_in_inline_code_are_literal_and_unclosed_tags_fail_closed(text: str, expected: str) -> None:
+    assert redact_private(text) == expected
