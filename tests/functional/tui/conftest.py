@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
