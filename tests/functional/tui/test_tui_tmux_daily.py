@@ -53,6 +53,13 @@ class Tmux:
             time.sleep(0.2)
         raise AssertionError(f"{text!r} never appeared; screen was:\n{screen}")
 
+    def exited(self) -> bool:
+        """The TUI quit: its pane (and so the session) is gone, or shows no tree any more."""
+        try:
+            return "L1 sessions" not in self.screen()
+        except subprocess.CalledProcessError:
+            return True
+
     def buffer(self) -> str:
         try:
             return self.run("show-buffer")
@@ -134,6 +141,6 @@ def test_search_open_back_copy_resume_and_editor_in_tmux(tmp_path: Path, home: P
         _wait_for(lambda: log.exists() and ".l1.jsonl" in log.read_text())
         tmux.wait("L1 · ")
         tmux.keys("q")
-        _wait_for(lambda: "L1 sessions" not in tmux.screen())
+        _wait_for(lambda: tmux.exited())
     finally:
         subprocess.run(["tmux", "-L", tmux.socket, "kill-server"], capture_output=True)
