@@ -197,3 +197,20 @@ async def test_regenerate_an_existing_summary(store: StorePaths, monkeypatch: py
         await pilot.press("g")
         await settle(pilot)
     assert made == [archive.name]
+
+
+async def test_follow_mode_keeps_the_end_of_a_growing_file_in_view(store: StorePaths) -> None:
+    from memkeeper.core.atomic import append_text
+
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        doc = await _open(app, pilot, Target("memory"))
+        doc.move_to(0, top=True)
+        await pilot.press("f")
+        assert doc.cursor == len(doc.items) - 1
+        append_text(store.memory, "\n- [follow]: a line written while following\n")
+        app.reload_snapshot(frozenset({store.memory}))
+        await settle(pilot)
+        doc = _doc(app)
+        assert doc.items[doc.cursor].text.endswith("a line written while following")
+        assert "[following]" in str(app.screen.query_one("#viewer-title").render())
