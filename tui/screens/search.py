@@ -55,6 +55,7 @@ class SearchState:
     tier_index: int = 0
     type_index: int = 0
     deep: bool = True
+    exact: bool = False
     limit: int = PAGE
     highlighted: int | None = None
 
@@ -71,6 +72,7 @@ class Request:
     until: str | None
     limit: int
     serial: int
+    exact: bool = False
 
 
 def split_dates(query: str) -> tuple[str, str | None, str | None]:
@@ -98,6 +100,7 @@ class SearchScreen(Screen[None]):
         Binding("f2", "cycle_tier", "Tier filter", id="search.tier"),
         Binding("f3", "cycle_type", "Type filter", id="search.type"),
         Binding("f4", "toggle_deep", "Deep (sessions)", id="search.deep"),
+        Binding("f5", "toggle_exact", "Exact words", show=False, id="search.exact"),
         Binding("down", "result_down", "Next result", show=False, id="search.down"),
         Binding("up", "result_up", "Previous result", show=False, id="search.up"),
         Binding("enter", "open", "Open hit", show=False, id="search.open"),
@@ -159,6 +162,8 @@ class SearchScreen(Screen[None]):
         tier = TIER_CHOICES[state.tier_index] or "all"
         kind = self._types[state.type_index] or "all"
         line = f"tier: {tier} (F2) · type: {kind} (F3) · deep: {'on' if state.deep else 'off'} (F4)"
+        if state.exact:
+            line += " · exact words (F5)"
         _, since, until = split_dates(state.query)
         if since or until:
             line += f" · dates: {since or '…'} → {until or '…'}"
@@ -176,6 +181,10 @@ class SearchScreen(Screen[None]):
 
     def action_cycle_type(self) -> None:
         self._set_filters(type_index=(self._state.type_index + 1) % len(self._types))
+
+    def action_toggle_exact(self) -> None:
+        """Ranked (the default) or exact: every word as a substring, as grep would."""
+        self._set_filters(exact=not self._state.exact)
 
     def action_toggle_deep(self) -> None:
         self._set_filters(deep=not self._state.deep)
@@ -215,6 +224,7 @@ class SearchScreen(Screen[None]):
             until,
             state.limit,
             self._serial,
+            state.exact,
         )
         if self._searching:
             # One search thread at a time: a slow query is not joined by one per keystroke;
@@ -254,6 +264,7 @@ class SearchScreen(Screen[None]):
                 deep=request.deep,
                 limit=request.limit,
                 refresh=stale,
+                exact=request.exact,
             )
             self._fresh_at[scope] = started
         except Exception as exc:  # a bad query is one line, not a crash

@@ -182,3 +182,19 @@ async def test_show_in_tree_from_a_hit(store: StorePaths) -> None:
         assert isinstance(app.screen, BrowseScreen)
         pane_doc = app.screen.pane.document
         assert pane_doc is not None and first.file.endswith(pane_doc.path.name if pane_doc.path else "?")
+
+
+async def test_f5_toggles_exact_words_against_the_ranked_default(store: StorePaths) -> None:
+    """A question in plain words finds hits ranked; in exact mode every word must occur, so it finds none."""
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "how are outgoing webhooks signed zzqx")
+        assert search.hits, "the ranked default answers a question"
+        assert "exact" not in str(search.query_one("#filters").render())
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "exact words (F5)" in str(search.query_one("#filters").render())
+        assert search.hits == []
+        await pilot.press("f5")
+        await settle(pilot)
+        assert search.hits
