@@ -245,6 +245,9 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
     installed = home / "plugin"
     (installed / "bin").mkdir(parents=True)
     (installed / "bin" / "memkeeper-hook").write_bytes(launcher.read_bytes())
+    (installed / "lib").mkdir()
+    finder = REPO / "plugin" / "lib" / "find-python.sh"
+    (installed / "lib" / "find-python.sh").write_bytes(finder.read_bytes())
     package_parent = Path(memkeeper.__file__).absolute().parent.parent
     (installed / ".memkeeper-python").write_text(f"{sys.executable}\n{package_parent}\n")
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
