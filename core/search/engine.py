@@ -40,7 +40,6 @@ from memkeeper.core.search.query import (
     snippet,
 )
 from memkeeper.core.search.sources import (
-    BIG_TIERS,
     BLOCK_BYTES,
     SMALL_TIERS,
     TIERS,
@@ -53,12 +52,10 @@ from memkeeper.core.search.sources import (
     iter_sections,
     iter_source_docs,
     l1_doc,
-    line_of_offset,
     read_source,
     section_doc,
 )
 from memkeeper.core.store import StorePaths
-from memkeeper.core.tokens import estimate_tokens
 
 DEFAULT_LIMIT = 20
 CAP = 200
@@ -147,25 +144,8 @@ def _loc_key(loc: str) -> tuple[int, str]:
 
 
 def _hit(doc: Doc, score: float, query: Query, base: Path) -> Hit:
-    line = doc.line
-    if line is None and doc.tier in BIG_TIERS:
-        line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
     text, spans = snippet(doc.body, query.terms)
-    return Hit(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
-        snippet=text,
-        tokens=estimate_tokens(doc.body),
-        score=round(score, 4),
-        highlights=tuple(spans),
-        confidence=1.0,  # exact mode: every term occurs in the entry
-    )
+    return ranked.hit_of(doc, base, score, text, spans, 1.0)  # exact mode: every term occurs in the entry
 
 
 def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:

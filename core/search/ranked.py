@@ -461,12 +461,14 @@ def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
 # -- hits -------------------------------------------------------------------------------
 
 
-def make_hit(item: Ranked, query: RankedQuery, base: Path) -> Hit:
-    doc = item.doc
+def hit_of(
+    doc: Doc, base: Path, score: float, text: str, spans: Sequence[tuple[int, int]], confidence: float
+) -> Hit:
+    """The hit a found entry gives, ranked or exact: its line (counted from the file for the
+    big tiers, whose rows hold offsets), snippet, highlights, token count and confidence."""
     line = doc.line
     if line is None and doc.tier not in SMALL_TIERS:
         line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
-    text, spans = ranked_snippet(doc.body, query)
     return Hit(
         id=doc.id,
         tier=doc.tier,
@@ -478,10 +480,15 @@ def make_hit(item: Ranked, query: RankedQuery, base: Path) -> Hit:
         title=doc.title,
         snippet=text,
         tokens=estimate_tokens(doc.body),
-        score=round(item.score, 4),
+        score=round(score, 4),
         highlights=tuple(spans),
-        confidence=item.confidence,
+        confidence=confidence,
     )
+
+
+def make_hit(item: Ranked, query: RankedQuery, base: Path) -> Hit:
+    text, spans = ranked_snippet(item.doc.body, query)
+    return hit_of(item.doc, base, item.score, text, spans, item.confidence)
 
 
 def ranked_snippet(
