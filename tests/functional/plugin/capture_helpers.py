@@ -45,3 +45,7 @@ def write_l1(paths: StorePaths, name: str, entries: list[dict[str, Any]]) -> Pat
         for entry in entries:
             handle.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
     return path
+
+
+#: The real Claude Code CLIs the end-to-end tests run: pinned, and the newest tested.
+CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}

@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,28 +26,10 @@ from memkeeper.core.store import StorePaths
 
 pytestmark = pytest.mark.e2e
 
-CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
 PLUGIN = REPO / "plugin"
 RUN_TIMEOUT = 180
 WAIT_SECONDS = 150
 MARKER = "INITMARKER-7788"
-
-
-@pytest.fixture(params=sorted(CLIS), scope="module")
-def claude_bin(request: pytest.FixtureRequest) -> Path:
-    folder, version = CLIS[request.param]
-    binary = REPO / folder / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert version in done.stdout, done.stdout + done.stderr
-    return binary
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as server:
-        yield server
 
 
 @pytest.fixture

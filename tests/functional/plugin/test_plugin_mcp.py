@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import anyio
 import pytest
+from capture_helpers import CLIS
 
 from memkeeper.core.search import HIGH_CONFIDENCE, search
 from memkeeper.core.store import StorePaths
@@ -233,9 +234,6 @@ async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StoreP
     while list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # removed when the server ends
-
-
-CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
 
 
 @pytest.mark.e2e

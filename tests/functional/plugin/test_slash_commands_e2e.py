@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from memkeeper.core.store import StorePaths
 
 pytestmark = pytest.mark.e2e
 
-CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
 SESSION_FILE = "2026-11-20_100000_5e551011.l1.jsonl"
 
 # (slash command line, words of its instructions, the command they name, what its output shows)
@@ -54,21 +52,6 @@ CASES = {
         "summar",
     ),
 }
-
-
-@pytest.fixture(params=sorted(CLIS), scope="module")
-def claude_bin(request: pytest.FixtureRequest) -> Path:
-    folder, version = CLIS[request.param]
-    binary = REPO / folder / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
-    return binary
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as server:
-        yield server
 
 
 @pytest.fixture

@@ -13,12 +13,11 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO, write_l1
+from capture_helpers import write_l1
 from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
@@ -26,25 +25,6 @@ from memkeeper.core.summarizers import read_call_log
 from memkeeper.core.summarizers.health import read_health
 
 pytestmark = pytest.mark.e2e
-
-CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
-
-
-@pytest.fixture(params=sorted(CLIS), scope="module")
-def claude_bin(request: pytest.FixtureRequest) -> Path:
-    folder, version = CLIS[request.param]
-    binary = REPO / folder / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert version in done.stdout, done.stdout + done.stderr
-    return binary
-
-
-@pytest.fixture(scope="module")
-def mock() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as server:
-        yield server
 
 
 def closed_port() -> int:
