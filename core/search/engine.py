@@ -273,7 +273,7 @@ class _Anchor:
         return found
 
 
-class _Reader:
+class _Reader(ranked.DocReader):
     """Reads the docs of an index block back from its archive or L1 file, each file opened once.
 
     A block is every doc starting less than BLOCK_BYTES after the block's first one (the
@@ -282,44 +282,23 @@ class _Reader:
     """
 
     def __init__(self, paths: StorePaths, conn: sqlite3.Connection, query: Query) -> None:
-        self.root = paths.root
-        self.paths = paths
+        super().__init__(paths, conn)
         self.anchor = _Anchor(query)
-        self.conn = conn
-        self.sources: dict[int, tuple[str, str, str] | None] = {}
-        self.fds: dict[int, int] = {}
-        self.whole: dict[int, bytes] = {}
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
 
     def block(self, rowid: int) -> list[tuple[str, Doc | None]]:
         src = rowid >> schema.OFFSET_BITS
         offset = rowid & schema.OFFSET_MASK
-        if src in self.sources:
-            known = self.sources[src]
-        else:
-            row = self.conn.execute("SELECT rel, tier, kind FROM sources WHERE id=?", (src,)).fetchone()
-            known = self.sources[src] = (row[0], row[1], row[2]) if row else None
+        known = self._source(src)
         if known is None:  # a dead row of a removed or rewritten file
             return []
         rel, tier, kind = known
         if kind == "l1gz":
-            data = self.whole.get(src)
-            if data is None:
-                data = read_source(self.paths, SourceFile(rel, tier, kind, 0, 0))
-                self.whole[src] = data
+            data = self._whole(src, rel, tier, kind)
             raw = data[offset : _line_end(data, offset + BLOCK_BYTES)]
         else:
-            fd = self.fds.get(src)
+            fd = self._open(src, rel)
             if fd is None:
-                try:
-                    fd = os.open(self.root / rel, os.O_RDONLY)
-                except OSError:
-                    return []
-                self.fds[src] = fd
+                return []
             raw = _read_block(fd, offset, b"\n" if tier == "l1" else b"\n## ")
         name = rel.rsplit("/", 1)[-1]
         fallback = name_date(name)
@@ -414,7 +393,7 @@ def _index_big_tier(
     found.reverse()  # oldest first, as the scan collects them
     for doc in found:
         doc.line = None  # the scan knows lines; _hit counts them for the few shown
-    return rank(tier, found, query, filters, more, reader.root)
+    return rank(tier, found, query, filters, more, reader.paths.root)
 
 
 def _index_small_tier(

@@ -363,20 +363,32 @@ class DocReader:
             self.sources[src] = (row[0], row[1], row[2]) if row else None
         return self.sources[src]
 
-    def _piece(self, src: int, rel: str, kind: str, offset: int, line: bool) -> bytes | None:
-        sep = b"\n" if line else b"\n## "
-        if kind == "l1gz":
-            data = self.whole.get(src)
-            if data is None:
-                data = self.whole[src] = read_source(self.paths, SourceFile(rel, "l1", kind, 0, 0))
-            end = data.find(sep, offset + (0 if line else 1))
-            return data[offset : len(data) if end < 0 else end]
+    def _whole(self, src: int, rel: str, tier: str, kind: str) -> bytes:
+        """A compressed source, read whole once (it cannot be read at an offset)."""
+        data = self.whole.get(src)
+        if data is None:
+            data = self.whole[src] = read_source(self.paths, SourceFile(rel, tier, kind, 0, 0))
+        return data
+
+    def _open(self, src: int, rel: str) -> int | None:
+        """A plain source's descriptor, opened once (None when the file is gone)."""
         fd = self.fds.get(src)
         if fd is None:
             try:
                 fd = self.fds[src] = os.open(self.paths.root / rel, os.O_RDONLY)
             except OSError:
                 return None
+        return fd
+
+    def _piece(self, src: int, rel: str, kind: str, offset: int, line: bool) -> bytes | None:
+        sep = b"\n" if line else b"\n## "
+        if kind == "l1gz":
+            data = self._whole(src, rel, "l1", kind)
+            end = data.find(sep, offset + (0 if line else 1))
+            return data[offset : len(data) if end < 0 else end]
+        fd = self._open(src, rel)
+        if fd is None:
+            return None
         buf = b""
         while True:
             more = os.pread(fd, max(_READ, len(buf)), offset + len(buf))
