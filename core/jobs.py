@@ -122,12 +122,18 @@ LOG_MAX_BYTES = 256 * 1024
 
 def log_error(paths: StorePaths, message: str) -> None:
     """One line in ``logs/memkeeper.log``, which is kept under 256 KB (halved when full)."""
+    log_line(paths.logs, message)
+
+
+def log_line(logs: str | Path, message: str) -> None:
+    """One line in ``memkeeper.log`` of the store's ``logs`` folder (never raises for I/O)."""
     from memkeeper.core.timefmt import iso_now
 
     try:
-        log = paths.logs / "memkeeper.log"
+        logs = Path(logs)
+        log = logs / "memkeeper.log"
         check_path(log)  # a link in the store: nowhere safe to log
-        paths.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         line = f"{iso_now()} {message}".replace("\n", " ")[:2000] + "\n"
         try:
             if log.stat().st_size > LOG_MAX_BYTES:

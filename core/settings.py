@@ -346,7 +346,7 @@ def _log_config_error_once(root: str, message: str) -> None:
     if not os.path.isdir(root):
         return
     try:
-        from memkeeper.core.atomic import append_text, atomic_write_text
+        from memkeeper.core.atomic import atomic_write_text
 
         seen = os.path.join(root, ".state", "config-error.txt")
         try:
@@ -355,13 +355,9 @@ def _log_config_error_once(root: str, message: str) -> None:
                     return
         except OSError:
             pass
-        os.makedirs(os.path.join(root, "logs"), mode=0o700, exist_ok=True)
-        import time
+        from memkeeper.core.jobs import log_line
 
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        append_text(
-            os.path.join(root, "logs", "memkeeper.log"), f"{stamp} config: {message}; using the defaults\n"
-        )
+        log_line(os.path.join(root, "logs"), f"config: {message}; using the defaults")
         atomic_write_text(seen, message)
     except Exception:  # the hook must go on whatever happens here
         pass
