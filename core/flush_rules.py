@@ -20,6 +20,11 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+#: Claude Code's own commands are never a request; a plugin's command with at least
+#: COMMAND_ARG_WORDS words of arguments is kept as the request those words make (the
+#: same rule that lets such a command name a session).
+from memkeeper.core.titles import BUILTIN_COMMANDS, COMMAND_ARG_WORDS
+
 Plan = Literal["skip", "wait", "extractive", "model"]
 
 #: (A batch with fewer characters of conversation than ``summarizer.minCallChars`` is not
@@ -47,13 +52,6 @@ FIX_RE = re.compile(r"(?i)\b(?:fixed|resolved|works now|now pass(?:es)?|all pass
 NO_PROBLEM_RE = re.compile(r"(?i)\b(?:0|no|zero|without)\s+(?:fail|error|exception)")
 #: Sentences that announce the next step rather than state a fact.
 INTENT_RE = re.compile(r"(?i)^(?:let me|let's|i need to|i'll|i will|now let|next,? i|first,? i)\b")
-#: Claude Code's own commands: never a request. A plugin's command with a few words of
-#: arguments is kept as the request those words make.
-BUILTIN_COMMANDS = frozenset(
-    "add-dir agents bug clear compact config context cost doctor exit export help hooks ide init "
-    "login logout mcp memory model permissions plugin pr-comments quit release-notes resume review "
-    "rewind status statusline terminal-setup upgrade usage vim".split()
-)
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 EXCEPTION_LINE_RE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$")
 
@@ -87,7 +85,7 @@ def command_request(entry: dict[str, Any]) -> str | None:
     if not is_command(entry):
         return None
     name, _, args = _text(entry).partition(" ")
-    if name.lstrip("/").lower() in BUILTIN_COMMANDS or len(args.split()) < 3:
+    if name.lstrip("/").lower() in BUILTIN_COMMANDS or len(args.split()) < COMMAND_ARG_WORDS:
         return None
     return f"({name}) {args.strip()}"
 
