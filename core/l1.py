@@ -481,23 +481,52 @@ def list_l1(paths: StorePaths, counts: bool = True) -> list[L1File]:
         if isinstance(first.get("ts"), str):
             info.started = first["ts"]
         if counts:
-            total = messages = tools = 0
-            last: str | None = None
-            last_when: datetime | None = None
-            for entry in _chain(first, entries):
-                total += 1
-                role = entry.get("role")
-                if role in ("user", "assistant"):
-                    messages += 1
-                elif role == "tool":
-                    tools += 1
-                when = parse_iso(entry.get("ts"))
-                if when is not None and (last_when is None or when > last_when):
-                    last, last_when = entry["ts"], when
-            info.entries, info.messages, info.tools = total, messages, tools
-            info.last = last
+            tally = count_entries(_chain(first, entries))
+            info.entries, info.messages, info.tools = tally.entries, tally.messages, tally.tools
+            info.last = tally.last_ts
         files.append(info)
     return files
+
+
+@dataclass(slots=True)
+class EntryCounts:
+    """What a session's L1 entries add up to: the one count for the CLI, the TUI and the index."""
+
+    entries: int = 0
+    messages: int = 0  # user and assistant lines
+    tools: int = 0
+    prompts: int = 0  # user lines of the main thread
+    subagent: bool = False
+    first: datetime | None = None
+    last: datetime | None = None
+    last_ts: str | None = None  # the newest entry's timestamp, as written
+
+    @property
+    def minutes(self) -> int:
+        return int((self.last - self.first).total_seconds() // 60) if self.first and self.last else 0
+
+
+def count_entries(entries: Iterable[dict[str, Any]]) -> EntryCounts:
+    """Count a session's entries (timestamps compared as instants, not strings)."""
+    tally = EntryCounts()
+    for entry in entries:
+        tally.entries += 1
+        role = entry.get("role")
+        if role in ("user", "assistant"):
+            tally.messages += 1
+        elif role == "tool":
+            tally.tools += 1
+        side = bool(entry.get("sidechain"))
+        tally.subagent = tally.subagent or side
+        if role == "user" and not side:
+            tally.prompts += 1
+        when = parse_iso(entry.get("ts"))
+        if when is not None:
+            if tally.first is None or when < tally.first:
+                tally.first = when
+            if tally.last is None or when > tally.last:
+                tally.last, tally.last_ts = when, entry["ts"]
+    return tally
 
 
 def _chain(first: dict[str, Any], rest: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -251,29 +251,12 @@ def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts
 
 
 def _count_one(path: Path) -> SessionCounts:
-    from memkeeper.core.l1 import read_l1
-    from memkeeper.core.timefmt import parse_iso
+    from memkeeper.core.l1 import count_entries, read_l1
 
-    messages = tools = prompts = 0
-    subagent = False
-    first = last = None
-    for entry in read_l1(path):
-        role = entry.get("role")
-        if role in ("user", "assistant"):
-            messages += 1
-        elif role == "tool":
-            tools += 1
-        side = bool(entry.get("sidechain"))
-        subagent = subagent or side
-        if role == "user" and not side:
-            prompts += 1
-        when = parse_iso(entry.get("ts"))
-        if when is not None:
-            first = when if first is None or when < first else first
-            last = when if last is None or when > last else last
-    minutes = int((last - first).total_seconds() // 60) if first and last else 0
+    tally = count_entries(read_l1(path))
+    messages, tools = tally.messages, tally.tools
     unreadable = messages + tools == 0 and path.stat().st_size > 0 and not _has_entries(path)
-    return SessionCounts(messages, tools, subagent, minutes, unreadable, prompts)
+    return SessionCounts(messages, tools, tally.subagent, tally.minutes, unreadable, tally.prompts)
 
 
 def _has_entries(path: Path) -> bool:
