@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from memkeeper.core import injections
+from memkeeper.core.boundary import O_NOFOLLOW
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.index import (
     entry_file,
@@ -69,8 +70,11 @@ def _one_line(text: Any, limit: int) -> str:
 
 
 def _read_text(path: Path, max_bytes: int | None = None) -> str:
+    """The file's text (its last ``max_bytes``), or "" when it cannot be read; a link is
+    never opened (the hook checks only the store's top entries for links, and reads
+    through this one opener)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(os.open(path, os.O_RDONLY | O_NOFOLLOW), "rb") as handle:
             if max_bytes is not None:
                 size = os.fstat(handle.fileno()).st_size
                 if size > max_bytes:
@@ -226,7 +230,7 @@ def _l1_files(paths: StorePaths, names: list[str] | None = None) -> list[tuple[f
     for name in (_l1_names(paths) if names is None else names)[:NEWEST_L1_FILES]:
         path = paths.sessions / name
         try:
-            found.append((path.stat().st_mtime, path))
+            found.append((path.lstat().st_mtime, path))
         except OSError:
             continue
     found.sort(reverse=True)

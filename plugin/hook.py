@@ -55,9 +55,11 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 #: fields a hook needs come first in Claude Code's JSON and are read from the front.
 FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
-#: The store folders whose entries a hook checks for links (besides the root's own);
-#: jobs, the CLI and the TUI check the whole store.
-HOOK_FOLDERS = {"SessionStart": (".state", "logs", "sessions")}
+#: The store folders whose entries a hook checks for links, besides the root's own (so a
+#: linked sessions/ folder is seen): a hook writes only there, and SessionStart reads L1
+#: files with O_NOFOLLOW instead of listing every one. Jobs, the CLI and the TUI check
+#: the whole store.
+HOOK_FOLDERS = (".state", "logs")
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
 
@@ -372,7 +374,7 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
-        refuse_links(call.root, HOOK_FOLDERS.get(event, (".state", "logs")))
+        refuse_links(call.root, HOOK_FOLDERS)
         _finish_interrupted(call)
         handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0

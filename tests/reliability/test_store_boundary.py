@@ -218,3 +218,23 @@ def test_check_path_sees_links_above_the_file(store: StorePaths, tmp_path: Path)
     boundary.check_path(store.root / "memory.md")  # no link on that path
     boundary.check_path(tmp_path / "outside" / "anything")  # not in a store: not checked
     assert sys.platform != "win32"
+
+
+def test_session_start_never_reads_a_linked_session_file(
+    store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SessionStart does not list every L1 file for links; it reads the newest ones with
+    O_NOFOLLOW, so a linked one (the newest, here) puts nothing of its target into the context."""
+    _fill(store)
+    target = tmp_path / "outside" / "theirs.l1.jsonl"
+    target.parent.mkdir()
+    outside = {"ts": "2026-05-03T10:00:00.000Z", "role": "user", "text": "OUTSIDE-MARKER", "session": "s3"}
+    target.write_text(json.dumps(outside) + "\n")
+    (store.sessions / "2026-05-03_100000_bbbbbbbb.l1.jsonl").symlink_to(target)
+    payload = {"session_id": SESSION, "cwd": str(store.project), "hook_event_name": "SessionStart"}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert hook.main(["SessionStart"]) == 0
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "OUTSIDE-MARKER" not in context
