@@ -38,8 +38,9 @@ def test_tmux_demo_tiers_and_search(tmp_path: Path) -> None:
     env = dict(os.environ, HOME=str(tmp_path), MEMKEEPER_NO_JOBS="1", TERM="xterm-256color")
     script = Path(sys.executable).with_name("memkeeper-tui")
     program = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "memkeeper.tui.app"]
-    # env(1) passes HOME etc. even when a tmux server with another environment is running.
-    command = ["env", f"HOME={tmp_path}", "MEMKEEPER_NO_JOBS=1", *program, "--demo"]
+    # env(1) passes HOME etc. even when a tmux server with another environment is running;
+    # TMPDIR keeps the demo store inside tmp_path (the session is killed right after `q`).
+    command = ["env", f"HOME={tmp_path}", f"TMPDIR={tmp_path}", "MEMKEEPER_NO_JOBS=1", *program, "--demo"]
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", *command], check=True, env=env
     )
