@@ -403,7 +403,7 @@ def result_options(results: Any, match_style: Style, meta_style: Style) -> tuple
     """The list's options (tier headings, hits, "N more" lines) and the hits in list order."""
     options: list[Option] = []
     hits: list[Any] = []
-    for group in results.tiers:
+    for group in _groups_best_first(results):
         if not group.hits:
             continue
         more = group.total - len(group.hits)
@@ -418,6 +418,18 @@ def result_options(results: Any, match_style: Style, meta_style: Style) -> tuple
             label = f"   … {more}{plus} more: Enter shows {PAGE} more"
             options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
     return options, hits
+
+
+def _groups_best_first(results: Any) -> list[Any]:
+    """The tier groups; in ranked mode, the group holding the best hit first (the order of
+    ``SearchResults.ranked``, which the CLI prints), so a weaker tier never hides the answer."""
+    groups = list(results.tiers)
+    if results.mode != "ranked":
+        return groups
+    first: dict[str, int] = {}
+    for position, hit in enumerate(results.ranked):
+        first.setdefault(hit.tier, position)
+    return sorted(groups, key=lambda group: first.get(group.tier, len(first)))
 
 
 def _selectable(options: list[Option], wanted: int | None) -> int:

@@ -198,3 +198,24 @@ async def test_f5_toggles_exact_words_against_the_ranked_default(store: StorePat
         await pilot.press("f5")
         await settle(pilot)
         assert search.hits
+
+
+def test_ranked_groups_start_with_the_tier_of_the_best_hit(tmp_path: Path) -> None:
+    """Asked in plain words, the demo store's answer is an L3 decision; its group comes first,
+    not after the weaker memory.md hits that the fixed tier order would put above it."""
+    from rich.style import Style
+
+    from memkeeper.core.demo import create_demo_store
+    from memkeeper.core.search import search
+    from memkeeper.tui.screens.search import TIER_NAMES, result_options
+
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    paths = create_demo_store(folder)
+    results = search(paths, "why are invoice numbers gapless", deep=True)
+    best = results.ranked[0]
+    assert "gapless" in best.snippet.lower()
+    assert results.tiers[0].tier != best.tier and results.tiers[0].hits  # the fixed order would hide it
+    options, hits = result_options(results, Style(), Style())
+    assert str(options[0].prompt).startswith(f"── {TIER_NAMES.get(best.tier, best.tier)} (")
+    assert hits[0].tier == best.tier
