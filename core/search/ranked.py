@@ -75,6 +75,9 @@ BM25_B = 0.75
 #: The columns weighed by FIELD_WEIGHTS; rows of a word are walked at most this far per column.
 WORD_COLUMNS_RANKED = ("hi", "lo")
 PRESENCE_ROWS = 20000
+#: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
+PHRASE_BOOST = 2.0
+_PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
 #: A one-word query cannot tell much: its best confidence is "suggested", not "high".
 ONE_WORD_CONFIDENCE = 0.9
 MAX_SUGGESTIONS = 3
@@ -83,6 +86,8 @@ MAX_SUGGESTIONS = 3
 SUGGEST_PAGES = 64
 SUGGEST_MAX_PAGES = 256
 #: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
+#: Endings tried to turn a stem back into a word that stems to it.
+_ENDINGS = ("", "e", "ed", "ing", "s", "es", "ion", "ation", "y", "al", "er", "ment", "ly", "ity", "ness")
 _HEXLIKE = re.compile(r"(?=[a-f]*\d)[0-9a-f]+|[a-f]{6,}")
 _READ = 4096
 
@@ -100,6 +105,8 @@ class RankedQuery(NamedTuple):
     text: str
     groups: tuple[Group, ...]
     pairs: tuple[tuple[str, str], ...]
+    #: The words of each path-like token (``core/flush.py``, ``zephyr-7731``): asked for as a phrase.
+    phrases: tuple[tuple[str, ...], ...] = ()
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -148,7 +155,12 @@ def parse_ranked(text: str) -> RankedQuery:
     for a, b in zip(kept, kept[1:], strict=False):
         if a != b and (a, b) not in pairs:
             pairs.append((a, b))
-    return RankedQuery(text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]))
+    phrases = [
+        tuple(w) for w in (words.plain_words(t) for t in text.split() if _PATHLIKE.search(t)) if len(w) > 1
+    ]
+    return RankedQuery(
+        text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]), tuple(dict.fromkeys(phrases))[:4]
+    )
 
 
 def _group_expr(group: Group) -> str:
@@ -269,14 +281,15 @@ def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int) -> li
 
 
 def _newest_rows(
-    conn: sqlite3.Connection, index: str, expr: str, groups: Sequence[Group], stats: _TierStats, limit: int
+    conn: sqlite3.Connection, index: str, expr: str, units: Sequence[tuple[str, float]], limit: int
 ) -> list[Candidate]:
-    """The best ``limit`` of the newest NEWEST_BUDGET rows matching ``expr`` (which every row of
-    ``groups`` satisfies), by BM25 computed here with each word counted once per column.
+    """The best ``limit`` of the newest NEWEST_BUDGET rows matching ``expr``, by BM25 computed here
+    over ``units`` ((FTS5 expression, idf): words or phrases every such row holds), each counted
+    once per column.
 
     SQLite's bm25() first counts every row of each word over the whole table (50 ms and more
     for a common word at 1 GB): here the rows come newest first, the columns holding each
-    word from one query per column within their rowid range, the lengths from ``docsize``.
+    unit from one query per column within their rowid range, the lengths from ``docsize``.
     """
     table = schema.WORDS[index]
     ids = [
@@ -292,7 +305,7 @@ def _newest_rows(
     avg = max(1.0, _average_length(conn, table))
     norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * lengths.get(r, avg) / avg) for r in ids}
     scores = dict.fromkeys(ids, 0.0)
-    for group in groups:
+    for unit, idf in units:
         weight = dict.fromkeys(ids, 0.0)
         for column, field_weight in zip(WORD_COLUMNS_RANKED, FIELD_WEIGHTS, strict=False):
             held = {
@@ -300,17 +313,38 @@ def _newest_rows(
                 for (rowid,) in conn.execute(
                     f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?"
                     f" ORDER BY rowid DESC LIMIT {PRESENCE_ROWS}",
-                    (f"{column} : {_group_expr(group)}", ids[-1], ids[0]),
+                    (f"{column} : ({unit})", ids[-1], ids[0]),
                 )
             }
             for rowid in held.intersection(weight):
                 weight[rowid] += field_weight
-        idf = _idf(stats, group) * (BM25_K1 + 1.0)
+        boosted = idf * (BM25_K1 + 1.0)
         for rowid, tfw in weight.items():
             tfw = tfw or FIELD_WEIGHTS[-1]  # in no ranked column: only its neighbours hold it
-            scores[rowid] += idf * tfw / (tfw + norms[rowid])
+            scores[rowid] += boosted * tfw / (tfw + norms[rowid])
     best = sorted(ids, key=lambda r: (-scores[r], -r))[:limit]
     return [Candidate(rowid, scores[rowid]) for rowid in best]
+
+
+def _phrase_rows(
+    conn: sqlite3.Connection, index: str, query: RankedQuery, stats: _TierStats, limit: int
+) -> list[Candidate]:
+    """Rows holding a path-like token of the query (``core/flush.py``) as a phrase, newest first, ranked
+    above the rows that only hold its words somewhere (scored PHRASE_BOOST times higher)."""
+    out: list[Candidate] = []
+    by_word = {g.word: g for g in query.groups}
+    for phrase in query.phrases:
+        groups = [by_word[w] for w in phrase if w in by_word]
+        if not groups or any(stats.df.get(g.stem, 0) == 0 for g in groups):
+            continue  # a word the tier does not hold: the phrase cannot be there
+        seen = {c.rowid for c in out}
+        text = _quoted(" ".join(phrase))
+        for cand in _newest_rows(conn, index, text, [(text, sum(_idf(stats, g) for g in groups))], limit):
+            if cand.rowid not in seen:
+                cand.score *= PHRASE_BOOST
+                out.append(cand)
+    out.sort(key=lambda c: -c.score)
+    return out[:limit]
 
 
 def _lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[int, float]:
@@ -509,7 +543,11 @@ def rank_tier(
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
     expr = " AND ".join(_group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
     if both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
-        cands = _newest_rows(conn, index, expr, groups, stats, limit)
+        cands = _phrase_rows(conn, index, query, stats, limit)
+        seen = {c.rowid for c in cands}
+        units = [(_group_expr(g), _idf(stats, g)) for g in groups]
+        more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
+        cands += [c for c in more if c.rowid not in seen][: limit - len(cands)]
     else:
         cands = _top_rows(conn, index, expr, limit)
     _read_docs(reader, tier, cands)
@@ -679,11 +717,18 @@ def _next(prefix: str) -> str:
 
 def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str | None:
     """A word of the store whose Porter stem is ``stem`` (the index keeps stems; a person reads words);
-    None when no entry holds it any more."""
+    None when no entry holds it any more.
+
+    The index is asked with a word that stems to ``stem`` (a query is stemmed again, and
+    Porter's stem of a stem is not always itself: ``exceed`` → ``excee``).
+    """
+    asked = next((w for w in (stem + end for end in _ENDINGS) if words.porter(w) == stem), None)
+    if asked is None:
+        return stem  # no form of it to ask for: shown as the index holds it
     for index in indexes:
         table = schema.WORDS[index]
         row = reader.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(stem),)
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(asked),)
         ).fetchone()
         if row is None:
             continue

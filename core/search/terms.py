@@ -30,6 +30,8 @@ _MAIN = b"0"
 #: Leaf pages read per call at most: a range wider than this is cut short (its end is
 #: missing), so a lookup stays bounded on any index.
 MAX_PAGES = 4000
+#: FTS5's default leaf page size (``pgsz``).
+PAGE_BYTES = 4050
 
 
 def between(
@@ -100,6 +102,11 @@ def pages(conn: sqlite3.Connection, table: str, low: str, high: str) -> list[tup
         end = int(after[0]) >> 1 if after is not None else last_live + 1
         for page, following in zip(numbers, [*numbers[1:], end], strict=True):
             out.append((segid, page, max(0, following - page - 1)))
+
+
+def postings_bytes(found: list[tuple[int, int, int]]) -> int:
+    """About how many bytes the postings on these pages (see :func:`pages`) take, without reading them."""
+    return sum(1 + following for _segid, _page, following in found) * PAGE_BYTES
 
 
 def _key(term: str) -> bytes:
