@@ -28,6 +28,7 @@ from memkeeper.core.search.sources import (
     SourceFile,
     WordRow,
     docs_of,
+    iter_lines,
     iter_sections,
     l1_body,
     l1_neighbours_before,
@@ -236,31 +237,21 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
     """
     blocks = _WordBlocks(work, neighbours or Neighbours())
-    pos = start
-    line = first_line
     n = len(data)
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            entry = _parse(data[pos:])
-            if entry is _BROKEN:
-                blocks.flush()
-                return pos, line, 0
-            if isinstance(entry, dict):
-                body = l1_body(entry)
-                if body:
-                    blocks.add_entry(base + pos, entry, body)
-            blocks.flush()
-            return n, line, 1
-        entry = _parse(data[pos:nl])
+    end, next_line, open_tail = n, first_line, 0
+    for pos, line, raw in iter_lines(data, start, first_line):
+        entry = _parse(raw)
+        unended = pos + len(raw) == n  # the last line, without its newline
+        if unended and entry is _BROKEN:
+            end, next_line = pos, line
+            break
         if isinstance(entry, dict):
             body = l1_body(entry)
             if body:
                 blocks.add_entry(base + pos, entry, body)
-        pos = nl + 1
-        line += 1
+        next_line, open_tail = (line, 1) if unended else (line + 1, 0)
     blocks.flush()
-    return n, line, 0
+    return end, next_line, open_tail
 
 
 _BROKEN = object()
