@@ -9,7 +9,6 @@ are in flight, each answered before another is sent, so no pipe can fill up and 
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
+    BROKEN,
     WORD_FIELD_CHARS,
     Doc,
     Neighbours,
@@ -32,6 +32,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     l1_body,
     l1_neighbours_before,
+    parse_line,
     read_source,
 )
 from memkeeper.core.store import StorePaths
@@ -240,9 +241,9 @@ def _consume_l1(
     n = len(data)
     end, next_line, open_tail = n, first_line, 0
     for pos, line, raw in iter_lines(data, start, first_line):
-        entry = _parse(raw)
+        entry = parse_line(raw)
         unended = pos + len(raw) == n  # the last line, without its newline
-        if unended and entry is _BROKEN:
+        if unended and entry is BROKEN:
             end, next_line = pos, line
             break
         if isinstance(entry, dict):
@@ -252,22 +253,6 @@ def _consume_l1(
         next_line, open_tail = (line, 1) if unended else (line + 1, 0)
     blocks.flush()
     return end, next_line, open_tail
-
-
-_BROKEN = object()
-
-
-def _parse(raw: bytes) -> object:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        try:
-            return json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return _BROKEN
 
 
 def gzip_matches(path: Path, row: Row) -> bool:
