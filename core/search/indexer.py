@@ -31,6 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -70,18 +71,18 @@ class IndexBusy(Exception):
     """Another process is writing the index; the caller answers by a full scan."""
 
 
+@dataclass(slots=True)
 class RefreshStats:
     """What a refresh did."""
 
-    def __init__(self, notes: list[str] | None = None) -> None:
-        self.files_read = 0
-        self.files_removed = 0
-        self.bytes_read = 0
-        self.docs_added = 0
-        self.files_renamed = 0
-        self.rebuilt = False
-        self.seconds = 0.0
-        self.notes: list[str] = notes or []
+    notes: list[str] = field(default_factory=list)
+    files_read: int = 0
+    files_removed: int = 0
+    bytes_read: int = 0
+    docs_added: int = 0
+    files_renamed: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
 
 
 def lock_path(paths: StorePaths) -> Path:
@@ -494,16 +495,7 @@ def reindex(
 ) -> RefreshStats:
     """Rebuild the whole index from the files, in one transaction: searches meanwhile
     answer from the index as it was."""
-    if not paths.root.is_dir():
-        return RefreshStats(notes=["no memory store here yet"])
-    with writer(paths, lock_timeout):
-        conn, notes = schema.open_index(paths.search_db)
-        try:
-            stats = _Updater(paths, conn, progress).run(True)
-        finally:
-            conn.close()
-    stats.notes[:0] = notes
-    return stats
+    return refresh(paths, progress, full=True, lock_timeout=lock_timeout)
 
 
 #: Vocabulary lookups (the trigrams a short word begins, a word's document count) walk the
