@@ -589,7 +589,11 @@ def rank_confident(
         return []  # a required word occurs nowhere in this tier
     required.sort(key=lambda g: stats.df[g.stem])
     expr = " AND ".join(_group_expr(g) for g in required)
-    cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES, stats.df[required[0].stem] > SCORE_BUDGET)
+    if stats.df[required[0].stem] > SCORE_BUDGET:  # common words: the newest rows, scored without bm25()
+        units = [(_group_expr(g), idf[g.stem]) for g in required]
+        cands = _newest_rows(conn, index, expr, units, CONFIDENT_CANDIDATES)
+    else:
+        cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES)
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None]
     _coverage_marks(conn, index, query, cands, stats)
