@@ -21,9 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "reliability"))
+sys.path.insert(0, str(REPO))  # the checkout: the trials' kit is in its tests package
 
-import intent_kit  # noqa: E402
+from tests.reliability import intent_kit  # noqa: E402
 
 
 def main() -> int:

@@ -21,10 +21,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-KIT = REPO / "tests" / "reliability"
-sys.path.insert(0, str(KIT))
+sys.path.insert(0, str(REPO))  # the checkout: the trials' kit is in its tests package
 
-import reliability_kit as kit  # noqa: E402
+from tests.reliability import reliability_kit as kit  # noqa: E402
 
 
 def crash_trials(base: Path, per_op: int, seed0: int) -> list[dict[str, object]]:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import reliability_kit as kit
+from tests.reliability import reliability_kit as kit
 
 SESSION = "9e1d2c3b-aaaa-4bbb-8ccc-000000000001"
 
@@ -188,7 +188,7 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
     env = kit.child_env(tmp_path / "home")
     cli = [sys.executable, "-P", "-m", "memkeeper.cli.main"]
     base = {"session_id": SESSION, "cwd": str(paths.project), "transcript_path": str(transcript)}
-    events = [
+    events: list[tuple[str, dict[str, object]]] = [
         ("SessionStart", {"source": "startup"}),
         ("UserPromptSubmit", {"prompt": f"key {SECRETS['anthropic']} <private>{PRIVATE[0]}</private>"}),
         (

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_corpus import samples
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import flush, l1, rotation, summary
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.search import indexer
 from memkeeper.core.store import StorePaths
+from tests.secret_corpus import samples
 
 SESSION = "5ec12e75-1111-4000-8000-000000000001"
 

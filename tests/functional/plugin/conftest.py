@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import CLIS, REPO, load_hook_inputs
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import CLIS, REPO, load_hook_inputs
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from capture_helpers import payload_for, write_config, write_l1
 
 from memkeeper.cli.main import main
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import payload_for, write_config, write_l1
 
 
 def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:

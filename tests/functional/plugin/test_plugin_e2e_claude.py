@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO
-from capture_mock_api import FINAL_TEXT, MockAnthropic
 
 from memkeeper.core import counters
 from memkeeper.core.flush import read_runs
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import REPO
+from tests.functional.plugin.capture_mock_api import FINAL_TEXT, MockAnthropic
 
 pytestmark = pytest.mark.e2e
 

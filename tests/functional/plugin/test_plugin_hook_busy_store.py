@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import payload_for
 
 from memkeeper.core.index import list_archives
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import payload_for
 
 HOLD_LOCK = """
 import fcntl, os, sys, time

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO, write_l1
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import REPO, write_l1
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 pytestmark = pytest.mark.e2e
 

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import write_l1
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import read_call_log
 from memkeeper.core.summarizers.health import read_health
+from tests.functional.plugin.capture_helpers import write_l1
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scenes import settle
 from textual.widgets import DataTable, Input, OptionList, Select
 
 from memkeeper.core.index import read_index
@@ -24,6 +23,7 @@ from memkeeper.tui.screens.search import HitList, SearchScreen
 from memkeeper.tui.screens.trash import TrashScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import settle
 
 SIZE = (80, 24)
 
@@ -347,7 +347,7 @@ async def test_forget_needs_a_forgettable_selection(store: StorePaths) -> None:
 
 
 async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) -> None:
-    from scenes import build_store
+    from tests.functional.tui.scenes import build_store
 
     other = build_store(home / "other")
     for index, project in enumerate((store.project, other.project)):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scenes import settle
 from textual.widgets import DataTable, Input, OptionList
 
 from memkeeper.core.history import daily_activity, findings
@@ -22,6 +21,7 @@ from memkeeper.tui.screens.pending import PendingScreen
 from memkeeper.tui.screens.sessions import SessionsScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import settle
 
 SIZE = (80, 24)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scenes import settle
 
 import memkeeper.core.search as search_module
 from memkeeper.core.store import StorePaths
@@ -13,6 +12,7 @@ from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens import search as search_screen
 from memkeeper.tui.screens.search import SearchScreen
+from tests.functional.tui.scenes import settle
 
 
 @pytest.mark.parametrize(

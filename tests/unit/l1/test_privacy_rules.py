@@ -4,9 +4,9 @@ private tags in inline code literal, an unclosed tag failing closed."""
 from __future__ import annotations
 
 import pytest
-from secret_corpus import samples
 
 from memkeeper.core.privacy import redact, redact_private
+from tests.secret_corpus import samples
 
 CORPUS = samples()
 

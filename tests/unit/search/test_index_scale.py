@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core import changes
-from memkeeper.core.search import cutting, freshness, indexer, refresh, reindex, scan_search
+from memkeeper.core.search import cutting, freshness, indexer, refresh, reindex, scan_search, sources
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
@@ -96,7 +96,7 @@ def large(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
 def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every listing of the sessions folder and every full discovery a refresh makes."""
     seen: list[str] = []
-    real_scandir, real_discover = os.scandir, freshness.discover
+    real_scandir, real_discover = os.scandir, sources.discover  # freshness's import
 
     def scandir(path: object = ".") -> object:
         if Path(str(path)).name == "sessions":  # the store folder's names are read: few

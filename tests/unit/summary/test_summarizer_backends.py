@@ -9,15 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summary_helpers import (
-    CLAUDE_ARGV,
-    FAKE_CLAUDE,
-    GOOD_ANSWER,
-    add_archive,
-    pid_alive,
-    write_config,
-    write_script,
-)
 
 from memkeeper.core.config import Config
 from memkeeper.core.store import StorePaths
@@ -35,6 +26,15 @@ from memkeeper.core.summarizers.command import CommandBackend
 from memkeeper.core.summarizers.extractive import ExtractiveBackend
 from memkeeper.core.summary import generate_summary, load_summary, summary_path
 from memkeeper.core.timefmt import iso_now
+from tests.unit.summary.summary_helpers import (
+    CLAUDE_ARGV,
+    FAKE_CLAUDE,
+    GOOD_ANSWER,
+    add_archive,
+    pid_alive,
+    write_config,
+    write_script,
+)
 
 
 @pytest.fixture
@@ -283,7 +283,8 @@ def test_summary_file_written_by_claude_path_is_loadable(store: StorePaths, fake
     generate_summary(store, "memory_20260302_150000.md", backend="claude")
     data = json.loads(summary_path(store, "memory_20260302_150000.md").read_text("utf-8"))
     assert data["sourceFile"] == "memory_20260302_150000.md" and data["generatedAt"].endswith("Z")
-    assert load_summary(summary_path(store, "memory_20260302_150000.md")).generator.startswith("claude:")
+    generator = load_summary(summary_path(store, "memory_20260302_150000.md")).generator
+    assert generator is not None and generator.startswith("claude:")
 
 
 def test_the_sdk_is_imported_only_when_the_anthropic_backend_runs() -> None:

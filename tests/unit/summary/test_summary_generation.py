@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 from memkeeper.core.config import load_config
 from memkeeper.core.index import read_index
@@ -24,6 +23,7 @@ from memkeeper.core.summary import (
     summary_path,
 )
 from memkeeper.core.tokens import estimate_tokens
+from tests.unit.summary.summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 ARCHIVE = "memory_20260302_150000.md"
 
@@ -300,7 +300,8 @@ def test_archive_missing_from_the_index_is_picked_up(store: StorePaths) -> None:
 def test_job_runner_is_registered() -> None:
     from memkeeper.core.jobs import resolve_runner
 
-    assert resolve_runner("summary") is run_summary_job
+    runner: object = resolve_runner("summary")
+    assert runner is run_summary_job
 
 
 def test_secrets_in_an_old_archive_never_reach_the_summary_or_raw_file(
