@@ -183,6 +183,24 @@ def _read_cache(paths: StorePaths, backup: bool) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, dict)}
 
 
+#: The titles file as last read by this process, by path: (mtime, size, inode) and its entries.
+_SEEN: dict[str, tuple[tuple[int, int, int], dict[str, dict[str, Any]]]] = {}
+
+
+def _read_cache_once(paths: StorePaths) -> dict[str, dict[str, Any]]:
+    """:func:`_read_cache`, parsed again only when the file changed (a resident recall asks often); read-only."""
+    path = _titles_path(paths)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+    seen = _SEEN.get(str(path))
+    if seen is None or seen[0] != stamp:
+        seen = _SEEN[str(path)] = (stamp, _read_cache(paths, backup=False))
+    return seen[1]
+
+
 def _backup_unreadable(paths: StorePaths, path: Path) -> None:
     try:
         paths.backups.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -203,6 +221,24 @@ def _l1_files(paths: StorePaths) -> dict[str, Path]:
         if is_l1(path.name) and not path.is_symlink() and path.is_file():
             found.setdefault(title_key(path.name), path)
     return found
+
+
+def _l1_file(paths: StorePaths, key: str) -> Path | None:
+    """The L1 file of ``key`` (plain before ``.gz``, as :func:`_l1_files`), found without listing the folder."""
+    import stat
+
+    from memkeeper.core.names import is_l1
+
+    if not is_l1(key) or os.sep in key:
+        return None
+    for name in (key, key + ".gz"):
+        path = paths.sessions / name
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                return path
+        except OSError:
+            continue
+    return None
 
 
 def _fresh(record: dict[str, Any] | None, size: int) -> bool:
@@ -311,10 +347,10 @@ def session_title(paths: StorePaths, l1_name: str, write: bool = False) -> str |
     otherwise the file is looked at.
     """
     key = title_key(os.path.basename(l1_name))
-    cached = _read_cache(paths, backup=False).get(key)
+    cached = _read_cache_once(paths).get(key)
     if cached and cached.get("final") is True and isinstance(cached.get("title"), str) and cached["title"]:
         return str(cached["title"])
-    path = _l1_files(paths).get(key)
+    path = _l1_file(paths, key)
     if path is None:
         return None
     if _fresh(cached, _size(path)) and cached is not None:

@@ -15,6 +15,7 @@ import struct
 import zlib
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -75,31 +76,23 @@ class Row(NamedTuple):
     inode: int
 
 
+@dataclass(slots=True, eq=False)
 class Work:
     """One changed file, read and cut into index rows (done off the writer, maybe in a helper)."""
 
-    def __init__(
-        self,
-        source: SourceFile,
-        row: Row | None,
-        append: bool,  # continue the row's source id from its offset
-        read: int = 0,
-        head_fp: bytes | None = None,
-        tail_fp: bytes | None = None,
-    ) -> None:
-        self.source = source
-        self.row = row
-        self.append = append
-        self.read = read
-        self.head_fp = head_fp
-        self.tail_fp = tail_fp
-        self.small: list[Doc] | None = None
-        self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
-        self.words: list[WordRow] = []  # one row per entry for the word index
-        self.docs = 0
-        self.end = 0
-        self.next_line = 1
-        self.open_tail = 0
+    source: SourceFile
+    row: Row | None
+    append: bool  # continue the row's source id from its offset
+    read: int = 0
+    head_fp: bytes | None = None
+    tail_fp: bytes | None = None
+    small: list[Doc] | None = field(default=None, init=False)
+    blocks: list[tuple[int, str]] = field(default_factory=list, init=False)  # (file offset, lowercased text)
+    words: list[WordRow] = field(default_factory=list, init=False)  # one row per entry for the word index
+    docs: int = field(default=0, init=False)
+    end: int = field(default=0, init=False)
+    next_line: int = field(default=1, init=False)
+    open_tail: int = field(default=0, init=False)
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:

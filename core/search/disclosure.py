@@ -36,37 +36,19 @@ def _locate(paths: StorePaths, hit_id: str) -> tuple[list[Doc], int]:
     raise NotFound(f"no entry {hit_id} in {source.rel}: the file changed (try searching again)")
 
 
+def _place(doc: Doc) -> tuple[str, str, str, str, int | None, str | None, str | None, str]:
+    """The fields an entry and its compact hit begin with, in their order: id, tier, type,
+    file, line, session, date, title."""
+    return (doc.id, doc.tier, doc.type, doc.file, doc.line, doc.session, doc.date, doc.title)
+
+
 def _entry(doc: Doc) -> Entry:
-    return Entry(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=doc.line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
-        text=doc.body,
-        tokens=estimate_tokens(doc.body),
-        raw=doc.raw,
-    )
+    return Entry(*_place(doc), text=doc.body, tokens=estimate_tokens(doc.body), raw=doc.raw)
 
 
 def _compact(doc: Doc) -> Hit:
     text, _spans = snippet(doc.body, ())
-    return Hit(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=doc.line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
-        snippet=text,
-        tokens=estimate_tokens(doc.body),
-        score=0.0,
-    )
+    return Hit(*_place(doc), snippet=text, tokens=estimate_tokens(doc.body), score=0.0)
 
 
 def show(paths: StorePaths, hit_id: str) -> Entry:

@@ -669,6 +669,46 @@ def search_readonly(
         conn.close()
 
 
+def search_confident(
+    paths: StorePaths,
+    query: str,
+    min_confidence: float,
+    *,
+    limit: int = 6,
+    timeout: float = 0.05,
+    conn: sqlite3.Connection | None = None,
+) -> list[Hit] | None:
+    """The ranked hits at or above ``min_confidence`` only, best first, on the index as it stands.
+
+    :func:`search_readonly`'s guarantees (read-only, never refreshed, None when the index
+    cannot be read within ``timeout``), for per-prompt recall: each tier re-scores only the
+    rows that hold the words a confident hit needs (:func:`ranked.rank_confident`). A
+    caller that asks often passes its own :func:`schema.connect_readonly` connection
+    (left open).
+    """
+    parsed = ranked.parse_ranked(query)
+    own = conn is None
+    conn = schema.connect_readonly(paths.search_db, timeout) if conn is None else conn
+    if conn is None:
+        return None
+    reader = ranked.DocReader(paths, conn)
+    found: list[ranked.Ranked] = []
+    try:
+        for tier in TIERS:
+            items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
+            if items is None:
+                items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
+            found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
+        found.sort(key=lambda r: (-r.confidence, -r.score))
+        return [ranked.make_hit(item, parsed, paths.root) for item in found[:limit]]
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        reader.close()
+        if own:
+            conn.close()
+
+
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:
     """Every doc of the store in tier and file order (for timelines and tests)."""
     for source in discover(paths):

@@ -434,6 +434,46 @@ def rank_tier(
     return _rescored(query, cands, {g.stem: _idf(stats, g) for g in query.groups}), known
 
 
+#: Rows per tier :func:`rank_confident` re-scores (all of them hold every word it requires).
+CONFIDENT_CANDIDATES = 10
+
+
+def rank_confident(
+    conn: sqlite3.Connection, reader: DocReader, tier: str, query: RankedQuery, min_confidence: float
+) -> list[Ranked] | None:
+    """Only the tier's docs that may reach ``min_confidence``, as :func:`rank_tier` scores them.
+
+    For per-prompt recall, which wants only high-confidence hits, cheaply: confidence is the
+    idf-weighted share of the query's words a doc holds, so a doc must hold every word
+    whose share alone is more than ``1 - min_confidence``. Those words are ANDed (no word
+    of the index: nothing, at once) and the best CONFIDENT_CANDIDATES rows by BM25 are
+    re-scored exactly as :func:`rank_tier` does. None when no word is required (a long
+    query of evenly rare words) or the query has words without spaces: the caller ranks
+    the usual way.
+    """
+    if query.spaceless or not query.groups:
+        return None
+    index = "small" if tier in SMALL_TIERS else tier
+    stats = _stats(conn, index, query)
+    idf = {g.stem: _idf(stats, g) for g in query.groups}
+    total = sum(idf.values())
+    cap = ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
+    if total <= 0 or min_confidence > cap:
+        return []
+    required = [g for g in query.groups if idf[g.stem] > (1.0 - min_confidence / cap) * total]
+    if not required:
+        return None
+    if any(stats.df.get(g.stem, 0) == 0 for g in required):
+        return []  # a required word occurs nowhere in this tier
+    required.sort(key=lambda g: stats.df[g.stem])
+    expr = " AND ".join(_group_expr(g) for g in required)
+    cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES, stats.df[required[0].stem] > SCORE_BUDGET)
+    _read_docs(reader, tier, cands)
+    cands = [c for c in cands if c.doc is not None]
+    _coverage_marks(conn, index, query, cands, stats)
+    return [r for r in _rescored(query, cands, idf) if r.confidence >= min_confidence]
+
+
 def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:
     if tier in SMALL_TIERS:
         docs = reader.small(tier, [c.rowid for c in cands])

@@ -367,3 +367,28 @@ def test_failed_tool_calls_count_as_tool_uses(store: StorePaths, run_hook: RunHo
     failure["error"] = "Exit code 1"
     run_hook("PostToolUseFailure", failure)
     assert session_counts(store, "s-f")["toolUses"] == 1
+
+
+def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> None:
+    """The launcher's entry leaves at once with 0, its output flushed, even when main raises."""
+    payload = json.dumps(payload_for("SessionStart", store.project)).encode()
+    store.memory.write_text("## 2026-11-20_1000\n- [x]: run flushes this marker\n")
+    code = "import sys; from memkeeper.plugin import hook; hook.run(sys.argv[1:])"
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, "SessionStart"],
+        input=payload,
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert "run flushes this marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    failing = "import sys; from memkeeper.plugin import hook\ndef boom(argv): raise SystemExit(3)\nhook.main = boom; hook.run(['PostToolUse'])"
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", failing],
+        input=b"{}",
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0
