@@ -98,10 +98,13 @@ def run_claude(
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
-def run_memkeeper(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def run_memkeeper(
+    env: dict[str, str], *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """``memkeeper ARGS`` with this Python (``-P``), as a user would run it."""
     return subprocess.run(
         [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
+        input=stdin,
         env=env,
         capture_output=True,
         text=True,

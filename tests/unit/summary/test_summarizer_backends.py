@@ -120,14 +120,19 @@ def test_claude_unknown_flag_is_dropped_once(
     assert "--disable-slash-commands" not in json.loads(fake_claude.read_text("utf-8"))["argv"]
 
 
+def claude_error(monkeypatch: pytest.MonkeyPatch, mode: str) -> BackendError:
+    """The error ``claude`` (the fake, in FAKE_CLAUDE_MODE ``mode``) makes the backend raise."""
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
+    with pytest.raises(BackendError) as info:
+        ClaudeBackend().complete("x", timeout=30)
+    return info.value
+
+
 @pytest.mark.parametrize(("mode", "down"), [("refused", True), ("fail", True), ("crash", False)])
 def test_claude_unreachable_or_logged_out_is_down(
     store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, down: bool
 ) -> None:
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
-    with pytest.raises(BackendError) as info:
-        ClaudeBackend().complete("x", timeout=30)
-    assert isinstance(info.value, BackendDown) is down
+    assert isinstance(claude_error(monkeypatch, mode), BackendDown) is down
 
 
 @pytest.mark.parametrize(
@@ -141,11 +146,9 @@ def test_claude_unreachable_or_logged_out_is_down(
 def test_claude_failures_are_one_line_errors(
     store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, words: str
 ) -> None:
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
-    with pytest.raises(BackendError) as info:
-        ClaudeBackend().complete("x", timeout=30)
-    assert words in str(info.value)
-    assert "\n" not in str(info.value)
+    error = str(claude_error(monkeypatch, mode))
+    assert words in error
+    assert "\n" not in error
 
 
 def test_claude_missing_from_path_is_unavailable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

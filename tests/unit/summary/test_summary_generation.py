@@ -140,15 +140,20 @@ def test_backend_exiting_non_zero_stays_pending(
     assert pending_summaries(store)[0].error is not None
 
 
+def two_archives_with_budget(store: StorePaths, budget: dict[str, int]) -> None:
+    """The archives ARCHIVE and memory_20260303_090000.md to summarize, under a daily ``budget``."""
+    config = json.loads(store.config.read_text())
+    config["budget"] = budget
+    write_config(store, config)
+    add_archive(store)
+    add_archive(store, "memory_20260303_090000.md")
+
+
 def test_budget_reached_switches_to_extractive(
     store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
 ) -> None:
     calls, _ = scripted(json.dumps(GOOD_ANSWER))
-    config = json.loads(store.config.read_text())
-    config["budget"] = {"dailyCalls": 1}
-    write_config(store, config)
-    add_archive(store)
-    add_archive(store, "memory_20260303_090000.md")
+    two_archives_with_budget(store, {"dailyCalls": 1})
     first = generate_summary(store, ARCHIVE, sleep=no_sleep.append)
     second = generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append)
     assert first.generator == "command:fake-model"
@@ -166,11 +171,7 @@ def test_token_cap_counts_estimated_tokens_of_a_command(
     store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
 ) -> None:
     calls, _ = scripted(json.dumps(GOOD_ANSWER))
-    config = json.loads(store.config.read_text())
-    config["budget"] = {"dailyTokens": 50}
-    write_config(store, config)
-    add_archive(store)
-    add_archive(store, "memory_20260303_090000.md")
+    two_archives_with_budget(store, {"dailyTokens": 50})
     generate_summary(store, ARCHIVE, sleep=no_sleep.append)
     assert (
         generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append).generator == "extractive"
