@@ -131,6 +131,20 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    help: str,
+    **options: Any,
+) -> argparse.ArgumentParser:
+    """Register the command ``name``, run by ``handler``; the main parser adds the shared
+    ``--project`` and ``--json`` to every command afterwards."""
+    parser = sub.add_parser(name, help=help, **options)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

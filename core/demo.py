@@ -403,7 +403,12 @@ def _session_entries(
     )
     if with_agent:
         agent = f"a{rng.getrandbits(60):015x}"
-        w.tool("Task", {"params": "description,prompt,subagent_type"}, "", error=False)
+        w.tool(
+            "Task",
+            {"params": "description,prompt,subagent_type", "detail": "Survey call sites"},
+            "",
+            error=False,
+        )
         # The subagent's own work, recorded as sidechain entries before the Task result is used.
         w.entries.pop()  # the Task result comes after the subagent finished
         task_id = w.entries[-1]["tool_use_id"]
@@ -417,7 +422,9 @@ def _session_entries(
         w.add(
             "assistant",
             {
-                "text": f"{target} is used by 3 modules: app/main.py, app/worker/tasks.py and tests/conftest.py."
+                # Answers are Markdown, as Claude writes them (the viewer renders it).
+                "text": f"`{target}` is used by **3 modules**:\n\n"
+                "- `app/main.py`\n- `app/worker/tasks.py`\n- `tests/conftest.py`"
             },
             agent,
         )

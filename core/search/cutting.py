@@ -9,7 +9,6 @@ are in flight, each answered before another is sent, so no pipe can fill up and 
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
@@ -22,15 +21,18 @@ from typing import TYPE_CHECKING, NamedTuple
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
+    BROKEN,
     WORD_FIELD_CHARS,
     Doc,
     Neighbours,
     SourceFile,
     WordRow,
     docs_of,
+    iter_lines,
     iter_sections,
     l1_body,
     l1_neighbours_before,
+    parse_line,
     read_source,
 )
 from memkeeper.core.store import StorePaths
@@ -236,47 +238,21 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
     """
     blocks = _WordBlocks(work, neighbours or Neighbours())
-    pos = start
-    line = first_line
     n = len(data)
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            entry = _parse(data[pos:])
-            if entry is _BROKEN:
-                blocks.flush()
-                return pos, line, 0
-            if isinstance(entry, dict):
-                body = l1_body(entry)
-                if body:
-                    blocks.add_entry(base + pos, entry, body)
-            blocks.flush()
-            return n, line, 1
-        entry = _parse(data[pos:nl])
+    end, next_line, open_tail = n, first_line, 0
+    for pos, line, raw in iter_lines(data, start, first_line):
+        entry = parse_line(raw)
+        unended = pos + len(raw) == n  # the last line, without its newline
+        if unended and entry is BROKEN:
+            end, next_line = pos, line
+            break
         if isinstance(entry, dict):
             body = l1_body(entry)
             if body:
                 blocks.add_entry(base + pos, entry, body)
-        pos = nl + 1
-        line += 1
+        next_line, open_tail = (line, 1) if unended else (line + 1, 0)
     blocks.flush()
-    return n, line, 0
-
-
-_BROKEN = object()
-
-
-def _parse(raw: bytes) -> object:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        try:
-            return json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return _BROKEN
+    return end, next_line, open_tail
 
 
 def gzip_matches(path: Path, row: Row) -> bool:

@@ -369,6 +369,25 @@ def l1_title(entry: dict[str, Any]) -> str:
     return title[:TITLE_CHARS]
 
 
+#: What :func:`parse_line` gives for a line that is not JSON (maybe still being written).
+BROKEN = object()
+
+
+def parse_line(raw: bytes) -> object:
+    """One JSON line: its value, None when blank, :data:`BROKEN` when it does not parse
+    (invalid UTF-8 is replaced before giving up)."""
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return BROKEN
+
+
 def l1_doc(
     source_rel: str,
     fallback_date: str | None,
@@ -378,16 +397,7 @@ def l1_doc(
     raw_line: bytes,
 ) -> Doc | None:
     """The doc of one L1 line, or None for a blank, broken or empty one."""
-    text = raw_line.strip()
-    if not text:
-        return None
-    try:
-        entry = json.loads(text)
-    except ValueError:
-        try:
-            entry = json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return None
+    entry = parse_line(raw_line)
     if not isinstance(entry, dict):
         return None
     body = l1_body(entry)
@@ -489,13 +499,7 @@ def l1_neighbours_before(path: Path, offset: int, window: int = 65536) -> Neighb
 
 
 def _entry_of(raw: bytes) -> dict[str, Any] | None:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        entry = json.loads(text)
-    except ValueError:
-        return None
+    entry = parse_line(raw)
     return entry if isinstance(entry, dict) else None
 
 

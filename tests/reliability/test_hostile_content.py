@@ -133,7 +133,7 @@ def _tui_available() -> bool:
 @pytest.mark.skipif(not _tui_available(), reason="the TUI is not installed in this build")
 async def test_tui_shows_hostile_text_without_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memkeeper.tui.app import MemkeeperApp
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
     from memkeeper.tui.widgets.docview import DocView
     from memkeeper.tui.widgets.tier_tree import TierTree
 

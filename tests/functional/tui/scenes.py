@@ -68,7 +68,7 @@ async def _browse(pilot: Pilot[None]) -> None:
 
 
 async def _summary(pilot: Pilot[None]) -> None:
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
     from memkeeper.tui.screens.browse import BrowseScreen
 
     await settle(pilot)
@@ -80,7 +80,7 @@ async def _summary(pilot: Pilot[None]) -> None:
 
 
 async def _failed_summary(pilot: Pilot[None]) -> None:
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
 
     await settle(pilot)
     snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
@@ -90,7 +90,7 @@ async def _failed_summary(pilot: Pilot[None]) -> None:
 
 
 async def _session(pilot: Pilot[None]) -> None:
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
 
     await settle(pilot)
     snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
@@ -105,6 +105,22 @@ async def _session(pilot: Pilot[None]) -> None:
     doc = pilot.app.screen.query_one("DocView")
     doc.focus()
     await pilot.press("down", "down", "enter")
+    await settle(pilot)
+
+
+async def _answer(pilot: Pilot[None]) -> None:
+    """The session with a subagent, its Markdown answer (nested under the Task call) at the top."""
+    await _session(pilot)
+    doc = pilot.app.screen.query_one("DocView")
+    answer = next(i for i, item in enumerate(doc.items) if item.kind == "assistant" and "**" in item.text)  # type: ignore[attr-defined]
+    doc.move_to(answer - 3, top=True)  # type: ignore[attr-defined]
+    doc.move_to(answer)  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def _answer_raw(pilot: Pilot[None]) -> None:
+    await _answer(pilot)
+    await pilot.press("M")
     await settle(pilot)
 
 
@@ -135,7 +151,7 @@ async def _rotate(pilot: Pilot[None]) -> None:
 
 
 async def _forget(pilot: Pilot[None]) -> None:
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
 
     await settle(pilot)
     snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
@@ -209,6 +225,8 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "summary": ("An L3 summary: overall, themes, decisions, issues", _summary),
     "summary_failed": ("A failed summary with its error", _failed_summary),
     "session": ("An L1 session: roles, folded tool calls, subagent work", _session),
+    "markdown": ("Answers rendered as Markdown; subagent work under its Task call", _answer),
+    "markdown_raw": ("The same answer raw, as written (M)", _answer_raw),
     "literal": ("Markup and escape codes in memory shown literally", _literal),
     "search": ("Search as you type, grouped by tier", _search),
     "search_opened": (
@@ -232,4 +250,4 @@ SCENES: dict[str, tuple[str, Scene]] = {
 
 
 #: The new screens, snapshotted at both sizes in both themes.
-NEW_SCREENS = ("search_opened", "sessions", "activity")
+NEW_SCREENS = ("search_opened", "sessions", "activity", "markdown", "markdown_raw")

@@ -13,9 +13,9 @@ from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths
 from memkeeper.core.titles import session_titles
 from memkeeper.tui.app import MemkeeperApp
-from memkeeper.tui.loaders import Target
 from memkeeper.tui.modals.help import HelpModal, key_label, key_sections
 from memkeeper.tui.modals.migrate import MigrateModal
+from memkeeper.tui.model import Target
 from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.hit import HitScreen
 from memkeeper.tui.screens.pending import PendingScreen

@@ -11,9 +11,10 @@ from memkeeper.core.history import daily_activity, findings
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.items import DocItem
-from memkeeper.tui.loaders import Target, l1_items
+from memkeeper.tui.l1_items import l1_items
 from memkeeper.tui.modals.help import HelpModal
 from memkeeper.tui.modals.projects import ProjectsModal
+from memkeeper.tui.model import Target
 from memkeeper.tui.prefs import prefs_path
 from memkeeper.tui.screens.activity import ActivityScreen
 from memkeeper.tui.screens.browse import BrowseScreen

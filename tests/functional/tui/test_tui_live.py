@@ -10,8 +10,8 @@ from textual.pilot import Pilot
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
-from memkeeper.tui.loaders import Target
 from memkeeper.tui.messages import StoreChanged
+from memkeeper.tui.model import Target
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
 from tests.functional.tui.scenes import settle
