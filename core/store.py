@@ -26,6 +26,7 @@ from memkeeper.core.layout import (
     ensure_dirs,
     project_dir,
 )
+from memkeeper.core.plain import Plain
 
 __all__ = [
     "CONFIG_FILE",
@@ -64,7 +65,7 @@ def resolve_project(
     return Path(project_dir(explicit, hook_cwd, env))
 
 
-class StorePaths:
+class StorePaths(Plain):
     """Every path of one project's memory store, derived from the project directory.
 
     Immutable and hashable. A plain class rather than a dataclass: importing
@@ -79,15 +80,6 @@ class StorePaths:
     @property
     def project(self) -> Path:
         return self._project
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StorePaths) and other._project == self._project
-
-    def __hash__(self) -> int:
-        return hash(("StorePaths", self._project))
-
-    def __repr__(self) -> str:
-        return f"StorePaths(project={self._project!r})"
 
     @property
     def root(self) -> Path:
