@@ -193,7 +193,12 @@ def test_common_words_are_ranked_without_sqlite_bm25(tmp_path: Path, monkeypatch
     monkeypatch.setattr(ranked, "SCORE_BUDGET", 1)  # every word counts as common
     calls: list[str] = []
     real = ranked._top_rows
-    monkeypatch.setattr(ranked, "_top_rows", lambda *a: calls.append(a[2]) or real(*a))
+
+    def counted(*args: Any) -> Any:
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(ranked, "_top_rows", counted)
     hits = search(store, "rotation threshold tokens", tiers=["l1"]).ranked
     assert [h.type for h in hits[:2]] == ["assistant", "tool_result"]  # typed text above tool output
     assert "nightly backup job keeps crashing" in _top(search(store, "nightly backup crashing")).snippet
