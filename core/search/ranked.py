@@ -34,7 +34,7 @@ from typing import NamedTuple
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.indexer import vocab_cached
-from memkeeper.core.search.model import Hit
+from memkeeper.core.search.model import Hit, place_of
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
@@ -645,14 +645,7 @@ def hit_of(
     if line is None and doc.tier not in SMALL_TIERS:
         line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
     return Hit(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
+        *place_of(doc, line),
         snippet=text,
         tokens=estimate_tokens(doc.body),
         score=round(score, 4),
