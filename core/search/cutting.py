@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
@@ -27,11 +28,13 @@ from memkeeper.core.search.sources import (
     SourceFile,
     WordRow,
     docs_of,
+    iter_lines,
     iter_sections,
     l1_body,
     l1_neighbours_before,
     read_source,
 )
+from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import StorePaths
 
 if TYPE_CHECKING:
@@ -94,8 +97,9 @@ class Work:
         self.head_fp = head_fp
         self.tail_fp = tail_fp
         self.small: list[Doc] | None = None
-        self.blocks: list[tuple[int, str]] = []  # (file offset, lowercased text)
+        self.blocks: list[tuple[int, str]] = []  # (file offset, schema.trigram_text of the block)
         self.words: list[WordRow] = []  # one row per entry for the word index
+        self.title: str | None = None  # an L1 session's title, when read from its start
         self.docs = 0
         self.end = 0
         self.next_line = 1
@@ -116,6 +120,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
         return work
     if source.tier == "l1":
         work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
+        work.title = _session_title(data)
     else:
         _section_blocks(data, work)
         work.end = len(data)
@@ -187,7 +192,7 @@ class _Blocks:
 
     def flush(self) -> None:
         if self.parts:
-            self.work.blocks.append((self.start, "\n".join(self.parts).lower()))
+            self.work.blocks.append((self.start, trigram_text("\n".join(self.parts))))
         self.start, self.parts = -1, []
 
 
@@ -216,16 +221,20 @@ def _section_blocks(data: bytes, work: Work) -> None:
     block_start = block_end = -1
     for offset, _line, chunk in iter_sections(data):
         text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
-        work.words.append((offset, text, "", ""))
+        work.words.append((offset, with_parts(text), "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-            work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+            work.blocks.append(
+                (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+            )
             block_start = -1
         if block_start < 0:
             block_start = offset
         block_end = offset + len(chunk)
         work.docs += 1
     if block_start >= 0:
-        work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+        work.blocks.append(
+            (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+        )
 
 
 def _consume_l1(
@@ -271,6 +280,14 @@ def _consume_l1(
 
 
 _BROKEN = object()
+
+
+def _session_title(data: bytes) -> str:
+    """The session's title (as ``core.titles`` names it), from its first entries."""
+    from memkeeper.core.titles import title_from_entries
+
+    entries = (_parse(raw) for _offset, _line, raw in iter_lines(data))
+    return title_from_entries(e for e in entries if isinstance(e, dict))
 
 
 def _parse(raw: bytes) -> object:
