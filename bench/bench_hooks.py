@@ -9,8 +9,14 @@ Every event runs with a real payload on stdin (captured from Claude Code 2.1.197
 - ``wheel``: the same launcher as ``memkeeper install`` copies it, from a wheel of this
   checkout installed with pip into a fresh venv of ``python3`` (what a user has).
 
-The baseline is ``python3 -I -c pass``: a clean interpreter, no site-packages, no
-editable-install finder (the dev venv's own start-up costs twice that). Each store is a
+The baseline is ``python -I -c pass`` from a fresh, empty venv of ``python3``: a clean
+interpreter with its site step but no site-packages of note and no editable-install finder
+(the dev venv's own start-up costs more, and a system ``python3`` whose site-packages hold
+a ``.pth`` that imports something can cost three times as much, which would flatter the
+hooks). ``python3 -I -S -c pass`` (no site step at all) and the system ``python3 -I -c
+pass`` are printed beside it, and each hook's median has its ratio to both the baseline
+and ``-I -S``. Wall and CPU time (the child's user + system) are both printed, so a busy
+machine shows in the wall times more than in the CPU times. Each store is a
 generated project (``bench/gen_store.py --small-sessions N``), so a hook whose time grows
 with the store shows it. Runs are interleaved (every command once per round, shuffled)
 and printed as min/median/max with the median's ratio to the baseline. Background jobs
@@ -24,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -102,16 +109,66 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     return launcher
 
 
-def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
+def clean_python(cache: Path, python: str) -> str:
+    """The interpreter of a fresh venv of ``python`` with nothing installed: the baseline."""
+    venv = cache / "clean-venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
+
+
+def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process; CPU is the child's user + system time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def spread(values: list[float]) -> str:
     return f"{min(values) * 1000:6.1f} {statistics.median(values) * 1000:6.1f} {max(values) * 1000:6.1f}"
+
+
+BASELINE = "venv python -I -c pass"
+BARE = "python3 -I -S -c pass"
+SYSTEM = "python3 -I -c pass"
+
+
+def report(
+    args: argparse.Namespace,
+    launchers: dict[str, Path],
+    walls: dict[str, list[float]],
+    cpus: dict[str, list[float]],
+    pythons: dict[str, str],
+) -> None:
+    base, bare = statistics.median(walls[BASELINE]), statistics.median(walls[BARE])
+    base_cpu = statistics.median(cpus[BASELINE])
+    print(
+        f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds, then median CPU ms;"
+        f" load {os.getloadavg()[0]:.1f}"
+    )
+    for name, python in pythons.items():
+        note = "  <- the baseline of the ratios" if name == BASELINE else ""
+        print(
+            f"  {name:<24} {spread(walls[name])}  cpu {statistics.median(cpus[name]) * 1000:5.1f}"
+            f"  ({python}){note}"
+        )
+    print("  ratio: median wall / baseline's; -S: / python3 -I -S's; cpu: median CPU / baseline's")
+    for how in launchers:
+        for sessions in args.sessions:
+            print(f"  {how} {sessions:,} sessions{'':<7}   min median    max    cpu  ratio    -S    cpu")
+            for event in EVENTS:
+                wall, cpu = walls[f"{how} {sessions} {event}"], cpus[f"{how} {sessions} {event}"]
+                median, median_cpu = statistics.median(wall), statistics.median(cpu)
+                goal = f"  (goal <= {GOALS[event]})" if event in GOALS else ""
+                print(
+                    f"    {event:<22} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
+                    f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}{goal}"
+                )
 
 
 def main() -> int:
@@ -137,8 +194,11 @@ def main() -> int:
     home = args.cache / "home"
     home.mkdir(exist_ok=True)
     env.update(MEMKEEPER_NO_JOBS="1", HOME=str(home))
+    clean = clean_python(args.cache, python)
     commands: dict[str, tuple[list[str], bytes, Path]] = {
-        "python3 -I -c pass": ([python, "-I", "-c", "pass"], b"", REPO)
+        BASELINE: ([clean, "-I", "-c", "pass"], b"", REPO),
+        BARE: ([python, "-I", "-S", "-c", "pass"], b"", REPO),
+        SYSTEM: ([python, "-I", "-c", "pass"], b"", REPO),
     }
     for sessions in args.sessions:
         project = make_store(args.cache, sessions)
@@ -151,7 +211,8 @@ def main() -> int:
                     project,
                 )
     names = list(commands)
-    times: dict[str, list[float]] = {name: [] for name in names}
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
     for name in names:  # warm-up: page cache, counters, .pyc files
         argv, data, cwd = commands[name]
         timed(argv, data, cwd, env)
@@ -160,22 +221,10 @@ def main() -> int:
         rng.shuffle(names)
         for name in names:
             argv, data, cwd = commands[name]
-            times[name].append(timed(argv, data, cwd, env))
-    base = statistics.median(times["python3 -I -c pass"])
-    print(
-        f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds; load {os.getloadavg()[0]:.1f}"
-    )
-    print(f"  python3 -I -c pass ({python}): {spread(times['python3 -I -c pass'])}")
-    header = "".join(f"   {f'{n:,} sessions':>20} ratio" for n in args.sessions)
-    for how in launchers:
-        print(f"  {how:<8} {'event':<17}{header}")
-        for event in EVENTS:
-            cells = ""
-            for sessions in args.sessions:
-                values = times[f"{how} {sessions} {event}"]
-                cells += f"   {spread(values)} {statistics.median(values) / base:5.2f}"
-            goal = f"  (goal <= {GOALS[event]})" if event in GOALS else ""
-            print(f"  {'':<8} {event:<17}{cells}{goal}")
+            wall, cpu = timed(argv, data, cwd, env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    report(args, launchers, walls, cpus, {BASELINE: clean, BARE: python, SYSTEM: python})
     return 0
 
 

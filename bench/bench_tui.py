@@ -39,7 +39,7 @@ T0 = float(sys.argv[2])
 from pathlib import Path
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
-from memkeeper.tui.loaders import Target
+from memkeeper.tui.model import Target
 from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.search import SearchScreen
 from memkeeper.tui.widgets.docview import DocView

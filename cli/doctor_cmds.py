@@ -8,21 +8,22 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from memkeeper.cli.output import Commands
+
 if TYPE_CHECKING:
     from memkeeper.core.doctor import Finding
     from memkeeper.core.store import StorePaths
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
+def register(commands: Commands) -> None:
+    parser = commands.add(
         "doctor",
-        help="check the memory store (index, locks, temp files, summaries, sessions, permissions)",
+        run,
+        "check the memory store (index, locks, temp files, summaries, sessions, permissions)",
     )
     parser.add_argument(
         "--repair", action="store_true", help="fix what can be fixed; everything replaced is backed up first"
     )
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import argparse
 
+from memkeeper.cli.output import Commands
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    forget = sub.add_parser(
-        "forget", help="move an L1 session or an archive (with its summary) into the trash"
+
+def register(commands: Commands) -> None:
+    forget = commands.add(
+        "forget", run_forget, "move an L1 session or an archive (with its summary) into the trash"
     )
     forget.add_argument("kind", choices=("session", "archive"), help="what to forget")
     forget.add_argument("name", help="file name, e.g. 2026-11-20_101500_1a2b3c4d.l1.jsonl or memory_….md")
-    forget.add_argument("--json", action="store_true", help="print the trash entry as JSON")
-    forget.set_defaults(handler=run_forget)
-
-    trash = sub.add_parser("trash", help="list what was forgotten and can be restored")
-    trash.add_argument("--json", action="store_true", help="print JSON")
-    trash.set_defaults(handler=run_trash)
-
-    restore = sub.add_parser("restore", help="put a forgotten session or archive back")
+    commands.add("trash", run_trash, "list what was forgotten and can be restored")
+    restore = commands.add("restore", run_restore, "put a forgotten session or archive back")
     restore.add_argument("trash_id", help="the id shown by `memkeeper trash`")
-    restore.set_defaults(handler=run_restore)
 
 
 def _item_json(item: object) -> dict[str, object]:

@@ -131,6 +131,22 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+class Commands:
+    """What each command module's ``register`` adds its commands through; the main parser
+    adds the shared ``--project`` and ``--json`` to every command afterwards."""
+
+    def __init__(self, sub: argparse._SubParsersAction[Parser]) -> None:
+        self._sub = sub
+
+    def add(
+        self, name: str, handler: Callable[[argparse.Namespace], int], help: str, **options: Any
+    ) -> argparse.ArgumentParser:
+        """The command ``name``, run by ``handler``, for its module to add arguments to."""
+        parser = self._sub.add_parser(name, help=help, **options)
+        parser.set_defaults(handler=handler)
+        return parser
+
+
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

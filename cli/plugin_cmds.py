@@ -8,7 +8,9 @@ the rare call with extra arguments.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from memkeeper.cli.output import Commands
 
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
@@ -24,47 +26,39 @@ HOOK_EVENTS = (
 )
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "install", help="register the memkeeper plugin with Claude Code (local marketplace)"
+def register(commands: Commands) -> None:
+    scopes: dict[str, Any] = {
+        "choices": ("user", "project", "local"),
+        "default": "user",
+        "help": "Claude Code install scope",
+    }
+    install = commands.add(
+        "install", run_install, "register the memkeeper plugin with Claude Code (local marketplace)"
     )
-    parser.add_argument(
-        "--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope"
-    )
-    parser.add_argument(
+    install.add_argument("--scope", **scopes)
+    install.add_argument(
         "--no-register", action="store_true", help="only write the marketplace; print the claude commands"
     )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.set_defaults(handler=run_install)
-
-    parser = sub.add_parser("uninstall", help="remove the memkeeper plugin from Claude Code (memory stays)")
-    parser.add_argument(
-        "--scope", choices=("user", "project", "local"), default="user", help="Claude Code install scope"
+    uninstall = commands.add(
+        "uninstall", run_uninstall, "remove the memkeeper plugin from Claude Code (memory stays)"
     )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.set_defaults(handler=run_uninstall)
-
-    parser = sub.add_parser(
+    uninstall.add_argument("--scope", **scopes)
+    hook = commands.add(
         "hook",
-        help="run one Claude Code hook (reads its JSON on stdin; the plugin calls this)",
+        run_hook,
+        "run one Claude Code hook (reads its JSON on stdin; the plugin calls this)",
         description="Run one Claude Code hook with its JSON on stdin. Always exits 0.",
     )
-    parser.add_argument("event", choices=HOOK_EVENTS, help="the hook event")
-    parser.set_defaults(handler=run_hook)
-
-    parser = sub.add_parser("flush", help="summarize the new session entries into memory.md now")
-    parser.add_argument("--session", metavar="ID", help="the session id (default: every recent session)")
-    parser.add_argument("--transcript", metavar="PATH", help="the session's transcript to refine first")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.set_defaults(handler=run_flush)
-
-    parser = sub.add_parser("save", help="append a note to memory.md now (a dated section of bullets)")
-    parser.add_argument(
+    hook.add_argument("event", choices=HOOK_EVENTS, help="the hook event")
+    flush = commands.add("flush", run_flush, "summarize the new session entries into memory.md now")
+    flush.add_argument("--session", metavar="ID", help="the session id (default: every recent session)")
+    flush.add_argument("--transcript", metavar="PATH", help="the session's transcript to refine first")
+    save = commands.add("save", run_save, "append a note to memory.md now (a dated section of bullets)")
+    save.add_argument(
         "text",
         nargs="+",
         help="the note (words are joined); each line becomes a '- [note]: …' bullet unless it is one",
     )
-    parser.set_defaults(handler=run_save)
 
 
 def run_hook(args: argparse.Namespace) -> int:

@@ -16,6 +16,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from memkeeper.cli.output import Commands, paths_from
+
 if TYPE_CHECKING:
     from memkeeper.core.search import Entry, Hit, SearchResults, Timeline
 
@@ -30,10 +32,11 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    search = sub.add_parser(
+def register(commands: Commands) -> None:
+    search = commands.add(
         "search",
-        help="search the memory: ask in plain words (ranked), or --exact for every word as a substring",
+        run_search,
+        "search the memory: ask in plain words (ranked), or --exact for every word as a substring",
         description=(
             "Ranked by default: a question or keywords in plain words, English or Korean; the entries "
             "holding more and rarer of its words rank first (stemmed, stop words ignored, words next "
@@ -65,40 +68,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also search the L1 sessions in --exact mode (ranked reads them always)",
     )
     search.add_argument("--limit", type=int, default=10, metavar="N", help="hits shown per tier (default 10)")
-    search.add_argument("--json", action="store_true", help="print JSON")
-    search.set_defaults(handler=run_search)
-
-    show = sub.add_parser("show", help="print the whole entry behind a search hit id")
+    show = commands.add("show", run_show, "print the whole entry behind a search hit id")
     show.add_argument("id", metavar="ID")
-    show.add_argument("--json", action="store_true", help="print JSON")
-    show.set_defaults(handler=run_show)
-
-    timeline = sub.add_parser("timeline", help="print what came just before and after a search hit")
+    timeline = commands.add("timeline", run_timeline, "print what came just before and after a search hit")
     timeline.add_argument("id", metavar="ID")
     timeline.add_argument("--before", type=int, default=3, metavar="N", help="entries before (default 3)")
     timeline.add_argument("--after", type=int, default=3, metavar="N", help="entries after (default 3)")
-    timeline.add_argument("--json", action="store_true", help="print JSON")
-    timeline.set_defaults(handler=run_timeline)
-
-    reindex = sub.add_parser("reindex", help="rebuild the search index from the files")
-    reindex.add_argument("--json", action="store_true", help="print a JSON report")
-    reindex.set_defaults(handler=run_reindex)
-
-    mcp = sub.add_parser("mcp", help="serve search, show and timeline to Claude over stdio (MCP)")
-    mcp.set_defaults(handler=run_mcp)
-
-
-def _paths(args: argparse.Namespace) -> Any:
-    from memkeeper.cli.output import paths_from
-
-    return paths_from(args)
+    commands.add("reindex", run_reindex, "rebuild the search index from the files")
+    commands.add("mcp", run_mcp, "serve search, show and timeline to Claude over stdio (MCP)")
 
 
 def run_search(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
     from memkeeper.core.search import QueryError, search
 
-    paths = _paths(args)
+    paths = paths_from(args)
     query = " ".join(args.query)
     if not args.json and paths.exists() and not paths.search_db.exists() and sys.stderr.isatty():
         _first_build(paths)  # a big store takes a while the first time: show it
@@ -318,7 +302,7 @@ def run_show(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_OK, console, print_json
     from memkeeper.core.search import show
 
-    entry: Entry = _entry_or_error(show, _paths(args), args.id)
+    entry: Entry = _entry_or_error(show, paths_from(args), args.id)
     if args.json:
         print_json(entry.to_dict())
     else:
@@ -332,7 +316,7 @@ def run_timeline(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_OK, console, print_json
     from memkeeper.core.search import timeline
 
-    found: Timeline = _entry_or_error(timeline, _paths(args), args.id, args.before, args.after)
+    found: Timeline = _entry_or_error(timeline, paths_from(args), args.id, args.before, args.after)
     if args.json:
         print_json(found.to_dict())
         return EXIT_OK
@@ -377,7 +361,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
     from memkeeper.core.search import reindex
 
-    paths = _paths(args)
+    paths = paths_from(args)
     if not paths.exists():
         raise CliError(no_store_message(paths), EXIT_NOTHING)
     if args.json:

@@ -10,62 +10,39 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from memkeeper.cli.output import Commands, paths_from
+
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
 
 BAR_WIDTH = 30
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "status", help="memory.md size against the threshold, archives, summaries, sessions"
+def register(commands: Commands) -> None:
+    commands.add("status", run_status, "memory.md size against the threshold, archives, summaries, sessions")
+    commands.add("check", run_check, "count one tool use and rotate memory.md if due (the PostToolUse hook)")
+    rotate = commands.add("rotate", run_rotate, "rotate memory.md into an archive if due")
+    rotate.add_argument("--force", action="store_true", help="rotate even below the threshold")
+    migrate = commands.add(
+        "migrate-legacy",
+        run_migrate,
+        "split an oversized legacy memory.md into dated archives (nothing is lost)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(handler=run_status)
-
-    parser = sub.add_parser(
-        "check", help="count one tool use and rotate memory.md if due (the PostToolUse hook)"
+    migrate.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    commands.add("reset", run_reset, "reset the tool-use counter to 0")
+    memory_set = commands.add(
+        "memory-set", run_memory_set, "write project.md, architecture.md or conventions.md"
     )
-    parser.set_defaults(handler=run_check)
-
-    parser = sub.add_parser("rotate", help="rotate memory.md into an archive if due")
-    parser.add_argument("--force", action="store_true", help="rotate even below the threshold")
-    parser.set_defaults(handler=run_rotate)
-
-    parser = sub.add_parser(
-        "migrate-legacy", help="split an oversized legacy memory.md into dated archives (nothing is lost)"
+    memory_set.add_argument("name", help="project, architecture or conventions")
+    memory_set.add_argument("text", nargs="+", help="the new content")
+    memory_get = commands.add(
+        "memory-get", run_memory_get, "show project.md / architecture.md / conventions.md"
     )
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
-    parser.add_argument("--json", action="store_true", help="print the plan or result as JSON")
-    parser.set_defaults(handler=run_migrate)
-
-    parser = sub.add_parser("reset", help="reset the tool-use counter to 0")
-    parser.set_defaults(handler=run_reset)
-
-    parser = sub.add_parser("memory-set", help="write project.md, architecture.md or conventions.md")
-    parser.add_argument("name", help="project, architecture or conventions")
-    parser.add_argument("text", nargs="+", help="the new content")
-    parser.set_defaults(handler=run_memory_set)
-
-    parser = sub.add_parser("memory-get", help="show project.md / architecture.md / conventions.md")
-    parser.add_argument("name", nargs="?", help="project, architecture or conventions (default: all)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(handler=run_memory_get)
-
-    parser = sub.add_parser("memory-list", help="list the memory files and their sizes")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(handler=run_memory_list)
-
-    parser = sub.add_parser("demo", help="create a realistic demo store and print its project directory")
-    parser.add_argument("dir", nargs="?", help="project directory to create it in (default: a new temp dir)")
-    parser.add_argument("--seed", type=int, default=0, help="variation of the generated content")
-    parser.set_defaults(handler=run_demo)
-
-
-def _paths(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.cli.output import paths_from
-
-    return paths_from(args)
+    memory_get.add_argument("name", nargs="?", help="project, architecture or conventions (default: all)")
+    commands.add("memory-list", run_memory_list, "list the memory files and their sizes")
+    demo = commands.add("demo", run_demo, "create a realistic demo store and print its project directory")
+    demo.add_argument("dir", nargs="?", help="project directory to create it in (default: a new temp dir)")
+    demo.add_argument("--seed", type=int, default=0, help="variation of the generated content")
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -101,7 +78,7 @@ def run_rotate(args: argparse.Namespace) -> int:
     from memkeeper.core.config import load_config
     from memkeeper.core.jobs import start_job
 
-    paths = _paths(args)
+    paths = paths_from(args)
     cfg = load_config(paths).config
     try:
         result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
@@ -132,7 +109,7 @@ def run_rotate(args: argparse.Namespace) -> int:
 def run_reset(args: argparse.Namespace) -> int:
     from memkeeper.core import counters
 
-    counters.reset(_paths(args))
+    counters.reset(paths_from(args))
     if args.json:
         from memkeeper.cli.output import print_json
 
@@ -261,7 +238,7 @@ def _bar(percent: float) -> str:
 def run_status(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
 
-    paths = _paths(args)
+    paths = paths_from(args)
     status = collect_status(paths)
     if args.json:
         print_json(status)
@@ -342,7 +319,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, print_json
     from memkeeper.core.migrate import migrate_legacy
 
-    paths = _paths(args)
+    paths = paths_from(args)
     result = migrate_legacy(paths, dry_run=args.dry_run)
     if args.json:
         print_json(result.as_dict())
@@ -394,7 +371,7 @@ def run_memory_set(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     if not text.endswith("\n"):
         text += "\n"
-    paths = _paths(args)
+    paths = paths_from(args)
     ensure_store(paths)
     with reentrant_lock(paths.lock):
         atomic_write_text(paths.named(key), text)
@@ -418,7 +395,7 @@ def run_memory_get(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
     from memkeeper.core.store import NAMED_MEMORY_FILES
 
-    paths = _paths(args)
+    paths = paths_from(args)
     keys = [_named_key(args.name)] if args.name else list(NAMED_MEMORY_FILES)
     found = {key: _read_named(paths, key) for key in keys}
     if args.json:
@@ -441,7 +418,7 @@ def run_memory_list(args: argparse.Namespace) -> int:
     from memkeeper.core.timefmt import iso_from_epoch
     from memkeeper.core.tokens import tokens_for_bytes
 
-    paths = _paths(args)
+    paths = paths_from(args)
     rows: list[dict[str, Any]] = []
     for name in (MEMORY_FILE, *NAMED_MEMORY_FILES.values()):
         path = paths.root / name

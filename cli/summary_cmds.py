@@ -12,16 +12,19 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from memkeeper.cli.output import Commands
+
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
 
 BACKEND_CHOICES = ("auto", "claude", "anthropic", "command", "extractive")
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    regen = sub.add_parser(
+def register(commands: Commands) -> None:
+    regen = commands.add(
         "regenerate",
-        help="generate L3 summaries now (pending by default)",
+        run_regenerate,
+        "generate L3 summaries now (pending by default)",
         description="Generate the L3 summaries of archives now. Default: the pending and failed ones.",
     )
     regen.add_argument("archives", nargs="*", metavar="ARCHIVE", help="archive file names (memory_….md)")
@@ -29,12 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     which.add_argument("--pending", action="store_true", help="the pending and failed summaries (default)")
     which.add_argument("--all", action="store_true", help="every archive, regenerating existing summaries")
     regen.add_argument("--backend", choices=BACKEND_CHOICES, help="summarizer backend (default: from config)")
-    regen.add_argument("--json", action="store_true", help="print a JSON report instead of progress")
-    regen.set_defaults(handler=run_regenerate)
-
-    listing = sub.add_parser("summaries", help="list pending and failed L3 summaries and the model budget")
-    listing.add_argument("--json", action="store_true", help="print JSON")
-    listing.set_defaults(handler=run_summaries)
+    commands.add("summaries", run_summaries, "list pending and failed L3 summaries and the model budget")
 
 
 def _store(args: argparse.Namespace) -> StorePaths:

@@ -78,8 +78,10 @@ def remember(paths: StorePaths, session_id: str, hashes: set[str]) -> None:
             sessions = _read(paths)
             sessions[session_id] = {"at": time.time(), "hashes": sorted(hashes)}
             newest = sorted(sessions, key=lambda k: float(sessions[k].get("at") or 0), reverse=True)  # type: ignore[arg-type]
-            atomic_write_json(
-                paths.state / FILE_NAME, {"sessions": {k: sessions[k] for k in newest[:MAX_SESSIONS]}}
+            atomic_write_json(  # atomic, not fsynced: losing it to a power cut repeats one start context
+                paths.state / FILE_NAME,
+                {"sessions": {k: sessions[k] for k in newest[:MAX_SESSIONS]}},
+                durable=False,
             )
     except (LockTimeout, OSError):
         pass  # the next resume of this session injects everything again: harmless

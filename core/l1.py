@@ -266,6 +266,9 @@ def refine_transcript(
         result = _refine_locked(paths, transcript, session)
     if result.l1_path is not None:  # appended in place: the search index is told which file
         changes.record(paths, result.l1_path)
+        from memkeeper.core.l1_newest import newest_l1_names
+
+        newest_l1_names(os.fspath(paths.root), settle=True)  # a new file: SessionStart's list is saved now
     return result
 
 

@@ -81,7 +81,9 @@ def _note(paths: StorePaths, session_id: str, transcript: str | None, ended: boo
             if now - float(v.get("seen") or 0) < FORGET_AFTER_SECONDS and isinstance(v.get("transcript"), str)
         }
         newest = sorted(fresh, key=lambda k: float(fresh[k].get("seen") or 0), reverse=True)[:MAX_SESSIONS]
-        atomic_write_json(paths.state / FILE_NAME, {k: fresh[k] for k in newest})
+        # Atomic, not fsynced (SessionStart's cost): a power cut loses at most this note, whose session's
+        # transcript stays and is flushed by its own SessionEnd or the next stale-session flush.
+        atomic_write_json(paths.state / FILE_NAME, {k: fresh[k] for k in newest}, durable=False)
 
 
 def unfinished_sessions(paths: StorePaths, exclude: str | None = None) -> list[str]:

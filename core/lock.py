@@ -68,14 +68,21 @@ def _acquire_queued(fd: int, timeout: float) -> bool | None:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _acquire(fd: int, path: StrPath, timeout: float) -> None:
-    """flock ``fd`` exclusively within ``timeout`` seconds; LockTimeout after that."""
+def _try_flock(fd: int) -> bool:
+    """flock ``fd`` exclusively if nobody holds it: False when another process does."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return
+        return True
     except OSError as exc:
         if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             raise
+        return False
+
+
+def _acquire(fd: int, path: StrPath, timeout: float) -> None:
+    """flock ``fd`` exclusively within ``timeout`` seconds; LockTimeout after that."""
+    if _try_flock(fd):
+        return
     if timeout > 0:
         try:
             queued = _acquire_queued(fd, timeout)
@@ -91,17 +98,22 @@ def _acquire(fd: int, path: StrPath, timeout: float) -> None:
 def _acquire_polling(fd: int, path: StrPath, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     poll = 0.002
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"{path} is held by another process") from None
-            time.sleep(poll)
-            poll = min(poll * 2, 0.05)
+    while not _try_flock(fd):
+        if time.monotonic() >= deadline:
+            raise LockTimeout(f"{path} is held by another process")
+        time.sleep(poll)
+        poll = min(poll * 2, 0.05)
+
+
+def _open_locked(path: StrPath, timeout: float, shown: StrPath) -> int:
+    """A descriptor of the lock file ``path`` holding its lock (LockTimeout names ``shown``)."""
+    fd = _open_lock_file(path)
+    try:
+        _acquire(fd, shown, timeout)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class _FileLock:
@@ -111,13 +123,7 @@ class _FileLock:
         self.path, self.timeout, self.fd = path, timeout, -1
 
     def __enter__(self) -> None:
-        fd = _open_lock_file(self.path)
-        try:
-            _acquire(fd, self.path, self.timeout)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.fd = fd
+        self.fd = _open_locked(self.path, self.timeout, self.path)
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)  # closing the descriptor releases the lock
@@ -142,11 +148,12 @@ class _TryLock:
     def __enter__(self) -> bool:
         fd = _open_lock_file(self.path)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
+            acquired = _try_flock(fd)
+        except BaseException:
             os.close(fd)
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
+            raise
+        if not acquired:
+            os.close(fd)
             return False
         self.fd = fd
         return True
@@ -201,13 +208,7 @@ class _ReentrantLock:
             raise LockTimeout(f"{self.path} is held by another thread")
         try:
             if held.depth == 0:
-                fd = _open_lock_file(self.key)
-                try:
-                    _acquire(fd, self.path, self.timeout)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                held.fd = fd
+                held.fd = _open_locked(self.key, self.timeout, self.path)
             held.depth += 1
         except BaseException:
             held.thread_lock.release()

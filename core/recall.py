@@ -28,7 +28,6 @@ from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 from memkeeper.core.lock import try_lock
-from memkeeper.core.names import l1_session
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -168,6 +167,8 @@ def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, A
     if hit.tier == "l1":
         if session_id and hit.session == session_id:
             return False
+        from memkeeper.core.names import l1_session  # here: the hook's client side never needs it
+
         return not (short_id and l1_session(hit.file) == short_id)
     if hit.tier == "memory" and hit.file.endswith("memory.md"):
         size, offset = state.get("memorySize"), _offset(hit)
@@ -229,11 +230,12 @@ def format_context(paths: StorePaths, hits: list[Hit], limit: int = MAX_CHARS) -
 # --- the whole step --------------------------------------------------------------------------
 
 
-def _lookup(paths: StorePaths, prompt: str) -> list[Hit] | None:
-    from memkeeper.core.search.engine import search_readonly
+def _lookup(paths: StorePaths, prompt: str, min_confidence: float, conn: Any) -> list[Hit] | None:
+    from memkeeper.core.search.engine import search_confident
 
-    results = search_readonly(paths, prompt[:QUERY_CHARS], limit=CANDIDATES, timeout=BUSY_TIMEOUT)
-    return None if results is None else results.hits
+    return search_confident(
+        paths, prompt[:QUERY_CHARS], min_confidence, limit=CANDIDATES, timeout=BUSY_TIMEOUT, conn=conn
+    )
 
 
 def recall_context(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
@@ -256,8 +258,10 @@ def recall_context(project: str, session_id: str | None, prompt: str, min_confid
     return lookup_here(project, session_id, prompt, min_confidence)
 
 
-def lookup_here(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
-    """The recall step in this process (imports the search engine)."""
+def lookup_here(
+    project: str, session_id: str | None, prompt: str, min_confidence: float, conn: Any = None
+) -> str:
+    """The recall step in this process (imports the search engine); ``conn``: an open index connection."""
     import sys
 
     if sys.flags.no_site:  # the hook launcher starts Python with -S; the engine's stemmer is a site package
@@ -271,23 +275,28 @@ def lookup_here(project: str, session_id: str | None, prompt: str, min_confidenc
     root = store_root(project)
     paths = StorePaths(Path(project))
     if not session_id:
-        return _recall(paths, None, prompt, min_confidence, {})
+        return _recall(paths, None, prompt, min_confidence, {}, conn)
     path = _state_path(root, session_id)
     os.makedirs(_state_dir(root), mode=0o700, exist_ok=True)
     with try_lock(path[:-5] + ".lock") as held:
         if not held:
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
-        text = _recall(paths, session_id, prompt, min_confidence, state)
+        text = _recall(paths, session_id, prompt, min_confidence, state, conn)
         if text:
             atomic_write_json(path, state, durable=False)
         return text
 
 
 def _recall(
-    paths: StorePaths, session_id: str | None, prompt: str, min_confidence: float, state: dict[str, Any]
+    paths: StorePaths,
+    session_id: str | None,
+    prompt: str,
+    min_confidence: float,
+    state: dict[str, Any],
+    conn: Any = None,
 ) -> str:
-    hits = _lookup(paths, prompt)
+    hits = _lookup(paths, prompt, min_confidence, conn)
     if not hits:
         return ""
     chosen = pick(hits, session_id, state, min_confidence)
@@ -313,7 +322,7 @@ def _recall(
 
 SOCKET_SUFFIX = ".sock"
 #: The longest the hook waits for a resident answer (connect, lookup, reply), in seconds.
-ASK_TIMEOUT = 0.5
+ASK_TIMEOUT = 0.3
 MAX_REQUEST = 64 * 1024
 #: AF_UNIX paths are limited to about 108 bytes: a longer one is reached through the folder's
 #: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
@@ -389,10 +398,17 @@ class RecallServer:
     """Serves :func:`lookup_here` on a Unix socket of one store, on daemon threads."""
 
     def __init__(self, paths: StorePaths) -> None:
+        import threading
+
         self.paths = paths
         self.path = os.path.join(_state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
         self._sock: Any = None
         self.served = 0  # lookups answered
+        # One index connection kept open (opening one and reading its schema costs more than
+        # a lookup), used by one lookup at a time, opened again when the index file is replaced.
+        self._index_lock = threading.Lock()
+        self._conn: Any = None
+        self._conn_file: tuple[int, int] | None = None
 
     def start(self) -> bool:
         """Listen (False when the store, the folder or the socket path does not allow it)."""
@@ -416,13 +432,47 @@ class RecallServer:
         sock.listen(16)
         self._sock = sock
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
+        threading.Thread(target=self._warm, name="memkeeper-recall-warm", daemon=True).start()
         return True
+
+    def _warm(self) -> None:
+        """Load the search engine and open the index now, so the first prompt does not wait for them."""
+        try:
+            from memkeeper.core.search import engine  # noqa: F401  (imported for its cost, once)
+
+            with self._index_lock:
+                if self._sock is not None:  # not closed meanwhile
+                    self._index()
+        except Exception:  # the first lookup tries again
+            pass
 
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
             _unlink(self.path)
+        with self._index_lock:
+            self._drop_conn()
+
+    def _drop_conn(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn, self._conn_file = None, None
+
+    def _index(self) -> Any:
+        """The open index connection, (re)opened when the file is new; None when it cannot be read."""
+        from memkeeper.core.search import schema
+
+        try:
+            info = os.stat(self.paths.search_db)
+        except OSError:
+            self._drop_conn()
+            return None
+        if self._conn is None or self._conn_file != (info.st_dev, info.st_ino):
+            self._drop_conn()
+            self._conn = schema.connect_readonly(self.paths.search_db, BUSY_TIMEOUT)
+            self._conn_file = (info.st_dev, info.st_ino) if self._conn is not None else None
+        return self._conn
 
     def _accept(self) -> None:
         import threading
@@ -453,7 +503,17 @@ class RecallServer:
         if not isinstance(prompt, str) or isinstance(low, bool) or not isinstance(low, (int, float)):
             return ""
         project = os.fspath(self.paths.project)
-        return lookup_here(project, session if isinstance(session, str) else None, prompt, float(low))
+        with self._index_lock:
+            conn = self._index()
+            if conn is None:
+                return ""
+            try:
+                return lookup_here(
+                    project, session if isinstance(session, str) else None, prompt, float(low), conn
+                )
+            except Exception:
+                self._drop_conn()  # opened afresh for the next lookup
+                raise
 
 
 def _same_user(conn: Any) -> bool:

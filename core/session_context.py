@@ -30,6 +30,7 @@ from memkeeper.core.index import (
     summary_generated,
     summary_state,
 )
+from memkeeper.core.l1_newest import newest_l1_names
 from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
@@ -210,18 +211,13 @@ def memory_tail_section(paths: StorePaths, budget: int) -> str:
 
 
 #: SessionStart looks at this many of the newest L1 files (by name, which starts with the
-#: UTC time the session began), so a store with 100k of them costs one listing, not 100k stats.
+#: UTC time the session began): found without listing the folder (:mod:`.l1_newest`).
 NEWEST_L1_FILES = 16
 
 
 def _l1_names(paths: StorePaths) -> list[str]:
-    """The plain L1 file names, newest session first (names start with their UTC start time)."""
-    try:
-        names = [n for n in os.listdir(paths.sessions) if n.endswith(L1_SUFFIX)]
-    except OSError:
-        return []
-    names.sort(reverse=True)
-    return names
+    """The newest plain L1 file names, newest session first (names start with their UTC start time)."""
+    return newest_l1_names(os.fspath(paths.root), NEWEST_L1_FILES)
 
 
 def _l1_files(paths: StorePaths, names: list[str] | None = None) -> list[tuple[float, Path]]:
@@ -292,7 +288,15 @@ def this_session_section(paths: StorePaths, session_id: str | None) -> str:
     """What this session did before a compaction (from its L1 copy)."""
     if not session_id:
         return ""
-    mine = [n for n in _l1_names(paths) if l1_session(n) == session_id[:8]]
+    mine = [n for n in newest_l1_names(os.fspath(paths.root)) if l1_session(n) == session_id[:8]]
+    if not mine:  # a long session that many others started after: look through them all (compactions only)
+        try:
+            names = os.listdir(paths.sessions)
+        except OSError:
+            names = []
+        mine = sorted(
+            (n for n in names if n.endswith(L1_SUFFIX) and l1_session(n) == session_id[:8]), reverse=True
+        )
     for _mtime, path in _l1_files(paths, mine):
         if l1_session(path.name) == session_id[:8]:
             entries = [

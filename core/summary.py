@@ -21,11 +21,11 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text
@@ -142,6 +142,10 @@ class Issue(_Lenient):
         return text or "open"
 
 
+#: Each list of items in a summary, and the key a bare string in it becomes.
+_ITEM_KEYS = {"themes": "name", "keyDecisions": "decision", "issues": "issue"}
+
+
 def _items(value: Any, key: str) -> list[Any]:
     """A list of objects from whatever a file holds: strings become ``{key: text}``, junk is dropped."""
     if value is None:
@@ -190,20 +194,10 @@ class Summary(_Lenient):
         except (TypeError, ValueError):
             return 0
 
-    @field_validator("themes", mode="before")
+    @field_validator(*_ITEM_KEYS, mode="before")
     @classmethod
-    def _themes(cls, value: Any) -> list[Any]:
-        return _items(value, "name")
-
-    @field_validator("keyDecisions", mode="before")
-    @classmethod
-    def _decisions(cls, value: Any) -> list[Any]:
-        return _items(value, "decision")
-
-    @field_validator("issues", mode="before")
-    @classmethod
-    def _issues(cls, value: Any) -> list[Any]:
-        return _items(value, "issue")
+    def _item_list(cls, value: Any, info: ValidationInfo) -> list[Any]:
+        return _items(value, _ITEM_KEYS[str(info.field_name)])
 
     @field_validator("notes", mode="before")
     @classmethod
@@ -608,13 +602,7 @@ class ArchiveOutcome:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "outcome": self.outcome,
-            "generator": self.generator,
-            "error": self.error,
-            "notes": self.notes,
-        }
+        return asdict(self)
 
 
 @dataclass

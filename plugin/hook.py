@@ -382,6 +382,20 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def run(argv: list[str]) -> None:
+    """The launcher's entry point: :func:`main`, its output flushed, then exit 0 at once.
+
+    ``os._exit`` skips the interpreter's teardown (about 1.5 ms, an eighth of a counting
+    hook): every file the hook wrote is closed by then, and a job it started is its own
+    process. Whatever happens, even an error :func:`main` does not catch, the exit is 0.
+    """
+    try:
+        main(argv)
+        sys.stdout.flush()
+    finally:
+        os._exit(0)
+
+
 def _finish_interrupted(call: Call) -> None:
     """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
     from memkeeper.core import intents

@@ -25,10 +25,11 @@ from textual.reactive import reactive
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.commands import MemoryCommands
-from memkeeper.tui.loaders import StoreSnapshot, Target, load_snapshot
 from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
+from memkeeper.tui.model import StoreSnapshot, Target
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
+from memkeeper.tui.snapshot import load_snapshot
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 
 if TYPE_CHECKING:

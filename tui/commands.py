@@ -81,6 +81,11 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
             "Move the bullet or section under the cursor to the trash (x)",
             pane_action("remove_entry"),
         ),
+        (
+            "Markdown / raw answers",
+            "Draw assistant answers as Markdown, or raw as written (M)",
+            pane_action("toggle_markdown"),
+        ),
         ("Follow", "Follow the open document as it grows, like tail -f (f)", pane_action("follow")),
         ("Activity", "Sessions, prompts and tools per day; memory growth; decisions (A)", app.open_activity),
         ("Trash", "Restore forgotten archives, sessions and entries (t)", app.open_trash),

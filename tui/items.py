@@ -1,6 +1,6 @@
 """The viewer's data: :class:`DocItem`, one displayable unit of a document, and its kinds.
 
-Loaders (:mod:`memkeeper.tui.loaders`) make them, the viewer widget
+Loaders (:mod:`memkeeper.tui.documents`) make them, the viewer widget
 (:mod:`memkeeper.tui.widgets.docview`) draws them; neither owns the other's data.
 """
 

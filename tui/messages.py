@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.message import Message
 
-from memkeeper.tui.loaders import StoreSnapshot
+from memkeeper.tui.model import StoreSnapshot
 
 #: Tiers a file change can touch.
 TIERS = ("l2", "l3", "l1", "index", "named")

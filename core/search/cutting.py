@@ -9,12 +9,12 @@ are in flight, each answered before another is sent, so no pipe can fill up and 
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import zlib
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -22,6 +22,7 @@ from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
+    BROKEN,
     WORD_FIELD_CHARS,
     Doc,
     Neighbours,
@@ -32,6 +33,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     l1_body,
     l1_neighbours_before,
+    parse_line,
     read_source,
 )
 from memkeeper.core.search.words import with_parts
@@ -78,32 +80,24 @@ class Row(NamedTuple):
     inode: int
 
 
+@dataclass(slots=True, eq=False)
 class Work:
     """One changed file, read and cut into index rows (done off the writer, maybe in a helper)."""
 
-    def __init__(
-        self,
-        source: SourceFile,
-        row: Row | None,
-        append: bool,  # continue the row's source id from its offset
-        read: int = 0,
-        head_fp: bytes | None = None,
-        tail_fp: bytes | None = None,
-    ) -> None:
-        self.source = source
-        self.row = row
-        self.append = append
-        self.read = read
-        self.head_fp = head_fp
-        self.tail_fp = tail_fp
-        self.small: list[Doc] | None = None
-        self.blocks: list[tuple[int, str]] = []  # (file offset, schema.trigram_text of the block)
-        self.words: list[WordRow] = []  # one row per entry for the word index
-        self.title: str | None = None  # an L1 session's title, when read from its start
-        self.docs = 0
-        self.end = 0
-        self.next_line = 1
-        self.open_tail = 0
+    source: SourceFile
+    row: Row | None
+    append: bool  # continue the row's source id from its offset
+    read: int = 0
+    head_fp: bytes | None = None
+    tail_fp: bytes | None = None
+    small: list[Doc] | None = field(default=None, init=False)
+    blocks: list[tuple[int, str]] = field(default_factory=list, init=False)  # (offset, schema.trigram_text)
+    words: list[WordRow] = field(default_factory=list, init=False)  # one row per entry for the word index
+    title: str | None = field(default=None, init=False)  # an L1 session's title, when read from its start
+    docs: int = field(default=0, init=False)
+    end: int = field(default=0, init=False)
+    next_line: int = field(default=1, init=False)
+    open_tail: int = field(default=0, init=False)
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
@@ -223,18 +217,14 @@ def _section_blocks(data: bytes, work: Work) -> None:
         text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
         work.words.append((offset, with_parts(text), "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-            work.blocks.append(
-                (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
-            )
+            work.blocks.append((block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace"))))
             block_start = -1
         if block_start < 0:
             block_start = offset
         block_end = offset + len(chunk)
         work.docs += 1
     if block_start >= 0:
-        work.blocks.append(
-            (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
-        )
+        work.blocks.append((block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace"))))
 
 
 def _consume_l1(
@@ -252,55 +242,29 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
     """
     blocks = _WordBlocks(work, neighbours or Neighbours())
-    pos = start
-    line = first_line
     n = len(data)
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            entry = _parse(data[pos:])
-            if entry is _BROKEN:
-                blocks.flush()
-                return pos, line, 0
-            if isinstance(entry, dict):
-                body = l1_body(entry)
-                if body:
-                    blocks.add_entry(base + pos, entry, body)
-            blocks.flush()
-            return n, line, 1
-        entry = _parse(data[pos:nl])
+    end, next_line, open_tail = n, first_line, 0
+    for pos, line, raw in iter_lines(data, start, first_line):
+        entry = parse_line(raw)
+        unended = pos + len(raw) == n  # the last line, without its newline
+        if unended and entry is BROKEN:
+            end, next_line = pos, line
+            break
         if isinstance(entry, dict):
             body = l1_body(entry)
             if body:
                 blocks.add_entry(base + pos, entry, body)
-        pos = nl + 1
-        line += 1
+        next_line, open_tail = (line, 1) if unended else (line + 1, 0)
     blocks.flush()
-    return n, line, 0
-
-
-_BROKEN = object()
+    return end, next_line, open_tail
 
 
 def _session_title(data: bytes) -> str:
     """The session's title (as ``core.titles`` names it), from its first entries."""
     from memkeeper.core.titles import title_from_entries
 
-    entries = (_parse(raw) for _offset, _line, raw in iter_lines(data))
+    entries = (parse_line(raw) for _offset, _line, raw in iter_lines(data))
     return title_from_entries(e for e in entries if isinstance(e, dict))
-
-
-def _parse(raw: bytes) -> object:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        try:
-            return json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return _BROKEN
 
 
 def gzip_matches(path: Path, row: Row) -> bool:

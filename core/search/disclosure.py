@@ -8,7 +8,7 @@ they work without the index and always show the current text.
 
 from __future__ import annotations
 
-from memkeeper.core.search.model import Entry, Hit, NotFound, Timeline
+from memkeeper.core.search.model import Entry, Hit, NotFound, Timeline, place_of
 from memkeeper.core.search.query import snippet
 from memkeeper.core.search.sources import Doc, SourceFile, discover, docs_of, file_hash, parse_id, read_source
 from memkeeper.core.store import StorePaths
@@ -37,36 +37,12 @@ def _locate(paths: StorePaths, hit_id: str) -> tuple[list[Doc], int]:
 
 
 def _entry(doc: Doc) -> Entry:
-    return Entry(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=doc.line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
-        text=doc.body,
-        tokens=estimate_tokens(doc.body),
-        raw=doc.raw,
-    )
+    return Entry(*place_of(doc, doc.line), text=doc.body, tokens=estimate_tokens(doc.body), raw=doc.raw)
 
 
 def _compact(doc: Doc) -> Hit:
     text, _spans = snippet(doc.body, ())
-    return Hit(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=doc.line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
-        snippet=text,
-        tokens=estimate_tokens(doc.body),
-        score=0.0,
-    )
+    return Hit(*place_of(doc, doc.line), snippet=text, tokens=estimate_tokens(doc.body), score=0.0)
 
 
 def show(paths: StorePaths, hit_id: str) -> Entry:

@@ -495,16 +495,7 @@ def reindex(
 ) -> RefreshStats:
     """Rebuild the whole index from the files, in one transaction: searches meanwhile
     answer from the index as it was."""
-    if not paths.root.is_dir():
-        return RefreshStats(notes=["no memory store here yet"])
-    with writer(paths, lock_timeout):
-        conn, notes = schema.open_index(paths.search_db)
-        try:
-            stats = _Updater(paths, conn, progress).run(True)
-        finally:
-            conn.close()
-    stats.notes[:0] = notes
-    return stats
+    return refresh(paths, progress, full=True, lock_timeout=lock_timeout)
 
 
 #: Vocabulary lookups (the trigrams a short word begins, a word's document count) walk the

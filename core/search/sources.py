@@ -20,6 +20,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -72,34 +73,20 @@ class SourceFile(NamedTuple):
         return self.rel.rsplit("/", 1)[-1]
 
 
+@dataclass(slots=True, eq=False)
 class Doc:
     """One searchable entry, as both the index and the scan see it."""
 
-    __slots__ = ("body", "date", "file", "line", "loc", "raw", "session", "tier", "title", "type")
-
-    def __init__(
-        self,
-        tier: str,
-        type: str,
-        file: str,  # relative to the store root
-        loc: str,  # byte offset, or the place inside a summary
-        line: int | None,
-        date: str | None,
-        title: str,
-        body: str,
-        session: str | None = None,
-        raw: Any = None,
-    ) -> None:
-        self.tier = tier
-        self.type = type
-        self.file = file
-        self.loc = loc
-        self.line = line
-        self.date = date
-        self.title = title
-        self.body = body
-        self.session = session
-        self.raw = raw
+    tier: str
+    type: str
+    file: str  # relative to the store root
+    loc: str  # byte offset, or the place inside a summary
+    line: int | None
+    date: str | None
+    title: str
+    body: str
+    session: str | None = None
+    raw: Any = None
 
     @property
     def id(self) -> str:
@@ -383,6 +370,25 @@ def l1_title(entry: dict[str, Any]) -> str:
     return title[:TITLE_CHARS]
 
 
+#: What :func:`parse_line` gives for a line that is not JSON (maybe still being written).
+BROKEN = object()
+
+
+def parse_line(raw: bytes) -> object:
+    """One JSON line: its value, None when blank, :data:`BROKEN` when it does not parse
+    (invalid UTF-8 is replaced before giving up)."""
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return BROKEN
+
+
 def l1_doc(
     source_rel: str,
     fallback_date: str | None,
@@ -392,16 +398,7 @@ def l1_doc(
     raw_line: bytes,
 ) -> Doc | None:
     """The doc of one L1 line, or None for a blank, broken or empty one."""
-    text = raw_line.strip()
-    if not text:
-        return None
-    try:
-        entry = json.loads(text)
-    except ValueError:
-        try:
-            entry = json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return None
+    entry = parse_line(raw_line)
     if not isinstance(entry, dict):
         return None
     body = l1_body(entry)
@@ -505,13 +502,7 @@ def l1_neighbours_before(path: Path, offset: int, window: int = 65536) -> Neighb
 
 
 def _entry_of(raw: bytes) -> dict[str, Any] | None:
-    text = raw.strip()
-    if not text:
-        return None
-    try:
-        entry = json.loads(text)
-    except ValueError:
-        return None
+    entry = parse_line(raw)
     return entry if isinstance(entry, dict) else None
 
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import reliability_kit as kit
 
 from memkeeper.core.store import StorePaths
+from tests.reliability import reliability_kit as kit
 
 MARKUP = "[bold red]BOOMMARKUP[/bold red] [link=file:///etc/passwd]clickme[/link]"
 ANSI = "\x1b[31mANSIRED\x1b[0m \x1b]0;hijacked title\x07 \x1b[2J\x1b[H"
@@ -133,7 +133,7 @@ def _tui_available() -> bool:
 @pytest.mark.skipif(not _tui_available(), reason="the TUI is not installed in this build")
 async def test_tui_shows_hostile_text_without_effect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memkeeper.tui.app import MemkeeperApp
-    from memkeeper.tui.loaders import Target
+    from memkeeper.tui.model import Target
     from memkeeper.tui.widgets.docview import DocView
     from memkeeper.tui.widgets.tier_tree import TierTree
 

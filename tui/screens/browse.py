@@ -19,7 +19,8 @@ from textual.widgets import Footer, Header
 
 from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
 from memkeeper.tui.items import DocItem, ItemKind
-from memkeeper.tui.loaders import SessionCounts, StoreSnapshot, Target, count_l1
+from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.snapshot import count_l1
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.status import StatusLine

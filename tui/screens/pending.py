@@ -24,7 +24,7 @@ from memkeeper.tui.messages import JobFinished, JobProgress
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.tui.loaders import StoreSnapshot
+    from memkeeper.tui.model import StoreSnapshot
 
 CONFIGURED = "configured"
 

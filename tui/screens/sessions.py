@@ -19,7 +19,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memkeeper.core.store import StorePaths
-from memkeeper.tui.loaders import SessionCounts, SessionInfo, count_l1, list_sessions
+from memkeeper.tui.model import SessionCounts, SessionInfo
+from memkeeper.tui.snapshot import count_l1, list_sessions
 from memkeeper.tui.text import human_minutes, literal
 
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")

@@ -16,7 +16,7 @@ from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
     from memkeeper.core.forget import TrashItem
-    from memkeeper.tui.loaders import StoreSnapshot
+    from memkeeper.tui.model import StoreSnapshot
 
 
 class TrashScreen(Screen[None]):

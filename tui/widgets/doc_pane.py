@@ -20,8 +20,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
+from memkeeper.tui.documents import load_document
 from memkeeper.tui.items import DocItem
-from memkeeper.tui.loaders import Document, Target, file_signature, load_document
+from memkeeper.tui.model import Document, Target
+from memkeeper.tui.snapshot import file_signature
 from memkeeper.tui.text import literal
 from memkeeper.tui.widgets.docview import DocView
 
@@ -51,6 +53,7 @@ class DocPane(Vertical):
         Binding("ctrl+s", "export", "Export session as Markdown", show=False, id="pane.export"),
         Binding("x", "remove_entry", "Remove entry to the trash", show=False, id="pane.remove"),
         Binding("f", "follow", "Follow (tail -f) on/off", show=False, id="pane.follow"),
+        Binding("M", "toggle_markdown", "Answers: Markdown / raw", show=False, id="pane.markdown"),
     ]
     """Keys of the viewer pane (they act on the open document and the cursor entry)."""
 
@@ -182,6 +185,8 @@ class DocPane(Vertical):
         title = self.document.title if self.document else ""
         if self.following:
             title += "  [following]"
+        if not self.view.markdown and self.document and self.document.target.kind == "l1":
+            title += "  [raw]"
         self.query_one("#viewer-title", Static).update(literal(title + suffix))
 
     def on_doc_view_hit_moved(self, event: DocView.HitMoved) -> None:
@@ -257,6 +262,16 @@ class DocPane(Vertical):
         lines = [i.text for i in document.items if i.line is not None and item.line <= i.line <= end]
         self.post_message(self.RemoveRequested(document.target, item.line, end, "\n".join(lines)))
 
+    def action_toggle_markdown(self) -> None:
+        """Assistant answers drawn as Markdown, or raw as they were written."""
+        markdown = not self.view.markdown
+        self.view.set_markdown(markdown)
+        self.notify(
+            "Answers rendered as Markdown (M: raw)." if markdown else "Answers shown raw (M: Markdown).",
+            timeout=2,
+        )
+        self.set_title()
+
     def action_follow(self) -> None:
         self.following = not self.following
         if self.following:
@@ -266,6 +281,6 @@ class DocPane(Vertical):
 
 
 def _words(query: str) -> tuple[str, ...]:
-    from memkeeper.tui.widgets.docview import query_words
+    from memkeeper.tui.highlight import query_words
 
     return query_words(query)

@@ -14,10 +14,8 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Region, Size
@@ -26,8 +24,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from memkeeper.tui.highlight import query_words, terms_pattern
 from memkeeper.tui.items import KINDS, DocItem
-from memkeeper.tui.text import fg_style, visible
+from memkeeper.tui.text import fg_style
+from memkeeper.tui.widgets.doc_render import ItemPainter, estimate_rows, plain_rows, with_cursor
 
 
 class DocView(ScrollView, can_focus=True):
@@ -106,6 +106,8 @@ class DocView(ScrollView, can_focus=True):
         self._pattern: re.Pattern[str] | None = None
         self._hits: list[int] = []
         self._width = 80
+        self._markdown = True
+        self._painter_cache: ItemPainter | None = None
 
     # -- data ------------------------------------------------------------------------------
 
@@ -120,11 +122,7 @@ class DocView(ScrollView, can_focus=True):
 
     def rendered_text(self) -> str:
         """Every item exactly as the view draws it (its segments' text), one row per line."""
-        return "\n".join(
-            "".join(segment.text for segment in strip)
-            for i in range(len(self._items))
-            for strip in self._strips(i)
-        )
+        return "\n".join(row for i in range(len(self._items)) for row in plain_rows(self._strips(i)))
 
     @property
     def highlight_query(self) -> str:
@@ -150,6 +148,19 @@ class DocView(ScrollView, can_focus=True):
             self.set_reactive(DocView.cursor, 0)
             self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
+
+    @property
+    def markdown(self) -> bool:
+        """Whether assistant answers are drawn as Markdown (else raw, as written)."""
+        return self._markdown
+
+    def set_markdown(self, markdown: bool) -> None:
+        """Draw assistant answers as Markdown, or raw; the cursor stays on its item."""
+        if markdown != self._markdown:
+            self._markdown = markdown
+            self._layout()
+            self._scroll_cursor_visible()
+            self.refresh()
 
     def set_query(self, query: str) -> None:
         """Highlight every word of ``query`` (case-insensitive); empty clears it."""
@@ -187,58 +198,25 @@ class DocView(ScrollView, can_focus=True):
     # estimate of its height (its lines' cell lengths over the width), corrected when it is
     # wrapped, so opening an L1 session with thousands of entries costs one screenful.
 
-    def _fg(self, component: str) -> Style:
-        return fg_style(self.get_component_rich_style(component))
-
-    def _item_text(self, index: int) -> Text:
-        item = self._items[index]
-        base = self._fg(f"docview--{item.kind}")
-        text = Text(no_wrap=False, end="")
-        if item.sidechain:
-            text.append("┆ ", self._fg("docview--sidechain"))
-        if item.prefix:
-            text.append(visible(item.prefix), base + self._fg("docview--prefix"))
-        styled = item.kind in (
-            "h1",
-            "h2",
-            "h3",
-            "title",
-            "day",
-            "code",
-            "muted",
-            "tool",
-            "tool_result",
-            "error",
-        )
-        text.append(visible(item.text).replace("\t", "    "), base if styled else Style())
-        if item.body:
-            folded = index not in self._unfolded
-            text.append("  ▸ …" if folded else "  ▾", self._fg("docview--muted"))
-            if not folded:
-                text.append("\n" + visible(item.body).replace("\t", "    "), self._fg("docview--muted"))
-        if self._pattern is not None:
-            match_style = self.get_component_rich_style("docview--match")
-            for found in self._pattern.finditer(text.plain):
-                text.stylize(match_style, found.start(), found.end())
-        return text
-
-    def _estimate(self, index: int) -> int:
-        item = self._items[index]
-        width = self._width
-        text = ("┆ " if item.sidechain else "") + item.prefix + item.text + ("  ▸ …" if item.body else "")
-        if item.body and index in self._unfolded:
-            text += "\n" + item.body
-        return sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+    def _painter(self) -> ItemPainter:
+        """The item painter of the current theme (made again when the styles change)."""
+        if self._painter_cache is None:
+            styles = {name: fg_style(self.get_component_rich_style(name)) for name in self.COMPONENT_CLASSES}
+            self._painter_cache = ItemPainter(
+                self.app.console,
+                styles,
+                self.get_component_rich_style("docview--match"),
+                dark=self.app.current_theme.dark,
+            )
+        return self._painter_cache
 
     def _strips(self, index: int) -> list[Strip]:
         """The wrapped rows of item ``index`` (cached until width, folds or highlight change)."""
         strips = self._cache.get(index)
         if strips is None:
-            console = self.app.console
-            lines = self._item_text(index).wrap(
-                console, self._width, justify="left", overflow="fold", no_wrap=False
+            strips = self._painter().strips(
+                self._items[index], self._width, index not in self._unfolded, self._pattern, self._markdown
             )
-            strips = [Strip(list(line.render(console)), line.cell_len) for line in lines] or [Strip.blank(0)]
             self._cache[index] = strips
             if len(strips) != self._heights[index]:
                 self._heights[index] = len(strips)
@@ -249,7 +227,9 @@ class DocView(ScrollView, can_focus=True):
         """Start over at the current width: estimates for all, rows for none."""
         self._width = max(10, self.scrollable_content_region.width or self.size.width or 80)
         self._cache = {}
-        self._heights = [self._estimate(i) for i in range(len(self._items))]
+        self._heights = [
+            estimate_rows(item, self._width, i in self._unfolded) for i, item in enumerate(self._items)
+        ]
         self._offsets_dirty = True
         self._update_offsets()
 
@@ -257,7 +237,7 @@ class DocView(ScrollView, can_focus=True):
         """Item ``index`` changed (fold, highlight): forget its rows, estimate it again."""
         self._cache.pop(index, None)
         if 0 <= index < len(self._heights):
-            self._heights[index] = self._estimate(index)
+            self._heights[index] = estimate_rows(self._items[index], self._width, index in self._unfolded)
             self._offsets_dirty = True
         self._update_offsets()
 
@@ -301,6 +281,7 @@ class DocView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._painter_cache = None
         if self._items:
             self._layout()
 
@@ -322,14 +303,7 @@ class DocView(ScrollView, can_focus=True):
         segments = [Segment(s.text, base + s.style if s.style else base, s.control) for s in strip]
         if index == self.cursor:
             cursor = Style(bgcolor=self.get_component_rich_style("docview--cursor").bgcolor)
-            segments = [
-                Segment(
-                    s.text,
-                    s.style + cursor if s.style and s.style.bgcolor == base.bgcolor else s.style,
-                    s.control,
-                )
-                for s in segments
-            ]
+            segments = with_cursor(segments, base, cursor)
         return Strip(segments, width)
 
     # -- movement --------------------------------------------------------------------------
@@ -372,14 +346,13 @@ class DocView(ScrollView, can_focus=True):
         self.scroll_to(y=self._offsets[self.cursor], animate=False, immediate=True)
 
     def goto_line(self, line: int) -> None:
-        """Move to the item that holds source line ``line`` (or the nearest one before it)."""
-        best = 0
-        for index, item in enumerate(self._items):
-            if item.line is not None and item.line <= line:
-                best = index
-            elif item.line is not None and item.line > line:
-                break
-        self.move_to(best, top=True)
+        """Move to the item that holds source line ``line`` (or the nearest one before it).
+
+        Items need not be in source order (a subagent's entries sit under its Task call,
+        inside the span of that call and its result), so the item that starts on the line
+        wins, then the narrowest one that spans it, then the nearest one before it.
+        """
+        self.move_to(_item_of_line(self._items, line), top=True)
 
     def goto_first_hit(self, near_line: int | None = None) -> None:
         """Move to the hit at or after ``near_line`` (or the first one)."""
@@ -520,27 +493,23 @@ class DocView(ScrollView, can_focus=True):
         index = self._item_at_row(row)
         strips = self._strips(index)
         line = row - self._offsets[index]
-        text = "".join(segment.text for segment in strips[line]) if line < len(strips) else ""
+        text = plain_rows(strips)[line] if line < len(strips) else ""
         marks = [found for found in (text.find("▸ …"), text.rfind("▾")) if found >= 0]
         self.cursor = index
         if self._items[index].body and marks and event.x >= min(marks) - 1:
             self.action_toggle_fold()
 
 
-def query_words(query: str) -> tuple[str, ...]:
-    """The words of a search query (quotes, operators and field filters dropped)."""
-    words = re.findall(r"[^\s\"()*:]+", query)
-    return tuple(w for w in words if w.upper() not in ("AND", "OR", "NOT", "NEAR"))
-
-
-def terms_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A case-insensitive pattern matching any of ``terms``, longest first."""
-    words = sorted({t for t in terms if t}, key=len, reverse=True)
-    if not words:
-        return None
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
-
-
-def query_pattern(query: str) -> re.Pattern[str] | None:
-    """A case-insensitive pattern matching any word of a search query."""
-    return terms_pattern(query_words(query))
+def _item_of_line(items: list[DocItem], line: int) -> int:
+    spans = [
+        (item.line, (item.end_line or item.line) - item.line, index)
+        for index, item in enumerate(items)
+        if item.line is not None and item.line <= line
+    ]
+    exact = [index for start, _, index in spans if start == line]
+    if exact:
+        return exact[0]
+    covering = [(width, index) for start, width, index in spans if line <= start + width]
+    if covering:
+        return min(covering)[1]
+    return max(spans)[2] if spans else 0

@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from memkeeper.core.timefmt import local_time
-from memkeeper.tui.loaders import StoreSnapshot
+from memkeeper.tui.model import StoreSnapshot
 from memkeeper.tui.text import human_tokens, literal
 
 

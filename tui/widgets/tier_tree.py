@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memkeeper.tui.loaders import ArchiveInfo, SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.model import ArchiveInfo, SessionCounts, StoreSnapshot, Target
 from memkeeper.tui.text import fg_style, gauge, human_bytes, human_minutes, human_tokens, literal
 
 #: Above this many archives, the archive and summary lists start folded and fill when expanded.
@@ -79,20 +79,10 @@ class TierTree(Tree[Target]):
         A rebuild keeps the cursor, the expanded nodes and the scroll position.
         """
         old = self._snapshot
-        if (
-            old is not None
-            and (old.archives, old.named) == (snapshot.archives, snapshot.named)
-            and [s.name for s in old.sessions] == [s.name for s in snapshot.sessions]
-        ):
+        if old is not None and _same_files(old, snapshot):
             # Same files (a hook appended to memory.md or to a session): relabel, no rebuild.
             self._snapshot = snapshot
-            for node in self._all_nodes():
-                if node.data == Target("memory"):
-                    node.set_label(self._memory_label(snapshot))
-                elif node.data == Target("tier", "l3"):
-                    node.set_label(self._l3_label(snapshot))
-                elif node.data is not None and node.data.kind == "l1" and node.data.name not in self._counts:
-                    node.set_label(self._session_label(node.data.name))
+            self._relabel(snapshot)
             return
         cursor_key = (
             self.cursor_node.data.key
@@ -107,6 +97,20 @@ class TierTree(Tree[Target]):
         scroll_y = self.scroll_y
         self._snapshot = snapshot
         self.clear()
+        self._add_l2_l3(snapshot)
+        self._add_l1(snapshot)
+        self.call_after_refresh(self._restore_position, cursor_key, scroll_y)
+
+    def _relabel(self, snapshot: StoreSnapshot) -> None:
+        for node in self._all_nodes():
+            if node.data == Target("memory"):
+                node.set_label(self._memory_label(snapshot))
+            elif node.data == Target("tier", "l3"):
+                node.set_label(self._l3_label(snapshot))
+            elif node.data is not None and node.data.kind == "l1" and node.data.name not in self._counts:
+                node.set_label(self._session_label(node.data.name))
+
+    def _add_l2_l3(self, snapshot: StoreSnapshot) -> None:
         root = self.root
         l2 = root.add(Text("L2 memory", style="bold"), data=Target("tier", "l2"), expand=True)
         l2.add_leaf(self._memory_label(snapshot), data=Target("memory"))
@@ -120,20 +124,20 @@ class TierTree(Tree[Target]):
             if group.data is not None and group.data.key in self._expanded:
                 self._fill_group(group)
                 group.expand()
-        l1 = root.add(
+
+    def _add_l1(self, snapshot: StoreSnapshot) -> None:
+        l1 = self.root.add(
             Text.assemble(("L1 sessions", "bold"), f" ({len(snapshot.sessions)})"),
             data=Target("tier", "l1"),
             expand="tier:l1" in self._expanded,
         )
         for day, sessions in sorted(snapshot.days.items(), reverse=True):
-            key = f"day:{day}"
             node = l1.add(
                 self._day_label(day, [s.name for s in sessions]), data=Target("day", day), allow_expand=True
             )
-            if key in self._expanded:
+            if f"day:{day}" in self._expanded:
                 self._fill_day(node)
                 node.expand()
-        self.call_after_refresh(self._restore_position, cursor_key, scroll_y)
 
     def _memory_label(self, snapshot: StoreSnapshot) -> Text:
         ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
@@ -365,6 +369,13 @@ class TierTree(Tree[Target]):
         if state not in ("ok", "pending", "failed"):
             return Style()
         return fg_style(self.get_component_rich_style(f"tiertree--{state}"))
+
+
+def _same_files(old: StoreSnapshot, new: StoreSnapshot) -> bool:
+    """Whether two snapshots list the same archives, notes and sessions (sizes may differ)."""
+    return (old.archives, old.named) == (new.archives, new.named) and [s.name for s in old.sessions] == [
+        s.name for s in new.sessions
+    ]
 
 
 def _clock(archive: ArchiveInfo) -> str:

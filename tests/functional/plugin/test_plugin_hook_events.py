@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO, payload_for, write_config
 
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import hook
+from tests.functional.plugin.capture_helpers import REPO, payload_for, write_config
 
 RunHook = Callable[[str, dict[str, Any] | bytes], tuple[int, str]]
 Jobs = list[tuple[str, dict[str, Any] | None]]
@@ -318,19 +318,19 @@ SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "
 
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
 def test_counting_hooks_stay_on_the_lean_layer(store: StorePaths, home: Path, event: str) -> None:
-    # As the launcher runs them: -S (no site), the package folder put first on sys.path.
+    # As the launcher runs them: -S (no site), the package folder first on the module path.
     import memkeeper
 
     package_parent = str(Path(memkeeper.__file__).parent.parent)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[2]); from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
+        "import sys; from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
         f"print(','.join(sorted(m for m in {SLOW_STDLIB!r} if m in sys.modules)), file=sys.stderr)"
     )
     done = subprocess.run(
-        [sys.executable, "-P", "-S", "-c", code, event, package_parent],
+        [sys.executable, "-P", "-S", "-c", code, event],
         input=json.dumps(payload_for(event, store.project)).encode(),
         capture_output=True,
-        env=_subprocess_env(home),
+        env=dict(_subprocess_env(home), PYTHONPATH=package_parent),
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
@@ -367,3 +367,28 @@ def test_failed_tool_calls_count_as_tool_uses(store: StorePaths, run_hook: RunHo
     failure["error"] = "Exit code 1"
     run_hook("PostToolUseFailure", failure)
     assert session_counts(store, "s-f")["toolUses"] == 1
+
+
+def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> None:
+    """The launcher's entry leaves at once with 0, its output flushed, even when main raises."""
+    payload = json.dumps(payload_for("SessionStart", store.project)).encode()
+    store.memory.write_text("## 2026-11-20_1000\n- [x]: run flushes this marker\n")
+    code = "import sys; from memkeeper.plugin import hook; hook.run(sys.argv[1:])"
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, "SessionStart"],
+        input=payload,
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert "run flushes this marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    failing = "import sys; from memkeeper.plugin import hook\ndef boom(argv): raise SystemExit(3)\nhook.main = boom; hook.run(['PostToolUse'])"
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", failing],
+        input=b"{}",
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0

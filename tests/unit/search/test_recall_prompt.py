@@ -273,3 +273,51 @@ def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePat
         assert _ask(indexed, QUESTION) == ""
     finally:
         listener.close()
+
+
+# --- the confident lookup ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        QUESTION,
+        "how did we fix the flaky S3 upload retry?",
+        "what do staging deploys go through?",
+        "rename the settings page to Preferences",
+        "write a haiku about autumn leaves falling",
+        "S3",
+    ],
+)
+@pytest.mark.parametrize("confidence", [0.5, 0.92])
+def test_the_confident_lookup_finds_what_the_full_ranking_finds(
+    indexed: StorePaths, prompt: str, confidence: float
+) -> None:
+    """Per-prompt recall asks only for the rows a confident hit needs: the same confident hits as the full search."""
+    from memkeeper.core.search.engine import search_confident, search_readonly
+
+    full = search_readonly(indexed, prompt, limit=100)
+    assert full is not None
+    want = sorted((h.id, h.confidence) for h in full.hits if h.confidence >= confidence)
+    got = search_confident(indexed, prompt, confidence, limit=100)
+    assert got is not None
+    assert sorted((h.id, h.confidence) for h in got) == want
+    if prompt == QUESTION:
+        assert want  # the comparison is not between two empty lists
+
+
+def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> None:
+    """The server keeps its index connection open, and opens the new file after a rebuild replaced it."""
+    server = recall.RecallServer(indexed)
+    assert server.start()
+    try:
+        request = {"project": str(indexed.project), "session": "s-1", "prompt": QUESTION, "min": 0.5}
+        assert "exponential backoff" in server._lookup(request)
+        indexed.search_db.unlink()
+        for suffix in ("-wal", "-shm"):
+            Path(str(indexed.search_db) + suffix).unlink(missing_ok=True)
+        assert server._lookup(dict(request, session="s-2")) == ""  # no index: silent
+        refresh(indexed)
+        assert "exponential backoff" in server._lookup(dict(request, session="s-3"))
+    finally:
+        server.close()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, refresh, scan_search
+from memkeeper.core.search import engine, refresh, scan_search, sources
 from memkeeper.core.search import search as any_search
 from memkeeper.core.search.query import fts_expression, parse_query, prefix_range
 from memkeeper.core.search.sources import BLOCK_BYTES, SourceFile
@@ -156,12 +156,23 @@ def test_too_common_short_words_fall_back_to_the_newest_files(
             assert indexed.tiers == scan_search(short_store, query, **options).tiers
 
 
+def test_short_words_with_large_postings_are_answered_from_the_newest_files(
+    short_store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "SHORT_GRAM_BYTES", 0)  # every short word's trigrams count as too many
+    for query in ("e", "lo", "검색", "db sqlite", "a", "없는"):
+        for options in ({"deep": True}, {"deep": True, "cap": 2}):
+            indexed = search(short_store, query, **options)
+            assert indexed.source == "index"
+            assert indexed.tiers == scan_search(short_store, query, **options).tiers, (query, options)
+
+
 def test_the_scan_reads_newest_files_first_and_stops(
     short_store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     full = scan_search(short_store, "e", deep=True)
     read: list[str] = []
-    real = engine.iter_source_docs
+    real = sources.iter_source_docs  # what the engine imported
 
     def counting(paths: StorePaths, source: SourceFile) -> Any:
         read.append(source.rel)
