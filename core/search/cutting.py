@@ -217,14 +217,18 @@ def _section_blocks(data: bytes, work: Work) -> None:
         text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
         work.words.append((offset, with_parts(text), "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-            work.blocks.append((block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace"))))
+            work.blocks.append(
+                (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+            )
             block_start = -1
         if block_start < 0:
             block_start = offset
         block_end = offset + len(chunk)
         work.docs += 1
     if block_start >= 0:
-        work.blocks.append((block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace"))))
+        work.blocks.append(
+            (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+        )
 
 
 def _consume_l1(
