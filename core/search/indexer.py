@@ -31,7 +31,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -71,18 +70,18 @@ class IndexBusy(Exception):
     """Another process is writing the index; the caller answers by a full scan."""
 
 
-@dataclass(slots=True)
 class RefreshStats:
     """What a refresh did."""
 
-    notes: list[str] = field(default_factory=list)
-    files_read: int = 0
-    files_removed: int = 0
-    bytes_read: int = 0
-    docs_added: int = 0
-    files_renamed: int = 0
-    rebuilt: bool = False
-    seconds: float = 0.0
+    def __init__(self, notes: list[str] | None = None) -> None:
+        self.files_read = 0
+        self.files_removed = 0
+        self.bytes_read = 0
+        self.docs_added = 0
+        self.files_renamed = 0
+        self.rebuilt = False
+        self.seconds = 0.0
+        self.notes: list[str] = notes or []
 
 
 def lock_path(paths: StorePaths) -> Path:
