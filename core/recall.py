@@ -447,8 +447,8 @@ class RecallServer:
             return False
         finally:
             os.umask(old_mask)
+        self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
         sock.listen(16)
-        self._sock = sock
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
         if warm:
             threading.Thread(target=self.warm, name="memkeeper-recall-warm", daemon=True).start()
