@@ -48,6 +48,7 @@ from memkeeper.core.search.sources import (
     read_source,
     section_doc,
 )
+from memkeeper.core.search.terms import varint
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
 
@@ -178,23 +179,8 @@ def _rows(conn: sqlite3.Connection, table: str) -> int:
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     if not row or not row[0]:
         return 0
-    value, _ = _varint(bytes(row[0]), 0)
+    value, _ = varint(bytes(row[0]), 0)
     return value
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """SQLite's variable-length integer at ``pos``: (value, next position)."""
-    value = 0
-    for i in range(8):
-        if pos + i >= len(data):
-            return value, len(data)
-        byte = data[pos + i]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, pos + i + 1
-    if pos + 8 < len(data):
-        value = (value << 8) | data[pos + 8]
-    return value, pos + 9
 
 
 def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierStats:
@@ -361,7 +347,7 @@ def _average_length(conn: sqlite3.Connection, table: str) -> float:
     if not row or not row[0]:
         return 0.0
     data = bytes(row[0])
-    rows, pos = _varint(data, 0)
+    rows, pos = varint(data, 0)
     return _varint_sum(data[pos:]) / max(1, rows)
 
 
@@ -371,7 +357,7 @@ def _varint_sum(data: bytes) -> int:
         return sum(data)
     pos, total = 0, 0
     while pos < len(data):
-        value, pos = _varint(data, pos)
+        value, pos = varint(data, pos)
         total += value
     return total
 
