@@ -35,7 +35,7 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.model import Hit, place_of
-from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
+from memkeeper.core.search.query import BM25_B, BM25_K1, SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
 from memkeeper.core.search.sources import (
@@ -70,9 +70,6 @@ CONTEXT_CREDIT = 0.5
 CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 RRF_K = 60
-#: Okapi BM25's parameters (SQLite's bm25() uses the same), for the rows ranked without it.
-BM25_K1 = 1.2
-BM25_B = 0.75
 #: Rows of a word walked at most to tell which of the newest rows hold it in ``hi``.
 PRESENCE_ROWS = 5000
 #: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
