@@ -45,14 +45,20 @@ class Query(NamedTuple):
     terms: tuple[str, ...]
 
     @property
+    def pieces(self) -> tuple[str, ...]:
+        """The terms' parts between whitespace: the index holds each distinct piece of a
+        text once (see ``schema.trigram_text``), so it is asked for trigrams within pieces."""
+        return tuple(dict.fromkeys(p for t in self.terms for p in t.split()))
+
+    @property
     def long_terms(self) -> tuple[str, ...]:
-        """Terms the trigram index can look up (3 characters or more)."""
-        return tuple(t for t in self.terms if len(t) >= TRIGRAM)
+        """Pieces the trigram index can look up (3 characters or more)."""
+        return tuple(t for t in self.pieces if len(t) >= TRIGRAM)
 
     @property
     def short_terms(self) -> tuple[str, ...]:
-        """Terms of one or two characters: looked up as the trigrams they begin."""
-        return tuple(t for t in self.terms if len(t) < TRIGRAM)
+        """Pieces of one or two characters: looked up as the trigrams they begin."""
+        return tuple(t for t in self.pieces if len(t) < TRIGRAM)
 
 
 def parse_query(text: str) -> Query:
