@@ -16,7 +16,6 @@ No model is called. Default folder: tests/fixtures/transcripts.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from collections import Counter
@@ -25,7 +24,7 @@ from typing import Any
 
 from memkeeper.core.flush import MAX_CHUNKS, chunk_entries
 from memkeeper.core.flush_rules import plan_batch
-from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.l1 import entries_since, refine_transcript
 from memkeeper.core.settings import DEFAULT_FLUSH_EVERY
 from memkeeper.core.store import StorePaths, ensure_store
 
@@ -48,13 +47,7 @@ def l1_entries(transcript: Path) -> list[dict[str, Any]]:
         paths = StorePaths(Path(tmp))
         ensure_store(paths)
         refine_transcript(paths, transcript)
-        entries = [
-            json.loads(line)
-            for f in sorted(paths.sessions.glob("*.l1.jsonl"))
-            for line in f.read_text("utf-8").splitlines()
-            if line.strip()
-        ]
-    return sorted(entries, key=lambda e: str(e.get("ts")))
+        return entries_since(paths, None)  # as the flush reads them, oldest first
 
 
 def flush(pending: list[dict[str, Any]], final: bool, rule: str, plans: Counter[str]) -> tuple[int, int]:

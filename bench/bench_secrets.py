@@ -28,31 +28,22 @@ Usage: python bench/bench_secrets.py [--every N] [--show-misses] [--no-fp]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
-import sys
 import sysconfig
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
+
+import _checkout  # noqa: F401  (the tests package: the corpus)
 
 from memkeeper.core.privacy import redact, use_maintained_rules
+from tests.secret_corpus import samples
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_]+\]|\[PRIVATE\]")
-
-
-def load_corpus() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secret_corpus", ROOT / "tests" / "secret_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secret_corpus"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 @contextmanager
@@ -103,10 +94,9 @@ COLUMNS = ("ours", "lean", "ds-str", "ds-file")
 
 
 def recall(show_misses: bool) -> None:
-    corpus = load_corpus()
     rows: dict[str, dict[str, tuple[bool, ...]]] = {}
     with ds_settings(), tempfile.TemporaryDirectory() as tmp:
-        for sample in corpus.samples():
+        for sample in samples():
             ours = sample.secret not in redact(sample.text)
             use_maintained_rules(False)
             lean = sample.secret not in redact(sample.text)

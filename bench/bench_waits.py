@@ -19,36 +19,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+import _checkout  # noqa: F401  (the tests package: the lock holder)
+
+from tests.lock_holder import held
+
 PY = sys.executable
-HOLDER = r"""
-import fcntl, sys, time
-handle = open(sys.argv[1], "a")
-fcntl.flock(handle, fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(600)
-"""
 ROWS: list[tuple[str, str, str]] = []
 
 
 def row(what: str, figure: str, note: str = "") -> None:
     ROWS.append((what, figure, note))
     print(f"  {what}: {figure} {note}", file=sys.stderr, flush=True)
-
-
-@contextmanager
-def held(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([PY, "-c", HOLDER, str(path)], stdout=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
-    try:
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def env() -> dict[str, str]:

@@ -20,10 +20,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "reliability"))
+import _checkout  # noqa: F401  (the tests package: the trials' kit)
 
-import intent_kit  # noqa: E402
+from tests.reliability import intent_kit
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:

@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-KIT = REPO / "tests" / "reliability"
-sys.path.insert(0, str(KIT))
+import _checkout  # noqa: F401  (the tests package: the trials' kit)
 
-import reliability_kit as kit  # noqa: E402
+from tests.reliability import reliability_kit as kit
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def crash_trials(base: Path, per_op: int, seed0: int) -> list[dict[str, object]]:
@@ -88,6 +88,11 @@ def count(pattern: str, text: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def outcomes(text: str, *words: str) -> list[int]:
+    """pytest's count of each outcome in ``words`` (passed, failed, …) in its output ``text``; 0 if absent."""
+    return [count(rf"(\d+) {word}", text) for word in words]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials-per-op", type=int, default=50)
@@ -138,18 +143,14 @@ def main() -> int:
         f"{'ok' if c.ok else 'FAILED'}: counter {c.counted}/{c.checks}, {c.archives} archives, "
         f"{c.torn} torn, {c.duplicated} duplicated |"
     )
-    passed = count(r"(\d+) passed", faults_out)
-    xfailed = count(r"(\d+) xfailed", faults_out)
-    failed = count(r"(\d+) failed", faults_out)
-    skipped = count(r"(\d+) skipped", faults_out)
+    passed, xfailed, failed, skipped = outcomes(faults_out, "passed", "xfailed", "failed", "skipped")
     lines.append(
         f"| faults: disk full (tmpfs + file-size limit), read-only, permission denied, summarizer "
         f"hangs/dies/fails/babbles | {passed + xfailed + failed} faults | – | – | 0 | "
         f"{passed} ok, {xfailed} known issue(s), {failed} failed, {skipped} skipped |"
     )
     hyp = sum(int(n) for n in re.findall(r"(\d+) passing,", fuzz_out))
-    hyp_failed = count(r"(\d+) failed", fuzz_out)
-    hyp_passed = count(r"(\d+) passed", fuzz_out)
+    hyp_failed, hyp_passed = outcomes(fuzz_out, "failed", "passed")
     lines.append(
         f"| fuzz (hypothesis): tail vs reference, transcript parser, privacy filter | "
         f"{hyp_passed + hyp_failed} properties | {hyp} | – | – | "
@@ -165,9 +166,7 @@ def main() -> int:
         f"| fuzz (atheris, coverage-guided, {args.atheris_seconds} s): transcript parser → L1 | 1 | "
         f"{ath_runs} | – | – | {ath_state} |"
     )
-    p_passed = count(r"(\d+) passed", privacy_out)
-    p_xfailed = count(r"(\d+) xfailed", privacy_out)
-    p_failed = count(r"(\d+) failed", privacy_out)
+    p_passed, p_xfailed, p_failed = outcomes(privacy_out, "passed", "xfailed", "failed")
     lines.append(
         f"| privacy (planted secrets, `<private>`) + hostile content (markup, ANSI, NUL, huge lines) "
         f"| {p_passed + p_xfailed + p_failed} scenarios | – | – | – | {p_passed} ok, "

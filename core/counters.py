@@ -17,6 +17,7 @@ from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_text
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
 from memkeeper.core.lock import LockTimeout, file_lock
+from memkeeper.core.plain import Plain
 from memkeeper.core.timefmt import iso_now
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
 MAX_SESSIONS = 200
 
 
-class Counts:
-    """Counts after a bump (a plain class: no dataclasses import on the hook path)."""
+class Counts(Plain):
+    """Counts after a bump."""
 
-    __slots__ = ("session_messages", "session_tool_uses", "tool_uses", "unflushed_messages")
+    __slots__ = ("tool_uses", "session_tool_uses", "session_messages", "unflushed_messages")
 
     def __init__(
         self, tool_uses: int, session_tool_uses: int, session_messages: int, unflushed_messages: int
@@ -40,22 +41,6 @@ class Counts:
         self.session_tool_uses = session_tool_uses
         self.session_messages = session_messages
         self.unflushed_messages = unflushed_messages  # prompts + tool uses since this session's last flush
-
-    def _key(self) -> tuple[int, int, int, int]:
-        return (self.tool_uses, self.session_tool_uses, self.session_messages, self.unflushed_messages)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Counts) and other._key() == self._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            "Counts(tool_uses={}, session_tool_uses={}, session_messages={}, unflushed_messages={})".format(
-                *self._key()
-            )
-        )
 
 
 def _int(value: Any) -> int:

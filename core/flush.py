@@ -434,6 +434,8 @@ def flush_pending(
         newest = flush_positions.newest_ts(chunk)
         if not commit(paths, expected, moved, section, generator, newest):
             break  # someone else flushed meanwhile: their run covers these entries
+        if section and bullets and generator != "extractive" and len(moved) == 1:
+            _name_session(paths, next(iter(moved)), bullets)
         result.entries += len(chunk)
         result.generators.append(generator)
         result.watermark = newest
@@ -443,6 +445,18 @@ def flush_pending(
             result.skipped += 1
         result.more = len(chunk) < len(entries)
     return result
+
+
+def _name_session(paths: StorePaths, l1_key: str, bullets: list[str]) -> None:
+    """A model's section about one session's entries only: its first bullet titles that session."""
+    from memkeeper.core.jobs import log_error
+    from memkeeper.core.lock import LockTimeout
+    from memkeeper.core.titles import note_summary
+
+    try:
+        note_summary(paths, l1_key, [_redact(b) for b in bullets])
+    except (OSError, LockTimeout) as exc:  # the memory is written; only the title waits
+        log_error(paths, f"flush: the session title of {l1_key} was not updated: {exc}")
 
 
 def record_run(paths: StorePaths, options: dict[str, Any], result: FlushResult) -> None:

@@ -28,7 +28,6 @@ from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 from memkeeper.core.lock import try_lock
-from memkeeper.core.names import l1_session
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -168,6 +167,8 @@ def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, A
     if hit.tier == "l1":
         if session_id and hit.session == session_id:
             return False
+        from memkeeper.core.names import l1_session  # here: the hook's client side never needs it
+
         return not (short_id and l1_session(hit.file) == short_id)
     if hit.tier == "memory" and hit.file.endswith("memory.md"):
         size, offset = state.get("memorySize"), _offset(hit)
@@ -431,7 +432,19 @@ class RecallServer:
         sock.listen(16)
         self._sock = sock
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
+        threading.Thread(target=self._warm, name="memkeeper-recall-warm", daemon=True).start()
         return True
+
+    def _warm(self) -> None:
+        """Load the search engine and open the index now, so the first prompt does not wait for them."""
+        try:
+            from memkeeper.core.search import engine  # noqa: F401  (imported for its cost, once)
+
+            with self._index_lock:
+                if self._sock is not None:  # not closed meanwhile
+                    self._index()
+        except Exception:  # the first lookup tries again
+            pass
 
     def close(self) -> None:
         if self._sock is not None:

@@ -20,6 +20,7 @@ from memkeeper.core.atomic import append_bytes, atomic_write_bytes
 from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.names import archive_name
+from memkeeper.core.plain import Plain
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import (
@@ -37,10 +38,10 @@ if TYPE_CHECKING:
 ROTATE_TRIGGER = "[MEMORY_KEEPER_ROTATE] file={}"
 
 
-class RotationResult:
-    """What a rotation did (a plain class: no dataclasses import on the hook path)."""
+class RotationResult(Plain):
+    """What a rotation did."""
 
-    __slots__ = ("archive", "bytes", "carryover_bytes", "late_bytes", "tokens")
+    __slots__ = ("archive", "tokens", "bytes", "carryover_bytes", "late_bytes")
 
     def __init__(self, archive: str, tokens: int, bytes: int, carryover_bytes: int, late_bytes: int) -> None:
         self.archive = archive
@@ -48,12 +49,6 @@ class RotationResult:
         self.bytes = bytes
         self.carryover_bytes = carryover_bytes
         self.late_bytes = late_bytes  # appended by someone else during the rotation, carried over
-
-    def __repr__(self) -> str:
-        return (
-            f"RotationResult(archive={self.archive!r}, tokens={self.tokens}, bytes={self.bytes}, "
-            f"carryover_bytes={self.carryover_bytes}, late_bytes={self.late_bytes})"
-        )
 
     @property
     def trigger_line(self) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 
 from memkeeper.core import fastjson
+from memkeeper.core.plain import Plain
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
 TYPE_CHECKING = False  # neither typing nor pathlib is imported at run time (hook path)
@@ -233,18 +234,18 @@ def scaled_threshold(configured: Any, default: int) -> int:
     return int(configured * 0.95)  # floor: the value is positive (no math import on the hook path)
 
 
-class HookSettings:
-    """The settings the hooks use (a plain class: no dataclasses import on the hook path)."""
+class HookSettings(Plain):
+    """The settings the hooks use."""
 
     __slots__ = (
+        "rotation_enabled",
+        "threshold_tokens",
         "carryover_tokens",
-        "flush_every",
         "memory_enabled",
+        "flush_every",
+        "save_interval",
         "recall_enabled",
         "recall_min_confidence",
-        "rotation_enabled",
-        "save_interval",
-        "threshold_tokens",
     )
 
     def __init__(
@@ -266,32 +267,6 @@ class HookSettings:
         self.save_interval = save_interval
         self.recall_enabled = recall_enabled
         self.recall_min_confidence = recall_min_confidence
-
-    def _key(self) -> tuple[bool, int, int, bool, int, int, bool, float]:
-        return (
-            self.rotation_enabled,
-            self.threshold_tokens,
-            self.carryover_tokens,
-            self.memory_enabled,
-            self.flush_every,
-            self.save_interval,
-            self.recall_enabled,
-            self.recall_min_confidence,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, HookSettings) and other._key() == self._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            "HookSettings(rotation_enabled={}, threshold_tokens={}, carryover_tokens={}, memory_enabled={}, "
-            "flush_every={}, save_interval={}, recall_enabled={}, recall_min_confidence={})".format(
-                *self._key()
-            )
-        )
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:

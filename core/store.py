@@ -26,6 +26,7 @@ from memkeeper.core.layout import (
     ensure_dirs,
     project_dir,
 )
+from memkeeper.core.plain import Plain
 
 __all__ = [
     "CONFIG_FILE",
@@ -64,7 +65,21 @@ def resolve_project(
     return Path(project_dir(explicit, hook_cwd, env))
 
 
-class StorePaths:
+class _StorePath:
+    """A file or folder of the store, read as an attribute: ``<root or state>/<name>``."""
+
+    __slots__ = ("name", "under")
+
+    def __init__(self, name: str, under: str = "root") -> None:
+        self.name = name
+        self.under = under
+
+    def __get__(self, paths: StorePaths, owner: type | None = None) -> Path:
+        folder: Path = getattr(paths, self.under)
+        return folder / self.name
+
+
+class StorePaths(Plain):
     """Every path of one project's memory store, derived from the project directory.
 
     Immutable and hashable. A plain class rather than a dataclass: importing
@@ -80,63 +95,22 @@ class StorePaths:
     def project(self) -> Path:
         return self._project
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StorePaths) and other._project == self._project
-
-    def __hash__(self) -> int:
-        return hash(("StorePaths", self._project))
-
-    def __repr__(self) -> str:
-        return f"StorePaths(project={self._project!r})"
-
     @property
     def root(self) -> Path:
         return self.project.joinpath(*MEMORY_SUBDIR)
 
-    @property
-    def memory(self) -> Path:
-        return self.root / MEMORY_FILE
-
-    @property
-    def index(self) -> Path:
-        return self.root / INDEX_FILE
-
-    @property
-    def config(self) -> Path:
-        return self.root / CONFIG_FILE
-
-    @property
-    def lock(self) -> Path:
-        return self.root / LOCK_FILE
-
-    @property
-    def counters(self) -> Path:
-        return self.state / COUNTERS_FILE
-
-    @property
-    def sessions(self) -> Path:
-        return self.root / SESSIONS_DIR
-
-    @property
-    def logs(self) -> Path:
-        return self.root / LOGS_DIR
-
-    @property
-    def state(self) -> Path:
-        """Private working state of memkeeper (job locks, offsets, budget log)."""
-        return self.root / STATE_DIR
-
-    @property
-    def trash(self) -> Path:
-        return self.root / ".trash"
-
-    @property
-    def backups(self) -> Path:
-        return self.root / ".backups"
-
-    @property
-    def search_db(self) -> Path:
-        return self.root / SEARCH_DB
+    memory = _StorePath(MEMORY_FILE)
+    index = _StorePath(INDEX_FILE)
+    config = _StorePath(CONFIG_FILE)
+    lock = _StorePath(LOCK_FILE)
+    sessions = _StorePath(SESSIONS_DIR)
+    logs = _StorePath(LOGS_DIR)
+    #: Private working state of memkeeper (job locks, offsets, budget log).
+    state = _StorePath(STATE_DIR)
+    counters = _StorePath(COUNTERS_FILE, under="state")
+    trash = _StorePath(".trash")
+    backups = _StorePath(".backups")
+    search_db = _StorePath(SEARCH_DB)
 
     def archive(self, name: str) -> Path:
         """Path of an archive or summary by basename; refuses anything outside the store."""

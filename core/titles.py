@@ -17,6 +17,14 @@ the title's source and the file size it was computed at. A title found from a pr
 final (L1 files only grow); any other is recomputed when the file grows. The L1 job
 calls :func:`refresh_titles` after each refinement; readers fill in what is missing and
 save it when the lock is free (never waiting). The JS plugin ignores the file.
+
+The flush summary names a session better than its first prompt ("hi", "continue"): when a
+flush section written by the summarizer model covers the entries of one session only (its
+chunk moved one L1 file's position), the flush calls :func:`note_summary` and the
+section's first bullet, ``topic: fact``, is kept as the record's ``summary``. It is then the
+session's title, for good (the first summary; later ones do not rename the session). A
+section that covers several sessions names none of them: its bullets are not attributed
+to one session, so it records nothing, and those sessions keep their prompt titles.
 """
 
 from __future__ import annotations
@@ -241,6 +249,42 @@ def _l1_file(paths: StorePaths, key: str) -> Path | None:
     return None
 
 
+def _shown(record: dict[str, Any]) -> str | None:
+    """The title a record gives: its flush summary when there is one, else its computed title."""
+    for field in ("summary", "title"):
+        value = record.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def summary_title(bullet: str) -> str:
+    """The title a flush bullet ``- [topic]: fact`` gives: ``topic: fact``, shortened."""
+    text = bullet.strip().lstrip("-*• ").strip()
+    if text.startswith("[") and "]" in text:
+        topic, _, fact = text[1:].partition("]")
+        text = f"{topic.strip()}: {fact.lstrip(' :').strip()}" if fact.strip(" :") else topic.strip()
+    return shorten(text)
+
+
+def note_summary(paths: StorePaths, l1_name: str, bullets: list[str], timeout: float = 5.0) -> None:
+    """Keep the first bullet of the flush summary of the session in ``l1_name`` as its title (see above)."""
+    from memkeeper.core.lock import file_lock
+
+    title = summary_title(bullets[0]) if bullets else ""
+    if not title or not any(ch.isalnum() for ch in title) or not paths.state.is_dir():
+        return
+    key = title_key(os.path.basename(l1_name))
+    with file_lock(paths.state / TITLES_LOCK, timeout):
+        cache = _read_cache(paths, backup=True)
+        if isinstance(cache.get(key, {}).get("summary"), str):
+            return  # the first summary names the session
+        _update(paths, cache, {key})
+        if key in cache:  # (the file is gone: nothing to name)
+            cache[key]["summary"] = title
+            _save(paths, cache)
+
+
 def _fresh(record: dict[str, Any] | None, size: int) -> bool:
     if not record or not isinstance(record.get("title"), str) or not record["title"]:
         return False
@@ -280,9 +324,12 @@ def _update(paths: StorePaths, cache: dict[str, dict[str, Any]], only: set[str] 
             continue
         try:
             size = path.stat().st_size
-            if _fresh(cache.get(key), size):
+            old = cache.get(key)
+            if _fresh(old, size):
                 continue
             cache[key] = _compute(path)
+            if old and isinstance(old.get("summary"), str):
+                cache[key]["summary"] = old["summary"]  # a recomputed title keeps the flush summary
         except OSError:
             continue
         changed = True
@@ -330,7 +377,7 @@ def session_titles(paths: StorePaths, write: bool = True) -> dict[str, str]:
                     _update(paths, cache, set(stale))
         else:
             _update(paths, cache, set(stale))
-    return {key: str(cache[key]["title"]) for key in files if key in cache}
+    return {key: shown for key in files if key in cache and (shown := _shown(cache[key]))}
 
 
 def _size(path: Path) -> int:
@@ -348,13 +395,13 @@ def session_title(paths: StorePaths, l1_name: str, write: bool = False) -> str |
     """
     key = title_key(os.path.basename(l1_name))
     cached = _read_cache_once(paths).get(key)
-    if cached and cached.get("final") is True and isinstance(cached.get("title"), str) and cached["title"]:
-        return str(cached["title"])
+    if cached and (isinstance(cached.get("summary"), str) or cached.get("final") is True) and _shown(cached):
+        return _shown(cached)
     path = _l1_file(paths, key)
     if path is None:
         return None
     if _fresh(cached, _size(path)) and cached is not None:
-        return str(cached["title"])
+        return _shown(cached)
     if write:
         return session_titles(paths).get(key)
     try:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import reliability_kit as kit
+from tests.reliability import reliability_kit as kit
 
 STEPS = {
     "rotation": ["rotation:intent", "rotation:archive", "rotation:memory", "rotation:index"],

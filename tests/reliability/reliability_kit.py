@@ -24,9 +24,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memkeeper.core.store import StorePaths
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,7 +109,7 @@ def run_child(
     Returns (returncode, seconds from ready to exit or kill, stderr).
     """
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-P", "-c", code, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -136,9 +140,8 @@ from memkeeper.core.atomic import append_bytes
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core import rotation
 from memkeeper.core.store import StorePaths
-sys.path.insert(0, sys.argv[6])
-from reliability_kit import make_line
-project, start, chunks, per_chunk, threshold, _kit, carry = sys.argv[1:8]
+from tests.reliability.reliability_kit import make_line
+project, start, chunks, per_chunk, threshold, carry = sys.argv[1:7]
 paths = StorePaths(Path(project))
 progress = Path(project) / "progress"
 start, chunks, per_chunk, threshold, carry = int(start), int(chunks), int(per_chunk), int(threshold), int(carry)
@@ -162,7 +165,13 @@ ROT_CHUNKS = 40
 ROT_INITIAL = 150
 
 
-def new_project(base: Path, name: str) -> Any:
+def _rotation_args(paths: StorePaths) -> list[str]:
+    """ROTATION_CHILD's arguments: project, start, chunks, per chunk, threshold, carry."""
+    numbers = (ROT_INITIAL, ROT_CHUNKS, ROT_PER_CHUNK, ROT_THRESHOLD, ROT_CARRY)
+    return [str(paths.project), *map(str, numbers)]
+
+
+def new_project(base: Path, name: str) -> StorePaths:
     from memkeeper.core.atomic import atomic_write_json
     from memkeeper.core.store import StorePaths, ensure_store
 
@@ -174,7 +183,7 @@ def new_project(base: Path, name: str) -> Any:
     return paths
 
 
-def reconstruct(paths: Any, carry: int) -> tuple[list[bytes], list[str]]:
+def reconstruct(paths: StorePaths, carry: int) -> tuple[list[bytes], list[str]]:
     """The stream of user lines as the spec lays them out, and any structural problems.
 
     archive_1, then each later archive minus the carryover of the one before, then
@@ -265,17 +274,7 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
     paths = new_project(base, name or f"rot{seed}")
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
     result = TrialResult("rotation", delay)
-    env = child_env(base / "home")
-    args = [
-        str(paths.project),
-        str(ROT_INITIAL),
-        str(ROT_CHUNKS),
-        str(ROT_PER_CHUNK),
-        str(ROT_THRESHOLD),
-        str(Path(__file__).parent),
-        str(ROT_CARRY),
-    ]
-    rc, _t, err = run_child(ROTATION_CHILD, args, env, delay)
+    rc, _t, err = run_child(ROTATION_CHILD, _rotation_args(paths), child_env(base / "home"), delay)
     if rc not in (0, -signal.SIGKILL):
         result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
         return result
@@ -305,7 +304,7 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
 
 
 def _finish(
-    paths: Any, result: TrialResult, required: int, possible: int, cut_ok: set[int] | None = None
+    paths: StorePaths, result: TrialResult, required: int, possible: int, cut_ok: set[int] | None = None
 ) -> None:
     from memkeeper.core import doctor
 
@@ -319,7 +318,7 @@ def _finish(
     _check_index_agrees(paths, result)
 
 
-def _check_index_agrees(paths: Any, result: TrialResult) -> None:
+def _check_index_agrees(paths: StorePaths, result: TrialResult) -> None:
     from memkeeper.core.index import list_archives
 
     try:
@@ -337,7 +336,7 @@ def _check_index_agrees(paths: Any, result: TrialResult) -> None:
             result.problems.append(f"index bytes wrong for {entry['file']}")
 
 
-def measure(code_runner: Any, base: Path, runs: int = 2) -> float:
+def measure(code_runner: Callable[[Path], float], base: Path, runs: int = 2) -> float:
     """Median time of an uninterrupted child run, to spread the kill delays over."""
     times = sorted(code_runner(base / f"calib{i}") for i in range(runs))
     return times[len(times) // 2]
@@ -348,16 +347,7 @@ def rotation_duration(base: Path) -> float:
     from memkeeper.core.atomic import append_bytes
 
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
-    args = [
-        str(paths.project),
-        str(ROT_INITIAL),
-        str(ROT_CHUNKS),
-        str(ROT_PER_CHUNK),
-        str(ROT_THRESHOLD),
-        str(Path(__file__).parent),
-        str(ROT_CARRY),
-    ]
-    rc, took, err = run_child(ROTATION_CHILD, args, child_env(base / "home"), None)
+    rc, took, err = run_child(ROTATION_CHILD, _rotation_args(paths), child_env(base / "home"), None)
     assert rc == 0, err
     return took
 
@@ -386,7 +376,7 @@ for i in range(rounds):
 INDEX_ROUNDS = 150
 
 
-def index_seed(paths: Any) -> None:
+def index_seed(paths: StorePaths) -> None:
     from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
     from memkeeper.core.index import archive_entry, default_index
 
@@ -464,10 +454,9 @@ from memkeeper.cli.fast import run_check
 project, wid, seconds, mode = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 # With a deadline given, go on past `seconds` until a rotation has happened (the event the
 # trial needs), however slow the machine; the deadline only bounds a broken run.
-deadline = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
+deadline = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 paths = StorePaths(Path(project))
-sys.path.insert(0, sys.argv[5])
-from reliability_kit import worker_line
+from tests.reliability.reliability_kit import worker_line
 devnull = open(os.devnull, "w")
 print("ready", flush=True)
 start = time.monotonic()
@@ -572,13 +561,13 @@ def concurrency_run(
             subprocess.Popen(
                 [
                     sys.executable,
+                    "-P",
                     "-c",
                     WORKER,
                     str(paths.project),
                     str(w),
                     str(seconds),
                     mode,
-                    str(Path(__file__).parent),
                     str(rotation_deadline),
                 ],
                 stdout=subprocess.PIPE,
@@ -675,7 +664,7 @@ def legacy_content() -> bytes:
     return b"".join(out)
 
 
-def migration_layout(paths: Any) -> bytes:
+def migration_layout(paths: StorePaths) -> bytes:
     """Archives in name order, then memory.md: for a migration this is the original file."""
     from memkeeper.core.index import list_archives
 
@@ -709,7 +698,7 @@ def migration_trial(base: Path, seed: int, duration: float) -> TrialResult:
     return result
 
 
-def _check_migration_result(paths: Any, original: bytes, result: TrialResult) -> None:
+def _check_migration_result(paths: StorePaths, original: bytes, result: TrialResult) -> None:
     from memkeeper.core import doctor
 
     layout = migration_layout(paths)
@@ -765,7 +754,7 @@ FLUSH_ENTRIES = 400
 FLUSH_SESSION = "0f1e2d3c-trial-session-000000000000"
 
 
-def flush_seed(paths: Any) -> None:
+def flush_seed(paths: StorePaths) -> None:
     from memkeeper.core.atomic import atomic_write_bytes
     from memkeeper.core.index import default_index
 
@@ -789,7 +778,7 @@ def flush_seed(paths: Any) -> None:
     atomic_write_bytes(paths.memory, b"# memory\n")
 
 
-def _flush_facts(paths: Any) -> Counter[int]:
+def _flush_facts(paths: StorePaths) -> Counter[int]:
     found: Counter[int] = Counter()
     for m in re.finditer(rb"^- \[trial\]: F(\d{6}) ", paths.memory.read_bytes(), re.MULTILINE):
         found[int(m.group(1))] += 1
@@ -827,14 +816,14 @@ def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
     # The next operation: the flush runs to the end; now every entry is there once.
     original_chunks = flush.chunk_entries
     try:
-        flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)  # type: ignore[assignment]
+        flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)
         flush.flush_pending(
             paths,
             summarize=lambda _p, es: ([f"- [trial]: {e['text']}" for e in es], "trial"),
             max_chunks=100000,
         )
     finally:
-        flush.chunk_entries = original_chunks  # type: ignore[assignment]
+        flush.chunk_entries = original_chunks
     facts = _flush_facts(paths)
     result.required_lines = FLUSH_ENTRIES
     lost = [i for i in range(FLUSH_ENTRIES) if i not in facts]
@@ -863,8 +852,7 @@ from pathlib import Path
 from memkeeper.core.atomic import append_bytes
 from memkeeper.core.l1 import refine_transcript
 from memkeeper.core.store import StorePaths
-sys.path.insert(0, sys.argv[3])
-from reliability_kit import transcript_record
+from tests.reliability.reliability_kit import transcript_record
 paths = StorePaths(Path(sys.argv[1]))
 transcript = Path(sys.argv[2])
 progress = paths.project / "progress"
@@ -892,7 +880,7 @@ def transcript_record(i: int) -> bytes:
     return (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
 
-def _l1_prompts(paths: Any) -> Counter[int]:
+def _l1_prompts(paths: StorePaths) -> Counter[int]:
     found: Counter[int] = Counter()
     for path in sorted(paths.sessions.glob("*.l1.jsonl")):
         for raw in path.read_bytes().split(b"\n"):
@@ -919,7 +907,7 @@ def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
     result = TrialResult("L1 update", delay)
     rc, _t, err = run_child(
         L1_CHILD,
-        [str(paths.project), str(transcript), str(Path(__file__).parent)],
+        [str(paths.project), str(transcript)],
         child_env(base / "home"),
         delay,
     )
@@ -951,7 +939,7 @@ def l1_duration(base: Path) -> float:
     transcript = paths.project / "transcript.jsonl"
     rc, took, err = run_child(
         L1_CHILD,
-        [str(paths.project), str(transcript), str(Path(__file__).parent)],
+        [str(paths.project), str(transcript)],
         child_env(base / "home"),
         None,
     )

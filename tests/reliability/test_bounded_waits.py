@@ -11,8 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,27 +22,7 @@ from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import BackendError
 from memkeeper.core.summarizers import _process as process
 from memkeeper.plugin import hook
-
-HOLDER = r"""
-import fcntl, sys, time
-handle = open(sys.argv[1], "a")
-fcntl.flock(handle, fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(120)
-"""
-
-
-@contextmanager
-def held(path: Path) -> Iterator[None]:
-    """``path`` flock-ed by another process for the duration."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
-    try:
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
+from tests.lock_holder import held
 
 
 def run_hook(project: Path, event: str, **fields: Any) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import reliability_kit as kit
+from tests.reliability import reliability_kit as kit
 
 
 def test_parallel_checks_and_appends(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import reliability_kit as kit
+
+from tests.reliability import reliability_kit as kit
 
 TRIALS_PER_OPERATION = 6
 

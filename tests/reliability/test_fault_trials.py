@@ -9,19 +9,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import reliability_kit as kit
 
 from memkeeper.core.store import StorePaths
+from tests.reliability import reliability_kit as kit
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -72,7 +73,11 @@ def filled_store(project: Path) -> tuple[StorePaths, bytes]:
 
 
 def hook(
-    paths: StorePaths, event: str, env: dict[str, str], prefix: tuple[str, ...] = (), **run: object
+    paths: StorePaths,
+    event: str,
+    env: dict[str, str],
+    prefix: tuple[str, ...] = (),
+    preexec_fn: Callable[[], object] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     payload = json.dumps(
         {
@@ -89,20 +94,23 @@ def hook(
         capture_output=True,
         env=env,
         timeout=60,
-        **run,
-    )  # type: ignore[call-overload, no-any-return]
+        preexec_fn=preexec_fn,
+    )
 
 
 def check(
-    paths: StorePaths, env: dict[str, str], prefix: tuple[str, ...] = (), **run: object
+    paths: StorePaths,
+    env: dict[str, str],
+    prefix: tuple[str, ...] = (),
+    preexec_fn: Callable[[], object] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [*prefix, sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "check"],
         capture_output=True,
         env=env,
         timeout=60,
-        **run,
-    )  # type: ignore[call-overload, no-any-return]
+        preexec_fn=preexec_fn,
+    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[bytes], *words: str) -> None:
@@ -287,7 +295,7 @@ def test_summarizer_fault_leaves_the_archive_pending(
     paths, content = filled_store(tmp_path / "project")
     script = tmp_path / "fake_summarizer.py"
     script.write_text(FAKE_SUMMARIZERS[behaviour])
-    config = dict(kit.ROT_CONFIG)
+    config: dict[str, object] = dict(kit.ROT_CONFIG)
     config["summarizer"] = {
         "backend": "command",
         "command": [sys.executable, str(script)],
@@ -376,4 +384,4 @@ def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     assert sorted(facts) == list(range(kit.FLUSH_ENTRIES)) and set(facts.values()) == {1}
     body = text[len(before) :]
     for line in body.split(b"\n"):  # only whole section headers and whole bullets
-        assert line == b"" or line.startswith(b"## ") or kit.re.match(rb"^- \[trial\]: F\d{6} ", line), line
+        assert line == b"" or line.startswith(b"## ") or re.match(rb"^- \[trial\]: F\d{6} ", line), line

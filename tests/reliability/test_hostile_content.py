@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import reliability_kit as kit
 
 from memkeeper.core.store import StorePaths
+from tests.reliability import reliability_kit as kit
 
 MARKUP = "[bold red]BOOMMARKUP[/bold red] [link=file:///etc/passwd]clickme[/link]"
 ANSI = "\x1b[31mANSIRED\x1b[0m \x1b]0;hijacked title\x07 \x1b[2J\x1b[H"

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import intent_kit
 import pytest
+
+from tests.reliability import intent_kit
 
 #: Every named step of every operation is killed at least once, plus timed kills.
 TRIALS_PER_OPERATION = 10

@@ -8,15 +8,16 @@ the store, compressed or not, is scanned: no planted value may be found.
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import reliability_kit as kit
+from memkeeper.core.atomic import append_bytes, atomic_write_json
+from memkeeper.core.store import StorePaths
+from tests.planted import store_text, write_transcript
+from tests.reliability import reliability_kit as kit
 
 SESSION = "9e1d2c3b-aaaa-4bbb-8ccc-000000000001"
 
@@ -107,28 +108,15 @@ def write_session(folder: Path) -> Path:
         ],
     )
     add("assistant", [{"type": "text", "text": "Done; the deployment works now."}])
-    path = folder / f"{SESSION}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    agent = folder / SESSION / "subagents" / "agent-trial1.jsonl"
-    agent.parent.mkdir(parents=True)
-    agent.write_text(
-        json.dumps(
-            {
-                "type": "user",
-                "timestamp": ts(50),
-                "sessionId": SESSION,
-                "isSidechain": True,
-                "agentId": "trial1",
-                "message": {
-                    "role": "user",
-                    "content": f"subagent: use {s['anthropic']} <private>{PRIVATE[2]}</private>",
-                },
-            }
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    return path
+    agent = {
+        "timestamp": ts(50),
+        "agentId": "trial1",
+        "message": {
+            "role": "user",
+            "content": f"subagent: use {s['anthropic']} <private>{PRIVATE[2]}</private>",
+        },
+    }
+    return write_transcript(folder, SESSION, records, "trial1", agent)
 
 
 # The key the model "repeats" comes from a file outside the store (argv[1]), so that
@@ -147,15 +135,16 @@ else:
 """
 
 
-def store_text(root: Path) -> str:
-    chunks = []
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            data = (Path(folder) / name).read_bytes()
-            if name.endswith(".gz"):
-                data = gzip.decompress(data)
-            chunks.append(data.decode("utf-8", "replace"))
-    return "\n".join(chunks)
+def use_echo_summarizer(paths: StorePaths, tmp_path: Path, config: dict[str, object]) -> None:
+    """``config`` plus ECHO_SUMMARIZER as the store's summarizer, INJECTED kept outside the store."""
+    script = tmp_path / "echo_summarizer.py"
+    script.write_text(ECHO_SUMMARIZER)
+    injected = tmp_path / "injected.txt"
+    injected.write_text(INJECTED)
+    command = [sys.executable, str(script), str(injected)]
+    atomic_write_json(
+        paths.config, {"summarizer": {"backend": "command", "command": command, "minCallChars": 0}, **config}
+    )
 
 
 def run(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -163,32 +152,16 @@ def run(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> subpro
 
 
 def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
-    from memkeeper.core.atomic import append_bytes, atomic_write_json
-
     paths = kit.new_project(tmp_path, "project")
     transcripts = tmp_path / "transcripts"
     transcripts.mkdir()
     transcript = write_session(transcripts)
-    script = tmp_path / "echo_summarizer.py"
-    script.write_text(ECHO_SUMMARIZER)
-    injected = tmp_path / "injected.txt"
-    injected.write_text(INJECTED)
-    atomic_write_json(
-        paths.config,
-        {
-            "summarizer": {
-                "backend": "command",
-                "command": [sys.executable, str(script), str(injected)],
-                "minCallChars": 0,
-            },
-            "memory": {"flushEvery": 2},
-        },
-    )
+    use_echo_summarizer(paths, tmp_path, {"memory": {"flushEvery": 2}})
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(2200)))  # rotation is due
     env = kit.child_env(tmp_path / "home")
     cli = [sys.executable, "-P", "-m", "memkeeper.cli.main"]
     base = {"session_id": SESSION, "cwd": str(paths.project), "transcript_path": str(transcript)}
-    events = [
+    events: list[tuple[str, dict[str, object]]] = [
         ("SessionStart", {"source": "startup"}),
         ("UserPromptSubmit", {"prompt": f"key {SECRETS['anthropic']} <private>{PRIVATE[0]}</private>"}),
         (
@@ -232,24 +205,10 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
 def test_a_summarizer_repeating_a_secret_is_redacted_in_the_summary(tmp_path: Path) -> None:
     """The model's answer itself carries a key: the L3 summary file must not."""
     from memkeeper.core import rotation
-    from memkeeper.core.atomic import append_bytes, atomic_write_json
     from memkeeper.core.summary import generate_summary
 
     paths = kit.new_project(tmp_path, "project")
-    script = tmp_path / "echo_summarizer.py"
-    script.write_text(ECHO_SUMMARIZER)
-    injected = tmp_path / "injected.txt"
-    injected.write_text(INJECTED)
-    atomic_write_json(
-        paths.config,
-        {
-            "summarizer": {
-                "backend": "command",
-                "command": [sys.executable, str(script), str(injected)],
-                "minCallChars": 0,
-            }
-        },
-    )
+    use_echo_summarizer(paths, tmp_path, {})
     append_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(300)))
     result = rotation.rotate(paths, 100, 10)
     assert result is not None

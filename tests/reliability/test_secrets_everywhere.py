@@ -12,20 +12,20 @@ model-calls.jsonl, state files and the SQLite search index.
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_corpus import samples
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import flush, l1, rotation, summary
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.search import indexer
 from memkeeper.core.store import StorePaths
+from tests.planted import store_files
+from tests.secret_corpus import samples
 
 SESSION = "5ec12e75-1111-4000-8000-000000000001"
 
@@ -90,17 +90,6 @@ def _transcript(folder: Path) -> Path:
     return path
 
 
-def _store_texts(store: StorePaths) -> dict[Path, bytes]:
-    found: dict[Path, bytes] = {}
-    for path in store.root.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            data = path.read_bytes()
-            if path.suffix == ".gz":
-                data = gzip.decompress(data)
-            found[path] = data
-    return found
-
-
 def _summarizer(tmp_path: Path, fail: bool) -> list[str]:
     """A summarizer that answers with (or fails quoting) every line it was given."""
     script = tmp_path / ("fail.py" if fail else "echo.py")
@@ -146,7 +135,7 @@ def test_no_planted_secret_reaches_any_file_of_the_store(store: StorePaths, tmp_
     summary.run_summary_job(store, {"all": True})
     indexer.reindex(store)
 
-    files = _store_texts(store)
+    files = store_files(store.root)
     names = {path.name for path in files}
     assert "memory.md" in names and ".search.sqlite3" in names
     assert any(name.endswith(".l1.jsonl") for name in names)

@@ -10,20 +10,24 @@ import pytest
 from memkeeper.cli.main import main
 from memkeeper.core.demo import create_demo_store
 from memkeeper.core.index import read_index
+from memkeeper.core.store import StorePaths
 
 
 @pytest.fixture()
-def store(tmp_path: Path):
+def store(tmp_path: Path) -> StorePaths:
     return create_demo_store(tmp_path / "project")
 
 
-def _trash(store, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+def _trash(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
     capsys.readouterr()
     assert main(["--project", str(store.project), "trash", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    answer: list[dict[str, object]] = json.loads(capsys.readouterr().out)
+    return answer
 
 
-def test_forget_archive_moves_it_and_its_summary_then_restore_puts_them_back(store, capsys) -> None:
+def test_forget_archive_moves_it_and_its_summary_then_restore_puts_them_back(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     archive = next(e["file"] for e in read_index(store)["rotatedFiles"] if e["summaryGenerated"])
     summary = archive.replace(".md", ".summary.json")
     original = (store.root / archive).read_bytes()
@@ -41,7 +45,9 @@ def test_forget_archive_moves_it_and_its_summary_then_restore_puts_them_back(sto
     assert _trash(store, capsys) == []
 
 
-def test_forget_session_and_unknown_names_are_refused_clearly(store, capsys) -> None:
+def test_forget_session_and_unknown_names_are_refused_clearly(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     session = sorted(p.name for p in store.sessions.glob("*.l1.jsonl"))[0]
     assert main(["--project", str(store.project), "forget", "session", session]) == 0
     assert not (store.sessions / session).exists()

@@ -10,23 +10,27 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.demo import create_demo_store
+from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import log_call
 
 
 @pytest.fixture()
-def store(tmp_path: Path):
+def store(tmp_path: Path) -> StorePaths:
     paths = create_demo_store(tmp_path / "project")
     paths.config.write_text(json.dumps({"budget": {"dailyCalls": 2, "dailyTokens": 10_000}}))
     return paths
 
 
-def _status(store, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+def _status(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
     capsys.readouterr()
     assert main(["--project", str(store.project), "status", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    answer: dict[str, object] = json.loads(capsys.readouterr().out)
+    return answer
 
 
-def test_status_counts_todays_calls_and_flags_the_cap(store, capsys) -> None:
+def test_status_counts_todays_calls_and_flags_the_cap(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
     budget = _status(store, capsys)["modelBudget"]
     assert isinstance(budget, dict)
     assert (budget["calls"], budget["dailyCalls"], budget["exceeded"]) == (0, 2, False)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memkeeper.core.store import StorePaths
 
+T = TypeVar("T")
+
 REPO = Path(__file__).resolve().parents[3]
+PLUGIN = REPO / "plugin"
+#: How long an end-to-end test waits for a background job's effect (generous: the machine may be loaded).
+WAIT_SECONDS = 150
+#: How long one run of the real CLI may take.
+RUN_TIMEOUT = 180
 FIXTURES = REPO / "tests" / "fixtures" / "capture_plugin"
 TRANSCRIPT_43B = (
     REPO / "tests" / "fixtures" / "transcripts" / "cc-2.1.197" / "43b864ff-0cc4-405d-97b6-b0657afa9839.jsonl"
@@ -49,3 +61,106 @@ def write_l1(paths: StorePaths, name: str, entries: list[dict[str, Any]]) -> Pat
 
 #: The real Claude Code CLIs the end-to-end tests run: pinned, and the newest tested.
 CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
+
+
+def claude_env(
+    home: Path, claude_bin: Path, api_url: str, *, memkeeper_on_path: bool = False
+) -> dict[str, str]:
+    """The environment the real Claude Code CLI runs in: a private HOME, no auto-update or other traffic,
+    the Messages API at ``api_url`` and none of our or Claude Code's variables from outside.
+
+    PATH holds the CLI and the system only, so the plugin's launchers must find our Python by themselves;
+    with ``memkeeper_on_path`` it also holds this Python's bin folder (``memkeeper`` there, as after
+    ``pip install memkeeper``).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
+    path = [
+        str(claude_bin.parent),
+        *([str(Path(sys.executable).parent)] if memkeeper_on_path else []),
+        "/usr/bin:/bin",
+    ]
+    env.update(
+        HOME=str(home),
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        ANTHROPIC_API_KEY="sk-ant-mock-000",
+        ANTHROPIC_BASE_URL=api_url,
+        PATH=":".join(path),
+    )
+    return env
+
+
+def run_claude(
+    claude_bin: Path, env: dict[str, str], cwd: Path, *args: str, plugin: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """One run of the real CLI in ``cwd`` (with ``--plugin-dir plugin/`` unless ``plugin`` is false)."""
+    argv = [str(claude_bin), *args, *(["--plugin-dir", str(PLUGIN)] if plugin else [])]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+
+
+def run_memkeeper(
+    env: dict[str, str], *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``memkeeper ARGS`` with this Python (``-P``), as a user would run it."""
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+
+
+def memory_project(folder: Path, config: dict[str, Any], memory: str | None = None) -> StorePaths:
+    """A project folder whose store holds ``config`` (and ``memory`` as memory.md, if given)."""
+    paths = StorePaths(folder)
+    paths.root.mkdir(parents=True)
+    paths.config.write_text(json.dumps(config))
+    if memory is not None:
+        paths.memory.write_text(memory)
+    return paths
+
+
+def wait_for(condition: Callable[[], T | None], what: str, seconds: float = WAIT_SECONDS) -> T:
+    """Poll ``condition`` until it returns something true; its value."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
+    """Until no background job has run for ``quiet_seconds`` (jobs start a moment after the hook that
+    spawns them returns, so one idle look is not enough)."""
+    from memkeeper.core.lock import is_locked
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    idle_since: float | None = None
+    while time.monotonic() < deadline:
+        busy = any(is_locked(paths.state / f"job-{k}.lock") for k in ("l1", "flush", "summary", "index"))
+        if not busy:
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since >= quiet_seconds:
+                return
+        else:
+            idle_since = None
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting for the background jobs to finish")
+
+
+def find_claude(cli: str) -> Path:
+    """The real Claude Code CLI ``cli`` (a key of ``CLIS``), checked; the test is skipped when it is
+    not installed (``scripts/setup.sh --test`` installs it: a test never does)."""
+    import pytest
+
+    folder, version = CLIS[cli]
+    binary = REPO / folder / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
+    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
+    assert version in done.stdout, done.stdout + done.stderr
+    return binary

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import CLIS, REPO, load_hook_inputs
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import CLIS, find_claude, load_hook_inputs
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 
 @pytest.fixture
@@ -51,24 +49,12 @@ def started_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, di
     yield calls
 
 
-def python_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
 # --- the real Claude Code CLIs, pinned and newest (a module may override with one CLI of its own) ---
 
 
 @pytest.fixture(params=sorted(CLIS), scope="module")
 def claude_bin(request: pytest.FixtureRequest) -> Path:
-    folder, version = CLIS[request.param]
-    binary = REPO / folder / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        pytest.skip(f"Claude Code {version} is not installed in {folder}/ (scripts/setup.sh --test)")
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert version in done.stdout, done.stdout + done.stderr
-    return binary
+    return find_claude(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -10,39 +10,36 @@ Each binary is skipped cleanly when it is not installed (``.e2e/``, ``.e2e-newes
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.flush import read_runs
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import (
+    claude_env,
+    memory_project,
+    run_claude,
+    wait_for,
+    wait_quiet,
+)
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 pytestmark = pytest.mark.e2e
 
-PLUGIN = REPO / "plugin"
-RUN_TIMEOUT = 180
-WAIT_SECONDS = 150
 MARKER = "INITMARKER-7788"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> StorePaths:
-    memory = tmp_path / "proj" / ".claude" / "memory"
-    memory.mkdir(parents=True)
-    (memory / "config.json").write_text(
-        json.dumps({"memory": {"flushEvery": 100}, "summarizer": {"backend": "claude", "minCallChars": 0}})
+    return memory_project(
+        tmp_path / "proj",
+        {"memory": {"flushEvery": 100}, "summarizer": {"backend": "claude", "minCallChars": 0}},
+        f"## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: {MARKER} is the codename.\n",
     )
-    (memory / "memory.md").write_text(
-        f"## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: {MARKER} is the codename.\n"
-    )
-    return StorePaths(tmp_path / "proj")
 
 
 Claude = Callable[..., dict[str, Any]]
@@ -50,56 +47,16 @@ Claude = Callable[..., dict[str, Any]]
 
 @pytest.fixture
 def claude(claude_bin: Path, home: Path, mock: MockAnthropic, project: StorePaths) -> Claude:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
-    env.update(
-        HOME=str(home),
-        DISABLE_AUTOUPDATER="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        ANTHROPIC_API_KEY="sk-ant-mock-000",
-        ANTHROPIC_BASE_URL=mock.url,
-        PATH=f"{claude_bin.parent}:/usr/bin:/bin",
-    )
+    env = claude_env(home, claude_bin, mock.url)
 
     def run(prompt: str, *args: str, plugin: bool = True) -> dict[str, Any]:
-        argv = [str(claude_bin), "-p", prompt, "--model", "haiku", "--output-format", "json", *args]
-        if plugin:
-            argv += ["--plugin-dir", str(PLUGIN)]
-        done = subprocess.run(
-            argv, cwd=project.project, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT
-        )
+        argv = ("-p", prompt, "--model", "haiku", "--output-format", "json", *args)
+        done = run_claude(claude_bin, env, project.project, *argv, plugin=plugin)
         assert done.returncode == 0, done.stdout + done.stderr
         result: dict[str, Any] = json.loads(done.stdout)
         return result
 
     return run
-
-
-def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
-    """Until no background job has run for ``quiet_seconds``."""
-    from memkeeper.core.lock import is_locked
-
-    deadline = time.monotonic() + WAIT_SECONDS
-    idle_since: float | None = None
-    while time.monotonic() < deadline:
-        busy = any(is_locked(paths.state / f"job-{k}.lock") for k in ("l1", "flush", "summary", "index"))
-        if not busy:
-            idle_since = idle_since or time.monotonic()
-            if time.monotonic() - idle_since >= quiet_seconds:
-                return
-        else:
-            idle_since = None
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for the background jobs to finish")
-
-
-def wait_for(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def l1_entries(paths: StorePaths) -> list[dict[str, Any]]:

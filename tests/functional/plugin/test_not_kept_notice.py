@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import payload_for, write_config
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core import keeping
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.summarizers.health import record_down
+from tests.functional.plugin.capture_helpers import payload_for, write_config
 
 HookRunner = Callable[[str, dict[str, Any] | bytes], tuple[int, str]]
 
@@ -76,10 +75,8 @@ def test_a_read_only_store_and_a_full_disk_are_told(
             return False
         return real_access(path, mode, **kwargs)
 
-    monkeypatch.setattr(keeping.os, "access", access)
-    monkeypatch.setattr(
-        keeping.shutil, "disk_usage", lambda _p: shutil._ntuple_diskusage(10**9, 10**9 - 4096, 4096)
-    )
+    monkeypatch.setattr(os, "access", access)  # the module keeping calls
+    monkeypatch.setattr(shutil, "disk_usage", lambda _p: shutil._ntuple_diskusage(10**9, 10**9 - 4096, 4096))
     context = start_context(run_hook, kept)
     assert f"the memory store {kept.root} is read-only" in context
     assert "is nearly full (0 MB free)" in context

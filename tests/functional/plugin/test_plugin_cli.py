@@ -4,37 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from capture_helpers import payload_for, write_config, write_l1
 
 from memkeeper.cli.main import main
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import payload_for, run_memkeeper, write_config, write_l1
 
 
 def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
-    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1")).encode()
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"],
-        input=tool,
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1"))
+    done = run_memkeeper(env, "hook", "PostToolUse", stdin=tool)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert counters.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
-    helped = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "hook", "--help"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    helped = run_memkeeper(env, "hook", "--help")
     assert helped.returncode == 0 and "PostToolUse" in helped.stdout
 
 

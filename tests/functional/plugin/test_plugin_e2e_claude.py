@@ -8,100 +8,53 @@ the flush job starts, so the flush bullets in memory.md come from it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO
-from capture_mock_api import FINAL_TEXT, MockAnthropic
 
 from memkeeper.core import counters
 from memkeeper.core.flush import read_runs
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import (
+    PLUGIN,
+    RUN_TIMEOUT,
+    claude_env,
+    find_claude,
+    memory_project,
+    run_claude,
+    run_memkeeper,
+    wait_for,
+    wait_quiet,
+)
+from tests.functional.plugin.capture_mock_api import FINAL_TEXT, MockAnthropic
 
 pytestmark = pytest.mark.e2e
 
-CLAUDE_VERSION = "2.1.197"
-E2E_DIR = REPO / ".e2e"
-PLUGIN = REPO / "plugin"
-RUN_TIMEOUT = 180
-WAIT_SECONDS = 120
-
-
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    binary = E2E_DIR / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip(
-                "npm is not installed: the end-to-end tests need npm to fetch @anthropic-ai/claude-code"
-            )
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(E2E_DIR),
-                f"@anthropic-ai/claude-code@{CLAUDE_VERSION}",
-            ],
-            check=True,
-            timeout=900,
-            capture_output=True,
-        )
-    done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert CLAUDE_VERSION in done.stdout, done.stdout + done.stderr
-    return binary
-
 
 @pytest.fixture(scope="module")
-def mock() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as server:
-        yield server
+def claude_bin() -> Path:
+    return find_claude("pinned")
 
 
 @pytest.fixture
 def e2e_env(home: Path, claude_bin: Path, mock: MockAnthropic) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))
-        and key not in ("PYTHONDONTWRITEBYTECODE",)
-    }
-    env.update(
-        HOME=str(home),
-        DISABLE_AUTOUPDATER="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        ANTHROPIC_API_KEY="sk-ant-mock-000",
-        ANTHROPIC_BASE_URL=mock.url,
-        # The flush job's summarizer is this same `claude`; no venv on PATH on purpose:
-        # the hook launcher must find our Python by itself.
-        PATH=f"{claude_bin.parent}:/usr/bin:/bin",
-    )
+    # The flush job's summarizer is this same `claude`; no venv on PATH on purpose:
+    # the hook launcher must find our Python by itself.
+    env = claude_env(home, claude_bin, mock.url)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 @pytest.fixture
 def e2e_project(tmp_path: Path) -> StorePaths:
-    project = tmp_path / "proj"
-    memory = project / ".claude" / "memory"
-    memory.mkdir(parents=True)
-    (memory / "config.json").write_text(
-        json.dumps({"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude", "minCallChars": 0}})
+    return memory_project(
+        tmp_path / "proj",
+        {"memory": {"flushEvery": 2}, "summarizer": {"backend": "claude", "minCallChars": 0}},
+        "## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: INITMARKER-4242 is the codename.\n",
     )
-    (memory / "memory.md").write_text(
-        "## 2026-11-20_1000 (local 11-20_1900)\n- [marker]: INITMARKER-4242 is the codename.\n"
-    )
-    return StorePaths(project)
 
 
 Claude = Callable[..., subprocess.CompletedProcess[str]]
@@ -110,24 +63,9 @@ Claude = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def claude(claude_bin: Path, e2e_env: dict[str, str], e2e_project: StorePaths) -> Claude:
     def run(*args: str, plugin: bool = True) -> subprocess.CompletedProcess[str]:
-        argv = [str(claude_bin), *args]
-        if plugin:
-            argv += ["--plugin-dir", str(PLUGIN)]
-        return subprocess.run(
-            argv, cwd=e2e_project.project, env=e2e_env, capture_output=True, text=True, timeout=RUN_TIMEOUT
-        )
+        return run_claude(claude_bin, e2e_env, e2e_project.project, *args, plugin=plugin)
 
     return run
-
-
-def wait_for(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def l1_files(paths: StorePaths, session: str) -> list[Path]:
@@ -138,26 +76,16 @@ def l1_entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def jobs_idle(paths: StorePaths) -> bool:
-    from memkeeper.core.lock import is_locked
-
-    return not any(is_locked(paths.state / f"job-{kind}.lock") for kind in ("l1", "flush", "summary"))
-
-
-def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
-    """Wait until no background job has run for ``quiet_seconds`` (jobs start a moment after
-    the hook that spawns them returns, so one idle look is not enough)."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    idle_since: float | None = None
-    while time.monotonic() < deadline:
-        if jobs_idle(paths):
-            idle_since = idle_since or time.monotonic()
-            if time.monotonic() - idle_since >= quiet_seconds:
-                return
-        else:
-            idle_since = None
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for the background jobs to finish")
+def plugin_list(claude_bin: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    listing = subprocess.run(
+        [str(claude_bin), "plugin", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    plugins: list[dict[str, Any]] = json.loads(listing.stdout or "[]")
+    return plugins
 
 
 def test_plugin_validates_strictly(claude_bin: Path, e2e_env: dict[str, str]) -> None:
@@ -273,14 +201,8 @@ def test_memkeeper_install_registers_the_plugin(
     claude_bin: Path, e2e_env: dict[str, str], e2e_project: StorePaths, mock: MockAnthropic
 ) -> None:
     home = Path(e2e_env["HOME"])
-    env = dict(e2e_env, PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin")
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
+    env = dict(e2e_env, PATH=claude_env(home, claude_bin, mock.url, memkeeper_on_path=True)["PATH"])
+    done = run_memkeeper(env, "install", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["registered"] is True
@@ -294,40 +216,20 @@ def test_memkeeper_install_registers_the_plugin(
         timeout=RUN_TIMEOUT,
     )
     assert valid.returncode == 0, valid.stdout + valid.stderr
-    listing = subprocess.run(
-        [str(claude_bin), "plugin", "list", "--json"],
-        env=e2e_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
+    assert any(
+        p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in plugin_list(claude_bin, e2e_env)
     )
-    assert any(p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in json.loads(listing.stdout))
     # Installing twice is fine.
-    again = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
+    again = run_memkeeper(env, "install", "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["registered"] is True
 
     # Without --plugin-dir, the installed plugin's hooks run (found their Python via the record).
-    run = subprocess.run(
-        [
-            str(claude_bin),
-            "-p",
-            "hi from the installed plugin",
-            "--model",
-            "haiku",
-            "--output-format",
-            "json",
-        ],
-        cwd=e2e_project.project,
-        env=e2e_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
+    run = run_claude(
+        claude_bin,
+        e2e_env,
+        e2e_project.project,
+        *("-p", "hi from the installed plugin", "--model", "haiku", "--output-format", "json"),
+        plugin=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     session = json.loads(run.stdout)["session_id"]
@@ -335,21 +237,8 @@ def test_memkeeper_install_registers_the_plugin(
     wait_for(lambda: l1_files(e2e_project, session), "the L1 file of the installed plugin's session")
     wait_quiet(e2e_project)
 
-    removed = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "uninstall", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
+    removed = run_memkeeper(env, "uninstall", "--json")
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not marketplace.exists()
-    listing = subprocess.run(
-        [str(claude_bin), "plugin", "list", "--json"],
-        env=e2e_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert not any(p["id"].startswith("memkeeper@") for p in json.loads(listing.stdout or "[]"))
+    assert not any(p["id"].startswith("memkeeper@") for p in plugin_list(claude_bin, e2e_env))
     assert e2e_project.memory.exists()  # uninstalling never touches the memory

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config, write_l1
 
 from memkeeper.core import flush, summarizers
 from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config, write_l1
 
 SECTION_RE = re.compile(r"^## \d{4}-\d{2}-\d{2}_\d{4} \(local \d{2}-\d{2}_\d{4}\)$", re.MULTILINE)
 
@@ -381,3 +381,52 @@ def test_a_compressed_file_keeps_its_position(store: StorePaths) -> None:
     assert not plain.exists() and plain.with_name(name + ".gz").exists()
     flush.flush_pending(store, summarize=model)
     assert [ts for chunk in model.seen for ts in chunk] == [entry(i)["ts"] for i in range(3)]  # not again
+
+
+# --- the flush summary names its session --------------------------------------------------
+
+
+def test_a_summary_of_one_session_becomes_its_title(store: StorePaths) -> None:
+    from memkeeper.core import titles
+
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(store, name, [entry(0, text="hi"), entry(1, "assistant", "Hello, what shall we do?")])
+    assert titles.session_titles(store) == {name: "hi"}
+    answer = "- [upload retry]: The flaky S3 upload retry now backs off exponentially.\n- [style]: English commits."
+    flush.flush_pending(store, summarize=FakeModel(answer=answer))
+    want = "upload retry: The flaky S3 upload retry now backs off exponentially."
+    assert titles.session_titles(store) == {name: want}
+    assert titles.session_title(store, name) == want
+    # The session goes on and is flushed again: the first summary keeps naming it.
+    write_l1(store, name, [entry(0, text="hi"), entry(1, "assistant", "Hello"), entry(2, text="next")])
+    flush.flush_pending(store, summarize=FakeModel(answer="- [docs]: The README was rewritten."))
+    assert titles.session_titles(store) == {name: want}
+
+
+def test_a_summary_of_several_sessions_names_none(store: StorePaths) -> None:
+    from memkeeper.core import titles
+
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0, text="fix the upload retry")])
+    write_l1(store, "2026-11-20_100500_bbbbbbbb.l1.jsonl", [entry(1, text="rename the settings page")])
+    flush.flush_pending(store, summarize=FakeModel(answer="- [mixed]: Two things happened."))
+    assert sorted(titles.session_titles(store).values()) == [
+        "fix the upload retry",
+        "rename the settings page",
+    ]
+
+
+def test_extractive_bullets_name_no_session(store: StorePaths) -> None:
+    from memkeeper.core import titles
+
+    name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
+    write_l1(
+        store,
+        name,
+        [entry(0, text="fix the upload retry"), entry(1, "assistant", "Fixed: it backs off now.")],
+    )
+
+    def extractive(paths: StorePaths, entries: list[dict[str, Any]]) -> tuple[list[str] | None, str]:
+        return ["- [outcome]: Fixed: it backs off now."], "extractive"
+
+    flush.flush_pending(store, summarize=extractive)
+    assert titles.session_titles(store) == {name: "fix the upload retry"}

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import payload_for
 
 from memkeeper.core.index import list_archives
 from memkeeper.core.store import StorePaths
-
-HOLD_LOCK = """
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(120)
-"""
+from tests.functional.plugin.capture_helpers import payload_for
+from tests.lock_holder import held
 
 
 def test_post_tool_use_skips_rotation_while_the_store_is_locked_then_rotates(
@@ -34,17 +25,10 @@ def test_post_tool_use_skips_rotation_while_the_store_is_locked_then_rotates(
     content = b"".join(b"- [note]: line %05d of a memory that is due to rotate\n" % i for i in range(2000))
     store.memory.write_bytes(content)
     monkeypatch.setattr(hook, "HOOK_LOCK_TIMEOUT", 0.2)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(store.lock)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held(store.lock):
         code, out = run_hook("PostToolUse", payload_for("PostToolUse", project))
         assert code == 0 and out == ""
         assert list_archives(store) == [] and store.memory.read_bytes() == content
-    finally:
-        holder.kill()
-        holder.wait()
 
     code, _ = run_hook("PostToolUse", payload_for("PostToolUse", project))
     [archive] = list_archives(store)

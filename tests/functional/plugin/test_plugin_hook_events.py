@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO, payload_for, write_config
 
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import hook
+from tests.functional.plugin.capture_helpers import REPO, payload_for, write_config
 
 RunHook = Callable[[str, dict[str, Any] | bytes], tuple[int, str]]
 Jobs = list[tuple[str, dict[str, Any] | None]]
@@ -318,19 +318,19 @@ SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "
 
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
 def test_counting_hooks_stay_on_the_lean_layer(store: StorePaths, home: Path, event: str) -> None:
-    # As the launcher runs them: -S (no site), the package folder put first on sys.path.
+    # As the launcher runs them: -S (no site), the package folder first on the module path.
     import memkeeper
 
     package_parent = str(Path(memkeeper.__file__).parent.parent)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[2]); from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
+        "import sys; from memkeeper.plugin import hook; hook.main([sys.argv[1]]);"
         f"print(','.join(sorted(m for m in {SLOW_STDLIB!r} if m in sys.modules)), file=sys.stderr)"
     )
     done = subprocess.run(
-        [sys.executable, "-P", "-S", "-c", code, event, package_parent],
+        [sys.executable, "-P", "-S", "-c", code, event],
         input=json.dumps(payload_for(event, store.project)).encode(),
         capture_output=True,
-        env=_subprocess_env(home),
+        env=dict(_subprocess_env(home), PYTHONPATH=package_parent),
         timeout=60,
     )
     assert done.returncode == 0, done.stderr

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from capture_helpers import payload_for, write_config
-
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import payload_for, write_config
 
 PROCESSES = 16
 EVENTS_PER_PROCESS = 100

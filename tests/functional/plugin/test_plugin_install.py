@@ -8,11 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from capture_helpers import payload_for
-
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import install
+from tests.functional.plugin.capture_helpers import payload_for
 
 
 def fake_claude(tmp_path: Path, fail_add: bool = False) -> tuple[Path, Path]:

@@ -14,11 +14,12 @@ from typing import Any, TextIO
 
 import anyio
 import pytest
-from capture_helpers import CLIS
 
 from memkeeper.core.search import HIGH_CONFIDENCE, search
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import mcp_server
+from tests.functional.plugin.capture_helpers import CLIS
+from tests.mcp_text import text_of
 
 REPO = Path(__file__).resolve().parents[3]
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper"
@@ -103,14 +104,14 @@ async def test_a_natural_question_finds_the_planted_answer(planted: StorePaths, 
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert "natural question" in (tools["search"].description or "")
         found = await session.call_tool("search", {"query": "why did we drop Celery for the job queue?"})
-        text = found.content[0].text
+        text = text_of(found)
         assert not found.is_error
         assert "Celery" in text and "RQ" in text, text
         first_id = next(line.split()[1] for line in text.splitlines() if line.startswith("- "))
         shown = await session.call_tool("show", {"id": first_id})
-        assert PLANTED in shown.content[0].text
+        assert PLANTED in text_of(shown)
         bad = await session.call_tool("search", {"query": 42})
-        assert bad.is_error and "wrong type" in bad.content[0].text
+        assert bad.is_error and "wrong type" in text_of(bad)
 
 
 def test_confident_hits_are_expanded_and_the_rest_are_compact(planted: StorePaths) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from capture_helpers import write_l1
-
 from memkeeper.core.index import update_index
 from memkeeper.core.session_context import CONTEXT_LIMIT, build_context
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import write_l1
 
 
 def add_archive(paths: StorePaths, name: str, summary: dict[str, object] | None, **extra: object) -> None:
@@ -162,7 +161,7 @@ def test_unreadable_files_are_left_out(store: StorePaths) -> None:
 
 def test_compact_reads_what_was_dropped_from_the_transcript(store: StorePaths) -> None:
     """The L1 copy may lag at compaction time: the live transcript is read instead."""
-    from capture_helpers import SESSION_43B, TRANSCRIPT_43B
+    from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B
 
     store.memory.write_text("## x\n- [m]: memory stays\n")
     text = build_context(store, "compact", session_id=SESSION_43B, transcript_path=str(TRANSCRIPT_43B))

@@ -15,10 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from capture_helpers import REPO, payload_for
-
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import REPO, payload_for
 
 SHADOWS = ("json", "types", "select", "subprocess", "pathlib", "re", "fcntl", "argparse")
 

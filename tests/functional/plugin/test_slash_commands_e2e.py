@@ -7,18 +7,14 @@ command's ``allowed-tools`` and printed what the command promises.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import REPO, write_l1
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
+from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_claude, write_l1
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 pytestmark = pytest.mark.e2e
 
@@ -56,11 +52,10 @@ CASES = {
 
 @pytest.fixture
 def project(tmp_path: Path) -> StorePaths:
-    paths = StorePaths(tmp_path / "proj")
-    paths.root.mkdir(parents=True)
-    paths.config.write_text(json.dumps({"summarizer": {"backend": "extractive"}}))
-    paths.memory.write_text(
-        "\n## 2026-11-20_1000 (local 11-20_1000)\n- [parser]: We kept the tokenizer instead of rewriting it.\n"
+    paths = memory_project(
+        tmp_path / "proj",
+        {"summarizer": {"backend": "extractive"}},
+        "\n## 2026-11-20_1000 (local 11-20_1000)\n- [parser]: We kept the tokenizer instead of rewriting it.\n",
     )
     write_l1(
         paths,
@@ -91,34 +86,10 @@ def test_slash_command_runs_the_command_it_names(
 ) -> None:
     line, trigger, command, shows = CASES[name]
     mock.state.bash_for = [(trigger, command)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
-    env.update(
-        HOME=str(home),
-        DISABLE_AUTOUPDATER="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        ANTHROPIC_API_KEY="sk-ant-mock-000",
-        ANTHROPIC_BASE_URL=mock.url,
-        # memkeeper on PATH, as after `pip install memkeeper`.
-        PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
-    )
+    env = claude_env(home, claude_bin, mock.url, memkeeper_on_path=True)  # as after `pip install memkeeper`
     before = len(mock.requests)
-    done = subprocess.run(
-        [
-            str(claude_bin),
-            "-p",
-            line,
-            "--plugin-dir",
-            str(REPO / "plugin"),
-            "--model",
-            "haiku",
-            "--output-format",
-            "json",
-        ],
-        cwd=project.project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
+    done = run_claude(
+        claude_bin, env, project.project, "-p", line, "--model", "haiku", "--output-format", "json"
     )
     mock.state.bash_for = []
     assert done.returncode == 0, done.stdout + done.stderr

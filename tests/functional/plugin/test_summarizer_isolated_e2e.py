@@ -9,20 +9,18 @@ extractive bullets at once and the backend rests: the next flush does not call t
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from capture_helpers import write_l1
-from capture_mock_api import MockAnthropic
 
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import read_call_log
 from memkeeper.core.summarizers.health import read_health
+from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_memkeeper, write_l1
+from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 pytestmark = pytest.mark.e2e
 
@@ -33,27 +31,8 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def base_env(home: Path, claude_bin: Path, api_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
-    env.update(
-        HOME=str(home),
-        DISABLE_AUTOUPDATER="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        ANTHROPIC_API_KEY="sk-ant-mock-000",
-        ANTHROPIC_BASE_URL=api_url,
-        PATH=f"{claude_bin.parent}:{Path(sys.executable).parent}:/usr/bin:/bin",
-    )
-    return env
-
-
 def memkeeper(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_memkeeper(env, "--project", str(project), *args)
 
 
 def session_entries(start: int, count: int) -> list[dict[str, Any]]:
@@ -89,18 +68,13 @@ def session_entries(start: int, count: int) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> StorePaths:
-    project = tmp_path / "proj"
-    (project / ".claude" / "memory").mkdir(parents=True)
-    (project / ".claude" / "memory" / "config.json").write_text(
-        json.dumps({"summarizer": {"backend": "claude", "minCallChars": 0}})
-    )
-    return StorePaths(project)
+    return memory_project(tmp_path / "proj", {"summarizer": {"backend": "claude", "minCallChars": 0}})
 
 
 def test_flush_request_has_no_tools_no_mcp_and_one_turn(
     claude_bin: Path, mock: MockAnthropic, home: Path, store: StorePaths
 ) -> None:
-    env = base_env(home, claude_bin, mock.url)
+    env = claude_env(home, claude_bin, mock.url, memkeeper_on_path=True)
     installed = memkeeper(env, store.project, "install", "--json")
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert json.loads(installed.stdout)["registered"] is True  # memkeeper's MCP server is a user plugin
@@ -124,7 +98,7 @@ def test_flush_request_has_no_tools_no_mcp_and_one_turn(
 def test_unreachable_api_falls_back_at_once_and_rests(
     claude_bin: Path, home: Path, store: StorePaths
 ) -> None:
-    env = base_env(home, claude_bin, f"http://127.0.0.1:{closed_port()}")
+    env = claude_env(home, claude_bin, f"http://127.0.0.1:{closed_port()}", memkeeper_on_path=True)
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", session_entries(0, 4))
 
     first = memkeeper(env, store.project, "flush", "--json")

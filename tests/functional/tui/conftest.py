@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scenes import build_store
-
 from memkeeper.core.store import StorePaths
+from tests.functional.tui.scenes import build_store
 
 
 @pytest.fixture(autouse=True)
-def _local_time_is_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Times are shown in local time: UTC here, the same on every machine; preferences in HOME."""
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
+def _local_time_is_utc() -> Iterator[None]:
+    """Times are shown in local time: UTC here, the same on every machine; preferences in HOME.
+
+    A patch of its own, undone on its own: undoing the shared ``monkeypatch`` here would also
+    undo the isolating ``home`` fixture's HOME before the test's other fixtures are torn down.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("XDG_CONFIG_HOME", raising=False)
+        patch.setenv("TZ", "UTC")
+        time.tzset()
+        yield
     time.tzset()
 
 

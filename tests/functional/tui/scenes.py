@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from memkeeper.core.atomic import append_text, atomic_write_json
 from memkeeper.core.demo import create_demo_store
@@ -43,6 +45,24 @@ async def settle(pilot: Pilot[None]) -> None:
         if others:  # (an empty list would mean "all workers")
             await pilot.app.workers.wait_for_complete(others)
     await pilot.pause()
+
+
+async def press_settled(pilot: Pilot[None], *keys: str) -> None:
+    """One user step: settle, press ``keys``, settle."""
+    await settle(pilot)
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def open_screen(pilot: Pilot[None], key: str, kind: type[S]) -> S:
+    """Press ``key`` (settled) and return the screen it opens, checked to be a ``kind``."""
+    await press_settled(pilot, key)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind), screen
+    return screen
 
 
 async def _browse(pilot: Pilot[None]) -> None:
@@ -107,9 +127,7 @@ async def _answer_raw(pilot: Pilot[None]) -> None:
 
 
 async def _search(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("slash")
-    await settle(pilot)
+    await press_settled(pilot, "slash")
     pilot.app.screen.query_one("Input").value = "webhook"  # type: ignore[attr-defined]
     await settle(pilot)
 
@@ -121,23 +139,17 @@ async def _search_opened(pilot: Pilot[None]) -> None:
 
 
 async def _pending(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("p")
-    await settle(pilot)
+    await press_settled(pilot, "p")
     await pilot.press("down")  # the failed one: its whole error shows under the table
     await settle(pilot)
 
 
 async def _migrate(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("m")
-    await settle(pilot)
+    await press_settled(pilot, "m")
 
 
 async def _rotate(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("r")
-    await settle(pilot)
+    await press_settled(pilot, "r")
 
 
 async def _forget(pilot: Pilot[None]) -> None:
@@ -146,41 +158,29 @@ async def _forget(pilot: Pilot[None]) -> None:
     await settle(pilot)
     snapshot = pilot.app.snapshot  # type: ignore[attr-defined]
     pilot.app.screen.query_one("TierTree").select_target(Target("archive", snapshot.archives[0].name))  # type: ignore[attr-defined]
-    await settle(pilot)
-    await pilot.press("d")
-    await settle(pilot)
+    await press_settled(pilot, "d")
 
 
 async def _trash(pilot: Pilot[None]) -> None:
     await _forget(pilot)
     await pilot.press("y")
-    await settle(pilot)
-    await pilot.press("t")
-    await settle(pilot)
+    await press_settled(pilot, "t")
 
 
 async def _help(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("f1")
-    await settle(pilot)
+    await press_settled(pilot, "f1")
 
 
 async def _sections(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("s")
-    await settle(pilot)
+    await press_settled(pilot, "s")
 
 
 async def _projects(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("o")
-    await settle(pilot)
+    await press_settled(pilot, "o")
 
 
 async def _palette(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("ctrl+p")
-    await settle(pilot)
+    await press_settled(pilot, "ctrl+p")
     await pilot.press(*"regen")
     await settle(pilot)
 
@@ -199,15 +199,11 @@ async def _literal(pilot: Pilot[None]) -> None:
 
 
 async def _sessions(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("S")
-    await settle(pilot)
+    await press_settled(pilot, "S")
 
 
 async def _activity(pilot: Pilot[None]) -> None:
-    await settle(pilot)
-    await pilot.press("A")
-    await settle(pilot)
+    await press_settled(pilot, "A")
     await pilot.wait_for_scheduled_animations()
     await settle(pilot)  # the plots draw once more after their data arrives
 
@@ -216,11 +212,7 @@ async def _search_progress(pilot: Pilot[None]) -> None:
     """The index-update progress bar of a first deep search, held at a fixed point."""
     from memkeeper.tui.screens.search import SearchScreen
 
-    await settle(pilot)
-    await pilot.press("slash")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SearchScreen)
+    screen = await open_screen(pilot, "slash", SearchScreen)
     screen.post_message(
         SearchScreen.IndexProgress(412_000_000, 1_030_000_000, "sessions/2026-11-20_0403_x.l1.jsonl")
     )

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scenes import settle
 
 from memkeeper.core.forget import list_trash
 from memkeeper.core.index import read_index
@@ -21,6 +20,7 @@ from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.trash import TrashScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import settle
 
 SIZE = (80, 24)
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scenes import settle
 from textual.widgets import DataTable, Input, OptionList, Select
 
 from memkeeper.core.index import read_index
@@ -24,6 +23,7 @@ from memkeeper.tui.screens.search import HitList, SearchScreen
 from memkeeper.tui.screens.trash import TrashScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import open_screen, press_settled, settle
 
 SIZE = (80, 24)
 
@@ -128,9 +128,7 @@ async def test_sections_navigation(store: StorePaths) -> None:
         await pilot.press("left_square_bracket")
         assert doc.cursor == sections[0][0]
         await pilot.press("s")
-        await settle(pilot)
-        await pilot.press("down", "down", "enter")
-        await settle(pilot)
+        await press_settled(pilot, "down", "down", "enter")
         assert doc.cursor == sections[2][0]
 
 
@@ -143,9 +141,7 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
             shown.append(message.count)
 
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await settle(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
+        await press_settled(pilot, "slash")
         assert isinstance(app.screen, SearchScreen)
         await pilot.press(*"webhook")
         await settle(pilot)
@@ -173,9 +169,7 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
         await settle(pilot)
         assert "deep: off" in str(app.screen.query_one("#filters").render())
         await pilot.press("f4")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_settled(pilot, "enter")
         assert isinstance(app.screen, HitScreen)
         doc = _doc(app)
         assert doc.terms == ("webhook",) and doc.hits
@@ -187,9 +181,7 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
 async def test_search_escape_returns(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
+        await press_settled(pilot, "slash")
         app.screen.query_one(Input).value = "zzzznothing"
         await settle(pilot)
         assert "0 hits" in str(app.screen.query_one("#filters").render())
@@ -200,11 +192,7 @@ async def test_search_escape_returns(store: StorePaths) -> None:
 async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("p")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, PendingScreen)
+        screen = await open_screen(pilot, "p", PendingScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         screen.query_one("#backend", Select).value = "extractive"
@@ -228,11 +216,7 @@ async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
 async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("p")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, PendingScreen)
+        screen = await open_screen(pilot, "p", PendingScreen)
         screen.query_one("#backend", Select).value = "extractive"
         screen.query_one(DataTable).focus()
         await pilot.press("a", "c")
@@ -252,16 +236,12 @@ async def test_rotate_now_and_refusal(store: StorePaths) -> None:
         await settle(pilot)
         before = len(read_index(store)["rotatedFiles"])
         await pilot.press("r")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_settled(pilot, "y")
         assert len(read_index(store)["rotatedFiles"]) == before + 1
         assert app.snapshot is not None and len(app.snapshot.archives) == before + 1
         store.memory.write_text("")
         app.reload_snapshot()
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
+        await press_settled(pilot, "r")
         assert isinstance(app.screen, BrowseScreen)  # refused, no dialog
         assert any("Nothing to rotate" in str(n.message) for n in app._notifications)
 
@@ -269,9 +249,7 @@ async def test_rotate_now_and_refusal(store: StorePaths) -> None:
 async def test_migrate_refuses_when_nothing_to_do(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("m")
-        await settle(pilot)
+        await press_settled(pilot, "m")
         assert isinstance(app.screen, MigrateModal)
         assert "Nothing to migrate" in str(app.screen.query_one("#migrate-body").render())
         assert app.screen.query_one("#run").disabled
@@ -312,16 +290,12 @@ async def test_forget_archive_then_restore_from_trash(store: StorePaths) -> None
         assert snapshot is not None
         name = snapshot.archives[0].name
         app.screen.query_one(TierTree).select_target(Target("archive", name))
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_settled(pilot, "d")
         await pilot.press("n")  # cancel first: nothing happens
         await settle(pilot)
         assert store.archive(name).exists()
         await pilot.press("d")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_settled(pilot, "y")
         assert not store.archive(name).exists()
         assert app.snapshot is not None and name not in [a.name for a in app.snapshot.archives]
         await pilot.press("t")
@@ -347,7 +321,7 @@ async def test_forget_needs_a_forgettable_selection(store: StorePaths) -> None:
 
 
 async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) -> None:
-    from scenes import build_store
+    from tests.functional.tui.scenes import build_store
 
     other = build_store(home / "other")
     for index, project in enumerate((store.project, other.project)):
@@ -356,9 +330,7 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
         (folder / "t.jsonl").write_text(json.dumps({"cwd": str(project)}) + "\n")
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("o")
-        await settle(pilot)
+        await press_settled(pilot, "o")
         options = app.screen.query_one(OptionList)
         assert options.option_count == 2
         target = next(i for i in range(2) if "other" in str(options.get_option_at_index(i).prompt))
@@ -388,9 +360,7 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
 async def test_help_lists_every_binding(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("f1")
-        await settle(pilot)
+        await press_settled(pilot, "f1")
         assert isinstance(app.screen, HelpModal)
         table = app.screen.help_table
         from rich.console import Console
@@ -429,9 +399,7 @@ async def test_command_palette_has_every_action(store: StorePaths) -> None:
         ):
             assert wanted in names
         await pilot.press("ctrl+p")
-        await settle(pilot)
-        await pilot.press(*"pending summ")
-        await settle(pilot)
+        await press_settled(pilot, *"pending summ")
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, PendingScreen)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scenes import settle
 from textual.widgets import DataTable, Input, OptionList
 
 from memkeeper.core.history import daily_activity, findings
@@ -23,6 +22,7 @@ from memkeeper.tui.screens.pending import PendingScreen
 from memkeeper.tui.screens.sessions import SessionsScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import open_screen, press_settled, settle
 
 SIZE = (80, 24)
 
@@ -80,9 +80,7 @@ async def test_clicking_the_fold_mark_unfolds(store: StorePaths) -> None:
 async def test_help_shows_the_current_screen_first(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("S")
-        await settle(pilot)
+        await press_settled(pilot, "S")
         await pilot.press("f1")
         await settle(pilot)
         assert isinstance(app.screen, HelpModal)
@@ -100,9 +98,7 @@ async def test_project_picker_opens_on_the_current_project(store: StorePaths, ho
         (folder / "t.jsonl").write_text(json.dumps({"cwd": str(project)}) + "\n")
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("o")
-        await settle(pilot)
+        await press_settled(pilot, "o")
         assert isinstance(app.screen, ProjectsModal)
         options = app.screen.query_one(OptionList)
         assert options.option_count >= 2
@@ -125,9 +121,7 @@ async def test_forgetting_the_open_session_says_so(store: StorePaths) -> None:
         await settle(pilot)
         name = app.snapshot.sessions[0].name  # type: ignore[union-attr]
         app.screen.query_one(TierTree).select_target(Target("l1", name))
-        await settle(pilot)
-        await pilot.press("d", "y")
-        await settle(pilot)
+        await press_settled(pilot, "d", "y")
         doc = app.screen.query_one(DocView)
         assert "was forgotten" in doc.items[0].text
         assert "forgotten" in str(app.screen.query_one("#viewer-title").render())
@@ -159,11 +153,7 @@ def test_task_skill_and_webfetch_calls_show_their_description() -> None:
 async def test_sessions_filter_as_you_type_jump_to_a_date_and_open(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("S")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionsScreen)
+        screen = await open_screen(pilot, "S", SessionsScreen)
         everything = list(screen.shown)
         assert [s.name for s in everything] == sorted((s.name for s in everything), reverse=True)
         table = screen.query_one(DataTable)
@@ -192,11 +182,7 @@ async def test_activity_screen_plots_and_lists_decisions_that_open_their_source(
     assert found and {f.kind for f in found} <= {"decision", "issue"}
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("A")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ActivityScreen)
+        screen = await open_screen(pilot, "A", ActivityScreen)
         assert screen.findings == found
         assert "rotations" in str(screen.query_one("#activity-summary").render())
         await pilot.press("enter")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
-from scenes import settle
+from textual.pilot import Pilot
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
@@ -13,6 +14,7 @@ from memkeeper.tui.messages import StoreChanged
 from memkeeper.tui.model import Target
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import settle
 
 APPEND = """
 import sys
@@ -30,12 +32,12 @@ atomic_write_text(Path(sys.argv[1]) / "2026-11-22_010000_abcdef12.l1.jsonl", jso
 """
 
 
-async def _wait_for(pilot, condition, rounds: int = 100) -> bool:  # type: ignore[no-untyped-def]
+async def _wait_for(pilot: Pilot[None], condition: Callable[[], object], rounds: int = 100) -> bool:
     for _ in range(rounds):
         if condition():
             return True
         await pilot.pause(0.05)
-    return condition()
+    return bool(condition())
 
 
 async def test_hook_write_in_another_process_appears(store: StorePaths) -> None:

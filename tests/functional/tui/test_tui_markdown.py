@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scenes import SCENES, settle
+from textual.binding import Binding
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
@@ -10,6 +10,7 @@ from memkeeper.tui.commands import palette_actions
 from memkeeper.tui.modals.help import key_sections
 from memkeeper.tui.widgets.doc_pane import DocPane
 from memkeeper.tui.widgets.docview import DocView
+from tests.functional.tui.scenes import SCENES, settle
 
 
 def _answer_rows(doc: DocView) -> list[str]:
@@ -63,6 +64,6 @@ async def test_matches_are_highlighted_inside_rendered_markdown(store: StorePath
 def test_the_toggle_is_described_in_f1_and_the_palette(store: StorePaths) -> None:
     keys = {b.key: b.description for _, bindings in key_sections() for b in bindings}
     assert "Markdown" in keys["M"]
-    assert any(b.action == "toggle_markdown" for b in DocPane.BINDINGS)
+    assert any(isinstance(b, Binding) and b.action == "toggle_markdown" for b in DocPane.BINDINGS)
     app = MemkeeperApp(store, watch=False, prefs=False)
     assert any("Markdown" in name for name, _, _ in palette_actions(app))

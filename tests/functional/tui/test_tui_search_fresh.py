@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scenes import settle
 
 import memkeeper.core.search as search_module
 from memkeeper.core.store import StorePaths
@@ -13,6 +12,7 @@ from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens import search as search_screen
 from memkeeper.tui.screens.search import SearchScreen
+from tests.functional.tui.scenes import press_settled, settle
 
 
 @pytest.mark.parametrize(
@@ -33,9 +33,7 @@ async def test_keystrokes_within_the_window_skip_the_freshness_check(
     app = MemkeeperApp(store, watch=False)
     app.prefs = Prefs(deep=False)  # a deep first search updates the whole index first (another test)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
+        await press_settled(pilot, "slash")
         assert isinstance(app.screen, SearchScreen)
         for key in "web":
             await pilot.press(key)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scenes import settle
 from textual.widgets import Input
 
 from memkeeper.core.store import StorePaths
@@ -15,6 +14,7 @@ from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.hit import HitScreen
 from memkeeper.tui.screens.search import HitList, SearchScreen, split_dates
 from memkeeper.tui.widgets.docview import DocView
+from tests.functional.tui.scenes import press_settled, settle
 
 SIZE = (80, 24)
 
@@ -44,7 +44,8 @@ async def test_escape_from_a_hit_returns_to_the_same_results_and_selection(store
         filters_before = str(search.query_one("#filters").render())
         await pilot.press("enter")
         await settle(pilot)
-        assert isinstance(app.screen, HitScreen)
+        opened = app.screen
+        assert isinstance(opened, HitScreen)
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is search
@@ -176,9 +177,7 @@ async def test_show_in_tree_from_a_hit(store: StorePaths) -> None:
         search = await _search(app, pilot, "webhook")
         first = search.hits[0]
         await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("b")
-        await settle(pilot)
+        await press_settled(pilot, "b")
         assert isinstance(app.screen, BrowseScreen)
         pane_doc = app.screen.pane.document
         assert pane_doc is not None and first.file.endswith(pane_doc.path.name if pane_doc.path else "?")

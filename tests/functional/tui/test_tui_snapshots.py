@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenes import NEW_SCREENS, SCENES
 from textual.pilot import Pilot
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
+from tests.functional.tui.scenes import NEW_SCREENS, SCENES
 
 
 def _projects_home(home: Path, store: StorePaths) -> None:

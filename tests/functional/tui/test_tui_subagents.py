@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scenes import settle
-
 from memkeeper.core.l1 import read_l1, refine_transcript
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.tui.app import MemkeeperApp
@@ -14,6 +12,7 @@ from memkeeper.tui.l1_items import l1_items
 from memkeeper.tui.model import Target
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
+from tests.functional.tui.scenes import settle
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts" / "cc-2.1.197"
 #: A real Claude Code 2.1.197 session whose Agent call ran a subagent (its own transcript

@@ -17,7 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from scenes import build_store
+
+from tests.functional.tui.scenes import build_store
 
 pytestmark = [
     pytest.mark.tmux,

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from l1_kit import FIXTURES
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import l1
 from memkeeper.core.store import StorePaths
 from memkeeper.core.transcript import encode_project_dir, read_events
+from tests.unit.l1.l1_kit import FIXTURES
 
 SESSION = "5e551011-aaaa-bbbb-cccc-000000000001"
 

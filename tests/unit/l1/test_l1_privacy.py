@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import time
 from pathlib import Path
@@ -16,6 +14,7 @@ from hypothesis import strategies as st
 from memkeeper.core import l1
 from memkeeper.core.privacy import redact, redact_obj, redact_private, redact_secrets
 from memkeeper.core.store import StorePaths
+from tests.planted import store_text, write_transcript
 
 # --- private spans -------------------------------------------------------------------
 
@@ -102,43 +101,6 @@ def test_private_key_blocks() -> None:
     assert redact("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n(cut)") == "[REDACTED:private_key]"
     public = "-----BEGIN PUBLIC KEY-----\nMFkwEwYH\n-----END PUBLIC KEY-----"
     assert redact(public) == public
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("password=hunter22", "password=[REDACTED:password]"),
-        ("DB_PASSWORD = 'correct horse'", "DB_PASSWORD = '[REDACTED:password]'"),
-        ('{"password": "p@ss w0rd"}', '{"password": "[REDACTED:password]"}'),
-        ("secret: topsecretvalue", "secret: [REDACTED:secret]"),
-        ("client_secret=abcdef123", "client_secret=[REDACTED:secret]"),
-        ('api_key="abc123def"', 'api_key="[REDACTED:api_key]"'),
-        ("export MY_API_KEY=zzzz9999", "export MY_API_KEY=[REDACTED:api_key]"),
-        ("auth_token: tok_live_123", "auth_token: [REDACTED:token]"),
-        (
-            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "aws_secret_access_key = [REDACTED:aws_secret_key]",
-        ),
-        ("Authorization: Bearer abcdefghijklmnop1234567890", "Authorization: Bearer [REDACTED:bearer]"),
-    ],
-)
-def test_assignments_keep_the_key_name(text: str, expected: str) -> None:
-    assert redact(text) == expected
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "max_tokens=100 input_tokens: 25 output_tokens=7",
-        "def login(password: str, token=None) -> bool:",
-        "password = os.environ['DB_PASSWORD']",
-        "api_key = getenv('KEY')",
-        "tests passed; the secret sauce is patience",
-        "skip the sk-short and ghp_short words",
-    ],
-)
-def test_ordinary_text_is_left_alone(text: str) -> None:
-    assert redact(text) == text
 
 
 def test_redaction_is_idempotent() -> None:
@@ -302,36 +264,14 @@ def _planted_session(folder: Path, session: str) -> Path:
         ]
     )
     user(f"<command-name>/deploy</command-name><command-args>--token={s['openai']}</command-args>")
-    path = folder / f"{session}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    agent = folder / session / "subagents" / "agent-secret1.jsonl"
-    agent.parent.mkdir(parents=True)
-    agent.write_text(
-        json.dumps(
-            {
-                "type": "user",
-                "timestamp": _ts(99),
-                "sessionId": session,
-                "isSidechain": True,
-                "message": {
-                    "role": "user",
-                    "content": f"use {s['anthropic']} <private>{PLANTED_PRIVATE[0]}</private>",
-                },
-            }
-        )
-        + "\n",
-        encoding="utf-8",
-    )
-    return path
-
-
-def _all_store_bytes(store: StorePaths) -> bytes:
-    chunks = []
-    for root, _dirs, files in os.walk(store.root):
-        for name in files:
-            data = (Path(root) / name).read_bytes()
-            chunks.append(gzip.decompress(data) if name.endswith(".gz") else data)
-    return b"\n".join(chunks)
+    agent = {
+        "timestamp": _ts(99),
+        "message": {
+            "role": "user",
+            "content": f"use {s['anthropic']} <private>{PLANTED_PRIVATE[0]}</private>",
+        },
+    }
+    return write_transcript(folder, session, records, "secret1", agent)
 
 
 def _fragments(secret: str) -> list[str]:
@@ -352,7 +292,7 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
     assert result.l1_path is not None
     os.utime(result.l1_path, (old, old))
     l1.compress(store, 30)  # gzip output is scanned too (decompressed)
-    everything = _all_store_bytes(store).decode("utf-8", errors="replace")
+    everything = store_text(store.root)
     for name, secret in SECRETS.items():
         for piece in _fragments(secret):
             assert piece not in everything, f"{name} leaked: {piece}"

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from l1_kit import BIG_TRANSCRIPT, FIXTURES, all_fixture_transcripts, shared_transcripts
 
 from memkeeper.core import l1
 from memkeeper.core.store import StorePaths
 from memkeeper.core.transcript import read_events
+from tests.unit.l1.l1_kit import BIG_TRANSCRIPT, FIXTURES, all_fixture_transcripts, shared_transcripts
 
 JS_KEYS = {
     "user": ["ts", "role", "text"],

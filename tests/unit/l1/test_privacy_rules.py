@@ -4,36 +4,55 @@ private tags in inline code literal, an unclosed tag failing closed."""
 from __future__ import annotations
 
 import pytest
-from secret_corpus import samples
 
 from memkeeper.core.privacy import redact, redact_private
+from tests.secret_corpus import Sample, samples
 
 CORPUS = samples()
 
 
 @pytest.mark.parametrize("sample", CORPUS, ids=[f"{s.kind}-{s.variant}" for s in CORPUS])
-def test_every_kind_is_redacted_bare_and_in_context(sample: object) -> None:
-    out = redact(sample.text)  # type: ignore[attr-defined]
-    assert sample.secret not in out and "[REDACTED:" in out  # type: ignore[attr-defined]
+def test_every_kind_is_redacted_bare_and_in_context(sample: Sample) -> None:
+    out = redact(sample.text)
+    assert sample.secret not in out and "[REDACTED:" in out
     assert redact(out) == out
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("password=hunter22", "password=[REDACTED:password]"),
+        ("DB_PASSWORD = 'correct horse'", "DB_PASSWORD = '[REDACTED:password]'"),
+        ('{"password": "p@ss w0rd"}', '{"password": "[REDACTED:password]"}'),
+        ("secret: topsecretvalue", "secret: [REDACTED:secret]"),
+        ("client_secret=abcdef123", "client_secret=[REDACTED:secret]"),
+        ('api_key="abc123def"', 'api_key="[REDACTED:api_key]"'),
+        ("export MY_API_KEY=zzzz9999", "export MY_API_KEY=[REDACTED:api_key]"),
+        ("auth_token: tok_live_123", "auth_token: [REDACTED:token]"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED:aws_secret_key]",
+        ),
+        ("Authorization: Bearer abcdefghijklmnop1234567890", "Authorization: Bearer [REDACTED:bearer]"),
         ("password=ab,c;d)e}f rest", "password=[REDACTED:password] rest"),
         ("DB_PASS=s3cr,et;x) next", "DB_PASS=[REDACTED:password] next"),
         ("postgres://app:p4ss,w;rd)x}@db:5432/app", "postgres://app:[REDACTED:url_password]@db:5432/app"),
         ("mysql -u root -pS3cr;et,x) db", "mysql -u root -p[REDACTED:mysql_password] db"),
     ],
 )
-def test_values_are_cut_at_their_real_end(text: str, expected: str) -> None:
+def test_assignments_keep_the_key_name_and_values_end_where_they_really_end(text: str, expected: str) -> None:
     assert redact(text) == expected
 
 
 @pytest.mark.parametrize(
     "text",
     [
+        "max_tokens=100 input_tokens: 25 output_tokens=7",
+        "def login(password: str, token=None) -> bool:",
+        "password = os.environ['DB_PASSWORD']",
+        "api_key = getenv('KEY')",
+        "tests passed; the secret sauce is patience",
+        "skip the sk-short and ghp_short words",
         "token = line[start:pos]",
         "pwd = os.getcwd()",
         "cache_token = current_token",
@@ -50,7 +69,7 @@ def test_values_are_cut_at_their_real_end(text: str, expected: str) -> None:
         "max_tokens=100 input_tokens: 25",
     ],
 )
-def test_code_and_placeholders_are_left_alone(text: str) -> None:
+def test_ordinary_text_code_and_placeholders_are_left_alone(text: str) -> None:
     assert redact(text) == text
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from l1_kit import SHARED, shared_transcripts
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import l1, titles
 from memkeeper.core.store import StorePaths
+from tests.unit.l1.l1_kit import SHARED, shared_transcripts
 
 SESSION = "7171e5e5-aaaa-bbbb-cccc-000000000001"
 WRAPPERS = ("<command-", "<local-command", "<bash-", "<system-reminder", "<task-notification")

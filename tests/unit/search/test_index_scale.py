@@ -10,13 +10,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memkeeper.core import changes
-from memkeeper.core.search import cutting, freshness, indexer, refresh, reindex, scan_search
+from memkeeper.core.search import cutting, freshness, indexer, refresh, reindex, scan_search, sources
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
@@ -96,7 +98,7 @@ def large(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
 def _no_listing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every listing of the sessions folder and every full discovery a refresh makes."""
     seen: list[str] = []
-    real_scandir, real_discover = os.scandir, freshness.discover
+    real_scandir, real_discover = os.scandir, sources.discover  # freshness's import
 
     def scandir(path: object = ".") -> object:
         if Path(str(path)).name == "sessions":  # the store folder's names are read: few
@@ -219,18 +221,35 @@ def test_index_shrinks_after_forgetting_half_the_store(
     same(store, "sqlite")
 
 
-def test_search_during_a_rebuild_answers_from_the_index(store: StorePaths) -> None:
-    refresh(store)
+@contextmanager
+def paused_build(
+    build: Callable[[StorePaths, Callable[[int, int, str], None]], object], store: StorePaths, at_call: int
+) -> Iterator[threading.Thread]:
+    """``build(store, progress)`` in a thread, held at its ``at_call``-th progress report until the block ends."""
     started, release = threading.Event(), threading.Event()
+    calls = 0
 
     def hold(_done: int, _total: int, _file: str) -> None:
-        started.set()
-        release.wait(60)
+        nonlocal calls
+        calls += 1
+        if calls == at_call:
+            started.set()
+        if calls >= at_call:
+            release.wait(60)
 
-    builder = threading.Thread(target=reindex, args=(store, hold))
+    builder = threading.Thread(target=build, args=(store, hold))
     builder.start()
     try:
         assert started.wait(60)
+        yield builder
+    finally:
+        release.set()
+        builder.join(60)
+
+
+def test_search_during_a_rebuild_answers_from_the_index(store: StorePaths) -> None:
+    refresh(store)
+    with paused_build(reindex, store, at_call=1) as builder:
         began = time.monotonic()
         results = search(store, "sqlite", deep=True)
         took = time.monotonic() - began
@@ -238,9 +257,6 @@ def test_search_during_a_rebuild_answers_from_the_index(store: StorePaths) -> No
         assert results.source == "index" and indexer.BUSY_NOTE in results.warnings
         assert results.tiers == scan_search(store, "sqlite", deep=True).tiers
         assert took < 1.0
-    finally:
-        release.set()
-        builder.join(60)
     same(store, "sqlite")
 
 
@@ -251,27 +267,11 @@ def test_first_build_by_another_process_shows_progress(
     monkeypatch.setattr(indexer, "COMMIT_BYTES", 1)  # commit after every file
     monkeypatch.setattr(indexer, "SCAN_BELOW_BYTES", 0)
     small_sessions(store, 20)
-    started, release = threading.Event(), threading.Event()
-    calls = 0
-
-    def hold(_done: int, _total: int, _file: str) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 10:
-            started.set()
-            release.wait(60)
-
-    builder = threading.Thread(target=refresh, args=(store, hold))
-    builder.start()
-    try:
-        assert started.wait(60)
+    with paused_build(refresh, store, at_call=10):
         progress = indexer.build_progress(store)
         assert progress is not None and 0 < progress[0] < progress[1]
         results = search(store, "lorem", deep=True)
         assert results.source == "index" and any("being built" in w for w in results.warnings)
-    finally:
-        release.set()
-        builder.join(60)
     assert indexer.build_progress(store) is None
     same(store, "lorem")
 

@@ -12,6 +12,7 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.store import StorePaths
+from tests.mcp_text import text_of
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -108,19 +109,19 @@ async def test_mcp_server_over_stdio(store: StorePaths, tmp_path: Path) -> None:
             tools = {t.name for t in (await session.list_tools()).tools}
             assert {"search", "show", "timeline"} <= tools
             found = await session.call_tool("search", {"query": "트라이그램", "deep": True})
-            text = found.content[0].text
+            text = text_of(found)
             assert "[memory]" in text and "[l1]" in text and "**트라이그램**" in text
             first_id = text.split("\n")[1].split()[1]
             shown = await session.call_tool("show", {"id": first_id})
-            assert "메모리 검색은 트라이그램 인덱스를 사용한다" in shown.content[0].text
+            assert "메모리 검색은 트라이그램 인덱스를 사용한다" in text_of(shown)
             around = await session.call_tool("timeline", {"id": first_id, "before": 1, "after": 0})
-            assert ">>> " + first_id in around.content[0].text
+            assert ">>> " + first_id in text_of(around)
             bad = await session.call_tool("search", {"query": "   "})
-            assert bad.content[0].text.startswith("error: the query is empty")
+            assert text_of(bad).startswith("error: the query is empty")
             none = await session.call_tool("search", {"query": "qqqqq"})
-            assert "No results" in none.content[0].text  # ranked reads every tier: nothing to widen
+            assert "No results" in text_of(none)  # ranked reads every tier: nothing to widen
             none = await session.call_tool("search", {"query": "qqqqq", "exact": True})
-            assert "No results" in none.content[0].text and "deep=true" in none.content[0].text
+            assert "No results" in text_of(none) and "deep=true" in text_of(none)
 
 
 def test_plugin_declares_the_mcp_server() -> None:

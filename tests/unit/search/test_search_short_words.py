@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, refresh, scan_search
+from memkeeper.core.search import engine, refresh, scan_search, sources
 from memkeeper.core.search import search as any_search
 from memkeeper.core.search.query import fts_expression, parse_query, prefix_range
 from memkeeper.core.search.sources import BLOCK_BYTES, SourceFile
@@ -161,7 +161,7 @@ def test_the_scan_reads_newest_files_first_and_stops(
 ) -> None:
     full = scan_search(short_store, "e", deep=True)
     read: list[str] = []
-    real = engine.iter_source_docs
+    real = sources.iter_source_docs  # what the engine imported
 
     def counting(paths: StorePaths, source: SourceFile) -> Any:
         read.append(source.rel)

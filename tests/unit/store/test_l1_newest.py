@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import l1_newest
 from memkeeper.core.l1_newest import KEEP, NEWEST_FILE, newest_l1_names
 from memkeeper.core.store import StorePaths
 
@@ -49,7 +48,7 @@ def test_an_unchanged_folder_is_not_listed_again(
     def no_listing(path: str) -> list[str]:
         raise AssertionError(f"listed {path}")
 
-    monkeypatch.setattr(l1_newest.os, "listdir", no_listing)
+    monkeypatch.setattr(os, "listdir", no_listing)  # the module l1_newest calls
     assert newest_l1_names(str(store.root), 16) == many[:16]
 
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from summary_helpers import write_config, write_script
 
 from memkeeper.core.store import StorePaths
+from tests.unit.summary.summary_helpers import write_config, write_script
 
 
 @pytest.fixture

@@ -77,27 +77,20 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+#: What the summarizer must ask of ``claude``, written out here rather than taken from the backend, so the
+#: tests see any change: one print-mode turn of haiku in stream JSON, no tools, no hooks, no session
+#: file, no MCP server, no slash commands, and our system prompt.
 CLAUDE_ARGV = [
     "-p",
-    "--model",
-    "haiku",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--tools",
-    "",
-    "--max-turns",
-    "1",
+    *("--model", "haiku"),
+    *("--output-format", "stream-json", "--verbose", "--include-partial-messages"),
+    *("--tools", ""),
+    *("--max-turns", "1"),
     "--no-session-persistence",
-    "--settings",
-    '{"disableAllHooks": true}',
-    "--strict-mcp-config",
-    "--mcp-config",
-    '{"mcpServers": {}}',
+    *("--settings", '{"disableAllHooks": true}'),
+    *("--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}'),
     "--disable-slash-commands",
-    "--system-prompt",
-    CLAUDE_SYSTEM_PROMPT,
+    *("--system-prompt", CLAUDE_SYSTEM_PROMPT),
 ]
 
 #: A stand-in for the real ``claude``: checks its argv, records stdin, env and cwd, then

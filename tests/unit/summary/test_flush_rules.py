@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memkeeper.core.flush_rules import extractive_bullets, is_command, plan_batch, typed_prompts
-from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.l1 import entries_since, refine_transcript
 from memkeeper.core.store import StorePaths
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
@@ -21,14 +20,9 @@ REAL = [
 
 
 def l1_of(store: StorePaths, transcript: Path) -> list[dict[str, Any]]:
+    """The transcript refined into L1, read back as the flush reads it (oldest first)."""
     refine_transcript(store, transcript)
-    entries = [
-        json.loads(line)
-        for path in sorted(store.sessions.glob("*.l1.jsonl"))
-        for line in path.read_text("utf-8").splitlines()
-        if line.strip()
-    ]
-    return sorted(entries, key=lambda e: str(e.get("ts")))
+    return entries_since(store, None)
 
 
 def u(text: str, ts: int = 0, **extra: Any) -> dict[str, Any]:

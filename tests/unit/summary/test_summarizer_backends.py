@@ -9,15 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summary_helpers import (
-    CLAUDE_ARGV,
-    FAKE_CLAUDE,
-    GOOD_ANSWER,
-    add_archive,
-    pid_alive,
-    write_config,
-    write_script,
-)
 
 from memkeeper.core.config import Config
 from memkeeper.core.store import StorePaths
@@ -35,6 +26,15 @@ from memkeeper.core.summarizers.command import CommandBackend
 from memkeeper.core.summarizers.extractive import ExtractiveBackend
 from memkeeper.core.summary import generate_summary, load_summary, summary_path
 from memkeeper.core.timefmt import iso_now
+from tests.unit.summary.summary_helpers import (
+    CLAUDE_ARGV,
+    FAKE_CLAUDE,
+    GOOD_ANSWER,
+    add_archive,
+    pid_alive,
+    write_config,
+    write_script,
+)
 
 
 @pytest.fixture
@@ -120,14 +120,19 @@ def test_claude_unknown_flag_is_dropped_once(
     assert "--disable-slash-commands" not in json.loads(fake_claude.read_text("utf-8"))["argv"]
 
 
+def claude_error(monkeypatch: pytest.MonkeyPatch, mode: str) -> BackendError:
+    """The error ``claude`` (the fake, in FAKE_CLAUDE_MODE ``mode``) makes the backend raise."""
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
+    with pytest.raises(BackendError) as info:
+        ClaudeBackend().complete("x", timeout=30)
+    return info.value
+
+
 @pytest.mark.parametrize(("mode", "down"), [("refused", True), ("fail", True), ("crash", False)])
 def test_claude_unreachable_or_logged_out_is_down(
     store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, down: bool
 ) -> None:
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
-    with pytest.raises(BackendError) as info:
-        ClaudeBackend().complete("x", timeout=30)
-    assert isinstance(info.value, BackendDown) is down
+    assert isinstance(claude_error(monkeypatch, mode), BackendDown) is down
 
 
 @pytest.mark.parametrize(
@@ -141,11 +146,9 @@ def test_claude_unreachable_or_logged_out_is_down(
 def test_claude_failures_are_one_line_errors(
     store: StorePaths, fake_claude: Path, monkeypatch: pytest.MonkeyPatch, mode: str, words: str
 ) -> None:
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
-    with pytest.raises(BackendError) as info:
-        ClaudeBackend().complete("x", timeout=30)
-    assert words in str(info.value)
-    assert "\n" not in str(info.value)
+    error = str(claude_error(monkeypatch, mode))
+    assert words in error
+    assert "\n" not in error
 
 
 def test_claude_missing_from_path_is_unavailable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -283,7 +286,8 @@ def test_summary_file_written_by_claude_path_is_loadable(store: StorePaths, fake
     generate_summary(store, "memory_20260302_150000.md", backend="claude")
     data = json.loads(summary_path(store, "memory_20260302_150000.md").read_text("utf-8"))
     assert data["sourceFile"] == "memory_20260302_150000.md" and data["generatedAt"].endswith("Z")
-    assert load_summary(summary_path(store, "memory_20260302_150000.md")).generator.startswith("claude:")
+    generator = load_summary(summary_path(store, "memory_20260302_150000.md")).generator
+    assert generator is not None and generator.startswith("claude:")
 
 
 def test_the_sdk_is_imported_only_when_the_anthropic_backend_runs() -> None:

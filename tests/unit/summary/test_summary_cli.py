@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from summary_helpers import add_archive
 
 from memkeeper.cli.main import main
 from memkeeper.core.store import StorePaths
+from tests.unit.summary.summary_helpers import add_archive
 
 
 def run(store: StorePaths, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

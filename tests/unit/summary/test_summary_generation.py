@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 from memkeeper.core.config import load_config
 from memkeeper.core.index import read_index
@@ -24,6 +23,7 @@ from memkeeper.core.summary import (
     summary_path,
 )
 from memkeeper.core.tokens import estimate_tokens
+from tests.unit.summary.summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 ARCHIVE = "memory_20260302_150000.md"
 
@@ -140,15 +140,20 @@ def test_backend_exiting_non_zero_stays_pending(
     assert pending_summaries(store)[0].error is not None
 
 
+def two_archives_with_budget(store: StorePaths, budget: dict[str, int]) -> None:
+    """The archives ARCHIVE and memory_20260303_090000.md to summarize, under a daily ``budget``."""
+    config = json.loads(store.config.read_text())
+    config["budget"] = budget
+    write_config(store, config)
+    add_archive(store)
+    add_archive(store, "memory_20260303_090000.md")
+
+
 def test_budget_reached_switches_to_extractive(
     store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
 ) -> None:
     calls, _ = scripted(json.dumps(GOOD_ANSWER))
-    config = json.loads(store.config.read_text())
-    config["budget"] = {"dailyCalls": 1}
-    write_config(store, config)
-    add_archive(store)
-    add_archive(store, "memory_20260303_090000.md")
+    two_archives_with_budget(store, {"dailyCalls": 1})
     first = generate_summary(store, ARCHIVE, sleep=no_sleep.append)
     second = generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append)
     assert first.generator == "command:fake-model"
@@ -166,11 +171,7 @@ def test_token_cap_counts_estimated_tokens_of_a_command(
     store: StorePaths, scripted: Callable[..., tuple[Path, Path]], no_sleep: list[float]
 ) -> None:
     calls, _ = scripted(json.dumps(GOOD_ANSWER))
-    config = json.loads(store.config.read_text())
-    config["budget"] = {"dailyTokens": 50}
-    write_config(store, config)
-    add_archive(store)
-    add_archive(store, "memory_20260303_090000.md")
+    two_archives_with_budget(store, {"dailyTokens": 50})
     generate_summary(store, ARCHIVE, sleep=no_sleep.append)
     assert (
         generate_summary(store, "memory_20260303_090000.md", sleep=no_sleep.append).generator == "extractive"
@@ -300,7 +301,8 @@ def test_archive_missing_from_the_index_is_picked_up(store: StorePaths) -> None:
 def test_job_runner_is_registered() -> None:
     from memkeeper.core.jobs import resolve_runner
 
-    assert resolve_runner("summary") is run_summary_job
+    runner: object = resolve_runner("summary")
+    assert runner is run_summary_job
 
 
 def test_secrets_in_an_old_archive_never_reach_the_summary_or_raw_file(

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from summary_helpers import FIXTURES, GOOD_ANSWER
 
 from memkeeper.core.summary import (
     InvalidOutput,
@@ -17,6 +16,7 @@ from memkeeper.core.summary import (
     raw_output_path,
     summary_path,
 )
+from tests.unit.summary.summary_helpers import FIXTURES, GOOD_ANSWER
 
 
 def test_js_agent_spec_file_loads_with_all_fields() -> None:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import shutil
 
-from make_fixture_summary import ARCHIVE_NAME, generate
-from summary_helpers import FIXTURES
-
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summary import Summary, generate_summary
+from tests.unit.summary.make_fixture_summary import ARCHIVE_NAME, generate
+from tests.unit.summary.summary_helpers import FIXTURES
 
 
 def _summary(store: StorePaths) -> Summary:

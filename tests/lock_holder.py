@@ -1,0 +1,32 @@
+"""Another process holding a file's lock: what the bounded-wait tests and ``bench/bench_waits.py`` wait against."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+HOLDER = r"""
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@contextmanager
+def held(path: Path, seconds: float = 120.0) -> Iterator[None]:
+    """``path`` flock-ed by another process for the duration (which it ends; ``seconds`` bounds a lost one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
