@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-from scenes import settle
-
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers.health import record_down
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.widgets.status import StatusLine
+from tests.functional.tui.scenes import settle
 
 
 def _status(app: MemkeeperApp) -> str:
