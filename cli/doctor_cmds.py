@@ -8,16 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 if TYPE_CHECKING:
     from memkeeper.core.doctor import Finding
     from memkeeper.core.store import StorePaths
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = add_command(
-        sub,
+def register(commands: Commands) -> None:
+    parser = commands.add(
         "doctor",
         run,
         "check the memory store (index, locks, temp files, summaries, sessions, permissions)",

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import argparse
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    forget = add_command(
-        sub, "forget", run_forget, "move an L1 session or an archive (with its summary) into the trash"
+def register(commands: Commands) -> None:
+    forget = commands.add(
+        "forget", run_forget, "move an L1 session or an archive (with its summary) into the trash"
     )
     forget.add_argument("kind", choices=("session", "archive"), help="what to forget")
     forget.add_argument("name", help="file name, e.g. 2026-11-20_101500_1a2b3c4d.l1.jsonl or memory_….md")
-    add_command(sub, "trash", run_trash, "list what was forgotten and can be restored")
-    restore = add_command(sub, "restore", run_restore, "put a forgotten session or archive back")
+    commands.add("trash", run_trash, "list what was forgotten and can be restored")
+    restore = commands.add("restore", run_restore, "put a forgotten session or archive back")
     restore.add_argument("trash_id", help="the id shown by `memkeeper trash`")
 
 

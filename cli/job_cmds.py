@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = add_command(sub, "job", run, "run a background job now (internal; hooks start these)")
+def register(commands: Commands) -> None:
+    parser = commands.add("job", run, "run a background job now (internal; hooks start these)")
     parser.add_argument("kind", help="job kind, e.g. summary, flush, l1")
     parser.add_argument("--options", default="{}", help="JSON options for the job")
 

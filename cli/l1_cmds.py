@@ -10,27 +10,27 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    final = add_command(sub, "final", run_final, "copy the current session into its L1 file now")
+def register(commands: Commands) -> None:
+    final = commands.add("final", run_final, "copy the current session into its L1 file now")
     final.add_argument(
         "--transcript", metavar="PATH", help="transcript to refine (default: newest of this project)"
     )
     final.add_argument("--session", metavar="ID", help="session id (default: read from the transcript)")
-    add_command(
-        sub, "refine-all", run_refine_all, "refine every transcript of this project Claude Code still keeps"
+    commands.add(
+        "refine-all", run_refine_all, "refine every transcript of this project Claude Code still keeps"
     )
-    dedupe = add_command(
-        sub, "dedupe-l1", run_dedupe, "move L1 files contained in another file of the same session to trash"
+    dedupe = commands.add(
+        "dedupe-l1", run_dedupe, "move L1 files contained in another file of the same session to trash"
     )
     dedupe.add_argument("--dry-run", action="store_true", help="only show what would be moved")
-    compress = add_command(
-        sub, "compress", run_compress, "gzip L1 files older than retentionDays (they stay searchable)"
+    compress = commands.add(
+        "compress", run_compress, "gzip L1 files older than retentionDays (they stay searchable)"
     )
     compress.add_argument("--days", type=int, metavar="N", help="age in days (default: memory.retentionDays)")
-    add_command(sub, "sessions", run_sessions, "list the L1 session files with message and tool counts")
+    commands.add("sessions", run_sessions, "list the L1 session files with message and tool counts")
 
 
 def _short(path: Path | None, root: Path) -> str:

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # importing typing would cost the hook path ~3 ms
 if TYPE_CHECKING:
     import argparse
 
-#: Command modules; each defines ``register(subparsers)``. Order is the --help order.
+#: Command modules; each defines ``register(commands)``. Order is the --help order.
 COMMAND_MODULES = (
     "memkeeper.cli.store_cmds",
     "memkeeper.cli.job_cmds",
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from memkeeper import __version__
-    from memkeeper.cli.output import Parser
+    from memkeeper.cli.output import Commands, Parser
 
     parser = Parser(
         prog="memkeeper",
@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = Commands(sub)
     for name in COMMAND_MODULES:
-        import_module(name).register(sub)
+        import_module(name).register(commands)
     for command in sub.choices.values():
         _shared_options(command, default=argparse.SUPPRESS)
     # Internal commands stay parseable but leave the --help listing.

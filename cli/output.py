@@ -131,18 +131,20 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def add_command(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    handler: Callable[[argparse.Namespace], int],
-    help: str,
-    **options: Any,
-) -> argparse.ArgumentParser:
-    """Register the command ``name``, run by ``handler``; the main parser adds the shared
-    ``--project`` and ``--json`` to every command afterwards."""
-    parser = sub.add_parser(name, help=help, **options)
-    parser.set_defaults(handler=handler)
-    return parser
+class Commands:
+    """What each command module's ``register`` adds its commands through; the main parser
+    adds the shared ``--project`` and ``--json`` to every command afterwards."""
+
+    def __init__(self, sub: argparse._SubParsersAction[Parser]) -> None:
+        self._sub = sub
+
+    def add(
+        self, name: str, handler: Callable[[argparse.Namespace], int], help: str, **options: Any
+    ) -> argparse.ArgumentParser:
+        """The command ``name``, run by ``handler``, for its module to add arguments to."""
+        parser = self._sub.add_parser(name, help=help, **options)
+        parser.set_defaults(handler=handler)
+        return parser
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

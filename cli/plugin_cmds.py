@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
@@ -26,35 +26,34 @@ HOOK_EVENTS = (
 )
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Commands) -> None:
     scopes: dict[str, Any] = {
         "choices": ("user", "project", "local"),
         "default": "user",
         "help": "Claude Code install scope",
     }
-    install = add_command(
-        sub, "install", run_install, "register the memkeeper plugin with Claude Code (local marketplace)"
+    install = commands.add(
+        "install", run_install, "register the memkeeper plugin with Claude Code (local marketplace)"
     )
     install.add_argument("--scope", **scopes)
     install.add_argument(
         "--no-register", action="store_true", help="only write the marketplace; print the claude commands"
     )
-    uninstall = add_command(
-        sub, "uninstall", run_uninstall, "remove the memkeeper plugin from Claude Code (memory stays)"
+    uninstall = commands.add(
+        "uninstall", run_uninstall, "remove the memkeeper plugin from Claude Code (memory stays)"
     )
     uninstall.add_argument("--scope", **scopes)
-    hook = add_command(
-        sub,
+    hook = commands.add(
         "hook",
         run_hook,
         "run one Claude Code hook (reads its JSON on stdin; the plugin calls this)",
         description="Run one Claude Code hook with its JSON on stdin. Always exits 0.",
     )
     hook.add_argument("event", choices=HOOK_EVENTS, help="the hook event")
-    flush = add_command(sub, "flush", run_flush, "summarize the new session entries into memory.md now")
+    flush = commands.add("flush", run_flush, "summarize the new session entries into memory.md now")
     flush.add_argument("--session", metavar="ID", help="the session id (default: every recent session)")
     flush.add_argument("--transcript", metavar="PATH", help="the session's transcript to refine first")
-    save = add_command(sub, "save", run_save, "append a note to memory.md now (a dated section of bullets)")
+    save = commands.add("save", run_save, "append a note to memory.md now (a dated section of bullets)")
     save.add_argument(
         "text",
         nargs="+",

@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import add_command, paths_from
+from memkeeper.cli.output import Commands, paths_from
 
 if TYPE_CHECKING:
     from memkeeper.core.search import Entry, Hit, SearchResults, Timeline
@@ -32,9 +32,8 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    search = add_command(
-        sub,
+def register(commands: Commands) -> None:
+    search = commands.add(
         "search",
         run_search,
         "search the memory: ask in plain words (ranked), or --exact for every word as a substring",
@@ -69,16 +68,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also search the L1 sessions in --exact mode (ranked reads them always)",
     )
     search.add_argument("--limit", type=int, default=10, metavar="N", help="hits shown per tier (default 10)")
-    show = add_command(sub, "show", run_show, "print the whole entry behind a search hit id")
+    show = commands.add("show", run_show, "print the whole entry behind a search hit id")
     show.add_argument("id", metavar="ID")
-    timeline = add_command(
-        sub, "timeline", run_timeline, "print what came just before and after a search hit"
-    )
+    timeline = commands.add("timeline", run_timeline, "print what came just before and after a search hit")
     timeline.add_argument("id", metavar="ID")
     timeline.add_argument("--before", type=int, default=3, metavar="N", help="entries before (default 3)")
     timeline.add_argument("--after", type=int, default=3, metavar="N", help="entries after (default 3)")
-    add_command(sub, "reindex", run_reindex, "rebuild the search index from the files")
-    add_command(sub, "mcp", run_mcp, "serve search, show and timeline to Claude over stdio (MCP)")
+    commands.add("reindex", run_reindex, "rebuild the search index from the files")
+    commands.add("mcp", run_mcp, "serve search, show and timeline to Claude over stdio (MCP)")
 
 
 def run_search(args: argparse.Namespace) -> int:

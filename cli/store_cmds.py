@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import add_command, paths_from
+from memkeeper.cli.output import Commands, paths_from
 
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
@@ -18,34 +18,29 @@ if TYPE_CHECKING:
 BAR_WIDTH = 30
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    add_command(
-        sub, "status", run_status, "memory.md size against the threshold, archives, summaries, sessions"
-    )
-    add_command(
-        sub, "check", run_check, "count one tool use and rotate memory.md if due (the PostToolUse hook)"
-    )
-    rotate = add_command(sub, "rotate", run_rotate, "rotate memory.md into an archive if due")
+def register(commands: Commands) -> None:
+    commands.add("status", run_status, "memory.md size against the threshold, archives, summaries, sessions")
+    commands.add("check", run_check, "count one tool use and rotate memory.md if due (the PostToolUse hook)")
+    rotate = commands.add("rotate", run_rotate, "rotate memory.md into an archive if due")
     rotate.add_argument("--force", action="store_true", help="rotate even below the threshold")
-    migrate = add_command(
-        sub,
+    migrate = commands.add(
         "migrate-legacy",
         run_migrate,
         "split an oversized legacy memory.md into dated archives (nothing is lost)",
     )
     migrate.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
-    add_command(sub, "reset", run_reset, "reset the tool-use counter to 0")
-    memory_set = add_command(
-        sub, "memory-set", run_memory_set, "write project.md, architecture.md or conventions.md"
+    commands.add("reset", run_reset, "reset the tool-use counter to 0")
+    memory_set = commands.add(
+        "memory-set", run_memory_set, "write project.md, architecture.md or conventions.md"
     )
     memory_set.add_argument("name", help="project, architecture or conventions")
     memory_set.add_argument("text", nargs="+", help="the new content")
-    memory_get = add_command(
-        sub, "memory-get", run_memory_get, "show project.md / architecture.md / conventions.md"
+    memory_get = commands.add(
+        "memory-get", run_memory_get, "show project.md / architecture.md / conventions.md"
     )
     memory_get.add_argument("name", nargs="?", help="project, architecture or conventions (default: all)")
-    add_command(sub, "memory-list", run_memory_list, "list the memory files and their sizes")
-    demo = add_command(sub, "demo", run_demo, "create a realistic demo store and print its project directory")
+    commands.add("memory-list", run_memory_list, "list the memory files and their sizes")
+    demo = commands.add("demo", run_demo, "create a realistic demo store and print its project directory")
     demo.add_argument("dir", nargs="?", help="project directory to create it in (default: a new temp dir)")
     demo.add_argument("--seed", type=int, default=0, help="variation of the generated content")
 

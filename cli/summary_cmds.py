@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import add_command
+from memkeeper.cli.output import Commands
 
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
@@ -20,9 +20,8 @@ if TYPE_CHECKING:
 BACKEND_CHOICES = ("auto", "claude", "anthropic", "command", "extractive")
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    regen = add_command(
-        sub,
+def register(commands: Commands) -> None:
+    regen = commands.add(
         "regenerate",
         run_regenerate,
         "generate L3 summaries now (pending by default)",
@@ -33,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     which.add_argument("--pending", action="store_true", help="the pending and failed summaries (default)")
     which.add_argument("--all", action="store_true", help="every archive, regenerating existing summaries")
     regen.add_argument("--backend", choices=BACKEND_CHOICES, help="summarizer backend (default: from config)")
-    add_command(sub, "summaries", run_summaries, "list pending and failed L3 summaries and the model budget")
+    commands.add("summaries", run_summaries, "list pending and failed L3 summaries and the model budget")
 
 
 def _store(args: argparse.Namespace) -> StorePaths:

@@ -8,7 +8,7 @@ they work without the index and always show the current text.
 
 from __future__ import annotations
 
-from memkeeper.core.search.model import Entry, Hit, NotFound, Timeline
+from memkeeper.core.search.model import Entry, Hit, NotFound, Timeline, place_of
 from memkeeper.core.search.query import snippet
 from memkeeper.core.search.sources import Doc, SourceFile, discover, docs_of, file_hash, parse_id, read_source
 from memkeeper.core.store import StorePaths
@@ -36,19 +36,13 @@ def _locate(paths: StorePaths, hit_id: str) -> tuple[list[Doc], int]:
     raise NotFound(f"no entry {hit_id} in {source.rel}: the file changed (try searching again)")
 
 
-def _place(doc: Doc) -> tuple[str, str, str, str, int | None, str | None, str | None, str]:
-    """The fields an entry and its compact hit begin with, in their order: id, tier, type,
-    file, line, session, date, title."""
-    return (doc.id, doc.tier, doc.type, doc.file, doc.line, doc.session, doc.date, doc.title)
-
-
 def _entry(doc: Doc) -> Entry:
-    return Entry(*_place(doc), text=doc.body, tokens=estimate_tokens(doc.body), raw=doc.raw)
+    return Entry(*place_of(doc, doc.line), text=doc.body, tokens=estimate_tokens(doc.body), raw=doc.raw)
 
 
 def _compact(doc: Doc) -> Hit:
     text, _spans = snippet(doc.body, ())
-    return Hit(*_place(doc), snippet=text, tokens=estimate_tokens(doc.body), score=0.0)
+    return Hit(*place_of(doc, doc.line), snippet=text, tokens=estimate_tokens(doc.body), score=0.0)
 
 
 def show(paths: StorePaths, hit_id: str) -> Entry:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked as ranked
-from memkeeper.core.search import schema
+from memkeeper.core.search import schema, terms
 from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.query import (
@@ -63,6 +63,10 @@ LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
+#: A short word whose trigrams' postings run over more bytes than this is looked for in the
+#: newest files instead (at 1 GB: ``a`` has 12 MB of them, ``x`` 1.8 MB, ``db`` 77 KB).
+SHORT_GRAM_BYTES = 4_000_000
+_TRIGRAMS = {"small": "fts_small", **schema.BIG_FTS}
 
 
 class Filters(NamedTuple):
@@ -399,31 +403,47 @@ def _index_big_tier(
 def _index_small_tier(
     conn: sqlite3.Connection, tier: str, query: Query, filters: Filters, expr: str | None, root: Path
 ) -> TierResult:
-    columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
-    order = "ORDER BY s.rel DESC, d.rowid DESC"  # newest first: the scan's order, reversed
-    if expr is None:
-        cur = conn.execute(
-            f"SELECT {columns} FROM docs d JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}", (tier,)
-        )
-    else:  # CROSS JOIN: walk the index's matches, then look each doc up by rowid
-        cur = conn.execute(
-            f"SELECT {columns} FROM (SELECT rowid AS r FROM fts_small WHERE fts_small MATCH ?) m"
-            f" CROSS JOIN docs d ON d.rowid = m.r CROSS JOIN sources s ON s.id = d.src"
-            f" WHERE d.tier = ? {order}",
-            (expr, tier),
-        )
     found: list[Doc] = []
-    for row in cur:
-        doc = Doc(*row)
+    for doc in _small_rows(conn, tier, expr):
         if _wanted(doc, query, filters):
             found.append(doc)
             if len(found) > filters.cap:
                 break
-    cur.close()
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()
     return rank(tier, found, query, filters, more, root)
+
+
+def _small_rows(conn: sqlite3.Connection, tier: str, expr: str | None) -> Iterator[Doc]:
+    """The tier's docs, newest first (the scan's order, reversed); those ``expr`` matches.
+
+    The order is taken on rowids alone and the docs read a batch at a time, so a caller that
+    stops after ``cap`` matches does not sort or read the whole tier's text.
+    """
+    order = "ORDER BY s.rel DESC, d.rowid DESC"
+    if expr is None:
+        ids = conn.execute(
+            f"SELECT d.rowid FROM docs d JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}", (tier,)
+        ).fetchall()
+    else:  # CROSS JOIN: walk the index's matches, then look each doc up by rowid
+        ids = conn.execute(
+            "SELECT d.rowid FROM (SELECT rowid AS r FROM fts_small WHERE fts_small MATCH ?) m"
+            f" CROSS JOIN docs d ON d.rowid = m.r CROSS JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}",
+            (expr, tier),
+        ).fetchall()
+    columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
+    for start in range(0, len(ids), _BATCH):
+        chunk = [rowid for (rowid,) in ids[start : start + _BATCH]]
+        rows = {
+            row[0]: Doc(*row[1:])
+            for row in conn.execute(
+                f"SELECT d.rowid, {columns} FROM docs d JOIN sources s ON s.id = d.src"
+                f" WHERE d.rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        }
+        yield from (rows[rowid] for rowid in chunk if rowid in rows)
 
 
 def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] | None:
@@ -437,11 +457,12 @@ def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] |
     low, high = prefix_range(term)
 
     def walk() -> list[str] | None:
-        rows = conn.execute(
-            f"SELECT term FROM {schema.VOCAB[index]} WHERE term >= ? AND term <= ? LIMIT ?",
-            (low, high, limit + 1),
-        ).fetchall()
-        return None if len(rows) > limit else [row[0] for row in rows]
+        # read from the index's term pages: fts5vocab would walk every posting of each trigram
+        table = _TRIGRAMS[index]
+        if terms.postings_bytes(terms.pages(conn, table, low, high + "\x00")) > SHORT_GRAM_BYTES:
+            return None  # in nearly every text: the newest files hold the newest matches
+        found = terms.between(conn, table, low, high + "\x00")
+        return None if len(found) > limit else sorted(found)
 
     return vocab_cached(conn, ("grams", index, term), walk)
 
@@ -463,7 +484,6 @@ def _index_search(
     paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
 ) -> tuple[TierResult, ...]:
     reader = _Reader(paths, conn, query)
-    sources: list[SourceFile] | None = None
     small: str | None | bool = None
     small_known = False
     out: list[TierResult] = []
@@ -487,8 +507,7 @@ def _index_search(
             elif isinstance(expr, str):
                 out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
             else:  # only words found nearly everywhere: the newest files hold the newest matches
-                if sources is None:
-                    sources = discover(paths)
+                sources = discover(paths, tiers=frozenset({tier}))
                 out.append(_scan_tier(paths, sources, tier, query, filters))
     finally:
         reader.close()

@@ -8,12 +8,25 @@ parse markers out of user text.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from memkeeper.core.search.sources import Doc
 
 #: Seed 003's matcher: a hit at or above HIGH_CONFIDENCE is worth expanding with its text;
 #: one at or above SUGGESTED_CONFIDENCE is worth listing; below, it is a weak match.
 HIGH_CONFIDENCE = 0.92
 SUGGESTED_CONFIDENCE = 0.75
+
+
+#: The fields a hit and an entry begin with, in their order: id, tier, type, file, line,
+#: session, date, title.
+Place = tuple[str, str, str, str, int | None, str | None, str | None, str]
+
+
+def place_of(doc: Doc, line: int | None) -> Place:
+    """Where ``doc`` is, as the leading fields of its Hit or Entry (``line`` as known)."""
+    return (doc.id, doc.tier, doc.type, doc.file, line, doc.session, doc.date, doc.title)
 
 
 class Hit(NamedTuple):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -31,9 +32,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.search import schema, words
+from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.indexer import vocab_cached
-from memkeeper.core.search.model import Hit
+from memkeeper.core.search.model import Hit, place_of
 from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
@@ -68,10 +69,26 @@ CONTEXT_CREDIT = 0.5
 CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 RRF_K = 60
+#: Okapi BM25's parameters (SQLite's bm25() uses the same), for the rows ranked without it.
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: The columns weighed by FIELD_WEIGHTS; rows of a word are walked at most this far per column.
+WORD_COLUMNS_RANKED = ("hi", "lo")
+PRESENCE_ROWS = 20000
+#: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
+PHRASE_BOOST = 2.0
+_PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
 #: A one-word query cannot tell much: its best confidence is "suggested", not "high".
 ONE_WORD_CONFIDENCE = 0.9
 MAX_SUGGESTIONS = 3
-_SUGGEST_SCAN = 20000
+#: Close-word suggestions read the index pages of the terms with the word's first letter, or
+#: its first two when those span more than SUGGEST_PAGES pages; never more than SUGGEST_MAX_PAGES.
+SUGGEST_PAGES = 64
+SUGGEST_MAX_PAGES = 256
+#: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
+#: Endings tried to turn a stem back into a word that stems to it.
+_ENDINGS = ("", "e", "ed", "ing", "s", "es", "ion", "ation", "y", "al", "er", "ment", "ly", "ity", "ness")
+_HEXLIKE = re.compile(r"(?=[a-f]*\d)[0-9a-f]+|[a-f]{6,}")
 _READ = 4096
 
 
@@ -88,6 +105,8 @@ class RankedQuery(NamedTuple):
     text: str
     groups: tuple[Group, ...]
     pairs: tuple[tuple[str, str], ...]
+    #: The words of each path-like token (``core/flush.py``, ``zephyr-7731``): asked for as a phrase.
+    phrases: tuple[tuple[str, ...], ...] = ()
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -136,7 +155,12 @@ def parse_ranked(text: str) -> RankedQuery:
     for a, b in zip(kept, kept[1:], strict=False):
         if a != b and (a, b) not in pairs:
             pairs.append((a, b))
-    return RankedQuery(text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]))
+    phrases = [
+        tuple(w) for w in (words.plain_words(t) for t in text.split() if _PATHLIKE.search(t)) if len(w) > 1
+    ]
+    return RankedQuery(
+        text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]), tuple(dict.fromkeys(phrases))[:4]
+    )
 
 
 def _group_expr(group: Group) -> str:
@@ -248,19 +272,111 @@ class Candidate:
         self.context: set[str] = set()  # ... that only its neighbours hold
 
 
-def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int, bounded: bool) -> list[Candidate]:
-    """The best ``limit`` rows by BM25; ``bounded``: only among the newest NEWEST_BUDGET matches."""
+def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int) -> list[Candidate]:
+    """The best ``limit`` rows by SQLite's BM25 (for rare words: it walks every row of each word)."""
     table = schema.WORDS[index]
-    weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-    if bounded:
-        sql = (
-            f"SELECT rowid, s FROM (SELECT rowid, bm25({table}, {weights}) AS s FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {NEWEST_BUDGET}) ORDER BY s LIMIT ?"
-        )
-    else:
-        rank = f"bm25({table}, {weights})"
-        sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?"
+    rank = f"bm25({table}, {', '.join(str(w) for w in FIELD_WEIGHTS)})"
+    sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?"
     return [Candidate(rowid, -score) for rowid, score in conn.execute(sql, (expr, limit))]
+
+
+def _newest_rows(
+    conn: sqlite3.Connection, index: str, expr: str, units: Sequence[tuple[str, float]], limit: int
+) -> list[Candidate]:
+    """The best ``limit`` of the newest NEWEST_BUDGET rows matching ``expr``, by BM25 computed here
+    over ``units`` ((FTS5 expression, idf): words or phrases every such row holds), each counted
+    once per column.
+
+    SQLite's bm25() first counts every row of each word over the whole table (50 ms and more
+    for a common word at 1 GB): here the rows come newest first, the columns holding each
+    unit from one query per column within their rowid range, the lengths from ``docsize``.
+    """
+    table = schema.WORDS[index]
+    ids = [
+        rowid
+        for (rowid,) in conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {NEWEST_BUDGET}",
+            (expr,),
+        )
+    ]
+    if not ids:
+        return []
+    lengths = _lengths(conn, table, ids)
+    avg = max(1.0, _average_length(conn, table))
+    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * lengths.get(r, avg) / avg) for r in ids}
+    scores = dict.fromkeys(ids, 0.0)
+    for unit, idf in units:
+        weight = dict.fromkeys(ids, 0.0)
+        for column, field_weight in zip(WORD_COLUMNS_RANKED, FIELD_WEIGHTS, strict=False):
+            held = {
+                rowid
+                for (rowid,) in conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?"
+                    f" ORDER BY rowid DESC LIMIT {PRESENCE_ROWS}",
+                    (f"{column} : ({unit})", ids[-1], ids[0]),
+                )
+            }
+            for rowid in held.intersection(weight):
+                weight[rowid] += field_weight
+        boosted = idf * (BM25_K1 + 1.0)
+        for rowid, tfw in weight.items():
+            tfw = tfw or FIELD_WEIGHTS[-1]  # in no ranked column: only its neighbours hold it
+            scores[rowid] += boosted * tfw / (tfw + norms[rowid])
+    best = sorted(ids, key=lambda r: (-scores[r], -r))[:limit]
+    return [Candidate(rowid, scores[rowid]) for rowid in best]
+
+
+def _phrase_rows(
+    conn: sqlite3.Connection, index: str, query: RankedQuery, stats: _TierStats, limit: int
+) -> list[Candidate]:
+    """Rows holding a path-like token of the query (``core/flush.py``) as a phrase, newest first, ranked
+    above the rows that only hold its words somewhere (scored PHRASE_BOOST times higher)."""
+    out: list[Candidate] = []
+    by_word = {g.word: g for g in query.groups}
+    for phrase in query.phrases:
+        groups = [by_word[w] for w in phrase if w in by_word]
+        if not groups or any(stats.df.get(g.stem, 0) == 0 for g in groups):
+            continue  # a word the tier does not hold: the phrase cannot be there
+        seen = {c.rowid for c in out}
+        text = _quoted(" ".join(phrase))
+        for cand in _newest_rows(conn, index, text, [(text, sum(_idf(stats, g) for g in groups))], limit):
+            if cand.rowid not in seen:
+                cand.score *= PHRASE_BOOST
+                out.append(cand)
+    out.sort(key=lambda c: -c.score)
+    return out[:limit]
+
+
+def _lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[int, float]:
+    """Tokens in each row (all columns), from FTS5's ``docsize`` table."""
+    out: dict[int, float] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for rowid, blob in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
+            out[rowid] = float(_varint_sum(bytes(blob or b"")))
+    return out
+
+
+def _average_length(conn: sqlite3.Connection, table: str) -> float:
+    """Mean tokens per row (all columns), from FTS5's averages record."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if not row or not row[0]:
+        return 0.0
+    data = bytes(row[0])
+    rows, pos = _varint(data, 0)
+    return _varint_sum(data[pos:]) / max(1, rows)
+
+
+def _varint_sum(data: bytes) -> int:
+    """The sum of the varints ``data`` holds (one byte each, mostly)."""
+    if max(data, default=0) < 0x80:
+        return sum(data)
+    pos, total = 0, 0
+    while pos < len(data):
+        value, pos = _varint(data, pos)
+        total += value
+    return total
 
 
 def _coverage_marks(
@@ -426,8 +542,14 @@ def rank_tier(
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
     expr = " AND ".join(_group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
-    bounded = both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET)
-    cands = _top_rows(conn, index, expr, limit, bounded)
+    if both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
+        cands = _phrase_rows(conn, index, query, stats, limit)
+        seen = {c.rowid for c in cands}
+        units = [(_group_expr(g), _idf(stats, g)) for g in groups]
+        more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
+        cands += [c for c in more if c.rowid not in seen][: limit - len(cands)]
+    else:
+        cands = _top_rows(conn, index, expr, limit)
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
     _coverage_marks(conn, index, query, cands, stats)
@@ -467,7 +589,11 @@ def rank_confident(
         return []  # a required word occurs nowhere in this tier
     required.sort(key=lambda g: stats.df[g.stem])
     expr = " AND ".join(_group_expr(g) for g in required)
-    cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES, stats.df[required[0].stem] > SCORE_BUDGET)
+    if stats.df[required[0].stem] > SCORE_BUDGET:  # common words: the newest rows, scored without bm25()
+        units = [(_group_expr(g), idf[g.stem]) for g in required]
+        cands = _newest_rows(conn, index, expr, units, CONFIDENT_CANDIDATES)
+    else:
+        cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES)
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None]
     _coverage_marks(conn, index, query, cands, stats)
@@ -522,14 +648,7 @@ def hit_of(
     if line is None and doc.tier not in SMALL_TIERS:
         line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
     return Hit(
-        id=doc.id,
-        tier=doc.tier,
-        type=doc.type,
-        file=doc.file,
-        line=line,
-        session=doc.session,
-        date=doc.date,
-        title=doc.title,
+        *place_of(doc, line),
         snippet=text,
         tokens=estimate_tokens(doc.body),
         score=round(score, 4),
@@ -585,7 +704,13 @@ def _densest(spans: list[tuple[int, int]], width: int) -> int:
 
 
 def suggestions(reader: DocReader, query: RankedQuery, indexes: Sequence[str]) -> list[str]:
-    """Words of the index close to the query's words (edit distance ≤ 2), most frequent first."""
+    """Words of the index close to the query's words (edit distance ≤ 2), most frequent first.
+
+    The candidates are the index's terms that begin with the word's first letter (its first
+    two when the first letter's terms span more than SUGGEST_PAGES pages), read from the
+    index's pages (:mod:`.terms`): a no-hit query costs a few milliseconds, not a walk of
+    every posting of those terms.
+    """
     conn = reader.conn
     found: dict[str, tuple[int, int]] = {}
     for group in query.groups:
@@ -594,29 +719,53 @@ def suggestions(reader: DocReader, query: RankedQuery, indexes: Sequence[str]) -
             continue
         cap = 2 if len(stem) >= 5 else 1
         for index in indexes:
-            vocab = schema.WORD_VOCAB[index]
-            rows = conn.execute(
-                f"SELECT term, doc FROM {vocab} WHERE term >= ? AND term < ? LIMIT ?",
-                (stem[0], stem[0] + "\U0010ffff", _SUGGEST_SCAN),
-            ).fetchall()
-            for term, doc in rows:
-                if term == stem or abs(len(term) - len(stem)) > cap:
-                    continue
+            for term, size in _close_terms(conn, schema.WORDS[index], stem, cap).items():
                 dist = words.edit_distance(term, stem, cap + 1)
-                if dist <= cap:
-                    old = found.get(term)
-                    if old is None or (dist, -doc) < old:
-                        found[term] = (dist, -doc)
-    ranked = sorted(found, key=lambda t: found[t])[:MAX_SUGGESTIONS]
-    return [_readable(reader, term, indexes) for term in ranked]
+                old = found.get(term)
+                if dist <= cap and (old is None or (dist, -size) < old):
+                    found[term] = (dist, -size)
+    shown: list[str] = []
+    for term in sorted(found, key=lambda t: found[t]):
+        word = _readable(reader, term, indexes)
+        if word is not None and word not in shown:
+            shown.append(word)
+            if len(shown) == MAX_SUGGESTIONS:
+                break
+    return shown
 
 
-def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
-    """A word of the store whose Porter stem is ``stem`` (the index keeps stems; a person reads words)."""
+def _close_terms(conn: sqlite3.Connection, table: str, stem: str, cap: int) -> dict[str, int]:
+    """Terms of ``table`` that may be within ``cap`` edits of ``stem`` and look like words."""
+    low = stem[0]
+    if len(terms.pages(conn, table, low, _next(low))) > SUGGEST_PAGES:
+        low = stem[:2]
+    found = terms.between(conn, table, low, _next(low), SUGGEST_MAX_PAGES)
+    return {
+        t: size
+        for t, size in found.items()
+        if t != stem and abs(len(t) - len(stem)) <= cap and not _HEXLIKE.fullmatch(t)
+    }
+
+
+def _next(prefix: str) -> str:
+    """The first string after every string beginning with ``prefix``."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str | None:
+    """A word of the store whose Porter stem is ``stem`` (the index keeps stems; a person reads words);
+    None when no entry holds it any more.
+
+    The index is asked with a word that stems to ``stem`` (a query is stemmed again, and
+    Porter's stem of a stem is not always itself: ``exceed`` → ``excee``).
+    """
+    asked = next((w for w in (stem + end for end in _ENDINGS) if words.porter(w) == stem), None)
+    if asked is None:
+        return stem  # no form of it to ask for: shown as the index holds it
     for index in indexes:
         table = schema.WORDS[index]
         row = reader.conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(stem),)
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT 1", ("{hi lo} : " + _quoted(asked),)
         ).fetchone()
         if row is None:
             continue
@@ -629,7 +778,8 @@ def _readable(reader: DocReader, stem: str, indexes: Sequence[str]) -> str:
         for word in words.plain_words(body):
             if words.porter(word) == stem:
                 return word
-    return stem
+        return stem
+    return None
 
 
 # -- without the index ------------------------------------------------------------------------

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.search import HIGH_CONFIDENCE, search
+import pytest
+
+from memkeeper.core.search import HIGH_CONFIDENCE, ranked, search
 from memkeeper.core.search.words import edit_distance, variants
 from memkeeper.core.store import StorePaths, ensure_store, paths_for
 
@@ -174,3 +176,58 @@ def test_a_rewritten_memory_file_leaves_no_stale_words(tmp_path: Path) -> None:
     store.memory.write_text("# Memory\n\n## 2026-11-02_0900\n- [ui]: the sidebar is collapsible\n", "utf-8")
     assert not search(store, "sqlite wal", tiers=["memory"])
     assert "sidebar" in _top(search(store, "collapsing the sidebar", tiers=["memory"])).snippet
+
+
+def _common_words_store(tmp_path: Path) -> StorePaths:
+    """The base store plus short entries holding core, flush and py apart, and one naming core/flush.py."""
+    store = _store(tmp_path)
+    apart = [_e(i % 60, "user", text=f"py core then flush {i}") for i in range(40)]
+    path = [_e(30, "user", text="we fixed the timeout in core/flush.py after a long review of the job")]
+    _session(store, "2026-11-21_100000_bbbb2222.l1.jsonl", [*apart[:20], *path, *apart[20:]])
+    return store
+
+
+def test_common_words_are_ranked_without_sqlite_bm25(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Words in more rows than the scoring budget: the newest rows, scored here by field and length."""
+    store = _common_words_store(tmp_path)
+    monkeypatch.setattr(ranked, "SCORE_BUDGET", 1)  # every word counts as common
+    calls: list[str] = []
+    real = ranked._top_rows
+
+    def counted(*args: Any) -> Any:
+        calls.append(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(ranked, "_top_rows", counted)
+    hits = search(store, "rotation threshold tokens", tiers=["l1"]).ranked
+    assert [h.type for h in hits[:2]] == ["assistant", "tool_result"]  # typed text above tool output
+    assert "nightly backup job keeps crashing" in _top(search(store, "nightly backup crashing")).snippet
+    assert calls == []
+
+
+def test_a_path_like_query_finds_the_file_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _common_words_store(tmp_path)
+    assert "core/flush.py" in _top(search(store, "core/flush.py")).snippet
+    monkeypatch.setattr(ranked, "SCORE_BUDGET", 1)  # the words are common: asked as a phrase
+    for query in ("core/flush.py", "why does core/flush.py time out"):
+        assert "core/flush.py" in _top(search(store, query)).snippet, query
+    assert ranked.parse_ranked("core/flush.py zephyr-7731 a.b").phrases == (
+        ("core", "flush", "py"),
+        ("zephyr", "7731"),
+        ("a", "b"),
+    )
+
+
+def test_suggestions_skip_hex_ids_and_words_no_entry_holds(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _session(
+        store,
+        "2026-11-21_100000_cccc3333.l1.jsonl",
+        [
+            _e(1, "tool_result", output="commit eceaed1 and deadbe0 and abcdef"),
+            _e(2, "user", text="exceeded"),
+        ],
+    )
+    results = search(store, "exceded")
+    assert not results and "exceeded" in results.suggestions
+    assert not any(any(c.isdigit() for c in s) or s == "abcdef" for s in results.suggestions)

@@ -156,6 +156,17 @@ def test_too_common_short_words_fall_back_to_the_newest_files(
             assert indexed.tiers == scan_search(short_store, query, **options).tiers
 
 
+def test_short_words_with_large_postings_are_answered_from_the_newest_files(
+    short_store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "SHORT_GRAM_BYTES", 0)  # every short word's trigrams count as too many
+    for query in ("e", "lo", "검색", "db sqlite", "a", "없는"):
+        for options in ({"deep": True}, {"deep": True, "cap": 2}):
+            indexed = search(short_store, query, **options)
+            assert indexed.source == "index"
+            assert indexed.tiers == scan_search(short_store, query, **options).tiers, (query, options)
+
+
 def test_the_scan_reads_newest_files_first_and_stops(
     short_store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
