@@ -182,10 +182,20 @@ def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
 
 def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     """The store of the project the command line names (``--project``, else the usual rule),
-    guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False."""
+    guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False.
+
+    Checked once per command line: the link check lists the whole store (50,000 session
+    files take tens of milliseconds), and a command asks for its store more than once.
+    """
     from memkeeper.core.store import paths_for
 
-    return paths_for(getattr(args, "project", None), check=check)
+    key = (getattr(args, "project", None), check)
+    known = getattr(args, "_store_paths", None)
+    if known is not None and known[0] == key:
+        return known[1]  # type: ignore[no-any-return]
+    paths = paths_for(key[0], check=check)
+    args._store_paths = (key, paths)
+    return paths
 
 
 def parent_store(paths: StorePaths) -> Path | None:

@@ -35,6 +35,7 @@ JOB_RUNNERS: dict[str, str] = {
     "flush": "memkeeper.core.flush:run_flush_job",  # L1 → L2 bullets, then rotation, then L3
     "migrate": "memkeeper.core.migrate:run_migrate_job",  # split a far oversized memory.md
     "index": "memkeeper.core.search.indexer:run_index_job",  # keep the search index fresh
+    "recall": "memkeeper.core.recall:run_recall_job",  # serve per-prompt recall while prompts come
 }
 #: Jobs that change what search reads: the index is refreshed after them, in the same process.
 INDEX_AFTER = frozenset({"summary", "l1", "flush", "migrate"})

@@ -31,6 +31,7 @@ from memkeeper.core.lock import try_lock
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from memkeeper.core.search.model import Hit
@@ -238,11 +239,19 @@ def _lookup(paths: StorePaths, prompt: str, min_confidence: float, conn: Any) ->
     )
 
 
-def recall_context(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
+def recall_context(
+    project: str,
+    session_id: str | None,
+    prompt: str,
+    min_confidence: float,
+    on_no_resident: Callable[[], None] | None = None,
+) -> str:
     """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
 
-    A resident lookup (the MCP server's :class:`RecallServer`, search engine already
-    loaded) answers when one serves this store; else the lookup runs here.
+    A resident lookup (the MCP server's :class:`RecallServer`, or the detached ``recall``
+    job's, search engine already loaded) answers when one serves this store; else the
+    lookup runs here, and then ``on_no_resident()`` (the hook starts the job, so the
+    session's next prompts are answered by it).
     """
     if not worth_looking_up(prompt):
         return ""
@@ -255,7 +264,10 @@ def recall_context(project: str, session_id: str | None, prompt: str, min_confid
     answer = ask_resident(root, request.encode("utf-8"))
     if answer is not None:
         return answer
-    return lookup_here(project, session_id, prompt, min_confidence)
+    text = lookup_here(project, session_id, prompt, min_confidence)
+    if on_no_resident is not None:
+        on_no_resident()
+    return text
 
 
 def lookup_here(
@@ -404,14 +416,20 @@ class RecallServer:
         self.path = os.path.join(_state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
         self._sock: Any = None
         self.served = 0  # lookups answered
+        self.last_used = time.monotonic()  # when the last lookup was answered (or the server started)
         # One index connection kept open (opening one and reading its schema costs more than
         # a lookup), used by one lookup at a time, opened again when the index file is replaced.
         self._index_lock = threading.Lock()
         self._conn: Any = None
         self._conn_file: tuple[int, int] | None = None
+        self._closed = False
 
-    def start(self) -> bool:
-        """Listen (False when the store, the folder or the socket path does not allow it)."""
+    def start(self, warm: bool = True) -> bool:
+        """Listen (False when the store, the folder or the socket path does not allow it).
+
+        ``warm``: load the engine and open the index on a thread meanwhile (a caller that
+        can wait calls :meth:`warm` first instead, so its first answer is quick).
+        """
         import socket
         import threading
 
@@ -429,24 +447,27 @@ class RecallServer:
             return False
         finally:
             os.umask(old_mask)
+        self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
         sock.listen(16)
-        self._sock = sock
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
-        threading.Thread(target=self._warm, name="memkeeper-recall-warm", daemon=True).start()
+        if warm:
+            threading.Thread(target=self.warm, name="memkeeper-recall-warm", daemon=True).start()
         return True
 
-    def _warm(self) -> None:
-        """Load the search engine and open the index now, so the first prompt does not wait for them."""
+    def warm(self) -> None:
+        """Load what a lookup needs and open the index now, so the first prompt does not wait for them."""
         try:
-            from memkeeper.core.search import engine  # noqa: F401  (imported for its cost, once)
+            from memkeeper.core import titles  # noqa: F401  (imported for their cost, once)
+            from memkeeper.core.search import engine  # noqa: F401
 
             with self._index_lock:
-                if self._sock is not None:  # not closed meanwhile
+                if not self._closed:
                     self._index()
         except Exception:  # the first lookup tries again
             pass
 
     def close(self) -> None:
+        self._closed = True
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -493,6 +514,7 @@ class RecallServer:
             text = self._lookup(request) if isinstance(request, dict) else ""
             conn.sendall(_ANSWER + text.encode("utf-8"))
             self.served += 1
+            self.last_used = time.monotonic()
         except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
             pass
         finally:
@@ -525,3 +547,33 @@ def _same_user(conn: Any) -> bool:
         return True  # the 0600 socket in a 0700 folder is the guard
     creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
     return bool(struct.unpack("3i", creds)[1] == os.getuid())
+
+
+# --- the detached resident lookup (the ``recall`` job) -----------------------------------------
+
+#: The ``recall`` job serves until no prompt has been looked up for this long.
+IDLE_SECONDS = 15 * 60
+POLL_SECONDS = 5.0
+RECALL_JOB = "recall"
+
+
+def run_recall_job(paths: StorePaths, options: dict[str, Any]) -> None:
+    """Job runner ``recall``: serve this store's per-prompt recall while prompts keep coming.
+
+    For a session without the MCP server (whose own :class:`RecallServer` answers otherwise):
+    the hook that had to look up itself starts this job, and the next prompts only ask it.
+    It stops after :data:`IDLE_SECONDS` without a lookup, or when its index or socket is gone.
+    """
+    server = RecallServer(paths)
+    server.warm()  # before listening: the hook asks only once it can answer at once
+    if not server.start(warm=False):
+        return
+    try:
+        while (
+            time.monotonic() - server.last_used < IDLE_SECONDS
+            and os.path.isfile(paths.search_db)
+            and os.path.exists(server.path)
+        ):
+            time.sleep(POLL_SECONDS)
+    finally:
+        server.close()

@@ -301,11 +301,20 @@ def _recall(call: Call, prompt: str, min_confidence: float) -> None:
     """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
     from memkeeper.core.recall import recall_context
 
-    text = recall_context(call.project, call.session_id, prompt, min_confidence)
+    text = recall_context(call.project, call.session_id, prompt, min_confidence, lambda: _start_recall(call))
     if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
         out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
         sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
         sys.stdout.flush()
+
+
+def _start_recall(call: Call) -> None:
+    """No resident lookup answered: start the ``recall`` job, unless one is starting or serving."""
+    from memkeeper.core.lock import is_locked
+    from memkeeper.core.recall import RECALL_JOB
+
+    if not is_locked(call.paths.state / f"job-{RECALL_JOB}.lock"):
+        _start(call, RECALL_JOB)
 
 
 def on_tool_use(call: Call) -> None:

@@ -431,9 +431,9 @@ class Server:
             warm_up(self.paths)
             from memkeeper.core.recall import RecallServer
 
-            recall = RecallServer(self.paths)
-            if recall.start():
-                self.recall = recall
+            self.recall = RecallServer(self.paths)  # set first: run()'s cleanup closes it whenever it ends
+            if not self.recall.start():
+                self.recall = None
 
 
 def warm_up(paths: StorePaths) -> threading.Thread:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     BLOCK_BYTES,
@@ -35,6 +36,7 @@ from memkeeper.core.search.sources import (
     parse_line,
     read_source,
 )
+from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import StorePaths
 
 if TYPE_CHECKING:
@@ -89,8 +91,9 @@ class Work:
     head_fp: bytes | None = None
     tail_fp: bytes | None = None
     small: list[Doc] | None = field(default=None, init=False)
-    blocks: list[tuple[int, str]] = field(default_factory=list, init=False)  # (file offset, lowercased text)
+    blocks: list[tuple[int, str]] = field(default_factory=list, init=False)  # (offset, schema.trigram_text)
     words: list[WordRow] = field(default_factory=list, init=False)  # one row per entry for the word index
+    title: str | None = field(default=None, init=False)  # an L1 session's title, when read from its start
     docs: int = field(default=0, init=False)
     end: int = field(default=0, init=False)
     next_line: int = field(default=1, init=False)
@@ -111,6 +114,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
         return work
     if source.tier == "l1":
         work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
+        work.title = _session_title(data)
     else:
         _section_blocks(data, work)
         work.end = len(data)
@@ -182,7 +186,7 @@ class _Blocks:
 
     def flush(self) -> None:
         if self.parts:
-            self.work.blocks.append((self.start, "\n".join(self.parts).lower()))
+            self.work.blocks.append((self.start, trigram_text("\n".join(self.parts))))
         self.start, self.parts = -1, []
 
 
@@ -211,16 +215,20 @@ def _section_blocks(data: bytes, work: Work) -> None:
     block_start = block_end = -1
     for offset, _line, chunk in iter_sections(data):
         text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
-        work.words.append((offset, text, "", ""))
+        work.words.append((offset, with_parts(text), "", ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-            work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+            work.blocks.append(
+                (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+            )
             block_start = -1
         if block_start < 0:
             block_start = offset
         block_end = offset + len(chunk)
         work.docs += 1
     if block_start >= 0:
-        work.blocks.append((block_start, data[block_start:block_end].decode("utf-8", "replace").lower()))
+        work.blocks.append(
+            (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
+        )
 
 
 def _consume_l1(
@@ -253,6 +261,14 @@ def _consume_l1(
         next_line, open_tail = (line, 1) if unended else (line + 1, 0)
     blocks.flush()
     return end, next_line, open_tail
+
+
+def _session_title(data: bytes) -> str:
+    """The session's title (as ``core.titles`` names it), from its first entries."""
+    from memkeeper.core.titles import title_from_entries
+
+    entries = (parse_line(raw) for _offset, _line, raw in iter_lines(data))
+    return title_from_entries(e for e in entries if isinstance(e, dict))
 
 
 def gzip_matches(path: Path, row: Row) -> bool:

@@ -240,8 +240,7 @@ class _Updater:
     def reset_big(self) -> None:
         for table in schema.BIG_FTS.values():
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
-        for tier in BIG_TIERS:
-            words = schema.WORDS[tier]
+        for words in (*(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
             self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
@@ -301,7 +300,7 @@ class _Updater:
         ).fetchall()
         self.conn.executemany(
             "INSERT INTO fts_small(fts_small, rowid, body) VALUES('delete', ?, ?)",
-            [(row[0], row[7].lower() + schema.BLOCK_TAIL) for row in old],
+            [(row[0], schema.trigram_text(row[7])) for row in old],
         )
         self.conn.executemany(
             "INSERT INTO words_small(words_small, rowid, hi, lo, ctx) VALUES('delete', ?, ?, ?, ?)",
@@ -355,7 +354,7 @@ class _Updater:
             key = src << schema.OFFSET_BITS
             self.conn.executemany(
                 f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
-                [(key + off, text + schema.BLOCK_TAIL) for off, text in work.blocks],
+                [(key + off, text) for off, text in work.blocks],
             )
         if work.words and source.tier in BIG_TIERS:
             words = schema.WORDS[source.tier]
@@ -364,6 +363,8 @@ class _Updater:
                 f"INSERT INTO {words}(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
                 [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words],
             )
+        if work.title is not None and not work.append:
+            self.conn.execute(f"INSERT INTO {schema.TITLES}(rowid, title) VALUES(?, ?)", (src, work.title))
         self.stats.docs_added += work.docs
         self.conn.execute(
             "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
@@ -395,7 +396,7 @@ class _Updater:
         )
         self.conn.executemany(
             "INSERT INTO fts_small(rowid, body) VALUES(?, ?)",
-            [(rid, d.body.lower() + schema.BLOCK_TAIL) for rid, d in zip(rowids, docs, strict=True)],
+            [(rid, schema.trigram_text(d.body)) for rid, d in zip(rowids, docs, strict=True)],
         )
         self.conn.executemany(
             "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",

@@ -23,8 +23,9 @@ TRIGRAM = 3
 SHORT_GRAM_LIMIT = 4000
 SNIPPET_CHARS = 160
 
-_K1 = 1.2
-_B = 0.75
+#: Okapi BM25's parameters (SQLite's bm25() uses the same), for every score computed in Python.
+BM25_K1 = 1.2
+BM25_B = 0.75
 _AVG_CHARS = 400.0
 _RECENCY_WEIGHT = 0.3
 _RECENCY_DAYS = 30.0
@@ -45,14 +46,20 @@ class Query(NamedTuple):
     terms: tuple[str, ...]
 
     @property
+    def pieces(self) -> tuple[str, ...]:
+        """The terms' parts between whitespace: the index holds each distinct piece of a
+        text once (see ``schema.trigram_text``), so it is asked for trigrams within pieces."""
+        return tuple(dict.fromkeys(p for t in self.terms for p in t.split()))
+
+    @property
     def long_terms(self) -> tuple[str, ...]:
-        """Terms the trigram index can look up (3 characters or more)."""
-        return tuple(t for t in self.terms if len(t) >= TRIGRAM)
+        """Pieces the trigram index can look up (3 characters or more)."""
+        return tuple(t for t in self.pieces if len(t) >= TRIGRAM)
 
     @property
     def short_terms(self) -> tuple[str, ...]:
-        """Terms of one or two characters: looked up as the trigrams they begin."""
-        return tuple(t for t in self.terms if len(t) < TRIGRAM)
+        """Pieces of one or two characters: looked up as the trigrams they begin."""
+        return tuple(t for t in self.pieces if len(t) < TRIGRAM)
 
 
 def parse_query(text: str) -> Query:
@@ -146,12 +153,12 @@ def matches(lowered: str, terms: tuple[str, ...]) -> bool:
 
 def relevance(lowered: str, terms: tuple[str, ...]) -> float:
     """BM25-style: saturating term frequency, normalised by length; longer terms weigh more."""
-    norm = _K1 * (1.0 - _B + _B * len(lowered) / _AVG_CHARS)
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(lowered) / _AVG_CHARS)
     total = 0.0
     for term in terms:
         tf = lowered.count(term)
         weight = 1.0 + min(len(term), 12) / 12.0
-        total += weight * tf * (_K1 + 1.0) / (tf + norm)
+        total += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
     return total
 
 

@@ -35,7 +35,7 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.model import Hit, place_of
-from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
+from memkeeper.core.search.query import BM25_B, BM25_K1, SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
 from memkeeper.core.search.sources import (
@@ -48,6 +48,7 @@ from memkeeper.core.search.sources import (
     read_source,
     section_doc,
 )
+from memkeeper.core.search.terms import varint
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
 
@@ -69,12 +70,8 @@ CONTEXT_CREDIT = 0.5
 CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 RRF_K = 60
-#: Okapi BM25's parameters (SQLite's bm25() uses the same), for the rows ranked without it.
-BM25_K1 = 1.2
-BM25_B = 0.75
-#: The columns weighed by FIELD_WEIGHTS; rows of a word are walked at most this far per column.
-WORD_COLUMNS_RANKED = ("hi", "lo")
-PRESENCE_ROWS = 20000
+#: Rows of a word walked at most to tell which of the newest rows hold it in ``hi``.
+PRESENCE_ROWS = 5000
 #: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
 PHRASE_BOOST = 2.0
 _PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
@@ -179,23 +176,8 @@ def _rows(conn: sqlite3.Connection, table: str) -> int:
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     if not row or not row[0]:
         return 0
-    value, _ = _varint(bytes(row[0]), 0)
+    value, _ = varint(bytes(row[0]), 0)
     return value
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """SQLite's variable-length integer at ``pos``: (value, next position)."""
-    value = 0
-    for i in range(8):
-        if pos + i >= len(data):
-            return value, len(data)
-        byte = data[pos + i]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, pos + i + 1
-    if pos + 8 < len(data):
-        value = (value << 8) | data[pos + 8]
-    return value, pos + 9
 
 
 def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierStats:
@@ -285,11 +267,12 @@ def _newest_rows(
 ) -> list[Candidate]:
     """The best ``limit`` of the newest NEWEST_BUDGET rows matching ``expr``, by BM25 computed here
     over ``units`` ((FTS5 expression, idf): words or phrases every such row holds), each counted
-    once per column.
+    once, weighted as in the ``hi`` column or else as in ``lo``.
 
     SQLite's bm25() first counts every row of each word over the whole table (50 ms and more
-    for a common word at 1 GB): here the rows come newest first, the columns holding each
-    unit from one query per column within their rowid range, the lengths from ``docsize``.
+    for a common word at 1 GB): here the rows come newest first, the rows holding each unit
+    in ``hi`` from one query within their rowid range (walked newest first, at most
+    PRESENCE_ROWS: older rows beyond count as ``lo``), the lengths from ``docsize``.
     """
     table = schema.WORDS[index]
     ids = [
@@ -305,22 +288,19 @@ def _newest_rows(
     avg = max(1.0, _average_length(conn, table))
     norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * lengths.get(r, avg) / avg) for r in ids}
     scores = dict.fromkeys(ids, 0.0)
+    high_weight, low_weight = FIELD_WEIGHTS[0], FIELD_WEIGHTS[1]
     for unit, idf in units:
-        weight = dict.fromkeys(ids, 0.0)
-        for column, field_weight in zip(WORD_COLUMNS_RANKED, FIELD_WEIGHTS, strict=False):
-            held = {
-                rowid
-                for (rowid,) in conn.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?"
-                    f" ORDER BY rowid DESC LIMIT {PRESENCE_ROWS}",
-                    (f"{column} : ({unit})", ids[-1], ids[0]),
-                )
-            }
-            for rowid in held.intersection(weight):
-                weight[rowid] += field_weight
+        held = {
+            rowid
+            for (rowid,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?"
+                f" ORDER BY rowid DESC LIMIT {PRESENCE_ROWS}",
+                (f"hi : ({unit})", ids[-1], ids[0]),
+            )
+        }
         boosted = idf * (BM25_K1 + 1.0)
-        for rowid, tfw in weight.items():
-            tfw = tfw or FIELD_WEIGHTS[-1]  # in no ranked column: only its neighbours hold it
+        for rowid in ids:
+            tfw = high_weight if rowid in held else low_weight
             scores[rowid] += boosted * tfw / (tfw + norms[rowid])
     best = sorted(ids, key=lambda r: (-scores[r], -r))[:limit]
     return [Candidate(rowid, scores[rowid]) for rowid in best]
@@ -364,7 +344,7 @@ def _average_length(conn: sqlite3.Connection, table: str) -> float:
     if not row or not row[0]:
         return 0.0
     data = bytes(row[0])
-    rows, pos = _varint(data, 0)
+    rows, pos = varint(data, 0)
     return _varint_sum(data[pos:]) / max(1, rows)
 
 
@@ -374,7 +354,7 @@ def _varint_sum(data: bytes) -> int:
         return sum(data)
     pos, total = 0, 0
     while pos < len(data):
-        value, pos = _varint(data, pos)
+        value, pos = varint(data, pos)
         total += value
     return total
 

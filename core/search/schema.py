@@ -21,7 +21,13 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   row per entry (not per block), contentless, Porter-stemmed, with three columns: ``hi``
   (typed prompts, assistant text, summaries, memory), ``lo`` (tool calls and output) and
   ``ctx`` (the entry's conversational neighbours). A row's rowid is its doc's: the
-  ``docs`` rowid, or ``source id << 36 | byte offset`` of the section or L1 line.
+  ``docs`` rowid, or ``source id << 36 | byte offset`` of the section or L1 line. The
+  text of ``hi`` and ``lo`` carries the parts of its camelCase words after it
+  (``words.with_parts``).
+- ``titles_l1``: each L1 session's title, a word index of one row per file (rowid: the
+  ``sources`` id), for ranked search to weigh a session's title with its entries.
+- The trigram indexes hold each block's distinct whitespace-separated pieces once
+  (``trigram_text``): exact search asks for the trigrams inside the pieces of its terms.
 
 A database from another schema version is rebuilt (it holds nothing that is not in the
 files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and rebuilt.
@@ -33,7 +39,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
@@ -41,12 +47,27 @@ VOCAB = {"small": "vocab_small", "l1": "vocab_l1", "l2": "vocab_l2"}
 #: The word indexes of ranked search, one per index above, and their vocabularies.
 WORDS = {"small": "words_small", "l1": "words_l1", "l2": "words_l2"}
 WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
+#: Session titles (``core.titles``) as a field of their own: one row per L1 file, its
+#: rowid the file's ``sources`` id (a row of a file that left stays, dead, like its entries).
+TITLES = "titles_l1"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
 WORD_COLUMNS = ("hi", "lo", "ctx")
 #: Appended to every indexed text: a query word never holds a newline (queries turn
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.
 BLOCK_TAIL = "\n\n"
+
+
+def trigram_text(text: str) -> str:
+    """What the trigram index holds of a text: its distinct whitespace-separated pieces, lowercased.
+
+    A query term is looked up piece by piece (its words between whitespace, see
+    ``query.Query.pieces``), and every trigram inside a piece of the text, or a character or
+    pair followed by two more, survives this: a block's words are each indexed once (text
+    repeats a lot within 8 KB: the index writes about a third of the characters).
+    """
+    return " ".join(dict.fromkeys(text.lower().split())) + BLOCK_TAIL
+
 
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
 #: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
@@ -111,6 +132,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS words_small USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS words_l2 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS words_l1 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS titles_l1 USING fts5(title, {_WORD_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l1 USING fts5vocab(words_l1, row);

@@ -31,6 +31,7 @@ from memkeeper.core.names import (
     name_date,
     tier_of,
 )
+from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 TIERS = ("memory", "l3", "l2", "l1")
@@ -426,7 +427,7 @@ def l1_doc(
 
 #: Characters of an entry read into its own word fields, and of a neighbour into its context.
 WORD_FIELD_CHARS = 4000
-CONTEXT_CHARS = 300
+CONTEXT_CHARS = 150
 _HIGH_ROLES = ("user", "assistant")
 
 WordRow = tuple[int, str, str, str]  # (byte offset, hi, lo, ctx)
@@ -452,7 +453,7 @@ class Neighbours:
     def add(self, offset: int, entry: dict[str, Any], body: str) -> WordRow | None:
         """The row of the entry before this one (now complete), if any."""
         done = self._complete(body)
-        text = body[:WORD_FIELD_CHARS]
+        text = with_parts(body[:WORD_FIELD_CHARS])
         high = entry.get("role") in _HIGH_ROLES
         ctx = self.prev if self.prompt in self.prev else f"{self.prompt}\n{self.prev}"
         self.pending = (offset, text if high else "", "" if high else text, ctx.strip())
@@ -467,7 +468,9 @@ class Neighbours:
         offset, hi, lo, ctx = self.pending
         self.pending = None
         following = next_body[:CONTEXT_CHARS]
-        return (offset, hi, lo, f"{ctx}\n{following}".strip())
+        # each piece once: the same words come back turn after turn (two thirds of the
+        # word index was context before; recall the same, see bench_recall.py)
+        return (offset, hi, lo, " ".join(dict.fromkeys(f"{ctx}\n{following}".split())))
 
     def finish(self) -> WordRow | None:
         return self._complete("")
@@ -505,7 +508,7 @@ def _entry_of(raw: bytes) -> dict[str, Any] | None:
 
 def small_word_fields(doc: Doc) -> tuple[str, str, str]:
     """The word fields of a memory or L3 doc: all of it is written by a person or a summary."""
-    return (doc.body, "", "")
+    return (with_parts(doc.body), "", "")
 
 
 def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, bytes]]:

@@ -51,7 +51,7 @@ def between(
             f"SELECT id, block FROM {table}_data WHERE id IN ({marks})", list(ids)
         ):
             data = bytes(block)
-            for key, size in leaf_terms(data, ids[rowid] * len(data)):
+            for key, size in leaf_terms(data, ids[rowid] * len(data), hi):
                 if lo <= key < hi:
                     term = key[1:].decode("utf-8", "replace")
                     found[term] = found.get(term, 0) + size
@@ -113,36 +113,44 @@ def _key(term: str) -> bytes:
     return _MAIN + term.encode("utf-8", "surrogatepass")
 
 
-def leaf_terms(data: bytes, after: int = 0) -> list[tuple[bytes, int]]:
+def leaf_terms(data: bytes, after: int = 0, stop: bytes | None = None) -> list[tuple[bytes, int]]:
     """The terms that start on one leaf page, each with the bytes of its postings on the page
-    (``after`` more for the last one, whose postings run on over the next pages)."""
+    (``after`` more for the last one, whose postings run on over the next pages); with
+    ``stop``, only those before it (the page's terms are in order)."""
     if len(data) < 4:
         return []
     footer = int.from_bytes(data[2:4], "big")
     offsets: list[int] = []
     pos, at = footer, 0
     while pos < len(data):
-        value, pos = _varint(data, pos)
-        at += value
+        if data[pos] < 0x80:  # one byte: nearly every offset
+            at += data[pos]
+            pos += 1
+        else:
+            value, pos = varint(data, pos)
+            at += value
         offsets.append(at)
     out: list[tuple[bytes, int]] = []
     key = b""
+    last = len(offsets) - 1
     for i, start in enumerate(offsets):
         if start >= footer:
             break
         if i == 0:
-            size, pos = _varint(data, start)
+            size, pos = varint(data, start)
             key = data[pos : pos + size]
         else:
-            shared, pos = _varint(data, start)
-            size, pos = _varint(data, pos)
+            shared, pos = varint(data, start)
+            size, pos = varint(data, pos)
             key = key[:shared] + data[pos : pos + size]
-        end = offsets[i + 1] if i + 1 < len(offsets) else footer
-        out.append((key, max(0, end - pos - size) + (after if i + 1 == len(offsets) else 0)))
+        if stop is not None and key >= stop:
+            break
+        end = offsets[i + 1] if i < last else footer
+        out.append((key, max(0, end - pos - size) + (after if i == last else 0)))
     return out
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def varint(data: bytes, pos: int) -> tuple[int, int]:
     """SQLite's variable-length integer at ``pos``: (value, next position)."""
     value = 0
     for i in range(8):

@@ -1,7 +1,8 @@
 """Words for ranked search: the query side of the word index, agreeing with how it was built.
 
 The index is FTS5 with the ``porter unicode61`` tokenizer (C, fast to build): words are
-runs of letters and digits (``snake_case`` splits, ``camelCase`` does not), lowercased,
+runs of letters and digits (``snake_case`` splits, ``camelCase`` does not, so the text
+indexed carries the parts of its camelCase words after it: see ``with_parts``), lowercased,
 accents folded, Porter-stemmed. This module splits and stems the same way in Python
 (snowball's Porter is the same algorithm), to weigh the query's words, score how much of
 the query an entry holds and highlight it; it leaves English stop words out of the query
@@ -108,6 +109,13 @@ _VARIANTS: tuple[tuple[str, str], ...] = (
 
 #: A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
 _WORD_RE = re.compile(r"[^\W_]+")
+#: Where a camelCase word turns: a lowercase letter or digit before a capital
+#: (``rotateMemory``), or an acronym before a capitalised word (``HTTPServer``).
+#: (Written to start at the capital: the regex engine skips to capitals fast, 4x faster on prose.)
+_CAMEL_RE = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|(?<=[A-Z]{2})(?=[a-z]{2}))")
+#: The parts of a camelCase word: an acronym before a capitalised word, a word, an acronym
+#: (with its plural ``s``), digits.
+_PART_RE = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]{2})|[A-Z]?[a-z]+|[A-Z]+[a-z]?|[0-9]+")
 MAX_QUERY_WORDS = 32
 
 _memo: dict[str, str] = {}
@@ -190,8 +198,40 @@ def variants(word: str) -> list[str]:
 
 
 def plain_words(text: str) -> list[str]:
-    """The words of ``text``, lowercased, as the index splits them (long tokens left out)."""
-    return [w for w in _WORD_RE.findall(text.lower()) if len(w) <= MAX_WORD_CHARS]
+    """The words of ``text``, lowercased, as the index holds them (long tokens left out): a
+    camelCase word is followed by its parts (``rotateMemory`` → rotatememory, rotate, memory).
+
+    ``snake_case`` needs no help: the tokenizer splits at ``_`` and the phrase of its parts
+    finds it whole.
+    """
+    if not _CAMEL_RE.search(text):
+        return [w for w in _WORD_RE.findall(text.lower()) if len(w) <= MAX_WORD_CHARS]
+    out: list[str] = []
+    for word in _WORD_RE.findall(text):
+        if len(word) > MAX_WORD_CHARS:
+            continue
+        out.append(word.lower())
+        if _CAMEL_RE.search(word):
+            out.extend(part.lower() for part in _PART_RE.findall(word))
+    return out
+
+
+def camel_parts(text: str) -> list[str]:
+    """The parts of the camelCase words of ``text``, lowercased, each once (most texts have none)."""
+    if not _CAMEL_RE.search(text):
+        return []
+    parts: dict[str, None] = {}
+    for word in _WORD_RE.findall(text):
+        if len(word) <= MAX_WORD_CHARS and _CAMEL_RE.search(word):
+            parts.update(dict.fromkeys(part.lower() for part in _PART_RE.findall(word)))
+    return list(parts)
+
+
+def with_parts(text: str) -> str:
+    """``text`` for the word index: the parts of its camelCase words after it, so that
+    ``rotate memory`` finds ``rotateMemory`` (the whole word stays where it was)."""
+    parts = camel_parts(text)
+    return f"{text}\n{' '.join(parts)}" if parts else text
 
 
 def terms(text: str) -> list[str]:

@@ -130,6 +130,33 @@ def run_child(
     return proc.returncode, time.monotonic() - start, err.decode("utf-8", "replace")
 
 
+def kill_delay(seed: int, duration: float) -> float:
+    """The trial's kill delay: seeded, in [0, duration)."""
+    return random.Random(seed).uniform(0, duration)
+
+
+def run_killed(code: str, args: list[str], base: Path, result: TrialResult) -> bool:
+    """``code`` in a child SIGKILLed ``result.killed_at`` s after it is ready (unless done by then).
+
+    False, with the problem noted in ``result``, when the child failed by itself.
+    """
+    rc, _t, err = run_child(code, args, child_env(base / "home"), result.killed_at)
+    if rc not in (0, -signal.SIGKILL):
+        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+        return False
+    return True
+
+
+def repair_after_kill(paths: StorePaths, result: TrialResult) -> None:
+    """``doctor.repair`` (what it repaired goes into ``result``); whatever it leaves is a problem."""
+    from memkeeper.core import doctor
+
+    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
+    left = doctor.diagnose(paths, stale_seconds=0)
+    if left:
+        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+
+
 # --------------------------------------------------------------------------- rotation
 
 
@@ -269,14 +296,11 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
     from memkeeper.core import doctor, rotation
     from memkeeper.core.atomic import append_bytes
 
-    rng = random.Random(seed)
-    delay = rng.uniform(0, duration)
+    delay = kill_delay(seed, duration)
     paths = new_project(base, name or f"rot{seed}")
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
     result = TrialResult("rotation", delay)
-    rc, _t, err = run_child(ROTATION_CHILD, _rotation_args(paths), child_env(base / "home"), delay)
-    if rc not in (0, -signal.SIGKILL):
-        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+    if not run_killed(ROTATION_CHILD, _rotation_args(paths), base, result):
         return result
     done = _progress(paths.project)
     required = ROT_INITIAL + (done + 1) * ROT_PER_CHUNK
@@ -306,12 +330,8 @@ def rotation_trial(base: Path, seed: int, duration: float, name: str | None = No
 def _finish(
     paths: StorePaths, result: TrialResult, required: int, possible: int, cut_ok: set[int] | None = None
 ) -> None:
-    from memkeeper.core import doctor
 
-    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
-    left = doctor.diagnose(paths, stale_seconds=0)
-    if left:
-        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+    repair_after_kill(paths, result)
     lines, structure = reconstruct(paths, ROT_CARRY)
     result.problems += structure
     check_conservation(result, lines, required, possible, cut_ok)
@@ -390,19 +410,13 @@ def index_seed(paths: StorePaths) -> None:
 
 
 def index_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core import doctor
     from memkeeper.core.index import update_index
 
-    rng = random.Random(seed)
-    delay = rng.uniform(0, duration)
+    delay = kill_delay(seed, duration)
     paths = new_project(base, f"idx{seed}")
     index_seed(paths)
     result = TrialResult("index write", delay)
-    rc, _t, err = run_child(
-        INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], child_env(base / "home"), delay
-    )
-    if rc not in (0, -signal.SIGKILL):
-        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+    if not run_killed(INDEX_CHILD, [str(paths.project), str(INDEX_ROUNDS)], base, result):
         return result
     try:
         raw = json.loads(paths.index.read_bytes().decode("utf-8"))
@@ -420,10 +434,7 @@ def index_trial(base: Path, seed: int, duration: float) -> TrialResult:
             result.problems.append("an unknown key was dropped")
         if len(raw.get("rotatedFiles", [])) != 40:
             result.problems.append("index entries were lost")
-    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
-    left = doctor.diagnose(paths, stale_seconds=0)
-    if left:
-        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+    repair_after_kill(paths, result)
     update_index(paths, lambda index: index.__setitem__("next", True))
     if json.loads(paths.index.read_text("utf-8")).get("next") is not True:
         result.problems.append("the next index write failed")
@@ -674,24 +685,17 @@ def migration_layout(paths: StorePaths) -> bytes:
 
 
 def migration_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core import doctor
     from memkeeper.core.atomic import atomic_write_bytes
     from memkeeper.core.migrate import migrate_legacy
 
-    rng = random.Random(seed)
-    delay = rng.uniform(0, duration)
+    delay = kill_delay(seed, duration)
     paths = new_project(base, f"mig{seed}")
     original = legacy_content()
     atomic_write_bytes(paths.memory, original)
     result = TrialResult("migration", delay)
-    rc, _t, err = run_child(MIGRATION_CHILD, [str(paths.project)], child_env(base / "home"), delay)
-    if rc not in (0, -signal.SIGKILL):
-        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+    if not run_killed(MIGRATION_CHILD, [str(paths.project)], base, result):
         return result
-    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
-    left = doctor.diagnose(paths, stale_seconds=0)
-    if left:
-        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+    repair_after_kill(paths, result)
     # The next operation: the migration runs (again) to completion.
     migrate_legacy(paths, start_summaries=False)
     _check_migration_result(paths, original, result)
@@ -789,21 +793,15 @@ def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
     from memkeeper.core import doctor, flush
     from memkeeper.core.index import read_index
 
-    rng = random.Random(seed)
-    delay = rng.uniform(0, duration)
+    delay = kill_delay(seed, duration)
     paths = new_project(base, f"flush{seed}")
     flush_seed(paths)
     result = TrialResult("flush", delay)
-    rc, _t, err = run_child(FLUSH_CHILD, [str(paths.project)], child_env(base / "home"), delay)
-    if rc not in (0, -signal.SIGKILL):
-        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+    if not run_killed(FLUSH_CHILD, [str(paths.project)], base, result):
         return result
     # Every entry at or before the watermark must be in memory.md, exactly once.
     mark = read_index(paths).get("lastMemoryUpdateTs")
-    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
-    left = doctor.diagnose(paths, stale_seconds=0)
-    if left:
-        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+    repair_after_kill(paths, result)
     facts = _flush_facts(paths)
     covered = [
         i
@@ -900,24 +898,13 @@ def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
     from memkeeper.core import doctor
     from memkeeper.core.l1 import refine_transcript
 
-    rng = random.Random(seed)
-    delay = rng.uniform(0, duration)
+    delay = kill_delay(seed, duration)
     paths = new_project(base, f"l1-{seed}")
     transcript = paths.project / "transcript.jsonl"
     result = TrialResult("L1 update", delay)
-    rc, _t, err = run_child(
-        L1_CHILD,
-        [str(paths.project), str(transcript)],
-        child_env(base / "home"),
-        delay,
-    )
-    if rc not in (0, -signal.SIGKILL):
-        result.problems.append(f"child failed rc={rc}: {err.strip()[-300:]}")
+    if not run_killed(L1_CHILD, [str(paths.project), str(transcript)], base, result):
         return result
-    result.repaired += [f.code for f in doctor.repair(paths, stale_seconds=0) if f.repaired]
-    left = doctor.diagnose(paths, stale_seconds=0)
-    if left:
-        result.problems.append("after repair: " + "; ".join(f"{f.code} {f.path}" for f in left))
+    repair_after_kill(paths, result)
     # The next operation: the L1 update catches up with the whole transcript.
     written = transcript.read_bytes().count(b"\n") if transcript.exists() else 0
     if transcript.exists():

@@ -5,24 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memkeeper.core.store import StorePaths, ensure_store
+from tests.memkeeper_cli import run_memkeeper
 
 
 def memkeeper(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="40")  # a narrow terminal width that a pipe must ignore
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_memkeeper(*args, env=env, cwd=cwd)
 
 
 @pytest.fixture

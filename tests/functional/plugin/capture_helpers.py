@@ -98,20 +98,6 @@ def run_claude(
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
-def run_memkeeper(
-    env: dict[str, str], *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``memkeeper ARGS`` with this Python (``-P``), as a user would run it."""
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
-        input=stdin,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-
-
 def memory_project(folder: Path, config: dict[str, Any], memory: str | None = None) -> StorePaths:
     """A project folder whose store holds ``config`` (and ``memory`` as memory.md, if given)."""
     paths = StorePaths(folder)

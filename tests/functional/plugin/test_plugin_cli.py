@@ -11,16 +11,17 @@ import pytest
 from memkeeper.cli.main import main
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import payload_for, run_memkeeper, write_config, write_l1
+from tests.functional.plugin.capture_helpers import payload_for, write_config, write_l1
+from tests.memkeeper_cli import run_memkeeper
 
 
 def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1"))
-    done = run_memkeeper(env, "hook", "PostToolUse", stdin=tool)
+    done = run_memkeeper("hook", "PostToolUse", stdin=tool, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert counters.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
-    helped = run_memkeeper(env, "hook", "--help")
+    helped = run_memkeeper("hook", "--help", env=env)
     assert helped.returncode == 0 and "PostToolUse" in helped.stdout
 
 

@@ -25,11 +25,11 @@ from tests.functional.plugin.capture_helpers import (
     find_claude,
     memory_project,
     run_claude,
-    run_memkeeper,
     wait_for,
     wait_quiet,
 )
 from tests.functional.plugin.capture_mock_api import FINAL_TEXT, MockAnthropic
+from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.e2e
 
@@ -202,7 +202,7 @@ def test_memkeeper_install_registers_the_plugin(
 ) -> None:
     home = Path(e2e_env["HOME"])
     env = dict(e2e_env, PATH=claude_env(home, claude_bin, mock.url, memkeeper_on_path=True)["PATH"])
-    done = run_memkeeper(env, "install", "--json")
+    done = run_memkeeper("install", "--json", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["registered"] is True
@@ -220,7 +220,7 @@ def test_memkeeper_install_registers_the_plugin(
         p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in plugin_list(claude_bin, e2e_env)
     )
     # Installing twice is fine.
-    again = run_memkeeper(env, "install", "--json")
+    again = run_memkeeper("install", "--json", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["registered"] is True
 
     # Without --plugin-dir, the installed plugin's hooks run (found their Python via the record).
@@ -237,7 +237,7 @@ def test_memkeeper_install_registers_the_plugin(
     wait_for(lambda: l1_files(e2e_project, session), "the L1 file of the installed plugin's session")
     wait_quiet(e2e_project)
 
-    removed = run_memkeeper(env, "uninstall", "--json")
+    removed = run_memkeeper("uninstall", "--json", env=env)
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not marketplace.exists()
     assert not any(p["id"].startswith("memkeeper@") for p in plugin_list(claude_bin, e2e_env))

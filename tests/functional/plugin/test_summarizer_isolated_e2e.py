@@ -19,8 +19,9 @@ import pytest
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import read_call_log
 from memkeeper.core.summarizers.health import read_health
-from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_memkeeper, write_l1
+from tests.functional.plugin.capture_helpers import claude_env, memory_project, write_l1
 from tests.functional.plugin.capture_mock_api import MockAnthropic
+from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +33,7 @@ def closed_port() -> int:
 
 
 def memkeeper(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_memkeeper(env, "--project", str(project), *args)
+    return run_memkeeper("--project", str(project), *args, env=env)
 
 
 def session_entries(start: int, count: int) -> list[dict[str, Any]]:

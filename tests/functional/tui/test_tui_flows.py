@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Select
 
 from memkeeper.core.index import read_index
@@ -189,13 +190,19 @@ async def test_search_escape_returns(store: StorePaths) -> None:
         assert isinstance(app.screen, BrowseScreen)
 
 
+async def pending_screen(pilot: Pilot[None]) -> PendingScreen:
+    """The pending screen, its backend set to extractive (no model is asked)."""
+    screen = await open_screen(pilot, "p", PendingScreen)
+    screen.query_one("#backend", Select).value = "extractive"
+    return screen
+
+
 async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_screen(pilot, "p", PendingScreen)
+        screen = await pending_screen(pilot)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
-        screen.query_one("#backend", Select).value = "extractive"
         table.focus()
         await pilot.press("g")
         await settle(pilot)
@@ -216,8 +223,7 @@ async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
 async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_screen(pilot, "p", PendingScreen)
-        screen.query_one("#backend", Select).value = "extractive"
+        screen = await pending_screen(pilot)
         screen.query_one(DataTable).focus()
         await pilot.press("a", "c")
         await settle(pilot)

@@ -321,3 +321,79 @@ def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> Non
         assert "exponential backoff" in server._lookup(dict(request, session="s-3"))
     finally:
         server.close()
+
+
+# --- the detached resident lookup (the ``recall`` job) ---------------------------------------------
+
+
+def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core import jobs
+    from memkeeper.core.lock import file_lock
+    from memkeeper.plugin import hook
+
+    started: list[str] = []
+    monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
+    call = hook.Call({"session_id": CURRENT, "cwd": str(indexed.project)}, str(indexed.project))
+    hook._recall(call, QUESTION, 0.5)  # no resident lookup: looked up here, then the job is started
+    assert started == [recall.RECALL_JOB]
+    with file_lock(indexed.state / f"job-{recall.RECALL_JOB}.lock"):  # the job is starting or serving
+        hook._recall(call, "settings page renamed to Preferences", 0.5)
+    assert started == [recall.RECALL_JOB]
+
+
+def test_the_recall_job_serves_prompts_and_stops_when_idle(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
+    monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)
+    job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
+    job.start()
+    folder = indexed.state / recall.RECALL_DIR
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")):
+        time.sleep(0.02)
+    request = json.dumps(
+        {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
+    ).encode()
+    assert "exponential backoff" in (recall.ask_resident(str(indexed.root), request) or "")
+    job.join(timeout=60)
+    assert not job.is_alive()  # idle: it stopped by itself
+    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # and removed its socket
+    assert recall.ask_resident(str(indexed.root), request) is None
+
+
+def test_the_real_hook_starts_a_detached_recall_job_that_answers(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from memkeeper.core.lock import is_locked
+
+    monkeypatch.delenv("MEMKEEPER_NO_JOBS")
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
+    assert "exponential backoff" in out  # looked up in the hook this time
+    folder = indexed.state / recall.RECALL_DIR
+    lock = indexed.state / f"job-{recall.RECALL_JOB}.lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")):
+        time.sleep(0.05)
+    sockets = list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+    try:
+        assert sockets, "the recall job did not start serving"
+        assert is_locked(lock)
+        request = json.dumps(
+            {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
+        ).encode()
+        assert "exponential backoff" in (recall.ask_resident(str(indexed.root), request, timeout=30) or "")
+    finally:
+        for sock in sockets:
+            sock.unlink()  # the job stops when its socket is gone
+    while time.monotonic() < deadline and is_locked(lock):
+        time.sleep(0.1)
+    assert not is_locked(lock)

@@ -1,0 +1,134 @@
+"""What the index holds: camelCase split as well as whole, session titles, trigrams by piece, the schema upgrade."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memkeeper.core.search import reindex, scan_search, search
+from memkeeper.core.search import schema as search_schema
+from memkeeper.core.search.words import camel_parts, plain_words, with_parts
+from memkeeper.core.store import StorePaths, ensure_store, paths_for
+from memkeeper.core.titles import session_titles
+
+
+def _e(minute: int, role: str, **fields: Any) -> dict[str, Any]:
+    return {"ts": f"2026-11-20T10:{minute:02d}:00.000Z", "role": role, **fields}
+
+
+def _session(store: StorePaths, name: str, entries: list[dict[str, Any]]) -> None:
+    store.sessions.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+    (store.sessions / name).write_text(lines, "utf-8")
+
+
+def _filler(n: int) -> list[dict[str, Any]]:
+    return [
+        _e(i % 60, "user" if i % 2 else "assistant", text=f"ordinary turn {i} about the readme")
+        for i in range(n)
+    ]
+
+
+def _store(tmp_path: Path) -> StorePaths:
+    (tmp_path / "proj").mkdir()
+    store = paths_for(tmp_path / "proj")
+    ensure_store(store)
+    store.memory.write_text(
+        "# Memory\n\n## 2026-11-01_0900\n- [api]: loadSessionIndex reads the cache\n", "utf-8"
+    )
+    _session(
+        store,
+        "2026-11-20_100000_aaaa1111.l1.jsonl",
+        [
+            _e(0, "user", text="Please make the archive writer safer when the disk is full"),
+            *_filler(20),
+            _e(30, "assistant", text="I renamed the helper to rotateMemory() and call it from the hook."),
+            _e(31, "assistant", text="The summary_state file is now written atomically."),
+            _e(32, "assistant", text="We rotate the memory file once it passes the threshold."),
+            *_filler(10),
+        ],
+    )
+    _session(
+        store,
+        "2026-11-21_100000_bbbb2222.l1.jsonl",
+        [_e(0, "user", text="Why does the Korean tokenizer miss short words?"), *_filler(6)],
+    )
+    return store
+
+
+def _snippets(results: Any) -> list[str]:
+    return [h.snippet for h in results.ranked]
+
+
+def test_camel_case_words_split_as_well_as_kept_whole() -> None:
+    assert plain_words("call rotateMemory now") == ["call", "rotatememory", "rotate", "memory", "now"]
+    assert camel_parts("HTTPServerError and getURLs") == ["http", "server", "error", "get", "urls"]
+    assert camel_parts("The Index of README and IDs") == []  # capitals alone are not camelCase
+    assert with_parts("plain prose") == "plain prose"
+    assert with_parts("use parseJSON") == "use parseJSON\nparse json"
+
+
+def test_camel_case_found_by_its_words_and_whole(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # the words of an identifier find it, and the identifier finds itself first
+    assert any("rotateMemory()" in s for s in _snippets(search(store, "rotate memory", tiers=["l1"]))[:2])
+    assert "rotateMemory()" in _snippets(search(store, "rotateMemory", tiers=["l1"]))[0]
+    # the identifier as a query also finds the words written apart
+    assert any("rotate the memory file" in s for s in _snippets(search(store, "rotateMemory", tiers=["l1"])))
+    # memory tier too
+    assert "loadSessionIndex" in _snippets(search(store, "load session index"))[0]
+
+
+def test_snake_case_found_by_its_words_and_whole(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert "summary_state" in _snippets(search(store, "summary state", tiers=["l1"]))[0]
+    assert "summary_state" in _snippets(search(store, "summary_state", tiers=["l1"]))[0]
+
+
+def test_session_titles_are_indexed_as_their_own_field(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    reindex(store)
+    titles = session_titles(store, write=False)
+    conn = sqlite3.connect(store.search_db)
+    try:
+        rows = conn.execute(
+            f"SELECT s.rel FROM {search_schema.TITLES} t JOIN sources s ON s.id = t.rowid"
+            f" WHERE {search_schema.TITLES} MATCH ?",
+            ("archive writer disk",),
+        ).fetchall()
+        count = conn.execute(f"SELECT count(*) FROM {search_schema.TITLES}_docsize").fetchone()[0]
+    finally:
+        conn.close()
+    assert rows == [("sessions/2026-11-20_100000_aaaa1111.l1.jsonl",)]
+    assert count == 2 == len(titles)
+    assert "archive writer safer" in titles["2026-11-20_100000_aaaa1111.l1.jsonl"]
+
+
+def test_exact_phrases_across_whitespace_match_the_scan(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for query in ('"the memory file"', '"rotate the"', '"e m"', '"turn 1"', "turn 1", '"r  t"', "()"):
+        indexed = search(store, query, exact=True, deep=True)
+        assert indexed.source == "index"
+        assert indexed.tiers == scan_search(store, query, deep=True).tiers, query
+    assert search(store, '"rotate the memory"', exact=True, deep=True).total == 1
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt_once_with_progress(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    reindex(store)
+    conn = sqlite3.connect(store.search_db)
+    conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(search_schema.SCHEMA_VERSION - 1),))
+    conn.execute("DROP TABLE titles_l1")  # the previous schema had no title field
+    conn.commit()
+    conn.close()
+    seen: list[tuple[int, int]] = []
+    first = search(store, "rotate memory", progress=lambda done, total, _f: seen.append((done, total)))
+    old = search_schema.SCHEMA_VERSION - 1
+    assert any(f"schema {old} replaced by {search_schema.SCHEMA_VERSION}" in w for w in first.warnings)
+    assert first.source == "index" and first.ranked  # rebuilt, never silently empty
+    assert seen and seen[-1][0] == seen[-1][1] > 0
+    again = search(store, "rotate memory")
+    assert not any("replaced" in w for w in again.warnings)
+    assert [h.id for h in again.ranked] == [h.id for h in first.ranked]
