@@ -334,7 +334,8 @@ def _lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[i
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for rowid, blob in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
-            out[rowid] = float(_varint_sum(bytes(blob or b"")))
+            data = blob or b""
+            out[rowid] = float(sum(data) if max(data, default=0) < 0x80 else _varint_sum(data))
     return out
 
 
@@ -369,12 +370,17 @@ def _coverage_marks(
     next to an entry says little about it.
     """
     table = schema.WORDS[index]
+    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
+    # Porter's stemmer changes only a word's ending, never its first letter: words with
+    # another first letter than every stem asked for need no stemming
+    initials = {t[0] for targets in wanted.values() for t in targets if t}
     for cand in cands:
         if cand.doc is not None:
-            stems = {words.porter(w) for w in words.plain_words(cand.doc.body[: WORD_FIELD_CHARS * 2])}
-            for group in query.groups:
-                if not group.spaceless and stems.intersection(words.porter(f) for f in group.forms):
-                    cand.own.add(group.stem)
+            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
+            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
+            for stem, targets in wanted.items():
+                if not stems.isdisjoint(targets):
+                    cand.own.add(stem)
     for group in query.groups:
         if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
             continue
