@@ -394,6 +394,31 @@ def _coverage_marks(
         ).fetchall()
         for (rowid,) in rows:
             lacking[rowid].context.add(group.stem)
+    if index == "l1":
+        _title_marks(conn, query, cands)
+
+
+def _title_marks(conn: sqlite3.Connection, query: RankedQuery, cands: list[Candidate]) -> None:
+    """Words of the query in an entry's session title count as its context (the title is
+    the session's own field, ``schema.TITLES``: one row per L1 file, keyed by its source id)."""
+    sessions = {c.rowid >> schema.OFFSET_BITS for c in cands}
+    if not sessions:
+        return
+    table = schema.TITLES
+    marks = ",".join("?" * len(sessions))
+    for group in query.groups:
+        if group.spaceless:
+            continue
+        found = {
+            src
+            for (src,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+                (_group_expr(group), *sessions),
+            )
+        }
+        for cand in cands:
+            if cand.rowid >> schema.OFFSET_BITS in found and group.stem not in cand.own:
+                cand.context.add(group.stem)
 
 
 def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: set[str]) -> float:
