@@ -370,17 +370,7 @@ def _coverage_marks(
     next to an entry says little about it.
     """
     table = schema.WORDS[index]
-    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
-    # Porter's stemmer changes only a word's ending, never its first letter: words with
-    # another first letter than every stem asked for need no stemming
-    initials = {t[0] for targets in wanted.values() for t in targets if t}
-    for cand in cands:
-        if cand.doc is not None:
-            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
-            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
-            for stem, targets in wanted.items():
-                if not stems.isdisjoint(targets):
-                    cand.own.add(stem)
+    _own_marks(query, cands)
     for group in query.groups:
         if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
             continue
@@ -396,6 +386,21 @@ def _coverage_marks(
             lacking[rowid].context.add(group.stem)
     if index == "l1":
         _title_marks(conn, query, cands)
+
+
+def _own_marks(query: RankedQuery, cands: list[Candidate]) -> None:
+    """Which groups each candidate holds in its own text (read anyway)."""
+    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
+    # Porter's stemmer changes only a word's ending, never its first letter: words with
+    # another first letter than every stem asked for need no stemming
+    initials = {t[0] for targets in wanted.values() for t in targets if t}
+    for cand in cands:
+        if cand.doc is not None:
+            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
+            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
+            for stem, targets in wanted.items():
+                if not stems.isdisjoint(targets):
+                    cand.own.add(stem)
 
 
 def _title_marks(conn: sqlite3.Connection, query: RankedQuery, cands: list[Candidate]) -> None:
