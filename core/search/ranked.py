@@ -389,7 +389,7 @@ def _coverage_marks(
 
 
 def _own_marks(query: RankedQuery, cands: list[Candidate]) -> None:
-    """The groups each candidate's own text holds (its words stemmed as the index stems them)."""
+    """Which groups each candidate holds in its own text (read anyway)."""
     wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
     # Porter's stemmer changes only a word's ending, never its first letter: words with
     # another first letter than every stem asked for need no stemming
