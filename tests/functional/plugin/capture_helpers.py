@@ -49,16 +49,6 @@ def write_config(paths: StorePaths, config: dict[str, Any]) -> None:
     paths.config.write_text(json.dumps(config), "utf-8")
 
 
-def write_l1(paths: StorePaths, name: str, entries: list[dict[str, Any]]) -> Path:
-    """An L1 file with ``entries`` (appended if it exists)."""
-    paths.sessions.mkdir(parents=True, exist_ok=True)
-    path = paths.sessions / name
-    with open(path, "a", encoding="utf-8") as handle:
-        for entry in entries:
-            handle.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return path
-
-
 #: The real Claude Code CLIs the end-to-end tests run: pinned, and the newest tested.
 CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
 
