@@ -61,7 +61,9 @@ def claude_env(
 
     PATH holds the CLI and the system only, so the plugin's launchers must find our Python by themselves;
     with ``memkeeper_on_path`` it also holds this Python's bin folder (``memkeeper`` there, as after
-    ``pip install memkeeper``).
+    ``pip install memkeeper``). The launchers of ``plugin/`` find the checkout's own ``.venv`` by
+    themselves (``plugin/lib/find-python.sh``); a venv anywhere else is named to them in
+    ``MEMKEEPER_PYTHON``, as a user would, so the tests pass wherever the venv lives.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
     path = [
@@ -77,6 +79,8 @@ def claude_env(
         ANTHROPIC_BASE_URL=api_url,
         PATH=":".join(path),
     )
+    if Path(sys.executable).parent != REPO / ".venv" / "bin":
+        env["MEMKEEPER_PYTHON"] = sys.executable
     return env
 
 
