@@ -20,7 +20,10 @@ machine shows in the wall times more than in the CPU times. Each store is a
 generated project (``bench/gen_store.py --small-sessions N``), so a hook whose time grows
 with the store shows it. Runs are interleaved (every command once per round, shuffled)
 and printed as min/median/max with the median's ratio to the baseline. Background jobs
-are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. Stores and the wheel
+are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. The stores have no
+search index, so UserPromptSubmit's per-prompt recall (on) finds nothing to look up here:
+``bench/bench_prompt_recall.py`` measures the prompt hook with an index, in the hook and
+answered by the resident lookup. Stores and the wheel
 venv are kept in ``--cache`` and reused.
 """
 
@@ -158,6 +161,9 @@ def report(
             f"  ({python}){note}"
         )
     print("  ratio: median wall / baseline's; -S: / python3 -I -S's; cpu: median CPU / baseline's")
+    print(
+        "  (no search index in these stores: UserPromptSubmit's recall is measured by bench_prompt_recall.py)"
+    )
     for how in launchers:
         for sessions in args.sessions:
             print(f"  {how} {sessions:,} sessions{'':<7}   min median    max    cpu  ratio    -S    cpu")

@@ -38,7 +38,9 @@ ALIASES = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, that one command's parser alone (each command's
+    options cost argparse a few milliseconds to build, paid on every run)."""
     import argparse
 
     from memkeeper import __version__
@@ -53,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands = Commands(sub)
+    commands = Commands(sub, only)
     for name in COMMAND_MODULES:
         import_module(name).register(commands)
     for command in sub.choices.values():
@@ -109,14 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     fast = _fast_path(args_list)
     if fast is not None:
         return fast
+    command: str | None = None
     for i, word in enumerate(args_list):
         if i > 0 and args_list[i - 1] == "--project":
             continue  # the value of --project is not the command
         if not word.startswith("-"):
             if word in ALIASES:
                 args_list[i] = ALIASES[word]
+            command = args_list[i]
             break
-    parser = build_parser()
+    parser = build_parser(command)
+    if command is None or not parser._subparsers or command not in _command_names(parser):
+        parser = build_parser()  # no command, or an unknown one: the whole line, to list or suggest
     json_first = _json_before_command(args_list)
     from memkeeper.cli.output import check_options
 
@@ -131,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     from memkeeper.cli.output import run_handler
 
     return run_handler(args)
+
+
+def _command_names(parser: argparse.ArgumentParser) -> set[str]:
+    import argparse
+
+    return {name for a in parser._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
 
 
 def _json_before_command(argv: list[str]) -> bool:

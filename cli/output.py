@@ -135,16 +135,27 @@ class Commands:
     """What each command module's ``register`` adds its commands through; the main parser
     adds the shared ``--project`` and ``--json`` to every command afterwards."""
 
-    def __init__(self, sub: argparse._SubParsersAction[Parser]) -> None:
+    def __init__(self, sub: argparse._SubParsersAction[Parser], only: str | None = None) -> None:
         self._sub = sub
+        self._only = only
 
     def add(
         self, name: str, handler: Callable[[argparse.Namespace], int], help: str, **options: Any
     ) -> argparse.ArgumentParser:
-        """The command ``name``, run by ``handler``, for its module to add arguments to."""
+        """The command ``name``, run by ``handler``, for its module to add arguments to (when the
+        parser is built for ``only`` one command, the others' arguments go nowhere)."""
+        if self._only is not None and name != self._only:
+            return _Unused()  # type: ignore[return-value]
         parser = self._sub.add_parser(name, help=help, **options)
         parser.set_defaults(handler=handler)
         return parser
+
+
+class _Unused:
+    """Takes the arguments of a command this run does not build (any call, on it or on what it gives)."""
+
+    def __getattr__(self, _name: str) -> Callable[..., _Unused]:
+        return lambda *_args, **_kwargs: self
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from memkeeper.cli.output import Commands, paths_from
 
 if TYPE_CHECKING:
-    from memkeeper.core.search import Entry, Hit, SearchResults, Timeline
+    from memkeeper.core.search import Entry, Hit, SearchResults, TierResult, Timeline
 
 TIER_LABELS = {"memory": "memory.md", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
 MATCH_STYLE = "bold yellow"
@@ -212,6 +212,20 @@ def _print_ranked(results: SearchResults, limit: int) -> None:
         out.print(line)
 
 
+def _tier_head(tier: TierResult) -> str:
+    more = "+" if tier.more else ""
+    return f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)"
+
+
+def _tier_rest(tier: TierResult) -> list[str]:
+    """The line saying how many matches of the tier are not shown, if any are not."""
+    hidden = tier.total - len(tier.hits)
+    if hidden <= 0:
+        return []
+    more = "+" if tier.more else ""
+    return [f"  ... and {hidden}{more} more (use --limit, --type or more words)"]
+
+
 def _plain_results(results: SearchResults) -> None:
     """The same layout as plain text, for a pipe (no Rich to import: a pipe has no colours)."""
     import sys
@@ -224,8 +238,7 @@ def _plain_results(results: SearchResults) -> None:
     for tier in results.tiers:
         if not tier.hits:
             continue
-        more = "+" if tier.more else ""
-        lines.append(f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)")
+        lines.append(_tier_head(tier))
         for hit in tier.hits:
             head = "  " + hit.file + (f":{hit.line}" if hit.line else "")
             if hit.date:
@@ -236,9 +249,7 @@ def _plain_results(results: SearchResults) -> None:
             lines.append(strip_control(head))
             lines.append("    " + strip_control(hit.snippet))
             lines.append(f"    id {hit.id} · {hit.tokens} tokens")
-        hidden = tier.total - len(tier.hits)
-        if hidden > 0:
-            lines.append(f"  ... and {hidden}{more} more (use --limit, --type or more words)")
+        lines.extend(_tier_rest(tier))
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -259,13 +270,11 @@ def _print_results(results: SearchResults) -> None:
     for tier in results.tiers:
         if not tier.hits:
             continue
-        more = "+" if tier.more else ""
-        out.print(Text(f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)", style="bold green"))
+        out.print(Text(_tier_head(tier), style="bold green"))
         for hit in tier.hits:
             out.print(hit_text(hit))
-        hidden = tier.total - len(tier.hits)
-        if hidden > 0:
-            out.print(Text(f"  ... and {hidden}{more} more (use --limit, --type or more words)", style="dim"))
+        for line in _tier_rest(tier):
+            out.print(Text(line, style="dim"))
 
 
 def _entry_or_error(fn: Any, *args: Any) -> Any:

@@ -619,7 +619,8 @@ def _fuse_substrings(
 ) -> list[Hit]:
     """The word channel's hits fused (reciprocal rank) with the trigram channel's for the spaceless words."""
     sub_query = Query(query.text, query.spaceless)
-    one = filters._replace(tiers=(tier,))
+    # the newest matches the fusion can use: a few times the hits shown, not the exact mode's CAP
+    one = filters._replace(tiers=(tier,), cap=min(filters.cap, max(ranked.CANDIDATES, 3 * filters.limit)))
     found = _index_search(paths, conn, sub_query, one)[0].hits
     share = len(query.spaceless) / max(1, len(query.groups))
     conf = ranked.confidence(query, share)

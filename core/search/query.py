@@ -23,8 +23,9 @@ TRIGRAM = 3
 SHORT_GRAM_LIMIT = 4000
 SNIPPET_CHARS = 160
 
-_K1 = 1.2
-_B = 0.75
+#: Okapi BM25's parameters (SQLite's bm25() uses the same), for every score computed in Python.
+BM25_K1 = 1.2
+BM25_B = 0.75
 _AVG_CHARS = 400.0
 _RECENCY_WEIGHT = 0.3
 _RECENCY_DAYS = 30.0
@@ -152,12 +153,12 @@ def matches(lowered: str, terms: tuple[str, ...]) -> bool:
 
 def relevance(lowered: str, terms: tuple[str, ...]) -> float:
     """BM25-style: saturating term frequency, normalised by length; longer terms weigh more."""
-    norm = _K1 * (1.0 - _B + _B * len(lowered) / _AVG_CHARS)
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(lowered) / _AVG_CHARS)
     total = 0.0
     for term in terms:
         tf = lowered.count(term)
         weight = 1.0 + min(len(term), 12) / 12.0
-        total += weight * tf * (_K1 + 1.0) / (tf + norm)
+        total += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
     return total
 
 

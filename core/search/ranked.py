@@ -35,7 +35,7 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.model import Hit, place_of
-from memkeeper.core.search.query import SNIPPET_CHARS, day_number, recency_bonus
+from memkeeper.core.search.query import BM25_B, BM25_K1, SNIPPET_CHARS, day_number, recency_bonus
 from memkeeper.core.search.query import merge_spans as _merge
 from memkeeper.core.search.query import quoted as _quoted
 from memkeeper.core.search.sources import (
@@ -48,6 +48,7 @@ from memkeeper.core.search.sources import (
     read_source,
     section_doc,
 )
+from memkeeper.core.search.terms import varint
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import estimate_tokens
 
@@ -69,9 +70,6 @@ CONTEXT_CREDIT = 0.5
 CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 RRF_K = 60
-#: Okapi BM25's parameters (SQLite's bm25() uses the same), for the rows ranked without it.
-BM25_K1 = 1.2
-BM25_B = 0.75
 #: Rows of a word walked at most to tell which of the newest rows hold it in ``hi``.
 PRESENCE_ROWS = 5000
 #: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
@@ -178,23 +176,8 @@ def _rows(conn: sqlite3.Connection, table: str) -> int:
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     if not row or not row[0]:
         return 0
-    value, _ = _varint(bytes(row[0]), 0)
+    value, _ = varint(bytes(row[0]), 0)
     return value
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """SQLite's variable-length integer at ``pos``: (value, next position)."""
-    value = 0
-    for i in range(8):
-        if pos + i >= len(data):
-            return value, len(data)
-        byte = data[pos + i]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, pos + i + 1
-    if pos + 8 < len(data):
-        value = (value << 8) | data[pos + 8]
-    return value, pos + 9
 
 
 def _stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> _TierStats:
@@ -351,7 +334,8 @@ def _lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[i
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for rowid, blob in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
-            out[rowid] = float(_varint_sum(bytes(blob or b"")))
+            data = blob or b""
+            out[rowid] = float(sum(data) if max(data, default=0) < 0x80 else _varint_sum(data))
     return out
 
 
@@ -361,7 +345,7 @@ def _average_length(conn: sqlite3.Connection, table: str) -> float:
     if not row or not row[0]:
         return 0.0
     data = bytes(row[0])
-    rows, pos = _varint(data, 0)
+    rows, pos = varint(data, 0)
     return _varint_sum(data[pos:]) / max(1, rows)
 
 
@@ -371,7 +355,7 @@ def _varint_sum(data: bytes) -> int:
         return sum(data)
     pos, total = 0, 0
     while pos < len(data):
-        value, pos = _varint(data, pos)
+        value, pos = varint(data, pos)
         total += value
     return total
 
@@ -386,12 +370,17 @@ def _coverage_marks(
     next to an entry says little about it.
     """
     table = schema.WORDS[index]
+    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
+    # Porter's stemmer changes only a word's ending, never its first letter: words with
+    # another first letter than every stem asked for need no stemming
+    initials = {t[0] for targets in wanted.values() for t in targets if t}
     for cand in cands:
         if cand.doc is not None:
-            stems = {words.porter(w) for w in words.plain_words(cand.doc.body[: WORD_FIELD_CHARS * 2])}
-            for group in query.groups:
-                if not group.spaceless and stems.intersection(words.porter(f) for f in group.forms):
-                    cand.own.add(group.stem)
+            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
+            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
+            for stem, targets in wanted.items():
+                if not stems.isdisjoint(targets):
+                    cand.own.add(stem)
     for group in query.groups:
         if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
             continue

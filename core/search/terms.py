@@ -127,7 +127,7 @@ def leaf_terms(data: bytes, after: int = 0, stop: bytes | None = None) -> list[t
             at += data[pos]
             pos += 1
         else:
-            value, pos = _varint(data, pos)
+            value, pos = varint(data, pos)
             at += value
         offsets.append(at)
     out: list[tuple[bytes, int]] = []
@@ -137,11 +137,11 @@ def leaf_terms(data: bytes, after: int = 0, stop: bytes | None = None) -> list[t
         if start >= footer:
             break
         if i == 0:
-            size, pos = _varint(data, start)
+            size, pos = varint(data, start)
             key = data[pos : pos + size]
         else:
-            shared, pos = _varint(data, start)
-            size, pos = _varint(data, pos)
+            shared, pos = varint(data, start)
+            size, pos = varint(data, pos)
             key = key[:shared] + data[pos : pos + size]
         if stop is not None and key >= stop:
             break
@@ -150,7 +150,7 @@ def leaf_terms(data: bytes, after: int = 0, stop: bytes | None = None) -> list[t
     return out
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def varint(data: bytes, pos: int) -> tuple[int, int]:
     """SQLite's variable-length integer at ``pos``: (value, next position)."""
     value = 0
     for i in range(8):
