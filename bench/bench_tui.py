@@ -10,9 +10,14 @@ folder (and the output says so). Each run is a fresh process (headless app, 120�
   tier tree and memory.md (interpreter start-up included; ``python -c pass`` is printed beside it);
 - keystroke: with deep on (L1 searched too), each query typed key by key into an empty search
   box, from each key until the results for it are drawn (the first key is a one-letter query);
-- peak RSS of that process (ru_maxrss) after it also opened the largest L1 session.
+- peak RSS of that process (ru_maxrss) after it also opened the largest L1 session;
+- activity screen (A), on a copy of the store whose big files are hard links (the screen keeps
+  its per-file readings in the store's ``.state``, and the benchmark store stays untouched):
+  from the key until the first useful paint (totals and the memory-growth plot), the decisions
+  listed, and every session counted; cold (no saved readings: the first open ever) and warm (a
+  new process, readings saved by the cold one), with the process CPU time spent meanwhile.
 
-Goals (issue): first paint ≤ 1.0 s, keystroke ≤ 150 ms, peak memory ≤ 200 MB.
+Goals (issue): first paint ≤ 1.0 s, keystroke ≤ 150 ms, activity screen ≤ 500 ms, peak memory ≤ 200 MB.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_STORE = Path(tempfile.gettempdir()) / "mk-bench-store"
@@ -75,27 +82,31 @@ async def main():
         search_box = app.screen.query_one(Input)
         keystrokes = []  # per query: ms from each key to its results drawn
         cores = []
+        cpus = []
         for query in queries:
             if search_box.value:
                 search_box.value = ""
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-            typed, core = [], []
+            typed, core, cpu = [], [], []
             for char in query:
                 before = len(shown)
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 # the key as the Input handles it (pilot.press adds its own ~70 ms of test overhead)
                 search_box.insert_text_at_cursor(char)
                 while len(shown) == before:
                     await asyncio.sleep(0.001)
                 await pilot.pause()  # results drawn
                 typed.append((time.perf_counter() - start) * 1000)
+                cpu.append((time.process_time() - cpu_start) * 1000)
                 core.append(core_ms[-1])
                 await app.workers.wait_for_complete()
             keystrokes.append(typed)
             cores.append(core)
+            cpus.append(cpu)
         out["keystroke_ms"] = keystrokes
         out["core_ms"] = cores
+        out["keystroke_cpu_ms"] = cpus
         out["rss_after_search_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         await pilot.press("escape")
         if app.snapshot.sessions:
@@ -113,6 +124,93 @@ async def main():
 asyncio.run(main())
 print(json.dumps(out))
 """
+
+
+ACTIVITY_CHILD = r"""
+import asyncio, json, sys, time
+from pathlib import Path
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.screens.activity import ActivityScreen
+from memkeeper.tui.screens.browse import BrowseScreen
+from memkeeper.tui.widgets.docview import DocView
+
+out = {}
+
+async def main():
+    app = MemkeeperApp(StorePaths(Path(sys.argv[1])), watch=False, prefs=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        while not (isinstance(app.screen, BrowseScreen) and app.snapshot and app.screen.query_one(DocView).items):
+            await asyncio.sleep(0.002)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        cpu, start = time.process_time(), time.perf_counter()
+        marks = {}
+        app.open_activity()
+        while "done" not in marks:
+            screen = app.screen
+            shown = getattr(screen, "_shown", None)
+            now = time.perf_counter()
+            if isinstance(screen, ActivityScreen) and shown is not None:
+                marks.setdefault("first", now)
+                if shown.findings is not None:
+                    marks.setdefault("findings", now)
+                if shown.counted is None:
+                    marks["done"] = now
+            await asyncio.sleep(0.002)
+        await pilot.pause()
+        out.update({k: (v - start) * 1000 for k, v in marks.items()})
+        out["cpu_ms"] = (time.process_time() - cpu) * 1000
+        out["findings_n"] = len(app.screen.findings)
+        await app.workers.wait_for_complete()  # the readings are saved in .state
+
+asyncio.run(main())
+print(json.dumps(out))
+"""
+
+
+def activity_copy(project: Path) -> Path:
+    """A copy of the store for the activity screen: sessions, archives and summaries are hard
+    links (only read), small files are copied, and ``.state`` starts empty."""
+    source = project / ".claude" / "memory"
+    target = Path(tempfile.mkdtemp(prefix="mk-tui-activity-")) / "store"
+    folder = target / ".claude" / "memory"
+
+    def place(src: str, dst: str) -> None:
+        name = os.path.basename(src)
+        big = "/sessions/" in src or name.startswith("memory_")
+        try:
+            if big:
+                os.link(src, dst)
+                return
+        except OSError:
+            pass
+        shutil.copy2(src, dst)
+
+    shutil.copytree(
+        source, folder, copy_function=place, ignore=shutil.ignore_patterns("search.db*", ".state")
+    )
+    (folder / ".state").mkdir(mode=0o700)
+    return target
+
+
+def time_activity(project: Path, env: dict[str, str]) -> list[dict[str, float]]:
+    """Cold then warm opens of the activity screen, each in a fresh process."""
+    copy = activity_copy(project)
+    try:
+        runs = []
+        for _ in ("cold", "warm"):
+            proc = subprocess.run(
+                [sys.executable, "-c", ACTIVITY_CHILD, str(copy)],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        return runs
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
 
 
 def project_dir(arg: Path | None) -> tuple[Path, str]:
@@ -154,24 +252,10 @@ def spread(values: list[float]) -> str:
     return f"{min(values):6.0f} {statistics.median(values):6.0f} {max(values):6.0f}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
-    args = parser.parse_args(argv)
-    project, note = project_dir(args.project)
-    print(note)
-    print(f"store size on disk: {store_size(project) / 1e9:.2f} GB")
-    env = dict(os.environ, MEMKEEPER_NO_JOBS="1")
-    # The search index is derived data: build it once, outside the timings (the TUI would too).
-    from memkeeper.core.search import refresh
-    from memkeeper.core.store import StorePaths
-
-    start = time.time()
-    refresh(StorePaths(project))
-    print(f"search index refresh before timing: {time.time() - start:.1f} s")
+def run_children(project: Path, runs: int, env: dict[str, str]) -> list[dict[str, Any]]:
+    """``runs`` fresh processes: first paint, typed queries, the largest session opened."""
     results = []
-    for _ in range(args.runs):
+    for _ in range(runs):
         t0 = time.time()
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(project), repr(t0), json.dumps(QUERIES)],
@@ -181,11 +265,11 @@ def main(argv: list[str] | None = None) -> int:
             env=env,
         )
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    first = results[0]
-    print(f"L1 sessions: {first['sessions']:,}, archives: {first['archives']:,}")
+    return results
+
+
+def print_start(results: list[dict[str, Any]]) -> None:
     paints = [r["first_paint"] for r in results]
-    keys = [k for r in results for typed in r["keystroke_ms"] for k in typed]
-    rss = [r["peak_rss_mb"] for r in results]
     bare = statistics.median(python_startup() for _ in range(5))
     print(f"python -I -S -c pass:           {bare * 1000:7.0f} ms (median of 5)")
     print(
@@ -193,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{max(paints) * 1000:.0f} ms max over {len(paints)} runs (goal ≤ 1000 ms; "
         f"{statistics.median(paints) / bare:.1f}× python startup)"
     )
+
+
+def print_keystrokes(results: list[dict[str, Any]]) -> None:
+    keys = [k for r in results for typed in r["keystroke_ms"] for k in typed]
+    cpu = [k for r in results for typed in r["keystroke_cpu_ms"] for k in typed]
     firsts = [r["keystroke_ms"][n][0] for r in results for n in range(len(QUERIES))]
     print(
         "keystroke → results drawn, deep on (L1 included); each query typed key by key into an empty box,"
@@ -200,21 +289,66 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"  first keystroke (one letter): {spread(firsts)} over {len(firsts)} (goal ≤ 150 ms)")
     print(f"  every keystroke:              {spread(keys)} over {len(keys)} (goal ≤ 150 ms)")
+    print(f"  CPU of the process per key:   {spread(cpu)}")
     for number, query in enumerate(QUERIES):
         ui = [k for r in results for k in r["keystroke_ms"][number]]
         core = [k for r in results for k in r["core_ms"][number]]
         print(f"  {query!r:>16}: {spread(ui)} drawn, of which {spread(core)} in core search()")
+
+
+def print_activity(project: Path, env: dict[str, str]) -> None:
+    cold, warm = time_activity(project, env)
+    print(
+        "activity screen (A), ms from the key: first useful paint (totals, growth plot) / decisions listed /"
+        " every session counted; CPU ms of the process meanwhile (goal ≤ 500 ms):"
+    )
+    for label, run in (("cold (no saved readings)", cold), ("warm (new process)", warm)):
+        print(
+            f"  {label:26}{run['first']:7.0f} {run['findings']:7.0f} {run['done']:7.0f}"
+            f"   cpu {run['cpu_ms']:6.0f}   ({run['findings_n']:,} decisions and issues)"
+        )
+
+
+def load_line(when: str) -> str:
+    return f"load average (1, 5, 15 min) at the {when}: " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
+    parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
+    args = parser.parse_args(argv)
+    project, note = project_dir(args.project)
+    print(note)
+    print(load_line("start"))
+    print(f"store size on disk: {store_size(project) / 1e9:.2f} GB")
+    env = dict(os.environ, MEMKEEPER_NO_JOBS="1")
+    # The search index is derived data: build it once, outside the timings (the TUI would too).
+    from memkeeper.core.search import refresh
+    from memkeeper.core.store import StorePaths
+
+    start = time.time()
+    refresh(StorePaths(project))
+    print(f"search index refresh before timing: {time.time() - start:.1f} s")
+    results = run_children(project, args.runs, env)
+    first = results[0]
+    print(f"L1 sessions: {first['sessions']:,}, archives: {first['archives']:,}")
+    print_start(results)
+    print_keystrokes(results)
     if "open_l1_ms" in first:
         opens = [r["open_l1_ms"] for r in results]
         print(
             f"open the largest L1 session:    {statistics.median(opens):7.0f} ms median "
             f"({first['open_l1_bytes'] / 1e6:.1f} MB file)"
         )
+    print_activity(project, env)
+    rss = [r["peak_rss_mb"] for r in results]
     print(
         f"peak RSS:                       {max(rss):7.0f} MB max (goal ≤ 200 MB); at first paint "
         f"{max(r['rss_first_paint_mb'] for r in results):.0f} MB, after the searches "
         f"{max(r['rss_after_search_mb'] for r in results):.0f} MB"
     )
+    print(load_line("end"))
     return 0
 
 

@@ -2,17 +2,24 @@
 
 Plain functions over the store's files for ``memkeeper-tui``'s activity screen (and any
 other reader). L1 files are scanned as bytes (a role and a timestamp per line; no JSON
-parse), with a cache keyed by (name, size, mtime) that the caller may keep between calls,
-so a refresh re-reads only the sessions that grew. Stdlib only, apart from the summary
-models read for decisions and issues.
+parse), and decisions and issues are read from the L3 summaries. Both are remembered per
+file, keyed by (inode, size, mtime), in an :class:`ActivityCache` the caller keeps between
+calls and may save in the store (``.state/activity-cache.json``, derived data: a missing or
+unreadable cache only costs one full read), so an open of a large store reads only the files
+that changed since the last one. Stdlib only, apart from the summary models.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from memkeeper.core.names import is_l1, is_l1_gz, l1_date
 from memkeeper.core.store import StorePaths
@@ -52,11 +59,76 @@ class Finding:
     detail: str = ""
 
 
+Signature = tuple[int, int, int]
+"""(inode, size, mtime_ns) of a file: a cached reading of it holds while this is unchanged."""
+
+CACHE_NAME = "activity-cache.json"
+CACHE_VERSION = 1
+
+
 @dataclass
 class ActivityCache:
-    """Per-file counts from earlier scans: ``{name: ((size, mtime_ns), {day: (prompts, tools)})}``."""
+    """Per-file readings: ``files`` {L1 name: (signature, {day: (prompts, tools)})} and
+    ``summaries`` {summary name: (signature, findings)}; ``dirty`` once anything was re-read."""
 
-    files: dict[str, tuple[tuple[int, int], dict[str, tuple[int, int]]]] = field(default_factory=dict)
+    files: dict[str, tuple[Signature, dict[str, tuple[int, int]]]] = field(default_factory=dict)
+    summaries: dict[str, tuple[Signature, list[Finding]]] = field(default_factory=dict)
+    dirty: bool = False
+
+
+def _signature(stat: os.stat_result) -> Signature:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def load_cache(paths: StorePaths) -> ActivityCache:
+    """The cache saved by :func:`save_cache` (an empty one if it is missing, unreadable or old)."""
+    from memkeeper.core.atomic import open_no_follow
+
+    try:
+        fd = open_no_follow(paths.state / CACHE_NAME, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
+            data = json.loads(handle.read())
+        if data.get("version") != CACHE_VERSION:
+            return ActivityCache()
+        files = {
+            name: (_sig(sig), {day: (int(c[0]), int(c[1])) for day, c in days.items()})
+            for name, (sig, days) in data["files"].items()
+        }
+        summaries = {
+            name: (_sig(sig), [Finding(**found) for found in listed])
+            for name, (sig, listed) in data["summaries"].items()
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return ActivityCache()
+    return ActivityCache(files, summaries)
+
+
+def _sig(value: Any) -> Signature:
+    inode, size, mtime = value
+    return (int(inode), int(size), int(mtime))
+
+
+def save_cache(paths: StorePaths, cache: ActivityCache) -> bool:
+    """Write ``cache`` atomically if it changed (skipped while another process writes it)."""
+    from memkeeper.core.atomic import atomic_write_json
+    from memkeeper.core.lock import try_lock
+
+    if not cache.dirty or not paths.state.is_dir():
+        return False
+    data = {
+        "version": CACHE_VERSION,
+        "files": {name: [list(sig), days] for name, (sig, days) in cache.files.items()},
+        "summaries": {
+            name: [list(sig), [asdict(found) for found in listed]]
+            for name, (sig, listed) in cache.summaries.items()
+        },
+    }
+    with try_lock(paths.state / "activity-cache.lock") as locked:
+        if not locked:
+            return False
+        atomic_write_json(paths.state / CACHE_NAME, data, durable=False)
+    cache.dirty = False
+    return True
 
 
 def _scan(path: Path) -> dict[str, tuple[int, int]]:
@@ -76,8 +148,18 @@ def _scan(path: Path) -> dict[str, tuple[int, int]]:
     return {day: (c[0], c[1]) for day, c in days.items()}
 
 
-def daily_activity(paths: StorePaths, cache: ActivityCache | None = None) -> list[DayActivity]:
-    """Sessions, prompts and tool calls per day, oldest first (days with nothing left out)."""
+Progress = Callable[[list["DayActivity"], int, int], None]
+"""Called now and then while counting: the days so far, files read, files in all."""
+
+
+def daily_activity(
+    paths: StorePaths, cache: ActivityCache | None = None, progress: Progress | None = None
+) -> list[DayActivity]:
+    """Sessions, prompts and tool calls per day, oldest first (days with nothing left out).
+
+    Files whose signature is in ``cache`` are not read again; ``progress`` gets the partial
+    result every 0.2 s while files are read.
+    """
     cache = cache if cache is not None else ActivityCache()
     totals: dict[str, list[int]] = {}
     try:
@@ -85,29 +167,47 @@ def daily_activity(paths: StorePaths, cache: ActivityCache | None = None) -> lis
     except OSError:
         entries = []
     seen: set[str] = set()
-    for entry in entries:
-        try:
-            stat = entry.stat(follow_symlinks=False)
-        except OSError:
+    shown = time.monotonic()
+    for done, entry in enumerate(entries, start=1):
+        days = _file_days(entry, cache)
+        if days is None:
             continue
         seen.add(entry.name)
-        signature = (stat.st_size, stat.st_mtime_ns)
-        cached = cache.files.get(entry.name)
-        if cached is None or cached[0] != signature:
-            try:
-                cached = (signature, _scan(Path(entry.path)))
-            except (OSError, EOFError):
-                continue
-            cache.files[entry.name] = cached
         started = l1_date(entry.name) or entry.name[:10]
         totals.setdefault(started, [0, 0, 0])[0] += 1
-        for day, (prompts, tools) in cached[1].items():
+        for day, (prompts, tools) in days.items():
             counts = totals.setdefault(day, [0, 0, 0])
             counts[1] += prompts
             counts[2] += tools
+        if progress is not None and time.monotonic() - shown >= 0.2:
+            shown = time.monotonic()
+            progress(_days(totals), done, len(entries))
     for gone in set(cache.files) - seen:
         del cache.files[gone]
+        cache.dirty = True
+    return _days(totals)
+
+
+def _days(totals: dict[str, list[int]]) -> list[DayActivity]:
     return [DayActivity(day, *totals[day]) for day in sorted(totals)]
+
+
+def _file_days(entry: os.DirEntry[str], cache: ActivityCache) -> dict[str, tuple[int, int]] | None:
+    """{day: (prompts, tools)} of one L1 file, from the cache while the file is unchanged."""
+    try:
+        signature = _signature(entry.stat(follow_symlinks=False))
+    except OSError:
+        return None
+    cached = cache.files.get(entry.name)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    try:
+        days = _scan(Path(entry.path))
+    except (OSError, EOFError):
+        return None
+    cache.files[entry.name] = (signature, days)
+    cache.dirty = True
+    return days
 
 
 def rotations(paths: StorePaths) -> list[Rotation]:
@@ -122,27 +222,50 @@ def rotations(paths: StorePaths) -> list[Rotation]:
     return sorted(out, key=lambda r: (r.rotated_at, r.archive))
 
 
-def findings(paths: StorePaths) -> list[Finding]:
+def findings(paths: StorePaths, cache: ActivityCache | None = None) -> list[Finding]:
     """Every key decision and every issue not resolved, across all L3 summaries, newest first."""
     from memkeeper.core.names import summary_name
+
+    cache = cache if cache is not None else ActivityCache()
+    found: list[Finding] = []
+    seen: set[str] = set()
+    for rotation in rotations(paths):
+        name = summary_name(rotation.archive)
+        seen.add(name)
+        found.extend(_summary_findings(paths, name, rotation.archive, cache))
+    for gone in set(cache.summaries) - seen:
+        del cache.summaries[gone]
+        cache.dirty = True
+    return sorted(found, key=attrgetter("date", "archive"), reverse=True)
+
+
+def _summary_findings(paths: StorePaths, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
+    """The decisions and open issues of one summary, from the cache while its file is unchanged."""
     from memkeeper.core.summary import SummaryError, load_summary
 
+    path = paths.archive(name)
+    try:
+        signature = _signature(os.stat(path, follow_symlinks=False))
+    except OSError:
+        return []
+    cached = cache.summaries.get(name)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
     found: list[Finding] = []
-    for rotation in rotations(paths):
-        path = paths.archive(summary_name(rotation.archive))
-        if not path.is_file():
-            continue
-        try:
-            summary = load_summary(path)
-        except (SummaryError, OSError, ValueError):
-            continue
+    try:
+        summary = load_summary(path)
+    except (SummaryError, OSError, ValueError):
+        summary = None
+    if summary is not None:
         for decision in summary.keyDecisions:
             text = str(getattr(decision, "decision", "") or "")
             if text:
                 reason = str(getattr(decision, "reason", "") or "")
                 date = str(getattr(decision, "date", "") or "")
-                found.append(Finding("decision", text, date, rotation.archive, reason))
+                found.append(Finding("decision", text, date, archive, reason))
         for issue in summary.issues:
             if issue.issue and issue.status != "resolved":
-                found.append(Finding("issue", issue.issue, issue.date, rotation.archive, issue.status))
-    return sorted(found, key=lambda f: (f.date, f.archive), reverse=True)
+                found.append(Finding("issue", issue.issue, issue.date, archive, issue.status))
+    cache.summaries[name] = (signature, found)
+    cache.dirty = True
+    return found

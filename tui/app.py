@@ -26,7 +26,7 @@ from textual.reactive import reactive
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.commands import MemoryCommands
 from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
-from memkeeper.tui.model import StoreSnapshot, Target
+from memkeeper.tui.model import BackendHealth, StoreSnapshot, Target
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
 from memkeeper.tui.snapshot import load_snapshot
@@ -53,6 +53,9 @@ class MemkeeperApp(App[None]):
 
     live: reactive[bool] = reactive(False)
     """Whether live refresh is running (screens bind their status line to it)."""
+
+    backend: reactive[BackendHealth | None] = reactive(None)
+    """The summarizer backend and whether it rests (read after each snapshot, in a thread)."""
 
     def __init__(
         self, paths: StorePaths, *, watch: bool = True, note: str | None = None, prefs: bool = True
@@ -102,6 +105,8 @@ class MemkeeperApp(App[None]):
     def _snapshot_loaded(self, message: SnapshotLoaded) -> None:
         if self.snapshot is None:
             self.call_after_refresh(self._warm_up)
+        elif message.snapshot.exists:
+            self._backend_worker(self.paths)
         self.snapshot = message.snapshot
         for screen in self.screen_stack:
             show = getattr(screen, "show_snapshot", None)
@@ -110,11 +115,28 @@ class MemkeeperApp(App[None]):
 
     @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
     def _warm_up(self) -> None:
-        """After the first paint, import what the first search needs, so its keystroke is fast."""
+        """After the first paint, read the summarizer's health and import what the first search
+        needs, so its keystroke is fast."""
+        if self.snapshot is not None and self.snapshot.exists:
+            self._read_backend(self.paths)
         try:
             import memkeeper.core.search  # noqa: F401
         except ImportError:
             pass
+
+    @work(thread=True, exclusive=True, group="backend", exit_on_error=False, description="backend health")
+    def _backend_worker(self, paths: StorePaths) -> None:
+        self._read_backend(paths)
+
+    def _read_backend(self, paths: StorePaths) -> None:
+        from memkeeper.tui.snapshot import backend_health
+
+        try:
+            health = backend_health(paths)
+        except Exception:
+            return  # the status line says nothing rather than something wrong
+        if paths == self.paths:
+            self.call_from_thread(setattr, self, "backend", health)
 
     # -- live refresh ----------------------------------------------------------------------
 
@@ -290,6 +312,7 @@ class MemkeeperApp(App[None]):
             self.pop_screen()
         self.paths = StorePaths(project)
         self.snapshot = None
+        self.backend = None
         self.sub_title = project.name
         if browse is not None:
             browse.reset()
@@ -573,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
         MemkeeperApp(paths, watch=not args.no_watch).run()
         return 0
     paths = demo_paths()
+    if not args.keep_demo:
+        _remove_on_hangup(paths.project.parent)
     try:
         note = f"Demo store (generated) in {paths.project}" + (" (kept on exit)" if args.keep_demo else "")
         MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
@@ -580,6 +605,20 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep_demo:
             shutil.rmtree(paths.project.parent, ignore_errors=True)
     return 0
+
+
+def _remove_on_hangup(folder: Path) -> None:
+    """Closing the terminal (SIGHUP) removes the demo folder too, then ends the process as the
+    signal would have (no ``finally`` runs for a signal's default action, and the terminal is gone)."""
+    import os
+    import signal
+
+    def hang_up(signum: int, _frame: object) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGHUP, hang_up)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,20 @@ class StoreSnapshot:
         return {s.name: s for s in self.sessions}
 
 
+@dataclass(frozen=True)
+class BackendHealth:
+    """The summarizer backend: which one summarises now, and until when the chosen one rests."""
+
+    backend: str
+    in_use: str
+    why: str = ""
+    resting_until: str | None = None
+
+    @property
+    def resting(self) -> bool:
+        return self.resting_until is not None
+
+
 TargetKind = Literal["memory", "named", "archive", "summary", "l1", "day", "tier", "group", "none"]
 """What a tree node or the viewer shows (``tier`` and ``group`` are headings, ``none`` nothing)."""
 

@@ -16,7 +16,14 @@ from typing import Any
 from memkeeper.core.names import is_l1, l1_session, l1_started
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 from memkeeper.core.timefmt import local_time
-from memkeeper.tui.model import ArchiveInfo, SessionCounts, SessionInfo, StoreSnapshot, SummaryState
+from memkeeper.tui.model import (
+    ArchiveInfo,
+    BackendHealth,
+    SessionCounts,
+    SessionInfo,
+    StoreSnapshot,
+    SummaryState,
+)
 
 
 def session_info(name: str, size: int) -> SessionInfo | None:
@@ -92,6 +99,22 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
+    )
+
+
+def backend_health(paths: StorePaths) -> BackendHealth:
+    """The summarizer backend as ``memkeeper status`` reports it (imports pydantic: keep it off the
+    first paint, in a worker)."""
+    from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.summarizers.health import backend_report
+
+    config, _ = load_config_or_default(paths)
+    report = backend_report(paths, config)
+    return BackendHealth(
+        backend=str(report["backend"]),
+        in_use=str(report["inUse"]),
+        why=str(report.get("why") or ""),
+        resting_until=report.get("restingUntil"),
     )
 
 

@@ -4,12 +4,15 @@ Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, 
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
 Enter opens the summary it came from. Everything is read by a thread worker through
-:mod:`memkeeper.core.history`.
+:mod:`memkeeper.core.history` and painted as it arrives: the growth plot and the totals
+first, then the decisions, then the days while the sessions are counted. Per-file readings
+are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
+open reads only the files that changed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rich.text import Text
@@ -28,6 +31,8 @@ from memkeeper.tui.text import gauge, human_tokens, literal
 
 #: Days shown in the daily plot (the most recent ones with any activity).
 DAYS = 30
+#: Decisions and issues listed at first, and added by each "more".
+FINDINGS_PAGE = 200
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,11 @@ class Activity:
 
     days: list[DayActivity]
     rotations: list[Rotation]
-    findings: list[Finding]
+    findings: list[Finding] | None
     memory_tokens: int
     threshold: int
+    counted: tuple[int, int] | None = (0, 0)
+    """Sessions counted so far and in all (None: all counted)."""
 
 
 class ActivityScreen(Screen[None]):
@@ -54,8 +61,10 @@ class ActivityScreen(Screen[None]):
     def __init__(self, paths: StorePaths) -> None:
         super().__init__()
         self._paths = paths
-        self._cache = ActivityCache()
+        self._cache: ActivityCache | None = None
         self._findings: list[Finding] = []
+        self._shown: Activity | None = None
+        self._listed = FINDINGS_PAGE
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -88,34 +97,46 @@ class ActivityScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
     def _read_worker(self) -> None:
-        from memkeeper.core.history import daily_activity, findings, rotations
+        from memkeeper.core.history import daily_activity, findings, load_cache, rotations, save_cache
         from memkeeper.core.rotation import memory_tokens
         from memkeeper.core.settings import hook_settings
 
+        paths = self._paths
         activity = Activity(
-            daily_activity(self._paths, self._cache),
-            rotations(self._paths),
-            findings(self._paths),
-            memory_tokens(self._paths),
-            hook_settings(self._paths).threshold_tokens,
+            [], rotations(paths), None, memory_tokens(paths), hook_settings(paths).threshold_tokens
         )
         self.app.call_from_thread(self._show, activity)
+        if self._cache is None:
+            self._cache = load_cache(paths)
+        cache = self._cache
+        activity = replace(activity, findings=findings(paths, cache))
+        self.app.call_from_thread(self._show, activity)
+
+        def progress(days: list[DayActivity], done: int, total: int) -> None:
+            self.app.call_from_thread(self._show, replace(activity, days=days, counted=(done, total)))
+
+        activity = replace(activity, days=daily_activity(paths, cache, progress), counted=None)
+        self.app.call_from_thread(self._show, activity)
+        try:
+            save_cache(paths, cache)
+        except OSError:
+            pass  # a read-only store: the next open reads the files again
 
     def _show(self, activity: Activity) -> None:
+        """Paint what changed since the last call (the worker sends partial results)."""
         if not self.is_attached:
             return
-        days = activity.days[-DAYS:]
-        ratio = activity.memory_tokens / max(1, activity.threshold)
-        summary = (
-            f"memory.md {human_tokens(activity.memory_tokens)}/{human_tokens(activity.threshold)} "
-            f"{gauge(ratio, 10)} {ratio:.0%} · {len(activity.rotations)} rotations · "
-            f"{sum(d.sessions for d in activity.days)} sessions, {sum(d.prompts for d in activity.days)} "
-            f"prompts, {sum(d.tools for d in activity.days)} tool calls (days in UTC)"
-        )
-        self.query_one("#activity-summary", Static).update(summary)
-        self._plot_days(days)
-        self._plot_growth(activity)
-        self._list_findings(activity.findings)
+        shown, self._shown = self._shown, activity
+        self.query_one("#activity-summary", Static).update(_summary_line(activity))
+        if shown is None or shown.days != activity.days:
+            self._plot_days(activity.days[-DAYS:])
+        if shown is None or (shown.rotations, shown.memory_tokens) != (
+            activity.rotations,
+            activity.memory_tokens,
+        ):
+            self._plot_growth(activity)
+        if activity.findings is not None and (shown is None or shown.findings is not activity.findings):
+            self._list_findings(activity.findings)
 
     def _plot_days(self, days: list[DayActivity]) -> None:
         widget = self.query_one("#daily-plot", PlotextPlot)
@@ -148,19 +169,22 @@ class ActivityScreen(Screen[None]):
         plt.xticks([], [])
         widget.refresh()
 
-    def _list_findings(self, found: list[Finding]) -> None:
+    def _list_findings(self, found: list[Finding], keep: int | None = None) -> None:
+        """The decisions and open issues, newest first, a page at a time (a store may hold thousands)."""
         self._findings = found
         options = self.query_one("#findings", OptionList)
-        keep = options.highlighted
+        keep = options.highlighted if keep is None else keep
         options.clear_options()
-        for index, finding in enumerate(found):
-            mark = "◆ decision" if finding.kind == "decision" else "○ issue   "
-            label = Text.assemble((mark, "bold"), f" {finding.date or '?':10} ", literal(finding.text))
-            options.add_option(Option(label, id=str(index)))
+        shown = found[: self._listed]
+        options.add_options([Option(_finding_label(f), id=str(i)) for i, f in enumerate(shown)])
+        more = len(found) - len(shown)
+        if more > 0:
+            label = f"   … {more:,} more: Enter shows {FINDINGS_PAGE} more"
+            options.add_option(Option(Text(label, style="italic"), id="more"))
         if not found:
             options.add_option(Option(Text("No decisions or open issues in any summary yet."), disabled=True))
         else:
-            options.highlighted = min(keep or 0, len(found) - 1)
+            options.highlighted = min(keep or 0, options.option_count - 1)
 
     @on(OptionList.OptionSelected, "#findings")
     def _selected(self, event: OptionList.OptionSelected) -> None:
@@ -169,7 +193,7 @@ class ActivityScreen(Screen[None]):
     def action_open(self) -> None:
         options = self.query_one("#findings", OptionList)
         if options.highlighted is not None and self._findings:
-            self._open(str(options.highlighted))
+            self._open(options.get_option_at_index(options.highlighted).id)
 
     def _open(self, option_id: str | None) -> None:
         from memkeeper.core.names import summary_name
@@ -177,8 +201,36 @@ class ActivityScreen(Screen[None]):
 
         if option_id is None or not isinstance(self.app, MemkeeperApp):
             return
+        if option_id == "more":
+            self._listed += FINDINGS_PAGE
+            self._list_findings(self._findings, keep=self._listed - FINDINGS_PAGE)
+            return
         finding = self._findings[int(option_id)]
         self.app.show_in_browser(summary_name(finding.archive), None, (finding.text,))
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _finding_label(finding: Finding) -> Text:
+    mark = "◆ decision" if finding.kind == "decision" else "○ issue   "
+    return Text.assemble((mark, "bold"), f" {finding.date or '?':10} ", literal(finding.text))
+
+
+def _summary_line(activity: Activity) -> str:
+    """memory.md against the threshold, rotations, and the totals (or how far counting got)."""
+    ratio = activity.memory_tokens / max(1, activity.threshold)
+    memory = (
+        f"memory.md {human_tokens(activity.memory_tokens)}/{human_tokens(activity.threshold)} "
+        f"{gauge(ratio, 10)} {ratio:.0%} · {len(activity.rotations)} rotations · "
+    )
+    days = activity.days
+    totals = (
+        f"{sum(d.sessions for d in days)} sessions, {sum(d.prompts for d in days)} prompts, "
+        f"{sum(d.tools for d in days)} tool calls (days in UTC)"
+    )
+    if activity.counted is None:
+        return memory + totals
+    done, total = activity.counted
+    counting = f"counting sessions… {done:,} of {total:,}" if total else "counting sessions…"
+    return memory + counting + (f" · so far {totals}" if done else "")

@@ -103,6 +103,7 @@ class BrowseScreen(Screen[None]):
             self.load(Target("memory"))  # in parallel with the snapshot: first paint sooner
         status = self.query_one(StatusLine)
         self.watch(self.mk, "live", status.set_live, init=True)
+        self.watch(self.mk, "backend", status.set_backend, init=True)
 
     # -- calls down from the app -----------------------------------------------------------
 

@@ -1,4 +1,6 @@
-"""StatusLine: memory.md tokens against the threshold, pending summaries, last rotation and flush, live refresh."""
+"""StatusLine: memory.md against the threshold, pending summaries, the summarizer backend (and
+whether it rests), last rotation and flush, live refresh. Parts that do not fit the width
+are left out, least useful first (rotation, then flush)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from memkeeper.core.timefmt import local_time
-from memkeeper.tui.model import StoreSnapshot
+from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.text import human_tokens, literal
+
+SEPARATOR = " │ "
 
 
 class StatusLine(Static):
@@ -25,6 +29,7 @@ class StatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
         self._snapshot: StoreSnapshot | None = None
+        self._backend: BackendHealth | None = None
 
     def show_snapshot(self, snapshot: StoreSnapshot) -> None:
         """Show the state in ``snapshot``."""
@@ -35,7 +40,15 @@ class StatusLine(Static):
         """Show live refresh as on or off (bound to the App's ``live``)."""
         self.live = live
 
+    def set_backend(self, backend: BackendHealth | None) -> None:
+        """Show the summarizer backend (bound to the App's ``backend``)."""
+        self._backend = backend
+        self._redraw()
+
     def watch_live(self) -> None:
+        self._redraw()
+
+    def on_resize(self) -> None:
         self._redraw()
 
     def _redraw(self) -> None:
@@ -48,22 +61,45 @@ class StatusLine(Static):
             return
         ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
         self.set_class(ratio >= 1.0, "-over")
-        text = Text.assemble(
-            (
-                f"{human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)} {ratio:.0%}",
-                "bold",
-            ),
-            " │ ",
+        tokens = f"{human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)} {ratio:.0%}"
+        pending = Text.assemble(
             (f"{snapshot.pending} pending", "bold" if snapshot.pending else ""),
             f" {snapshot.failed}✗" if snapshot.failed else "",
-            " │ rot ",
-            _brief(snapshot.last_rotation),
-            " │ flush ",
-            _brief(snapshot.last_flush),
-            " │ live ",
-            ("on" if self.live else "off", "bold" if self.live else ""),
         )
-        self.update(text)
+        # (part, dropped in this order when the line is too narrow: higher goes first)
+        parts: list[tuple[Text, int]] = [
+            (Text(tokens, style="bold"), 0),
+            (pending, 0),
+            (backend_text(self._backend), 0),
+            (Text(f"rot {_brief(snapshot.last_rotation)}"), 2),
+            (Text(f"flush {_brief(snapshot.last_flush)}"), 1),
+            (Text.assemble("live ", ("on" if self.live else "off", "bold" if self.live else "")), 0),
+        ]
+        self.update(fit(parts, self.content_size.width or 200))
+
+
+def backend_text(backend: BackendHealth | None) -> Text:
+    """``summarizer claude``; ``summarizer extractive (claude rests → 11-24 14:20)`` while it rests."""
+    if backend is None:
+        return Text("summarizer …", style="dim")
+    if backend.resting:
+        return Text.assemble(
+            "summarizer ",
+            (backend.in_use, "bold"),
+            (f" ({backend.backend} rests → {_brief(backend.resting_until)})", "bold"),
+        )
+    return Text.assemble("summarizer ", literal(backend.in_use))
+
+
+def fit(parts: list[tuple[Text, int]], width: int) -> Text:
+    """The parts joined by separators, the highest-numbered ones dropped until the line fits."""
+    shown = list(parts)
+    while True:
+        line = Text(SEPARATOR).join(part for part, _ in shown)
+        droppable = [p for p in shown if p[1] > 0]
+        if line.cell_len <= width or not droppable:
+            return line
+        shown.remove(max(droppable, key=lambda p: p[1]))
 
 
 def _brief(iso: str | None) -> str:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from memkeeper.core.atomic import append_text
+from memkeeper.core.atomic import append_text, atomic_write_json
 from memkeeper.core.demo import create_demo_store
 from memkeeper.core.store import StorePaths
 
@@ -31,6 +31,8 @@ def build_store(base: Path) -> StorePaths:
     project.mkdir(parents=True, exist_ok=True)
     paths = create_demo_store(project, seed=0)
     append_text(paths.memory, HOSTILE_LINES)
+    # The status line names the summarizer: the same one on every machine (with or without claude).
+    atomic_write_json(paths.config, {"summarizer": {"backend": "extractive"}})
     return paths
 
 

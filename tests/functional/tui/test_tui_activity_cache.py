@@ -1,0 +1,69 @@
+"""The activity screen reads each file once: its per-file readings are kept in the store's .state,
+keyed by (inode, size, mtime), so the next open reads only the files that changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import memkeeper.core.history as history
+from memkeeper.core.atomic import append_text
+from memkeeper.core.history import CACHE_NAME, daily_activity, findings, load_cache
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.screens.activity import ActivityScreen
+from tests.functional.tui.scenes import open_screen
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    reads: list[str] = []
+    scan = history._scan
+
+    def counting(path: object) -> dict[str, tuple[int, int]]:
+        reads.append(str(path))
+        return scan(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(history, "_scan", counting)
+    return reads
+
+
+async def _open_activity(store: StorePaths) -> str:
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_screen(pilot, "A", ActivityScreen)
+        return str(screen.query_one("#activity-summary").render())
+
+
+async def test_a_second_open_reads_only_the_session_that_grew(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = _count_reads(monkeypatch)
+    sessions = sorted(store.sessions.glob("*.l1.jsonl"))
+    first = await _open_activity(store)
+    assert len(reads) == len(sessions) and (store.state / CACHE_NAME).is_file()
+    assert "counting" not in first and f"{len(sessions)} sessions" in first
+    reads.clear()
+    again = await _open_activity(store)  # a new app: the cache comes from the store
+    assert reads == [] and again == first
+    grown = sessions[0]
+    day = grown.name[:10]
+    append_text(grown, json.dumps({"ts": f"{day}T23:59:00.000Z", "role": "user", "text": "one more"}) + "\n")
+    reads.clear()
+    await _open_activity(store)
+    assert reads == [str(grown)]
+    assert sum(d.prompts for d in daily_activity(store)) == sum(
+        d.prompts for d in daily_activity(store, load_cache(store))
+    )
+
+
+def test_cached_findings_equal_a_fresh_reading_and_a_broken_cache_is_ignored(store: StorePaths) -> None:
+    cache = load_cache(store)
+    fresh = findings(store)
+    assert findings(store, cache) == fresh and cache.dirty
+    history.save_cache(store, cache)
+    assert findings(store, load_cache(store)) == fresh
+    (store.state / CACHE_NAME).write_text("{not json")
+    broken = load_cache(store)
+    assert broken.files == {} and broken.summaries == {}
+    assert findings(store, broken) == fresh
