@@ -9,7 +9,7 @@ from typing import Any
 from memkeeper.core.search import reindex, scan_search, search
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search.words import camel_parts, plain_words, with_parts
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store import StorePaths, ensure_store, paths_for
 from memkeeper.core.titles import session_titles
 from tests.l1_data import l1_entry, store_with_memory, write_l1
 
@@ -134,12 +134,12 @@ def test_a_session_title_counts_for_the_entries_of_its_session(tmp_path: Path) -
     ):
         # the answer is far from the title's prompt: another prompt comes between them
         turns = [
-            _e(0, "user", text=title),
+            l1_entry(0, "user", text=title),
             *_filler(8),
-            _e(20, "user", text="go on"),
-            _e(21, "assistant", text=answer),
+            l1_entry(20, "user", text="go on"),
+            l1_entry(21, "assistant", text=answer),
         ]
-        _session(store, name, [*turns, *_filler(8)])
+        write_l1(store, name, [*turns, *_filler(8)])
     hits = [h for h in search(store, "backup owner folder", tiers=["l1"]).ranked if answer[:20] in h.snippet]
     assert [h.file.rsplit("/", 1)[-1][:17] for h in hits] == ["2026-11-20_100000", "2026-11-22_100000"]
     assert hits[0].confidence > hits[1].confidence
