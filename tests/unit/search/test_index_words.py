@@ -132,3 +132,25 @@ def test_an_index_of_the_previous_schema_is_rebuilt_once_with_progress(tmp_path:
     again = search(store, "rotate memory")
     assert not any("replaced" in w for w in again.warnings)
     assert [h.id for h in again.ranked] == [h.id for h in first.ranked]
+
+
+def test_a_session_title_counts_for_the_entries_of_its_session(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    store = paths_for(tmp_path / "proj")
+    ensure_store(store)
+    answer = "I changed the owner of the folder to the app user."
+    for name, title in (
+        ("2026-11-20_100000_aaaa1111.l1.jsonl", "The nightly backup job fails with a permission error"),
+        ("2026-11-22_100000_bbbb2222.l1.jsonl", "Tidy up the readme headings please"),
+    ):
+        # the answer is far from the title's prompt: another prompt comes between them
+        turns = [
+            _e(0, "user", text=title),
+            *_filler(8),
+            _e(20, "user", text="go on"),
+            _e(21, "assistant", text=answer),
+        ]
+        _session(store, name, [*turns, *_filler(8)])
+    hits = [h for h in search(store, "backup owner folder", tiers=["l1"]).ranked if answer[:20] in h.snippet]
+    assert [h.file.rsplit("/", 1)[-1][:17] for h in hits] == ["2026-11-20_100000", "2026-11-22_100000"]
+    assert hits[0].confidence > hits[1].confidence
