@@ -117,11 +117,20 @@ class MemkeeperApp(App[None]):
     def _warm_up(self) -> None:
         """After the first paint, read the summarizer's health and import what the first search
         needs, so its keystroke is fast."""
-        if self.snapshot is not None and self.snapshot.exists:
-            self._read_backend(self.paths)
+        if self.snapshot is None or not self.snapshot.exists:
+            return
+        self._read_backend(self.paths)
         try:
-            import memkeeper.core.search  # noqa: F401
+            from memkeeper.core.search import search
         except ImportError:
+            return
+        if not self.paths.search_db.exists():
+            return  # no index yet: the first search builds it, with its progress shown
+        try:
+            # A throwaway search: opens the index, reads its schema and pages into the OS
+            # cache, so the first real keystroke pays none of that (nothing is written).
+            search(self.paths, "memkeeper", deep=self.prefs.deep, limit=1, refresh=False)
+        except Exception:
             pass
 
     @work(thread=True, exclusive=True, group="backend", exit_on_error=False, description="backend health")
