@@ -212,10 +212,10 @@ class SearchScreen(Screen[None]):
 
     def run_search(self) -> None:
         """Search for the current query and filters (in a thread)."""
-        self._serial += 1
         state = self._state
         words, since, until = split_dates(state.query)
         if not words.strip():
+            self._serial += 1
             self._asked = None
             self._hits = []
             self._summary = ""
@@ -230,14 +230,14 @@ class SearchScreen(Screen[None]):
             since,
             until,
             state.limit,
-            self._serial,
+            self._serial + 1,
             state.exact,
         )
         if _same_search(request, self._asked):
-            # The same words and filters as the search on screen or under way (a key that
-            # changed nothing, or typed back): its answer stands.
-            self._queued = None
+            # The same words and filters as the last search asked (on screen, under way or
+            # queued): a key that changed nothing; that answer stands.
             return
+        self._serial += 1
         self._asked = request
         if self._searching:
             # One search thread at a time: a slow query is not joined by one per keystroke;
