@@ -63,7 +63,7 @@ SCORE_BUDGET = 4000
 #: When every word is that common, the newest NEWEST_BUDGET rows holding the two rarest are
 #: ranked (walking common words newest first costs about 9 µs a row at 1 GB).
 NEWEST_BUDGET = 1000
-DF_COUNT_CAP = 20000
+DF_COUNT_CAP = 5000
 #: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5
@@ -370,17 +370,7 @@ def _coverage_marks(
     next to an entry says little about it.
     """
     table = schema.WORDS[index]
-    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
-    # Porter's stemmer changes only a word's ending, never its first letter: words with
-    # another first letter than every stem asked for need no stemming
-    initials = {t[0] for targets in wanted.values() for t in targets if t}
-    for cand in cands:
-        if cand.doc is not None:
-            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
-            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
-            for stem, targets in wanted.items():
-                if not stems.isdisjoint(targets):
-                    cand.own.add(stem)
+    _own_marks(query, cands)
     for group in query.groups:
         if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
             continue
@@ -394,6 +384,46 @@ def _coverage_marks(
         ).fetchall()
         for (rowid,) in rows:
             lacking[rowid].context.add(group.stem)
+    if index == "l1":
+        _title_marks(conn, query, cands)
+
+
+def _own_marks(query: RankedQuery, cands: list[Candidate]) -> None:
+    """Which groups each candidate holds in its own text (read anyway)."""
+    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
+    # Porter's stemmer changes only a word's ending, never its first letter: words with
+    # another first letter than every stem asked for need no stemming
+    initials = {t[0] for targets in wanted.values() for t in targets if t}
+    for cand in cands:
+        if cand.doc is not None:
+            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
+            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
+            for stem, targets in wanted.items():
+                if not stems.isdisjoint(targets):
+                    cand.own.add(stem)
+
+
+def _title_marks(conn: sqlite3.Connection, query: RankedQuery, cands: list[Candidate]) -> None:
+    """Words of the query in an entry's session title count as its context (the title is
+    the session's own field, ``schema.TITLES``: one row per L1 file, keyed by its source id)."""
+    sessions = {c.rowid >> schema.OFFSET_BITS for c in cands}
+    if not sessions:
+        return
+    table = schema.TITLES
+    marks = ",".join("?" * len(sessions))
+    for group in query.groups:
+        if group.spaceless:
+            continue
+        found = {
+            src
+            for (src,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+                (_group_expr(group), *sessions),
+            )
+        }
+        for cand in cands:
+            if cand.rowid >> schema.OFFSET_BITS in found and group.stem not in cand.own:
+                cand.context.add(group.stem)
 
 
 def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: set[str]) -> float:

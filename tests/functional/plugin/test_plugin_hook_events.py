@@ -392,3 +392,25 @@ def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> Non
         timeout=60,
     )
     assert done.returncode == 0
+
+
+def test_launcher_exits_zero_when_the_package_fails_to_import(tmp_path: Path, home: Path) -> None:
+    """Python replaces the launcher's shell (exec): a package that breaks on import still ends in exit 0."""
+    plugin = tmp_path / "plugin"
+    for folder in ("bin", "lib"):
+        (plugin / folder).mkdir(parents=True)
+        name = "memkeeper-hook" if folder == "bin" else "find-python.sh"
+        (plugin / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
+    broken = tmp_path / "site" / "memkeeper"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise RuntimeError('broken install')\n")
+    (plugin / ".memkeeper-python").write_text(f"{sys.executable}\n{broken.parent}\n")
+    env = _subprocess_env(home)
+    done = subprocess.run(
+        ["/bin/sh", str(plugin / "bin" / "memkeeper-hook"), "PostToolUse"],
+        input=b"{}",
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
