@@ -80,8 +80,8 @@ ONE_WORD_CONFIDENCE = 0.9
 MAX_SUGGESTIONS = 3
 #: Close-word suggestions read the index pages of the terms with the word's first letter, or
 #: its first two (three) when those span more than SUGGEST_PAGES pages; never more than SUGGEST_MAX_PAGES.
-SUGGEST_PAGES = 64
-SUGGEST_MAX_PAGES = 128
+SUGGEST_PAGES = 8
+SUGGEST_MAX_PAGES = 64
 SUGGEST_PREFIX = 3
 #: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
 #: Endings tried to turn a stem back into a word that stems to it.
