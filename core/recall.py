@@ -271,9 +271,19 @@ def recall_context(
 
 
 def lookup_here(
-    project: str, session_id: str | None, prompt: str, min_confidence: float, conn: Any = None
+    project: str,
+    session_id: str | None,
+    prompt: str,
+    min_confidence: float,
+    conn: Any = None,
+    answer: Callable[[str], None] | None = None,
 ) -> str:
-    """The recall step in this process (imports the search engine); ``conn``: an open index connection."""
+    """The recall step in this process (imports the search engine); ``conn``: an open index connection.
+
+    ``answer(text)`` (the resident server's reply) is called before the session's state is
+    saved, still under its lock: the prompt does not wait for that write, and another
+    prompt of the session meanwhile finds the lock taken and is skipped, never answered twice.
+    """
     import sys
 
     if sys.flags.no_site:  # the hook launcher starts Python with -S; the engine's stemmer is a site package
@@ -295,6 +305,8 @@ def lookup_here(
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
         text = _recall(paths, session_id, prompt, min_confidence, state, conn)
+        if answer is not None:
+            answer(text)
         if text:
             atomic_write_json(path, state, durable=False)
         return text
@@ -340,6 +352,7 @@ MAX_REQUEST = 64 * 1024
 #: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
 MAX_SOCKET_PATH = 100
 _ANSWER = b"="
+_BINDING = ".binding"
 
 
 def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
@@ -438,17 +451,22 @@ class RecallServer:
         folder, name = os.path.split(self.path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         _unlink(self.path)
+        # Bound under a name no hook looks for, and given its own only once it listens: a
+        # hook never meets a socket that refuses (it would remove it as a dead server's).
+        _unlink(self.path + _BINDING)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_mask = os.umask(0o177)
         try:
-            _at(folder, name, sock.bind)
+            _at(folder, name + _BINDING, sock.bind)
         except OSError:
             sock.close()
             return False
         finally:
             os.umask(old_mask)
         self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
+        self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
         sock.listen(16)
+        os.replace(self.path + _BINDING, self.path)
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
         if warm:
             threading.Thread(target=self.warm, name="memkeeper-recall-warm", daemon=True).start()
@@ -472,6 +490,7 @@ class RecallServer:
             self._sock.close()
             self._sock = None
             _unlink(self.path)
+            _unlink(self.path + _BINDING)
         with self._index_lock:
             self._drop_conn()
 
@@ -506,21 +525,31 @@ class RecallServer:
             threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
 
     def _answer(self, conn: Any) -> None:
+        import socket
+
         try:
             conn.settimeout(5.0)
             if not _same_user(conn):
                 return
             request = fastjson.loads(_read_all(conn)[:MAX_REQUEST])
-            text = self._lookup(request) if isinstance(request, dict) else ""
-            conn.sendall(_ANSWER + text.encode("utf-8"))
-            self.served += 1
-            self.last_used = time.monotonic()
+            sent: list[str] = []
+
+            def reply(text: str) -> None:
+                self.served += 1  # counted before the hook can see the answer
+                self.last_used = time.monotonic()
+                conn.sendall(_ANSWER + text.encode("utf-8"))
+                conn.shutdown(socket.SHUT_WR)  # the hook has its answer now
+                sent.append(text)
+
+            text = self._lookup(request, reply) if isinstance(request, dict) else ""
+            if not sent:
+                reply(text)
         except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
             pass
         finally:
             conn.close()
 
-    def _lookup(self, request: dict[str, Any]) -> str:
+    def _lookup(self, request: dict[str, Any], reply: Callable[[str], None] | None = None) -> str:
         session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
         if not isinstance(prompt, str) or isinstance(low, bool) or not isinstance(low, (int, float)):
             return ""
@@ -531,7 +560,7 @@ class RecallServer:
                 return ""
             try:
                 return lookup_here(
-                    project, session if isinstance(session, str) else None, prompt, float(low), conn
+                    project, session if isinstance(session, str) else None, prompt, float(low), conn, reply
                 )
             except Exception:
                 self._drop_conn()  # opened afresh for the next lookup

@@ -63,7 +63,7 @@ SCORE_BUDGET = 4000
 #: When every word is that common, the newest NEWEST_BUDGET rows holding the two rarest are
 #: ranked (walking common words newest first costs about 9 µs a row at 1 GB).
 NEWEST_BUDGET = 1000
-DF_COUNT_CAP = 20000
+DF_COUNT_CAP = 5000
 #: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5

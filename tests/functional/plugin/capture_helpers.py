@@ -49,16 +49,6 @@ def write_config(paths: StorePaths, config: dict[str, Any]) -> None:
     paths.config.write_text(json.dumps(config), "utf-8")
 
 
-def write_l1(paths: StorePaths, name: str, entries: list[dict[str, Any]]) -> Path:
-    """An L1 file with ``entries`` (appended if it exists)."""
-    paths.sessions.mkdir(parents=True, exist_ok=True)
-    path = paths.sessions / name
-    with open(path, "a", encoding="utf-8") as handle:
-        for entry in entries:
-            handle.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-    return path
-
-
 #: The real Claude Code CLIs the end-to-end tests run: pinned, and the newest tested.
 CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
 
@@ -71,7 +61,9 @@ def claude_env(
 
     PATH holds the CLI and the system only, so the plugin's launchers must find our Python by themselves;
     with ``memkeeper_on_path`` it also holds this Python's bin folder (``memkeeper`` there, as after
-    ``pip install memkeeper``).
+    ``pip install memkeeper``). The launchers of ``plugin/`` find the checkout's own ``.venv`` by
+    themselves (``plugin/lib/find-python.sh``); a venv anywhere else is named to them in
+    ``MEMKEEPER_PYTHON``, as a user would, so the tests pass wherever the venv lives.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}
     path = [
@@ -87,6 +79,8 @@ def claude_env(
         ANTHROPIC_BASE_URL=api_url,
         PATH=":".join(path),
     )
+    if Path(sys.executable).parent != REPO / ".venv" / "bin":
+        env["MEMKEEPER_PYTHON"] = sys.executable
     return env
 
 

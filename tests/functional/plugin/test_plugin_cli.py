@@ -11,7 +11,8 @@ import pytest
 from memkeeper.cli.main import main
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import payload_for, write_config, write_l1
+from tests.functional.plugin.capture_helpers import payload_for, write_config
+from tests.l1_data import write_l1
 from tests.memkeeper_cli import run_memkeeper
 
 

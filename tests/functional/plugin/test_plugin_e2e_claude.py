@@ -201,6 +201,9 @@ def test_memkeeper_install_registers_the_plugin(
     claude_bin: Path, e2e_env: dict[str, str], e2e_project: StorePaths, mock: MockAnthropic
 ) -> None:
     home = Path(e2e_env["HOME"])
+    # The installed plugin finds our Python through the record `memkeeper install` writes, wherever the
+    # venv lives: nothing names it.
+    e2e_env.pop("MEMKEEPER_PYTHON", None)
     env = dict(e2e_env, PATH=claude_env(home, claude_bin, mock.url, memkeeper_on_path=True)["PATH"])
     done = run_memkeeper("install", "--json", env=env)
     assert done.returncode == 0, done.stdout + done.stderr

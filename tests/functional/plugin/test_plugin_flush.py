@@ -13,7 +13,8 @@ import pytest
 from memkeeper.core import flush, summarizers
 from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config, write_l1
+from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config
+from tests.l1_data import write_l1
 
 SECTION_RE = re.compile(r"^## \d{4}-\d{2}-\d{2}_\d{4} \(local \d{2}-\d{2}_\d{4}\)$", re.MULTILINE)
 

@@ -7,7 +7,7 @@ import json
 from memkeeper.core.index import update_index
 from memkeeper.core.session_context import CONTEXT_LIMIT, build_context
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import write_l1
+from tests.l1_data import write_l1
 
 
 def add_archive(paths: StorePaths, name: str, summary: dict[str, object] | None, **extra: object) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_claude, write_l1
+from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_claude
 from tests.functional.plugin.capture_mock_api import MockAnthropic
+from tests.l1_data import write_l1
 
 pytestmark = pytest.mark.e2e
 

@@ -19,8 +19,9 @@ import pytest
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import read_call_log
 from memkeeper.core.summarizers.health import read_health
-from tests.functional.plugin.capture_helpers import claude_env, memory_project, write_l1
+from tests.functional.plugin.capture_helpers import claude_env, memory_project
 from tests.functional.plugin.capture_mock_api import MockAnthropic
+from tests.l1_data import write_l1
 from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.e2e

@@ -65,6 +65,18 @@ async def open_screen(pilot: Pilot[None], key: str, kind: type[S]) -> S:
     return screen
 
 
+Scene = Callable[[Pilot[None]], Awaitable[None]]
+
+
+def _keys(*keys: str) -> Scene:
+    """The scene one step away: ``keys`` pressed (settled) in the browse screen."""
+
+    async def scene(pilot: Pilot[None]) -> None:
+        await press_settled(pilot, *keys)
+
+    return scene
+
+
 async def _browse(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
@@ -144,14 +156,6 @@ async def _pending(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _migrate(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "m")
-
-
-async def _rotate(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "r")
-
-
 async def _forget(pilot: Pilot[None]) -> None:
     from memkeeper.tui.model import Target
 
@@ -165,18 +169,6 @@ async def _trash(pilot: Pilot[None]) -> None:
     await _forget(pilot)
     await pilot.press("y")
     await press_settled(pilot, "t")
-
-
-async def _help(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "f1")
-
-
-async def _sections(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "s")
-
-
-async def _projects(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "o")
 
 
 async def _palette(pilot: Pilot[None]) -> None:
@@ -198,10 +190,6 @@ async def _literal(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _sessions(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "S")
-
-
 async def _activity(pilot: Pilot[None]) -> None:
     await press_settled(pilot, "A")
     await pilot.wait_for_scheduled_animations()
@@ -219,8 +207,6 @@ async def _search_progress(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-Scene = Callable[[Pilot[None]], Awaitable[None]]
-
 #: name → (what it shows, how to get there). Every screen and main state.
 SCENES: dict[str, tuple[str, Scene]] = {
     "browse": ("Browse: tier tree, memory.md with its token gauge, status line", _browse),
@@ -236,16 +222,16 @@ SCENES: dict[str, tuple[str, Scene]] = {
         _search_opened,
     ),
     "search_progress": ("The first deep search updates the index with a progress bar", _search_progress),
-    "sessions": ("Sessions: title, local start, length, tools; filter as you type", _sessions),
+    "sessions": ("Sessions: title, local start, length, tools; filter as you type", _keys("S")),
     "activity": ("Activity per day, memory growth, every decision and open issue", _activity),
     "pending": ("Pending and failed summaries", _pending),
-    "migrate": ("Migrate: preview (here: nothing to do)", _migrate),
-    "rotate": ("Rotate now: confirmation", _rotate),
+    "migrate": ("Migrate: preview (here: nothing to do)", _keys("m")),
+    "rotate": ("Rotate now: confirmation", _keys("r")),
     "forget": ("Forget an archive: confirmation", _forget),
     "trash": ("Trash with the forgotten archive", _trash),
-    "sections": ("Jump to a section", _sections),
-    "projects": ("Projects with a store", _projects),
-    "help": ("F1: every key", _help),
+    "sections": ("Jump to a section", _keys("s")),
+    "projects": ("Projects with a store", _keys("o")),
+    "help": ("F1: every key", _keys("f1")),
     "light_theme": ("Themes apply (textual-light here)", _light),
     "palette": ("Command palette", _palette),
 }

@@ -38,6 +38,12 @@ from tests.planted import store_text, write_transcript
         ("a stray </private> close", "a stray </private> close"),
         ("use `<private>` to hide text", "use `<private>` to hide text"),
         ("no tags here", "no tags here"),
+        # in inline code a tag is literal; an unclosed tag fails closed
+        ("use `a <private> tag` to hide text", "use `a <private> tag` to hide text"),
+        ("`a` <private>secret</private> `b`", "`a` [PRIVATE] `b`"),
+        ("say `<private>` then <private>hidden</private> ok", "say `<private>` then [PRIVATE] ok"),
+        ("an unclosed `tick <private>hidden", "an unclosed `tick [PRIVATE]"),
+        ("prose <private>never closed\nnext line too", "prose [PRIVATE]"),
     ],
 )
 def test_private_forms(text: str, expected: str) -> None:

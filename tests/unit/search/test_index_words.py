@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import runpy
 import sqlite3
 import sys
@@ -16,48 +15,38 @@ from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search.words import camel_parts, plain_words, with_parts
 from memkeeper.core.store import StorePaths, ensure_store, paths_for
 from memkeeper.core.titles import session_titles
-
-
-def _e(minute: int, role: str, **fields: Any) -> dict[str, Any]:
-    return {"ts": f"2026-11-20T10:{minute:02d}:00.000Z", "role": role, **fields}
-
-
-def _session(store: StorePaths, name: str, entries: list[dict[str, Any]]) -> None:
-    store.sessions.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
-    (store.sessions / name).write_text(lines, "utf-8")
+from tests.l1_data import l1_entry, store_with_memory, write_l1
 
 
 def _filler(n: int) -> list[dict[str, Any]]:
     return [
-        _e(i % 60, "user" if i % 2 else "assistant", text=f"ordinary turn {i} about the readme")
+        l1_entry(i % 60, "user" if i % 2 else "assistant", text=f"ordinary turn {i} about the readme")
         for i in range(n)
     ]
 
 
 def _store(tmp_path: Path) -> StorePaths:
-    (tmp_path / "proj").mkdir()
-    store = paths_for(tmp_path / "proj")
-    ensure_store(store)
-    store.memory.write_text(
-        "# Memory\n\n## 2026-11-01_0900\n- [api]: loadSessionIndex reads the cache\n", "utf-8"
+    store = store_with_memory(
+        tmp_path / "proj", "# Memory\n\n## 2026-11-01_0900\n- [api]: loadSessionIndex reads the cache\n"
     )
-    _session(
+    write_l1(
         store,
         "2026-11-20_100000_aaaa1111.l1.jsonl",
         [
-            _e(0, "user", text="Please make the archive writer safer when the disk is full"),
+            l1_entry(0, "user", text="Please make the archive writer safer when the disk is full"),
             *_filler(20),
-            _e(30, "assistant", text="I renamed the helper to rotateMemory() and call it from the hook."),
-            _e(31, "assistant", text="The summary_state file is now written atomically."),
-            _e(32, "assistant", text="We rotate the memory file once it passes the threshold."),
+            l1_entry(
+                30, "assistant", text="I renamed the helper to rotateMemory() and call it from the hook."
+            ),
+            l1_entry(31, "assistant", text="The summary_state file is now written atomically."),
+            l1_entry(32, "assistant", text="We rotate the memory file once it passes the threshold."),
             *_filler(10),
         ],
     )
-    _session(
+    write_l1(
         store,
         "2026-11-21_100000_bbbb2222.l1.jsonl",
-        [_e(0, "user", text="Why does the Korean tokenizer miss short words?"), *_filler(6)],
+        [l1_entry(0, "user", text="Why does the Korean tokenizer miss short words?"), *_filler(6)],
     )
     return store
 
@@ -149,12 +138,12 @@ def test_a_session_title_counts_for_the_entries_of_its_session(tmp_path: Path) -
     ):
         # the answer is far from the title's prompt: another prompt comes between them
         turns = [
-            _e(0, "user", text=title),
+            l1_entry(0, "user", text=title),
             *_filler(8),
-            _e(20, "user", text="go on"),
-            _e(21, "assistant", text=answer),
+            l1_entry(20, "user", text="go on"),
+            l1_entry(21, "assistant", text=answer),
         ]
-        _session(store, name, [*turns, *_filler(8)])
+        write_l1(store, name, [*turns, *_filler(8)])
     hits = [h for h in search(store, "backup owner folder", tiers=["l1"]).ranked if answer[:20] in h.snippet]
     assert [h.file.rsplit("/", 1)[-1][:17] for h in hits] == ["2026-11-20_100000", "2026-11-22_100000"]
     assert hits[0].confidence > hits[1].confidence

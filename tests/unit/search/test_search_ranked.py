@@ -10,52 +10,44 @@ import pytest
 
 from memkeeper.core.search import HIGH_CONFIDENCE, ranked, search
 from memkeeper.core.search.words import edit_distance, variants
-from memkeeper.core.store import StorePaths, ensure_store, paths_for
-
-
-def _session(store: StorePaths, name: str, entries: list[dict[str, Any]]) -> Path:
-    store.sessions.mkdir(parents=True, exist_ok=True)
-    path = store.sessions / name
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
-    return path
-
-
-def _e(minute: int, role: str, **fields: Any) -> dict[str, Any]:
-    return {"ts": f"2026-11-20T10:{minute:02d}:00.000Z", "role": role, **fields}
+from memkeeper.core.store import StorePaths
+from tests.l1_data import l1_entry, store_with_memory, write_l1
 
 
 def _filler(n: int) -> list[dict[str, Any]]:
     """Ordinary turns around the planted ones, so ranking has something to beat."""
     out: list[dict[str, Any]] = []
     for i in range(n):
-        out.append(_e(i % 60, "user", text=f"please update the readme section {i} and run the tests"))
-        out.append(_e(i % 60, "tool", name="Bash", cmd=f"pytest -q tests/test_{i}.py"))
-        out.append(_e(i % 60, "tool_result", output=f"{i} passed in 0.{i}s", result="ok"))
-        out.append(_e(i % 60, "assistant", text=f"The tests pass; I updated section {i} of the readme."))
+        out.append(l1_entry(i % 60, "user", text=f"please update the readme section {i} and run the tests"))
+        out.append(l1_entry(i % 60, "tool", name="Bash", cmd=f"pytest -q tests/test_{i}.py"))
+        out.append(l1_entry(i % 60, "tool_result", output=f"{i} passed in 0.{i}s", result="ok"))
+        out.append(
+            l1_entry(i % 60, "assistant", text=f"The tests pass; I updated section {i} of the readme.")
+        )
     return out
 
 
 def _store(tmp_path: Path) -> StorePaths:
-    (tmp_path / "proj").mkdir()
-    store = paths_for(tmp_path / "proj")
-    ensure_store(store)
-    store.memory.write_text(
-        "# Memory\n\n## 2026-11-01_0900\n- [db]: we decided to keep the index in SQLite with WAL\n", "utf-8"
+    store = store_with_memory(
+        tmp_path / "proj",
+        "# Memory\n\n## 2026-11-01_0900\n- [db]: we decided to keep the index in SQLite with WAL\n",
     )
     planted = [
-        _e(1, "user", text="The nightly backup job keeps crashing with a permission error, can you look?"),
-        _e(2, "tool", name="Bash", cmd="ls -la /var/backups"),
-        _e(3, "tool_result", output="drwx------ root root backups", result="ok"),
-        _e(
+        l1_entry(
+            1, "user", text="The nightly backup job keeps crashing with a permission error, can you look?"
+        ),
+        l1_entry(2, "tool", name="Bash", cmd="ls -la /var/backups"),
+        l1_entry(3, "tool_result", output="drwx------ root root backups", result="ok"),
+        l1_entry(
             4,
             "assistant",
             text="The cron user cannot write to the folder; I changed its owner to the app user.",
         ),
-        _e(5, "user", text="검색 속도를 높이려고 트라이그램 인덱스를 추가했어"),
-        _e(6, "assistant", text="Rotation thresholds are measured in tokens."),
-        _e(7, "tool_result", output="rotation threshold: 23750 tokens (from config)", result="ok"),
+        l1_entry(5, "user", text="검색 속도를 높이려고 트라이그램 인덱스를 추가했어"),
+        l1_entry(6, "assistant", text="Rotation thresholds are measured in tokens."),
+        l1_entry(7, "tool_result", output="rotation threshold: 23750 tokens (from config)", result="ok"),
     ]
-    _session(store, "2026-11-20_100000_aaaa1111.l1.jsonl", [*_filler(30), *planted, *_filler(10)])
+    write_l1(store, "2026-11-20_100000_aaaa1111.l1.jsonl", [*_filler(30), *planted, *_filler(10)])
     return store
 
 
@@ -161,11 +153,13 @@ def test_ranked_without_the_index_reads_the_files(tmp_path: Path) -> None:
 def test_an_appended_entry_gets_its_neighbours_from_the_file(tmp_path: Path) -> None:
     store = _store(tmp_path)
     path = store.sessions / "2026-11-21_090000_bbbb2222.l1.jsonl"
-    first = [_e(1, "user", text="the quarterly invoice export times out on large accounts")]
-    _session(store, path.name, first)
+    first = [l1_entry(1, "user", text="the quarterly invoice export times out on large accounts")]
+    write_l1(store, path.name, first)
     assert search(store, "invoice export")  # indexed: the file is now known
     with open(path, "a", encoding="utf-8") as handle:  # an append, read from its offset
-        handle.write(json.dumps(_e(2, "tool_result", output="HTTP 504 after 30000 ms", result="ok")) + "\n")
+        handle.write(
+            json.dumps(l1_entry(2, "tool_result", output="HTTP 504 after 30000 ms", result="ok")) + "\n"
+        )
     results = search(store, "invoice export timeout result", tiers=["l1"], types=["tool_result"])
     assert results.hits and "HTTP 504" in _top(results).snippet
 
@@ -181,9 +175,9 @@ def test_a_rewritten_memory_file_leaves_no_stale_words(tmp_path: Path) -> None:
 def _common_words_store(tmp_path: Path) -> StorePaths:
     """The base store plus short entries holding core, flush and py apart, and one naming core/flush.py."""
     store = _store(tmp_path)
-    apart = [_e(i % 60, "user", text=f"py core then flush {i}") for i in range(40)]
-    path = [_e(30, "user", text="we fixed the timeout in core/flush.py after a long review of the job")]
-    _session(store, "2026-11-21_100000_bbbb2222.l1.jsonl", [*apart[:20], *path, *apart[20:]])
+    apart = [l1_entry(i % 60, "user", text=f"py core then flush {i}") for i in range(40)]
+    path = [l1_entry(30, "user", text="we fixed the timeout in core/flush.py after a long review of the job")]
+    write_l1(store, "2026-11-21_100000_bbbb2222.l1.jsonl", [*apart[:20], *path, *apart[20:]])
     return store
 
 
@@ -220,12 +214,12 @@ def test_a_path_like_query_finds_the_file_mention(tmp_path: Path, monkeypatch: p
 
 def test_suggestions_skip_hex_ids_and_words_no_entry_holds(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    _session(
+    write_l1(
         store,
         "2026-11-21_100000_cccc3333.l1.jsonl",
         [
-            _e(1, "tool_result", output="commit eceaed1 and deadbe0 and abcdef"),
-            _e(2, "user", text="exceeded"),
+            l1_entry(1, "tool_result", output="commit eceaed1 and deadbe0 and abcdef"),
+            l1_entry(2, "user", text="exceeded"),
         ],
     )
     results = search(store, "exceded")
