@@ -352,6 +352,7 @@ MAX_REQUEST = 64 * 1024
 #: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
 MAX_SOCKET_PATH = 100
 _ANSWER = b"="
+_BINDING = ".binding"
 
 
 def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
@@ -450,17 +451,22 @@ class RecallServer:
         folder, name = os.path.split(self.path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         _unlink(self.path)
+        # Bound under a name no hook looks for, and given its own only once it listens: a
+        # hook never meets a socket that refuses (it would remove it as a dead server's).
+        _unlink(self.path + _BINDING)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_mask = os.umask(0o177)
         try:
-            _at(folder, name, sock.bind)
+            _at(folder, name + _BINDING, sock.bind)
         except OSError:
             sock.close()
             return False
         finally:
             os.umask(old_mask)
         self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
+        self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
         sock.listen(16)
+        os.replace(self.path + _BINDING, self.path)
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
         if warm:
             threading.Thread(target=self.warm, name="memkeeper-recall-warm", daemon=True).start()
@@ -484,6 +490,7 @@ class RecallServer:
             self._sock.close()
             self._sock = None
             _unlink(self.path)
+            _unlink(self.path + _BINDING)
         with self._index_lock:
             self._drop_conn()
 
@@ -528,6 +535,8 @@ class RecallServer:
             sent: list[str] = []
 
             def reply(text: str) -> None:
+                self.served += 1  # counted before the hook can see the answer
+                self.last_used = time.monotonic()
                 conn.sendall(_ANSWER + text.encode("utf-8"))
                 conn.shutdown(socket.SHUT_WR)  # the hook has its answer now
                 sent.append(text)
@@ -535,8 +544,6 @@ class RecallServer:
             text = self._lookup(request, reply) if isinstance(request, dict) else ""
             if not sent:
                 reply(text)
-            self.served += 1
-            self.last_used = time.monotonic()
         except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
             pass
         finally:

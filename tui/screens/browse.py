@@ -78,10 +78,9 @@ class BrowseScreen(Screen[None]):
 
     @property
     def mk(self) -> MemkeeperApp:
-        from memkeeper.tui.app import MemkeeperApp
+        from memkeeper.tui.reach import memkeeper_app
 
-        assert isinstance(self.app, MemkeeperApp)
-        return self.app
+        return memkeeper_app(self)
 
     @property
     def pane(self) -> DocPane:

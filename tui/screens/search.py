@@ -75,6 +75,11 @@ class Request:
     exact: bool = False
 
 
+def _same_search(request: Request, other: Request | None) -> bool:
+    """Whether two requests ask the same thing (their serial numbers aside)."""
+    return other is not None and replace(request, serial=0) == replace(other, serial=0)
+
+
 def split_dates(query: str) -> tuple[str, str | None, str | None]:
     """``webhook since:2026-11-01`` → (``webhook``, ``2026-11-01``, None)."""
     found = dict(DATE_FILTER.findall(query))
@@ -118,6 +123,7 @@ class SearchScreen(Screen[None]):
         self._summary = ""
         self._searching = False
         self._queued: Request | None = None
+        self._asked: Request | None = None
         self._restore_highlight = self._state.highlighted
         #: When the index was last brought up to date for a (tier, deep) choice. Keystrokes
         #: within FRESH_SECONDS of that skip the per-file freshness check (25-50 ms on a
@@ -206,10 +212,11 @@ class SearchScreen(Screen[None]):
 
     def run_search(self) -> None:
         """Search for the current query and filters (in a thread)."""
-        self._serial += 1
         state = self._state
         words, since, until = split_dates(state.query)
         if not words.strip():
+            self._serial += 1
+            self._asked = None
             self._hits = []
             self._summary = ""
             self.query_one(HitList).clear_options()
@@ -223,9 +230,15 @@ class SearchScreen(Screen[None]):
             since,
             until,
             state.limit,
-            self._serial,
+            self._serial + 1,
             state.exact,
         )
+        if _same_search(request, self._asked):
+            # The same words and filters as the last search asked (on screen, under way or
+            # queued): a key that changed nothing; that answer stands.
+            return
+        self._serial += 1
+        self._asked = request
         if self._searching:
             # One search thread at a time: a slow query is not joined by one per keystroke;
             # the latest request runs as soon as it finishes (older ones are skipped).
@@ -319,6 +332,7 @@ class SearchScreen(Screen[None]):
     def _failed(self, error: str, serial: int) -> None:
         if serial != self._serial or not self.is_attached:
             return
+        self._asked = None  # asking again may work (the index was busy)
         self._hits = []
         self._summary = f"error: {error}"
         self.query_one(HitList).clear_options()

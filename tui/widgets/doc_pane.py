@@ -88,10 +88,9 @@ class DocPane(Vertical):
 
     @property
     def mk(self) -> MemkeeperApp:
-        from memkeeper.tui.app import MemkeeperApp
+        from memkeeper.tui.reach import memkeeper_app
 
-        assert isinstance(self.app, MemkeeperApp)
-        return self.app
+        return memkeeper_app(self)
 
     @property
     def view(self) -> DocView:

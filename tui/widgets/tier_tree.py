@@ -15,13 +15,19 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memkeeper.tui.model import ArchiveInfo, SessionCounts, StoreSnapshot, Target
-from memkeeper.tui.text import fg_style, gauge, human_bytes, human_minutes, human_tokens, literal
+from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.text import fg_style, literal
+from memkeeper.tui.widgets.tree_labels import (
+    archive_label,
+    day_label,
+    l3_label,
+    memory_label,
+    session_label,
+    summary_label,
+)
 
 #: Above this many archives, the archive and summary lists start folded and fill when expanded.
 LAZY_LIMIT = 300
-
-SUMMARY_MARKS = {"ok": "✓", "pending": "○", "failed": "✗", "missing": "?"}
 
 
 class TierTree(Tree[Target]):
@@ -104,22 +110,22 @@ class TierTree(Tree[Target]):
     def _relabel(self, snapshot: StoreSnapshot) -> None:
         for node in self._all_nodes():
             if node.data == Target("memory"):
-                node.set_label(self._memory_label(snapshot))
+                node.set_label(memory_label(snapshot))
             elif node.data == Target("tier", "l3"):
-                node.set_label(self._l3_label(snapshot))
+                node.set_label(l3_label(snapshot))
             elif node.data is not None and node.data.kind == "l1" and node.data.name not in self._counts:
                 node.set_label(self._session_label(node.data.name))
 
     def _add_l2_l3(self, snapshot: StoreSnapshot) -> None:
         root = self.root
         l2 = root.add(Text("L2 memory", style="bold"), data=Target("tier", "l2"), expand=True)
-        l2.add_leaf(self._memory_label(snapshot), data=Target("memory"))
+        l2.add_leaf(memory_label(snapshot), data=Target("memory"))
         for name in snapshot.named:
             l2.add_leaf(literal(f"{name}.md"), data=Target("named", name))
         archives = l2.add(
             Text(f"archives ({len(snapshot.archives)})"), data=Target("group", "archives"), allow_expand=True
         )
-        l3 = root.add(self._l3_label(snapshot), data=Target("tier", "l3"), allow_expand=True)
+        l3 = root.add(l3_label(snapshot), data=Target("tier", "l3"), allow_expand=True)
         for group in (archives, l3):
             if group.data is not None and group.data.key in self._expanded:
                 self._fill_group(group)
@@ -133,25 +139,13 @@ class TierTree(Tree[Target]):
         )
         for day, sessions in sorted(snapshot.days.items(), reverse=True):
             node = l1.add(
-                self._day_label(day, [s.name for s in sessions]), data=Target("day", day), allow_expand=True
+                day_label(self._counts, day, [s.name for s in sessions]),
+                data=Target("day", day),
+                allow_expand=True,
             )
             if f"day:{day}" in self._expanded:
                 self._fill_day(node)
                 node.expand()
-
-    def _memory_label(self, snapshot: StoreSnapshot) -> Text:
-        ratio = snapshot.memory_tokens / max(1, snapshot.threshold)
-        return Text.assemble(
-            ("memory.md ", "bold"),
-            (gauge(ratio, 6), "bold"),
-            f" {human_tokens(snapshot.memory_tokens)}/{human_tokens(snapshot.threshold)}",
-        )
-
-    def _l3_label(self, snapshot: StoreSnapshot) -> Text:
-        label = Text.assemble(("L3 summaries", "bold"))
-        if snapshot.pending:
-            label.append(f"  {snapshot.pending} pending", "bold")
-        return label
 
     def _fill_group(self, node: TreeNode[Target]) -> None:
         """Add the archives (L2 group) or summaries (L3 tier) under ``node`` if not there yet."""
@@ -160,9 +154,15 @@ class TierTree(Tree[Target]):
         summaries = node.data == Target("tier", "l3")
         for archive in reversed(self._snapshot.archives):  # newest first
             if summaries:
-                node.add_leaf(self._summary_label(archive.name), data=Target("summary", archive.name))
+                node.add_leaf(
+                    summary_label(archive, self._snapshot, self._mark_style),
+                    data=Target("summary", archive.name),
+                )
             else:
-                node.add_leaf(self._archive_label(archive.name), data=Target("archive", archive.name))
+                node.add_leaf(
+                    archive_label(archive, self._snapshot, self._mark_style),
+                    data=Target("archive", archive.name),
+                )
 
     def _all_nodes(self) -> list[TreeNode[Target]]:
         nodes: list[TreeNode[Target]] = []
@@ -202,65 +202,11 @@ class TierTree(Tree[Target]):
         for info in self._snapshot.days.get(node.data.name, []):
             node.add_leaf(self._session_label(info.name), data=Target("l1", info.name))
 
-    # -- labels -----------------------------------------------------------------------------
-
-    def _archive_label(self, name: str) -> Text:
-        archive = self._snapshot.archive_named.get(name) if self._snapshot else None
-        if archive is None:
-            return literal(name)
-        dates = f"{archive.first}…{(archive.last or '')[5:]}" if archive.first else archive.rotated_at[:10]
-        if self._snapshot is not None and self._snapshot.same_day(archive):
-            dates += f" {_clock(archive)}"
-        mark = SUMMARY_MARKS.get(archive.summary_state, "?")
-        return Text.assemble(
-            literal(dates),
-            f" {human_bytes(archive.bytes):>5} ",
-            (mark, self._mark_style(archive.summary_state)),
-        )
-
-    def _summary_label(self, name: str) -> Text:
-        archive = self._snapshot.archive_named.get(name) if self._snapshot else None
-        if archive is None:
-            return literal(name)
-        when = archive.first or archive.rotated_at[:10]
-        if self._snapshot is not None and self._snapshot.same_day(archive):
-            when += f" {_clock(archive)}"
-        mark = SUMMARY_MARKS.get(archive.summary_state, "?")
-        words = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}[
-            archive.summary_state
-        ]
-        return Text.assemble(
-            (mark, self._mark_style(archive.summary_state)),
-            " ",
-            literal(when),
-            (words, self._mark_style(archive.summary_state)),
-        )
-
-    def _day_label(self, day: str, names: list[str]) -> Text:
-        label = Text.assemble(literal(day), f" ({len(names)})")
-        known = [self._counts[n] for n in names if n in self._counts]
-        if known and len(known) == len(names):
-            label.append(f" {sum(c.messages for c in known)} msg", "dim")
-        return label
-
     def _session_label(self, name: str) -> Text:
         info = self._snapshot.session_named.get(name) if self._snapshot else None
-        # Local start time, length and tools, then the title: the viewer's title names the file.
-        label = literal(info.time if info else name)
-        counts = self._counts.get(name)
-        if counts is None:
-            label.append(" …", "dim")
-        elif counts.unreadable:
-            label.append(" unreadable", "bold")
-        else:
-            label.append(f" {human_minutes(counts.minutes)} {counts.tools}⚙", "dim")
-            if counts.subagent:
-                label.append(" +agent", "italic")
-        title = self._titles.get(name.removesuffix(".gz"), "")
-        if title:
-            label.append(" ")
-            label.append_text(literal(title))
-        return label
+        return session_label(
+            name, info, self._counts.get(name), self._titles.get(name.removesuffix(".gz"), "")
+        )
 
     def set_titles(self, titles: dict[str, str]) -> None:
         """Session titles (from :mod:`memkeeper.core.titles`), keyed by file name without ``.gz``."""
@@ -290,7 +236,7 @@ class TierTree(Tree[Target]):
             elif node.data.kind == "day" and self._snapshot is not None:
                 names = [s.name for s in self._snapshot.days.get(node.data.name, [])]
                 if any(n in counts for n in names):
-                    node.set_label(self._day_label(node.data.name, names))
+                    node.set_label(day_label(self._counts, node.data.name, names))
 
     def uncounted(self, names: list[str]) -> list[str]:
         """The sessions among ``names`` with no cached counts (new, or changed on disk)."""
@@ -376,10 +322,3 @@ def _same_files(old: StoreSnapshot, new: StoreSnapshot) -> bool:
     return (old.archives, old.named) == (new.archives, new.named) and [s.name for s in old.sessions] == [
         s.name for s in new.sessions
     ]
-
-
-def _clock(archive: ArchiveInfo) -> str:
-    """The local rotation time of an archive (tells apart two archives of the same day)."""
-    from memkeeper.core.timefmt import local_time
-
-    return local_time(archive.rotated_at, "%H:%M") if archive.rotated_at else archive.name[16:20]

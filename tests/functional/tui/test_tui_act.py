@@ -104,7 +104,7 @@ async def test_editor_and_pager_open_the_file_at_the_entry(
 
 
 def test_editor_argv_puts_known_editors_at_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memkeeper.tui.app import _editor_argv
+    from memkeeper.tui.store_actions import _editor_argv
 
     monkeypatch.setenv("EDITOR", "vim -u NONE")
     monkeypatch.delenv("VISUAL", raising=False)

@@ -434,10 +434,10 @@ async def test_toggle_live_refresh(store: StorePaths) -> None:
 def test_main_without_store_says_so_and_offers_demo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memkeeper.tui import app as app_module
+    from memkeeper.tui import launch as app_module
 
     ran: list[MemkeeperApp] = []
-    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))
+    monkeypatch.setattr(MemkeeperApp, "run", lambda self: ran.append(self))
     empty = tmp_path / "empty"
     empty.mkdir()
     assert app_module.main([str(empty)]) == 2
@@ -450,10 +450,10 @@ def test_main_without_store_says_so_and_offers_demo(
 def test_demo_store_removed_on_exit_unless_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path
 ) -> None:
-    from memkeeper.tui import app as app_module
+    from memkeeper.tui import launch as app_module
 
     ran: list[MemkeeperApp] = []
-    monkeypatch.setattr(app_module.MemkeeperApp, "run", lambda self: ran.append(self))
+    monkeypatch.setattr(MemkeeperApp, "run", lambda self: ran.append(self))
     assert app_module.main(["--demo", "--no-watch"]) == 0
     assert not ran[0]._watch_wanted and ran[0]._note and "Demo" in ran[0]._note
     assert not ran[0].paths.project.exists() and not ran[0].paths.project.parent.exists()

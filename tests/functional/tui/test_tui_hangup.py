@@ -17,7 +17,7 @@ import pytest
 
 def _program() -> list[str]:
     script = Path(sys.executable).with_name("memkeeper-tui")
-    return [str(script)] if script.exists() else [sys.executable, "-P", "-m", "memkeeper.tui.app"]
+    return [str(script)] if script.exists() else [sys.executable, "-P", "-m", "memkeeper.tui.launch"]
 
 
 def _wait_for(predicate: object, what: str, timeout: float = 30.0) -> None:

@@ -15,7 +15,7 @@ from tests.functional.tui.scenes import SCENES, settle
 
 def _answer_rows(doc: DocView) -> list[str]:
     index = doc.cursor
-    return ["".join(segment.text for segment in strip) for strip in doc._strips(index)]
+    return ["".join(segment.text for segment in strip).rstrip() for strip in doc._strips(index)]
 
 
 async def test_answers_render_as_markdown_and_m_shows_them_raw(store: StorePaths) -> None:

@@ -25,7 +25,8 @@ async def test_keystrokes_within_the_window_skip_the_freshness_check(
     refreshes: list[bool] = []
 
     def recording_search(*args: Any, **kwargs: Any) -> Any:
-        refreshes.append(bool(kwargs.get("refresh", True)))
+        if args[1] in ("w", "we", "web"):  # the typed keys (not the app's warm-up search)
+            refreshes.append(bool(kwargs.get("refresh", True)))
         return real_search(*args, **kwargs)
 
     monkeypatch.setattr(search_module, "search", recording_search)
@@ -39,3 +40,29 @@ async def test_keystrokes_within_the_window_skip_the_freshness_check(
             await pilot.press(key)
             await settle(pilot)
     assert refreshes == expected
+
+
+async def test_a_key_that_changes_nothing_asks_nothing_and_the_warm_up_searched_first(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_search = search_module.search
+    asked: list[str] = []
+
+    def recording_search(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args[1])
+        return real_search(*args, **kwargs)
+
+    search_module.refresh(store)  # an index exists (the warm-up never builds one)
+    monkeypatch.setattr(search_module, "search", recording_search)
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert asked == ["memkeeper"]  # after the first paint: the index is opened before any key
+        await press_settled(pilot, "slash")
+        for key in ("w", "e", "b", "x", "backspace", "space"):
+            await press_settled(pilot, key)
+        # Back from "webx" to "web" asks again (webx's answer is on screen); a trailing space
+        # changes no word of "web": not asked a second time.
+        assert asked[1:] == ["w", "we", "web", "webx", "web"]
+        screen = app.screen
+        assert isinstance(screen, SearchScreen) and screen.state.query == "web "

@@ -37,7 +37,7 @@ def test_tmux_demo_tiers_and_search(tmp_path: Path) -> None:
     session = f"mk-{uuid.uuid4().hex[:8]}"
     env = dict(os.environ, HOME=str(tmp_path), MEMKEEPER_NO_JOBS="1", TERM="xterm-256color")
     script = Path(sys.executable).with_name("memkeeper-tui")
-    program = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "memkeeper.tui.app"]
+    program = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "memkeeper.tui.launch"]
     # env(1) passes HOME etc. even when a tmux server with another environment is running;
     # TMPDIR keeps the demo store inside tmp_path (the session is killed right after `q`).
     command = ["env", f"HOME={tmp_path}", f"TMPDIR={tmp_path}", "MEMKEEPER_NO_JOBS=1", *program, "--demo"]

@@ -87,7 +87,7 @@ def test_search_open_back_copy_resume_and_editor_in_tmux(tmp_path: Path, home: P
     editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
     raw = tmp_path / "raw.out"
     script = Path(sys.executable).with_name("memkeeper-tui")
-    program = [str(script)] if script.exists() else [sys.executable, "-m", "memkeeper.tui.app"]
+    program = [str(script)] if script.exists() else [sys.executable, "-m", "memkeeper.tui.launch"]
     env = [
         f"HOME={home}",
         "MEMKEEPER_NO_JOBS=1",

@@ -1,0 +1,95 @@
+"""The console script ``memkeeper-tui [PROJECT_DIR] [--demo [--keep-demo]] [--no-watch]``.
+
+A folder without a store is an error (exit 2) that points to ``--demo``; a demo store is made in
+a temporary folder and removed on exit (also when the terminal closes) unless kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="memkeeper-tui", description="Browse a memkeeper store in the terminal."
+    )
+    parser.add_argument(
+        "project", nargs="?", help="project directory (default: $CLAUDE_PROJECT_DIR or the current one)"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="open a generated demo store in a temporary folder"
+    )
+    parser.add_argument(
+        "--keep-demo", action="store_true", help="with --demo: keep the demo folder when the TUI exits"
+    )
+    parser.add_argument("--no-watch", action="store_true", help="do not refresh live when files change")
+    return parser.parse_args(argv)
+
+
+def demo_paths() -> StorePaths:
+    """A fresh demo store in a temporary folder."""
+    from memkeeper.core.demo import create_demo_store
+
+    folder = Path(tempfile.mkdtemp(prefix="memkeeper-demo-")) / "ledgerline"
+    folder.mkdir()
+    return create_demo_store(folder)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``memkeeper-tui``."""
+    from memkeeper.core.store import paths_for
+
+    args = parse_args(argv)
+    if not args.demo:
+        from memkeeper.core.boundary import StoreLinkError
+        from memkeeper.core.store import StoreRefused
+
+        try:
+            paths = paths_for(args.project)
+        except (StoreRefused, StoreLinkError) as exc:
+            print(f"memkeeper-tui: {exc}", file=sys.stderr)
+            return 2
+        if not paths.exists():
+            print(
+                f"memkeeper-tui: no memory store in {paths.project} (no {paths.root});"
+                " run `memkeeper-tui --demo` to browse a generated demo store",
+                file=sys.stderr,
+            )
+            return 2
+        MemkeeperApp(paths, watch=not args.no_watch).run()
+        return 0
+    paths = demo_paths()
+    if not args.keep_demo:
+        _remove_on_hangup(paths.project.parent)
+    try:
+        note = f"Demo store (generated) in {paths.project}" + (" (kept on exit)" if args.keep_demo else "")
+        MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
+    finally:
+        if not args.keep_demo:
+            shutil.rmtree(paths.project.parent, ignore_errors=True)
+    return 0
+
+
+def _remove_on_hangup(folder: Path) -> None:
+    """Closing the terminal (SIGHUP) removes the demo folder too, then ends the process as the
+    signal would have (no ``finally`` runs for a signal's default action, and the terminal is gone)."""
+    import os
+    import signal
+
+    def hang_up(signum: int, _frame: object) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGHUP, hang_up)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
