@@ -83,9 +83,9 @@ MAX_SUGGESTIONS = 3
 SUGGEST_PAGES = 8
 SUGGEST_MAX_PAGES = 64
 SUGGEST_PREFIX = 3
-#: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
 #: Endings tried to turn a stem back into a word that stems to it.
 _ENDINGS = ("", "e", "ed", "ing", "s", "es", "ion", "ation", "y", "al", "er", "ment", "ly", "ity", "ness")
+#: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
 _HEXLIKE = re.compile(r"(?=[a-f]*\d)[0-9a-f]+|[a-f]{6,}")
 _READ = 4096
 
@@ -153,8 +153,11 @@ def parse_ranked(text: str) -> RankedQuery:
     for a, b in zip(kept, kept[1:], strict=False):
         if a != b and (a, b) not in pairs:
             pairs.append((a, b))
+    # a path's words in the order the index holds them (lowercased first: no camelCase parts added)
     phrases = [
-        tuple(w) for w in (words.plain_words(t) for t in text.split() if _PATHLIKE.search(t)) if len(w) > 1
+        tuple(w)
+        for w in (words.plain_words(t.lower()) for t in text.split() if _PATHLIKE.search(t))
+        if len(w) > 1
     ]
     return RankedQuery(
         text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]), tuple(dict.fromkeys(phrases))[:4]

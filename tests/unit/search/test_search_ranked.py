@@ -177,6 +177,10 @@ def _common_words_store(tmp_path: Path) -> StorePaths:
     store = _store(tmp_path)
     apart = [l1_entry(i % 60, "user", text=f"py core then flush {i}") for i in range(40)]
     path = [l1_entry(30, "user", text="we fixed the timeout in core/flush.py after a long review of the job")]
+    path.append(
+        l1_entry(31, "user", text="the focus bug lives in tui/SearchScreen.py where the screen is built")
+    )
+    apart += [l1_entry(i % 60, "user", text=f"search the screen of the tui {i}") for i in range(20)]
     write_l1(store, "2026-11-21_100000_bbbb2222.l1.jsonl", [*apart[:20], *path, *apart[20:]])
     return store
 
@@ -205,6 +209,9 @@ def test_a_path_like_query_finds_the_file_mention(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(ranked, "SCORE_BUDGET", 1)  # the words are common: asked as a phrase
     for query in ("core/flush.py", "why does core/flush.py time out"):
         assert "core/flush.py" in _top(search(store, query)).snippet, query
+    assert "tui/SearchScreen.py" in _top(search(store, "tui/SearchScreen.py")).snippet
+    # a camelCase word in a path: the phrase is the words as the index holds them, not its parts
+    assert ranked.parse_ranked("tui/SearchScreen.py").phrases == (("tui", "searchscreen", "py"),)
     assert ranked.parse_ranked("core/flush.py zephyr-7731 a.b").phrases == (
         ("core", "flush", "py"),
         ("zephyr", "7731"),
