@@ -219,23 +219,13 @@ def _median_run(argv: list[str]) -> tuple[float, float]:
     """Median wall and CPU (user + system) seconds of three runs of ``argv``."""
     import os
 
-    wall: list[float] = []
-    cpu: list[float] = []
+    from bench_search import run_process  # the one way the benches time a process
+
     # as installed (pip compiles the modules): a dev shell's PYTHONDONTWRITEBYTECODE would make
     # every memkeeper run compile itself from source
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    for _ in range(3):
-        start = time.perf_counter()
-        # a pipe, not /dev/null: GNU grep stops at the first match when its output is /dev/null
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        assert proc.stdout is not None
-        while proc.stdout.read(1 << 16):
-            pass
-        _pid, _status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = 0
-        wall.append(time.perf_counter() - start)
-        cpu.append(usage.ru_utime + usage.ru_stime)
-    return statistics.median(wall), statistics.median(cpu)
+    runs = [run_process(argv, env) for _ in range(3)]
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 def _missing_share(question: str, body: str) -> float:

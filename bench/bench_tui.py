@@ -194,20 +194,19 @@ def activity_copy(project: Path) -> Path:
     return target
 
 
+def child_report(args: list[str], env: dict[str, str]) -> Any:
+    """Run ``python -c ARGS`` in a fresh process; the JSON report on its last line of output."""
+    proc = subprocess.run([sys.executable, "-c", *args], check=True, capture_output=True, text=True, env=env)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def time_activity(project: Path, env: dict[str, str]) -> list[dict[str, float]]:
     """Cold then warm opens of the activity screen, each in a fresh process."""
     copy = activity_copy(project)
     try:
         runs = []
         for _ in ("cold", "warm"):
-            proc = subprocess.run(
-                [sys.executable, "-c", ACTIVITY_CHILD, str(copy)],
-                check=True,
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            runs.append(child_report([ACTIVITY_CHILD, str(copy)], env))
         return runs
     finally:
         shutil.rmtree(copy.parent, ignore_errors=True)
@@ -257,14 +256,7 @@ def run_children(project: Path, runs: int, env: dict[str, str]) -> list[dict[str
     results = []
     for _ in range(runs):
         t0 = time.time()
-        proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(project), repr(t0), json.dumps(QUERIES)],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        results.append(child_report([CHILD, str(project), repr(t0), json.dumps(QUERIES)], env))
     return results
 
 

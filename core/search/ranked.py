@@ -79,9 +79,10 @@ _PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
 ONE_WORD_CONFIDENCE = 0.9
 MAX_SUGGESTIONS = 3
 #: Close-word suggestions read the index pages of the terms with the word's first letter, or
-#: its first two when those span more than SUGGEST_PAGES pages; never more than SUGGEST_MAX_PAGES.
-SUGGEST_PAGES = 64
-SUGGEST_MAX_PAGES = 256
+#: its first two (three) when those span more than SUGGEST_PAGES pages; never more than SUGGEST_MAX_PAGES.
+SUGGEST_PAGES = 8
+SUGGEST_MAX_PAGES = 64
+SUGGEST_PREFIX = 3
 #: Hashes and hex ids (``9f3a0c``, ``eceaed``) are no word to suggest.
 #: Endings tried to turn a stem back into a word that stems to it.
 _ENDINGS = ("", "e", "ed", "ing", "s", "es", "ion", "ation", "y", "al", "er", "ment", "ly", "ity", "ness")
@@ -723,7 +724,7 @@ def suggestions(reader: DocReader, query: RankedQuery, indexes: Sequence[str]) -
     """Words of the index close to the query's words (edit distance ≤ 2), most frequent first.
 
     The candidates are the index's terms that begin with the word's first letter (its first
-    two when the first letter's terms span more than SUGGEST_PAGES pages), read from the
+    two, or three, when the shorter prefix's terms span more than SUGGEST_PAGES pages), read from the
     index's pages (:mod:`.terms`): a no-hit query costs a few milliseconds, not a walk of
     every posting of those terms.
     """
@@ -753,8 +754,8 @@ def suggestions(reader: DocReader, query: RankedQuery, indexes: Sequence[str]) -
 def _close_terms(conn: sqlite3.Connection, table: str, stem: str, cap: int) -> dict[str, int]:
     """Terms of ``table`` that may be within ``cap`` edits of ``stem`` and look like words."""
     low = stem[0]
-    if len(terms.pages(conn, table, low, _next(low))) > SUGGEST_PAGES:
-        low = stem[:2]
+    while len(low) < SUGGEST_PREFIX and len(terms.pages(conn, table, low, _next(low))) > SUGGEST_PAGES:
+        low = stem[: len(low) + 1]  # too many terms begin so: one more letter in common
     found = terms.between(conn, table, low, _next(low), SUGGEST_MAX_PAGES)
     return {
         t: size

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from memkeeper.core.forget import list_trash
 from memkeeper.core.index import read_index
@@ -29,10 +30,10 @@ def _doc(app: MemkeeperApp) -> DocView:
     return app.screen.query_one(DocView)
 
 
-async def _open(app: MemkeeperApp, pilot: object, target: Target) -> DocView:
-    await settle(pilot)  # type: ignore[arg-type]
+async def _open(app: MemkeeperApp, pilot: Pilot[None], target: Target) -> DocView:
+    await settle(pilot)
     app.screen.query_one(TierTree).select_target(target)
-    await settle(pilot)  # type: ignore[arg-type]
+    await settle(pilot)
     doc = _doc(app)
     doc.focus()
     return doc

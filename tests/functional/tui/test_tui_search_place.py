@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.pilot import Pilot
 from textual.widgets import Input
 
 from memkeeper.core.store import StorePaths
@@ -14,19 +15,15 @@ from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.hit import HitScreen
 from memkeeper.tui.screens.search import HitList, SearchScreen, split_dates
 from memkeeper.tui.widgets.docview import DocView
-from tests.functional.tui.scenes import press_settled, settle
+from tests.functional.tui.scenes import open_screen, press_settled, settle
 
 SIZE = (80, 24)
 
 
-async def _search(app: MemkeeperApp, pilot: object, query: str) -> SearchScreen:
-    await settle(pilot)  # type: ignore[arg-type]
-    await pilot.press("slash")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
-    screen = app.screen
-    assert isinstance(screen, SearchScreen)
+async def _search(app: MemkeeperApp, pilot: Pilot[None], query: str) -> SearchScreen:
+    screen = await open_screen(pilot, "slash", SearchScreen)
     screen.query_one(Input).value = query
-    await settle(pilot)  # type: ignore[arg-type]
+    await settle(pilot)
     return screen
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import runpy
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memkeeper.core.search import reindex, scan_search, search
 from memkeeper.core.search import schema as search_schema
@@ -143,3 +147,17 @@ def test_a_session_title_counts_for_the_entries_of_its_session(tmp_path: Path) -
     hits = [h for h in search(store, "backup owner folder", tiers=["l1"]).ranked if answer[:20] in h.snippet]
     assert [h.file.rsplit("/", 1)[-1][:17] for h in hits] == ["2026-11-20_100000", "2026-11-22_100000"]
     assert hits[0].confidence > hits[1].confidence
+
+
+def test_the_command_script_runs_nothing_when_a_pool_worker_imports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spawned process-pool worker (the index build's reader) loads the parent's main
+    script as ``__mp_main__``: it must not run the command again (a reindex inside the
+    worker waited 30 s for the lock and the build fell back to one process)."""
+    script = Path(__file__).resolve().parents[3] / "bin" / "memkeeper"
+    monkeypatch.setattr(sys, "argv", ["memkeeper", "--project", str(tmp_path), "reindex"])
+    namespace = runpy.run_path(str(script), run_name="__mp_main__")
+    assert callable(namespace["main"])  # loaded, not run (running it would raise SystemExit)
+    with pytest.raises(SystemExit):
+        runpy.run_path(str(script), run_name="__main__")
