@@ -44,7 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
     from memkeeper import __version__
-    from memkeeper.cli.output import Commands, Parser
+    from memkeeper.cli.parser import Commands, Parser
 
     parser = Parser(
         prog="memkeeper",
@@ -85,7 +85,8 @@ def _shared_options(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def _fast_path(argv: list[str]) -> int | None:
-    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` without argparse; None if not applicable."""
+    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` / a plain ``search`` without argparse; None if
+    not applicable."""
     project: str | None = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--project":
@@ -103,6 +104,15 @@ def _fast_path(argv: list[str]) -> int | None:
 
         serve(project)
         return 0
+    if "search" in argv or "search-memory" in argv:  # the plain forms of a search, read without argparse
+        from memkeeper.cli.search_cmds import fast_args
+
+        args = fast_args(argv)
+        if args is not None:
+            from memkeeper.cli.output import run_handler
+
+            _finish_interrupted(args)  # type: ignore[arg-type]
+            return run_handler(args)  # type: ignore[arg-type]
     return None
 
 
@@ -124,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if command is None or not parser._subparsers or command not in _command_names(parser):
         parser = build_parser()  # no command, or an unknown one: the whole line, to list or suggest
     json_first = _json_before_command(args_list)
-    from memkeeper.cli.output import check_options
+    from memkeeper.cli.parser import check_options
 
     check_options(parser, args_list)
     args = parser.parse_args(args_list)
