@@ -15,8 +15,8 @@ import zlib
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -37,6 +37,8 @@ from memkeeper.core.search.sources import (
 )
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import StorePaths
+
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext

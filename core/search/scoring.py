@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.query import day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr

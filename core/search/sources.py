@@ -21,7 +21,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from memkeeper.core.names import (
     archive_of_summary,
@@ -30,8 +29,13 @@ from memkeeper.core.names import (
     name_date,
     tier_of,
 )
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
+if TYPE_CHECKING:
+    from typing import Any
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.

@@ -11,8 +11,8 @@ import math
 import sqlite3
 from collections.abc import Sequence
 from functools import partial
-from typing import NamedTuple
 
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
@@ -84,7 +84,7 @@ def lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[in
         marks = ",".join("?" * len(chunk))
         for rowid, blob in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
             data = blob or b""
-            out[rowid] = float(sum(data) if max(data, default=0) < 0x80 else _varint_sum(data))
+            out[rowid] = float(sum(data) if data.isascii() else _varint_sum(data))  # one byte per varint
     return out
 
 
@@ -100,7 +100,7 @@ def average_length(conn: sqlite3.Connection, table: str) -> float:
 
 def _varint_sum(data: bytes) -> int:
     """The sum of the varints ``data`` holds (one byte each, mostly)."""
-    if max(data, default=0) < 0x80:
+    if data.isascii():  # every byte below 0x80: one byte per varint
         return sum(data)
     pos, total = 0, 0
     while pos < len(data):
