@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import sysconfig
 import tempfile
 import time
@@ -37,6 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 import _checkout  # noqa: F401  (the tests package: the corpus)
 
 from memkeeper.core.privacy import redact, use_maintained_rules
