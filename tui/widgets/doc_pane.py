@@ -57,23 +57,21 @@ class DocPane(Vertical):
     ]
     """Keys of the viewer pane (they act on the open document and the cursor entry)."""
 
+    @dataclass
     class Opened(Message):
         """A document is on screen (``document.target`` names it)."""
 
-        def __init__(self, pane: DocPane, document: Document) -> None:
-            super().__init__()
-            self.pane = pane
-            self.document = document
+        pane: DocPane
+        document: Document
 
+    @dataclass
     class RemoveRequested(Message):
         """The user asked to move the entry at source lines ``start``…``end`` of ``target`` to the trash."""
 
-        def __init__(self, target: Target, start: int, end: int, text: str) -> None:
-            super().__init__()
-            self.target = target
-            self.start = start
-            self.end = end
-            self.text = text
+        target: Target
+        start: int
+        end: int
+        text: str
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
