@@ -7,7 +7,8 @@ literally). Each scene drives a running app with a Pilot into one screen or stat
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,6 +18,8 @@ from textual.screen import Screen
 from memkeeper.core.atomic import append_text, atomic_write_json
 from memkeeper.core.demo import create_demo_store
 from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.model import StoreSnapshot
 
 PROJECT_NAME = "ledgerline"
 HOSTILE_LINES = (
@@ -45,6 +48,23 @@ async def settle(pilot: Pilot[None]) -> None:
         if others:  # (an empty list would mean "all workers")
             await pilot.app.workers.wait_for_complete(others)
     await pilot.pause()
+
+
+@asynccontextmanager
+async def running(
+    store: StorePaths, size: tuple[int, int] = (80, 24)
+) -> AsyncIterator[tuple[MemkeeperApp, Pilot[None]]]:
+    """The app on ``store`` (no file watcher) under a Pilot, settled after its start."""
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        yield app, pilot
+
+
+def snapshot_of(app: MemkeeperApp) -> StoreSnapshot:
+    """The snapshot the app has loaded (it has, once settled)."""
+    assert app.snapshot is not None
+    return app.snapshot
 
 
 async def press_settled(pilot: Pilot[None], *keys: str) -> None:
