@@ -1,9 +1,10 @@
-"""Value classes for the hook path, where importing ``dataclasses`` (and ``inspect`` with it)
-costs milliseconds on every tool call.
+"""Value classes for the hook path and ``memkeeper search``, where importing ``dataclasses`` (and
+``inspect`` with it) or ``typing`` costs milliseconds on every run.
 
-A subclass lists its fields in ``__slots__``, in the order its ``__init__`` takes them;
-equality, hashing and ``repr`` follow that list, as a dataclass's would (a ``_field``
-kept read-only behind a property shows as ``field``).
+A :class:`Plain` subclass lists its fields in ``__slots__``, in the order its ``__init__`` takes
+them; equality, hashing and ``repr`` follow that list, as a dataclass's would (a ``_field``
+kept read-only behind a property shows as ``field``). :data:`NamedTuple` is typing's to the
+type checker and a lean equivalent at run time.
 """
 
 from __future__ import annotations
