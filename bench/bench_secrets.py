@@ -76,7 +76,7 @@ def ds_redact(text: str) -> str:
 
 def ds_file_redact(text: str, folder: Path) -> str:
     """``text`` with every value ``detect-secrets scan`` reports for it as a file cut out."""
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
 
     path = folder / "notes.txt"
     path.write_text(text, "utf-8")
@@ -137,7 +137,7 @@ def python_files(folder: str, every: int = 1) -> list[Path]:
 
 
 def false_positives(label: str, files: list[Path], examples: int) -> None:
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
 
     chars = ours = 0
     shown: list[str] = []
