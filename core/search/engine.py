@@ -18,9 +18,9 @@ import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema, terms
 from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer

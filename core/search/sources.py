@@ -20,9 +20,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from memkeeper.core.names import (
     archive_of_summary,
@@ -31,8 +29,13 @@ from memkeeper.core.names import (
     name_date,
     tier_of,
 )
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
+if TYPE_CHECKING:
+    from typing import Any
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
@@ -73,20 +76,38 @@ class SourceFile(NamedTuple):
         return self.rel.rsplit("/", 1)[-1]
 
 
-@dataclass(slots=True, eq=False)
 class Doc:
-    """One searchable entry, as both the index and the scan see it."""
+    """One searchable entry, as both the index and the scan see it.
 
-    tier: str
-    type: str
-    file: str  # relative to the store root
-    loc: str  # byte offset, or the place inside a summary
-    line: int | None
-    date: str | None
-    title: str
-    body: str
-    session: str | None = None
-    raw: Any = None
+    A plain class with slots (equal only to itself), not a dataclass: ``memkeeper search``
+    would pay for importing ``dataclasses`` and ``inspect`` on every run.
+    """
+
+    __slots__ = ("tier", "type", "file", "loc", "line", "date", "title", "body", "session", "raw")
+
+    def __init__(
+        self,
+        tier: str,
+        type: str,
+        file: str,  # relative to the store root
+        loc: str,  # byte offset, or the place inside a summary
+        line: int | None,
+        date: str | None,
+        title: str,
+        body: str,
+        session: str | None = None,
+        raw: Any = None,
+    ) -> None:
+        self.tier = tier
+        self.type = type
+        self.file = file
+        self.loc = loc
+        self.line = line
+        self.date = date
+        self.title = title
+        self.body = body
+        self.session = session
+        self.raw = raw
 
     @property
     def id(self) -> str:

@@ -15,7 +15,10 @@ longer words.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Longer tokens (hashes, base64, minified code) are not words anyone types.
 MAX_WORD_CHARS = 40
