@@ -8,7 +8,7 @@ document only if its file changed, keeping cursor and scroll.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,14 +20,12 @@ from textual.widgets import Footer, Header
 from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
 from memkeeper.tui.items import DocItem, ItemKind
 from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.reach import ReachesApp
 from memkeeper.tui.snapshot import count_l1
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.status import StatusLine
 from memkeeper.tui.widgets.tier_tree import TierTree
-
-if TYPE_CHECKING:
-    from memkeeper.tui.app import MemkeeperApp
 
 
 def target_for_file(file: str) -> Target | None:
@@ -49,7 +47,7 @@ def target_for_file(file: str) -> Target | None:
     return None
 
 
-class BrowseScreen(Screen[None]):
+class BrowseScreen(ReachesApp, Screen[None]):
     """The main screen: tree on the left, viewer on the right."""
 
     BINDINGS = [
@@ -75,12 +73,6 @@ class BrowseScreen(Screen[None]):
         self._pending_open: OpenRequest | None = None
         self._opened_any = False
         self._titled: list[str] = []
-
-    @property
-    def mk(self) -> MemkeeperApp:
-        from memkeeper.tui.reach import memkeeper_app
-
-        return memkeeper_app(self)
 
     @property
     def pane(self) -> DocPane:
@@ -114,7 +106,7 @@ class BrowseScreen(Screen[None]):
         tree.show_snapshot(snapshot)
         if snapshot.sessions and [s.name for s in snapshot.sessions] != self._titled:
             self._titled = [s.name for s in snapshot.sessions]
-            self._titles_worker()
+            self.call_after_refresh(self._titles_worker)  # after the tree is drawn
         pane = self.pane
         if not snapshot.exists:
             items = [literal_item("No memory store here: press o for projects.")]

@@ -305,14 +305,13 @@ class SearchScreen(Screen[None]):
         except IndexBusy:
             pass  # another process is updating it: search reads what is there
 
+    @dataclass
     class IndexProgress(Message):
         """The index update before the first search: ``done`` of ``total`` bytes."""
 
-        def __init__(self, done: int, total: int, current: str) -> None:
-            super().__init__()
-            self.done = done
-            self.total = total
-            self.current = current
+        done: int
+        total: int
+        current: str
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, SearchScreen.IndexProgress)
@@ -360,13 +359,12 @@ class SearchScreen(Screen[None]):
         self._show_filters()
         self.post_message(SearchScreen.ResultsShown(len(self._hits), elapsed_ms))
 
+    @dataclass
     class ResultsShown(Message):
         """Results for the latest query are on screen: ``count`` hits, found in ``elapsed_ms``."""
 
-        def __init__(self, count: int, elapsed_ms: float) -> None:
-            super().__init__()
-            self.count = count
-            self.elapsed_ms = elapsed_ms
+        count: int
+        elapsed_ms: float
 
     # -- moving and opening ---------------------------------------------------------------
 

@@ -10,6 +10,8 @@ kind through component classes, so themes apply and nothing in the text is marku
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.binding import Binding
 from textual.events import Click
 from textual.message import Message
@@ -63,13 +65,12 @@ class DocView(DocRows, can_focus=True):
     ]
     """Keys of the document view (cursor, folding, sections, hits)."""
 
+    @dataclass
     class HitMoved(Message):
         """The cursor moved to a hit (or there is none): ``index`` of ``count``, 0-based."""
 
-        def __init__(self, index: int, count: int) -> None:
-            super().__init__()
-            self.index = index
-            self.count = count
+        index: int
+        count: int
 
     # -- movement --------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ tool counts are filled in later (:meth:`set_counts`) by a worker of the screen.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -49,20 +51,18 @@ class TierTree(Tree[Target]):
     ]
     """Keys of the tier tree (Tree's own up/down/enter/space also apply)."""
 
+    @dataclass
     class TargetSelected(Message):
         """The highlighted node changed to ``target``."""
 
-        def __init__(self, target: Target) -> None:
-            super().__init__()
-            self.target = target
+        target: Target
 
+    @dataclass
     class DayExpanded(Message):
         """An L1 day was expanded: its sessions need counts."""
 
-        def __init__(self, day: str, names: list[str]) -> None:
-            super().__init__()
-            self.day = day
-            self.names = names
+        day: str
+        names: list[str]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("store", id=id)

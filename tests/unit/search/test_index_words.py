@@ -159,7 +159,7 @@ def test_the_command_script_runs_nothing_when_a_pool_worker_imports_it(
     script = Path(__file__).resolve().parents[3] / "bin" / "memkeeper"
     monkeypatch.setattr(sys, "argv", ["memkeeper", "--project", str(tmp_path), "reindex"])
     namespace = runpy.run_path(str(script), run_name="__mp_main__")
-    assert callable(namespace["main"])  # loaded, not run (running it would raise SystemExit)
+    assert callable(namespace["run"])  # loaded, not run (running it would raise SystemExit)
     with pytest.raises(SystemExit):
         runpy.run_path(str(script), run_name="__main__")
 
