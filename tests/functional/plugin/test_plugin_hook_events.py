@@ -288,6 +288,38 @@ def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
         proc.stdin.close()
 
 
+@pytest.mark.parametrize("in_thread", [False, True], ids=["alarm", "select"])
+def test_stdin_read_keeps_what_came_before_its_deadline(
+    monkeypatch: pytest.MonkeyPatch, in_thread: bool
+) -> None:
+    """The main thread's read ends by SIGALRM, another thread's by select; both keep the bytes read."""
+    import signal
+    import threading
+
+    # pytest-timeout may hold SIGALRM: free it for the read (bounded by its own deadline), then restore it
+    handler, timer = signal.signal(signal.SIGALRM, signal.SIG_DFL), signal.setitimer(signal.ITIMER_REAL, 0)
+    read_end, write_end = os.pipe()
+    got: list[bytes] = []
+    try:
+        os.write(write_end, b'{"session_id": "s1"')  # and the writer never closes
+        with open(read_end, "rb", closefd=False) as stdin:
+            monkeypatch.setattr(sys, "stdin", stdin)
+            if in_thread:
+                thread = threading.Thread(target=lambda: got.append(hook.read_stdin(0.2)))
+                thread.start()
+                thread.join(timeout=60)
+            else:
+                got.append(hook.read_stdin(0.2))
+        left = (signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)[0])
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, *timer)
+    assert got == [b'{"session_id": "s1"']
+    assert left == (signal.SIG_DFL, 0)  # the alarm disarmed and its handler put back
+
+
 HEAVY = ("pydantic", "rich", "argparse", "textual", "anthropic", "mcp")
 
 
@@ -313,7 +345,18 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
 
 
 #: Standard-library modules the lean hook path must not import (each costs milliseconds).
-SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "datetime", "enum", "inspect")
+SLOW_STDLIB = (
+    "json",
+    "re",
+    "pathlib",
+    "typing",
+    "dataclasses",
+    "subprocess",
+    "datetime",
+    "enum",
+    "inspect",
+    "select",
+)
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
