@@ -85,7 +85,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         return b""
     if os.isatty(fd):
         return b""
-    import _signal
+    import _signal  # type: ignore[import-not-found]  # (no stub: signal.py itself would import enum)
 
     try:
         previous = _signal.signal(_signal.SIGALRM, _expire)
