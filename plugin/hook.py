@@ -281,12 +281,19 @@ def _start_flush(call: Call, reason: str) -> None:
     _start(call, "flush", reason)
 
 
-def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> HookSettings:
+def _count(
+    call: Call, *, tool_uses: int = 0, messages: int = 0, settings: HookSettings | None = None
+) -> HookSettings:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
 
     done = record(
-        call.project, call.session_id, tool_uses=tool_uses, messages=messages, lock_timeout=HOOK_LOCK_TIMEOUT
+        call.project,
+        call.session_id,
+        tool_uses=tool_uses,
+        messages=messages,
+        lock_timeout=HOOK_LOCK_TIMEOUT,
+        settings=settings,
     )
     if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
         _start_flush(call, "count")
@@ -337,20 +344,23 @@ def on_prompt(call: Call) -> None:
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    settings = _count(call, messages=1)
+    from memkeeper.core.layout import CONFIG_FILE
+    from memkeeper.core.settings import hook_settings_at
+
+    settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
+    pending = None
     if isinstance(prompt, str) and settings.recall_enabled:
-        _recall(call, prompt, settings.recall_min_confidence)
+        from memkeeper.core.recall import ask
 
-
-def _recall(call: Call, prompt: str, min_confidence: float) -> None:
-    """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
-    from memkeeper.core.recall import recall_context
-
-    text = recall_context(call.project, call.session_id, prompt, min_confidence, lambda: _start_recall(call))
-    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
-        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
-        sys.stdout.flush()
+        # Asked first: a resident lookup works on the answer while this process counts.
+        pending = ask(call.project, call.session_id, prompt, settings.recall_min_confidence)
+    _count(call, messages=1, settings=settings)
+    if pending is not None:
+        text = pending.answer(lambda: _start_recall(call))
+        if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
+            out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+            sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
+            sys.stdout.flush()
 
 
 def _start_recall(call: Call) -> None:
