@@ -212,11 +212,15 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
         return  # a refused folder, or a link in the store: the command itself says so
     if paths.root.is_dir() and intents.pending(paths):
         from memkeeper.core.lock import LockTimeout
+        from memkeeper.core.store import guard
 
         try:
+            guard(paths)  # a recovery reads and writes: the whole store is checked for links first
             intents.recover_pending(paths, timeout=5.0)
         except LockTimeout:
             pass  # still running elsewhere: the command's own store operations finish it
+        except (OSError, ValueError):
+            return  # a link in the store: the command itself says so
 
 
 if __name__ == "__main__":

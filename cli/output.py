@@ -107,12 +107,18 @@ def run_handler(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+#: Commands that read the store only through files opened without following a link
+#: (``search.sources.open_file``): their guard checks the folders they read, listing nothing.
+READERS = frozenset({"search"})
+
+
 def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     """The store of the project the command line names (``--project``, else the usual rule),
     guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False.
 
     Checked once per command line: the link check lists the whole store (50,000 session
-    files take tens of milliseconds), and a command asks for its store more than once.
+    files take tens of milliseconds), and a command asks for its store more than once. A
+    command of READERS lists nothing (see ``store.guard``).
     """
     from memkeeper.core.store import paths_for
 
@@ -120,7 +126,7 @@ def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     known = getattr(args, "_store_paths", None)
     if known is not None and known[0] == key:
         return known[1]  # type: ignore[no-any-return]
-    paths = paths_for(key[0], check=check)
+    paths = paths_for(key[0], check=check, listing=getattr(args, "command", None) not in READERS)
     args._store_paths = (key, paths)
     return paths
 

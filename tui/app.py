@@ -28,6 +28,7 @@ from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
 from memkeeper.tui.snapshot import load_snapshot
+from memkeeper.tui.startup import release_gc
 from memkeeper.tui.store_actions import StoreActions
 from memkeeper.tui.widgets.doc_pane import OpenRequest
 
@@ -73,6 +74,7 @@ class MemkeeperApp(StoreActions):
         return BrowseScreen()
 
     def on_mount(self) -> None:
+        self.set_timer(5, release_gc)  # should the first snapshot never come
         self.watch(self, "theme", self._theme_changed, init=False)
         self.reload_snapshot()
         if self._note:
@@ -99,7 +101,7 @@ class MemkeeperApp(StoreActions):
     @on(SnapshotLoaded)
     def _snapshot_loaded(self, message: SnapshotLoaded) -> None:
         if self.snapshot is None:
-            self.call_after_refresh(self._warm_up)
+            self.call_after_refresh(self._first_frame_drawn)
         elif message.snapshot.exists:
             self._backend_worker(self.paths)
         self.snapshot = message.snapshot
@@ -107,6 +109,11 @@ class MemkeeperApp(StoreActions):
             show = getattr(screen, "show_snapshot", None)
             if callable(show):
                 show(message.snapshot, message.changed)
+
+    def _first_frame_drawn(self) -> None:
+        """The store is on screen: collect garbage again, then warm up what comes next."""
+        release_gc()
+        self._warm_up()
 
     @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
     def _warm_up(self) -> None:

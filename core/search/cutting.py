@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
+from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
@@ -32,6 +33,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     l1_body,
     l1_neighbours_before,
+    open_file,
     parse_line,
     read_source,
 )
@@ -58,9 +60,11 @@ def fingerprint(data: bytes) -> bytes:
 
 def read_range(path: Path, start: int, length: int) -> bytes:
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             handle.seek(max(0, start))
             return handle.read(length)
+    except StoreLinkError:
+        raise
     except OSError:
         return b""
 

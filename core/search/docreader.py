@@ -7,6 +7,8 @@ import os
 import sqlite3
 from collections.abc import Sequence
 
+from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
@@ -74,7 +76,9 @@ class DocReader:
         fd = self.fds.get(src)
         if fd is None:
             try:
-                fd = self.fds[src] = os.open(self.paths.root / rel, os.O_RDONLY)
+                fd = self.fds[src] = open_no_follow(self.paths.root / rel, os.O_RDONLY)
+            except StoreLinkError:
+                raise  # the store never reads through a link
             except OSError:
                 return None
         return fd

@@ -22,6 +22,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import (
     archive_of_summary,
     l1_kind,
@@ -35,7 +37,7 @@ from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
@@ -198,6 +200,8 @@ def discover(
 
 
 def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> SourceFile | None:
+    if entry.is_symlink():
+        raise StoreLinkError(entry.path)  # the store never reads through a link
     try:
         if not entry.is_file():
             return None
@@ -207,10 +211,19 @@ def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> Sou
     return SourceFile(rel, tier, kind, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def open_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """A file of the store opened for reading, never through a link: StoreLinkError names one met
+    at the file or a folder above it (so a reader needs no listing of the store beforehand)."""
+    return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
+
+
 def read_source(paths: StorePaths, source: SourceFile) -> bytes:
     """The file's bytes (decompressed for ``.gz``); empty if it vanished meanwhile."""
     try:
-        data = (paths.root / source.rel).read_bytes()
+        with open_file(paths.root / source.rel) as handle:
+            data = handle.read()
+    except StoreLinkError:
+        raise
     except OSError:
         return b""
     if source.kind == "l1gz":
@@ -564,7 +577,9 @@ def iter_source_docs(paths: StorePaths, source: SourceFile) -> Iterator[Doc]:
     fallback = name_date(source.name)
     session = l1_session(source.name)
     try:
-        handle = open(paths.root / source.rel, "rb")
+        handle = open_file(paths.root / source.rel)
+    except StoreLinkError:
+        raise
     except OSError:
         return
     with handle:
@@ -588,13 +603,15 @@ def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
 def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
     """1-based line number of the byte at ``offset``."""
     try:
-        if gz:
-            import gzip
+        with open_file(path) as handle:
+            if gz:
+                import gzip
 
-            data = gzip.decompress(path.read_bytes())[:offset]
-        else:
-            with open(path, "rb") as handle:
+                data = gzip.decompress(handle.read())[:offset]
+            else:
                 data = handle.read(offset)
+    except StoreLinkError:
+        raise
     except (OSError, EOFError, ValueError):
         return 0
     return data.count(b"\n") + 1

@@ -245,12 +245,17 @@ def terms(text: str) -> list[str]:
 def word_spans(text: str, stems: set[str]) -> list[tuple[int, int]]:
     """(start, end) of each word of ``text`` whose Porter stem is in ``stems``."""
     spans: list[tuple[int, int]] = []
-    if not stems:
+    # A stem begins with its word's first letter (Porter only rewrites endings): the words of
+    # other letters need no stemming, which is most of the time a first search spends here.
+    firsts = {term[0] for term in stems if term}
+    if not firsts:
         return spans
     for match in _WORD_RE.finditer(text):
         raw = match.group(0)
-        if len(raw) <= MAX_WORD_CHARS and porter(raw.lower()) in stems:
-            spans.append((match.start(), match.end()))
+        if len(raw) <= MAX_WORD_CHARS:
+            low = raw.lower()
+            if low[0] in firsts and porter(low) in stems:
+                spans.append((match.start(), match.end()))
     return spans
 
 

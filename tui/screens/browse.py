@@ -91,7 +91,7 @@ class BrowseScreen(ReachesApp, Screen[None]):
         tree.show_snapshot(snapshot)
         if snapshot.sessions and [s.name for s in snapshot.sessions] != self._titled:
             self._titled = [s.name for s in snapshot.sessions]
-            self._titles_worker()
+            self.call_after_refresh(self._titles_worker)  # after the tree is drawn
         pane = self.pane
         if not snapshot.exists:
             items = [literal_item("No memory store here: press o for projects.")]
