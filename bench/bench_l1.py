@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"transcript not found: {args.transcript} (the shared test data must be beside the repo)")
         return 2
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
-    from memkeeper.core import l1
+    from memkeeper.core import l1, l1_entries
     from memkeeper.core.store import StorePaths
     from memkeeper.core.transcript import subagent_transcripts
 
@@ -74,9 +74,9 @@ def main(argv: list[str] | None = None) -> int:
 
         for path in [transcript, *subagent_transcripts(transcript)]:
             for event in iter_events(path):
-                entry = l1.entry_from_event(event, event.ts or "", "bench")
+                entry = l1_entries.entry_from_event(event, event.ts or "", "bench")
                 if entry is not None:
-                    l1.dumps_entry(entry)
+                    l1_entries.dumps_entry(entry)
 
     entries = 0
 

@@ -44,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 from bench_hooks import BARE, BASELINE, clean_python, make_store
 
 from memkeeper.core.recall import RECALL_DIR, SOCKET_SUFFIX

@@ -219,6 +219,7 @@ def _median_run(argv: list[str]) -> tuple[float, float]:
     """Median wall and CPU (user + system) seconds of three runs of ``argv``."""
     import os
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benches, also under python -P
     from bench_search import run_process  # the one way the benches time a process
 
     # as installed (pip compiles the modules): a dev shell's PYTHONDONTWRITEBYTECODE would make

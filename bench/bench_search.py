@@ -225,13 +225,18 @@ def whole_process(paths: StorePaths, runs: int) -> None:
     env["MEMKEEPER_NO_JOBS"] = "1"
     # the interpreter itself (the venv's python resolved), not a version manager's shim script
     python = os.path.realpath(sys.executable)
-    cli = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "search"]
+    # the installed command, as a user runs it (pip's script beside this interpreter)
+    memkeeper = Path(sys.executable).with_name("memkeeper")
+    cli = [str(memkeeper), "--project", str(paths.project), "search"]
     rg = shutil.which("rg")
     grep = shutil.which("grep") or "grep"
     floor, floor_cpu = timed_process([python, "-I", "-c", "pass"], runs * 3)
     print(f"\nwhole process, ms min/median/max of {runs} runs (CPU: median ms); output read from a pipe")
     print(f"  clean interpreter ({python} -I -c pass): {spread(floor)}  CPU {floor_cpu * 1000:.1f}")
-    print("  memkeeper runs with its modules compiled (as installed), after one warm-up run per query")
+    print(
+        f"  memkeeper: {memkeeper} (the installed command), its modules compiled as pip installs them,"
+        " after one warm-up run per query"
+    )
     if rg is None:
         print("  ripgrep is not installed (apt-get install ripgrep): its column is empty")
     for label, queries in (("tuned", QUERIES), ("held out", HELD_OUT)):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import sysconfig
 import tempfile
 import time
@@ -37,6 +38,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 import _checkout  # noqa: F401  (the tests package: the corpus)
 
 from memkeeper.core.privacy import redact, use_maintained_rules
@@ -74,7 +76,7 @@ def ds_redact(text: str) -> str:
 
 def ds_file_redact(text: str, folder: Path) -> str:
     """``text`` with every value ``detect-secrets scan`` reports for it as a file cut out."""
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
 
     path = folder / "notes.txt"
     path.write_text(text, "utf-8")
@@ -135,7 +137,7 @@ def python_files(folder: str, every: int = 1) -> list[Path]:
 
 
 def false_positives(label: str, files: list[Path], examples: int) -> None:
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
 
     chars = ours = 0
     shown: list[str] = []

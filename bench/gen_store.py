@@ -286,7 +286,7 @@ def write_archives(root: Path, rng: random.Random, count: int, start: datetime) 
     for n in range(count):
         t += timedelta(hours=rng.randint(6, 30))
         name = f"memory_{t.strftime('%Y%m%d_%H%M%S')}.md"
-        parts = []
+        parts: list[str] = []
         size = 0
         st = t - timedelta(days=3)
         dates = []

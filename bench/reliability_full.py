@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 import _checkout  # noqa: F401  (the tests package: the trials' kit)
 
 from tests.reliability import reliability_kit as kit

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
+from memkeeper.cli.main import run
 
-from memkeeper.cli.main import main
-
-sys.exit(main())
+run()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from memkeeper.cli.output import Commands
+from memkeeper.cli.parser import Commands
 
 
 def register(commands: Commands) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from memkeeper.cli.output import Commands
+from memkeeper.cli.parser import Commands
 
 
 def register(commands: Commands) -> None:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memkeeper.cli.output import Commands
+from memkeeper.cli.parser import Commands
 
 
 def register(commands: Commands) -> None:

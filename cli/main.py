@@ -44,7 +44,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
     from memkeeper import __version__
-    from memkeeper.cli.output import Commands, Parser
+    from memkeeper.cli.parser import Commands, Parser
 
     parser = Parser(
         prog="memkeeper",
@@ -85,7 +85,8 @@ def _shared_options(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def _fast_path(argv: list[str]) -> int | None:
-    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` without argparse; None if not applicable."""
+    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` / a plain ``search`` without argparse; None if
+    not applicable."""
     project: str | None = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--project":
@@ -103,7 +104,42 @@ def _fast_path(argv: list[str]) -> int | None:
 
         serve(project)
         return 0
+    if "search" in argv or "search-memory" in argv:  # the plain forms of a search, read without argparse
+        from memkeeper.cli.search_cmds import fast_args
+
+        args = fast_args(argv)
+        if args is not None:
+            from memkeeper.cli.output import run_handler
+
+            global _nothing_left
+            _finish_interrupted(args)  # type: ignore[arg-type]
+            code = run_handler(args)  # type: ignore[arg-type]
+            _nothing_left = True  # its connection is closed, its answer written
+            return code
     return None
+
+
+#: True once the command has nothing left to finish at exit (see :func:`run`).
+_nothing_left = False
+
+
+def run() -> None:
+    """The ``memkeeper`` process (``bin/memkeeper``): :func:`main`, then exit with its code.
+
+    A search answered on the fast path leaves without the interpreter's teardown (freeing
+    every module it loaded costs it milliseconds); its output is flushed first.
+    """
+    code = main()
+    if not _nothing_left:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        code = code or 120  # what the interpreter's own flush at exit gives
+    import os
+
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +147,20 @@ def main(argv: list[str] | None = None) -> int:
     fast = _fast_path(args_list)
     if fast is not None:
         return fast
+    parser, args = parse_line(args_list)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 0
+    _finish_interrupted(args)
+    from memkeeper.cli.output import run_handler
+
+    return run_handler(args)
+
+
+def parse_line(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The parser for the command line ``argv`` and what it reads from it (argparse's way;
+    a mistake exits 2 with one line)."""
+    args_list = list(argv)
     command: str | None = None
     for i, word in enumerate(args_list):
         if i > 0 and args_list[i - 1] == "--project":
@@ -124,19 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     if command is None or not parser._subparsers or command not in _command_names(parser):
         parser = build_parser()  # no command, or an unknown one: the whole line, to list or suggest
     json_first = _json_before_command(args_list)
-    from memkeeper.cli.output import check_options
+    from memkeeper.cli.parser import check_options
 
     check_options(parser, args_list)
     args = parser.parse_args(args_list)
     if json_first:
         args.json = True
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return 0
-    _finish_interrupted(args)
-    from memkeeper.cli.output import run_handler
-
-    return run_handler(args)
+    return parser, args
 
 
 def _command_names(parser: argparse.ArgumentParser) -> set[str]:
@@ -168,12 +212,16 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
         return  # a refused folder, or a link in the store: the command itself says so
     if paths.root.is_dir() and intents.pending(paths):
         from memkeeper.core.lock import LockTimeout
+        from memkeeper.core.store import guard
 
         try:
+            guard(paths)  # a recovery reads and writes: the whole store is checked for links first
             intents.recover_pending(paths, timeout=5.0)
         except LockTimeout:
             pass  # still running elsewhere: the command's own store operations finish it
+        except (OSError, ValueError):
+            return  # a link in the store: the command itself says so
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

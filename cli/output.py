@@ -1,4 +1,4 @@
-"""Shared output of the CLI: exit codes, one-line errors, Rich and JSON printing, the parser.
+"""Shared output of the CLI: exit codes, one-line errors, Rich and JSON printing, the store of a command line.
 
 Rich is imported only when a command prints for a person. When stdout is not a terminal
 (a pipe, a file, Claude's Bash tool) lines are never wrapped or cut: Rich takes its width
@@ -7,14 +7,15 @@ from the terminal only.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
 
+TYPE_CHECKING = False  # no typing, argparse or pathlib at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
     from rich.console import Console
 
     from memkeeper.core.store import StorePaths
@@ -53,6 +54,8 @@ PIPE_WIDTH = 100_000
 
 
 def print_json(obj: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
@@ -104,91 +107,9 @@ def run_handler(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
-# --- the parser: did-you-mean, one reading of --project ---------------------------------
-
-
-def _suggest(word: str, choices: list[str]) -> str:
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors that name the closest command or option (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        import re
-
-        choice = re.search(r"invalid choice: '([^']*)'", message)
-        if choice and self._subparsers is not None:
-            names = sorted(_commands(self))
-            error(
-                f"unknown command {choice.group(1)!r}{_suggest(choice.group(1), names)} (see: memkeeper --help)"
-            )
-            sys.exit(EXIT_USAGE)
-        error(f"{message} (see: {self.prog} --help)")
-        sys.exit(EXIT_USAGE)
-
-
-class Commands:
-    """What each command module's ``register`` adds its commands through; the main parser
-    adds the shared ``--project`` and ``--json`` to every command afterwards."""
-
-    def __init__(self, sub: argparse._SubParsersAction[Parser], only: str | None = None) -> None:
-        self._sub = sub
-        self._only = only
-
-    def add(
-        self, name: str, handler: Callable[[argparse.Namespace], int], help: str, **options: Any
-    ) -> argparse.ArgumentParser:
-        """The command ``name``, run by ``handler``, for its module to add arguments to (when the
-        parser is built for ``only`` one command, the others' arguments go nowhere)."""
-        if self._only is not None and name != self._only:
-            return _Unused()  # type: ignore[return-value]
-        parser = self._sub.add_parser(name, help=help, **options)
-        parser.set_defaults(handler=handler)
-        return parser
-
-
-class _Unused:
-    """Takes the arguments of a command this run does not build (any call, on it or on what it gives)."""
-
-    def __getattr__(self, _name: str) -> Callable[..., _Unused]:
-        return lambda *_args, **_kwargs: self
-
-
-def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
-
-
-def _options(parser: argparse.ArgumentParser) -> list[str]:
-    return [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
-
-
-def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """Refuse an unknown ``--option`` before argparse misreads it (``--projct /tmp`` would
-    make ``/tmp`` the command), naming the closest option; exit 2."""
-    commands = _commands(parser)
-    known = set(_options(parser))
-    command: argparse.ArgumentParser | None = None
-    for i, word in enumerate(argv):
-        if word == "--":
-            return
-        if command is None and not word.startswith("-") and not (i > 0 and argv[i - 1] == "--project"):
-            command = commands.get(word)
-            if command is not None:
-                known |= set(_options(command))
-            continue
-        name = word.split("=", 1)[0]
-        if name.startswith("--") and len(name) > 2 and name not in known:
-            if any(k.startswith(name) for k in known):
-                continue  # an unambiguous abbreviation argparse accepts
-            error(f"unknown option {name!r}{_suggest(name, sorted(known))} (see: memkeeper --help)")
-            sys.exit(EXIT_USAGE)
+#: Commands that read the store only through files opened without following a link
+#: (``search.sources.open_file``): their guard checks the folders they read, listing nothing.
+READERS = frozenset({"search"})
 
 
 def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
@@ -196,7 +117,8 @@ def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     guarded (no store in /, $HOME, ~/.claude; none holding a link) unless ``check`` is False.
 
     Checked once per command line: the link check lists the whole store (50,000 session
-    files take tens of milliseconds), and a command asks for its store more than once.
+    files take tens of milliseconds), and a command asks for its store more than once. A
+    command of READERS lists nothing (see ``store.guard``).
     """
     from memkeeper.core.store import paths_for
 
@@ -204,13 +126,15 @@ def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     known = getattr(args, "_store_paths", None)
     if known is not None and known[0] == key:
         return known[1]  # type: ignore[no-any-return]
-    paths = paths_for(key[0], check=check)
+    paths = paths_for(key[0], check=check, listing=getattr(args, "command", None) not in READERS)
     args._store_paths = (key, paths)
     return paths
 
 
 def parent_store(paths: StorePaths) -> Path | None:
     """The nearest memory store in a folder above the project, if there is one."""
+    from pathlib import Path
+
     home = Path.home().resolve()
     folder = paths.project.resolve().parent
     while folder != folder.parent and folder != home:

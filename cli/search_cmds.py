@@ -12,13 +12,17 @@ Exit codes: 0 hits, 3 no hits, 2 a bad query or option.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import Commands, paths_from
+from memkeeper.cli.output import paths_from
 
+TYPE_CHECKING = False  # `memkeeper search` runs without typing and argparse (see fast_args)
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+    from typing import Any
+
+    from memkeeper.cli.parser import Commands
     from memkeeper.core.search import Entry, Hit, SearchResults, TierResult, Timeline
 
 TIER_LABELS = {"memory": "memory.md", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
@@ -76,6 +80,71 @@ def register(commands: Commands) -> None:
     timeline.add_argument("--after", type=int, default=3, metavar="N", help="entries after (default 3)")
     commands.add("reindex", run_reindex, "rebuild the search index from the files")
     commands.add("mcp", run_mcp, "serve search, show and timeline to Claude over stdio (MCP)")
+
+
+#: The options ``fast_args`` reads: option -> (attribute, whether it takes a value).
+_FAST_OPTIONS = {
+    "--exact": ("exact", False),
+    "--deep": ("deep", False),
+    "--json": ("json", False),
+    "--tier": ("tier", True),
+    "--type": ("type", True),
+    "--since": ("since", True),
+    "--until": ("until", True),
+    "--limit": ("limit", True),
+    "--project": ("project", True),
+}
+_SHARED = ("project", "json")  # the options also read before the command
+_APPENDED = ("tier", "type")
+
+
+def fast_args(argv: list[str]) -> SimpleNamespace | None:
+    """``[--project DIR] [--json] search WORDS… [OPTIONS]`` read without argparse (importing and
+    building it costs a search more than the query): the namespace argparse gives for the same
+    line, or None for anything else (help, an unknown or abbreviated option, ``--``, a value that
+    starts with ``-``, words split by an option, a limit that is not a number), which argparse
+    then reads and answers as always."""
+    from types import SimpleNamespace
+
+    values: dict[str, object] = {"project": None, "json": False, "exact": False, "deep": False}
+    values.update(tier=None, type=None, since=None, until=None, limit="10")
+    command: str | None = None
+    words: list[str] = []
+    words_ended = False
+    pending = iter(argv)
+    for word in pending:
+        if not word.startswith("-"):
+            if command is None:
+                if word not in ("search", "search-memory"):
+                    return None
+                command = word
+            elif words_ended:
+                return None  # argparse: "unrecognized arguments"
+            else:
+                words.append(word)
+            continue
+        words_ended = bool(words)
+        name, has_value, value = word.partition("=")
+        attr, takes_value = _FAST_OPTIONS.get(name, ("", False))
+        if not attr or (command is None and attr not in _SHARED) or (has_value and not takes_value):
+            return None
+        if not takes_value:
+            values[attr] = True
+            continue
+        if not has_value:
+            value = next(pending, "-")
+            if value.startswith("-"):
+                return None
+        if attr in _APPENDED:
+            known = values[attr]
+            values[attr] = [*known, value] if isinstance(known, list) else [value]
+        else:
+            values[attr] = value
+    limit = values["limit"]
+    if not words or not (isinstance(limit, str) and limit.isascii() and limit.isdigit()):
+        return None
+    values["limit"] = int(limit)
+    return SimpleNamespace(command="search", query=words, handler=run_search, **values)
 
 
 def run_search(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import Commands, paths_from
+from memkeeper.cli.output import paths_from
+from memkeeper.cli.parser import Commands
 
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths

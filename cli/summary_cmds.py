@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import Commands
+from memkeeper.cli.parser import Commands
 
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths

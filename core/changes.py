@@ -65,10 +65,13 @@ def create(paths: StorePaths) -> None:
 def read_from(path: Path, inode: int, offset: int) -> tuple[int, int, list[str]] | None:
     """(inode, end offset, file names) of the whole lines after ``offset``; None if the file is missing.
 
-    A journal with another inode than recorded is read from its start.
+    A journal with another inode than recorded is read from its start; one that is a link is
+    not read (taken as missing).
     """
+    from memkeeper.core.atomic import open_no_follow
+
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
             st = os.fstat(handle.fileno())
             start = offset if st.st_ino == inode and offset <= st.st_size else 0
             handle.seek(start)

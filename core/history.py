@@ -16,7 +16,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ Signature = tuple[int, int, int]
 """(inode, size, mtime_ns) of a file: a cached reading of it holds while this is unchanged."""
 
 CACHE_NAME = "activity-cache.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass
@@ -95,12 +95,18 @@ def load_cache(paths: StorePaths) -> ActivityCache:
             for name, (sig, days) in data["files"].items()
         }
         summaries = {
-            name: (_sig(sig), [Finding(**found) for found in listed])
+            name: (_sig(sig), [_finding(name, *found) for found in listed])
             for name, (sig, listed) in data["summaries"].items()
         }
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return ActivityCache()
     return ActivityCache(files, summaries)
+
+
+def _finding(summary: str, kind: str, text: str, date: str, detail: str) -> Finding:
+    from memkeeper.core.names import archive_of_summary
+
+    return Finding(str(kind), str(text), str(date), archive_of_summary(summary), str(detail))
 
 
 def _sig(value: Any) -> Signature:
@@ -119,7 +125,7 @@ def save_cache(paths: StorePaths, cache: ActivityCache) -> bool:
         "version": CACHE_VERSION,
         "files": {name: [list(sig), days] for name, (sig, days) in cache.files.items()},
         "summaries": {
-            name: [list(sig), [asdict(found) for found in listed]]
+            name: [list(sig), [[f.kind, f.text, f.date, f.detail] for f in listed]]
             for name, (sig, listed) in cache.summaries.items()
         },
     }
@@ -222,14 +228,17 @@ def rotations(paths: StorePaths) -> list[Rotation]:
     return sorted(out, key=lambda r: (r.rotated_at, r.archive))
 
 
-def findings(paths: StorePaths, cache: ActivityCache | None = None) -> list[Finding]:
-    """Every key decision and every issue not resolved, across all L3 summaries, newest first."""
+def findings(
+    paths: StorePaths, cache: ActivityCache | None = None, archives: list[Rotation] | None = None
+) -> list[Finding]:
+    """Every key decision and every issue not resolved, across all L3 summaries, newest first
+    (``archives``: :func:`rotations`, if the caller has read them already)."""
     from memkeeper.core.names import summary_name
 
     cache = cache if cache is not None else ActivityCache()
     found: list[Finding] = []
     seen: set[str] = set()
-    for rotation in rotations(paths):
+    for rotation in rotations(paths) if archives is None else archives:
         name = summary_name(rotation.archive)
         seen.add(name)
         found.extend(_summary_findings(paths, name, rotation.archive, cache))
@@ -253,7 +262,7 @@ def _summary_findings(paths: StorePaths, name: str, archive: str, cache: Activit
         return cached[1]
     found: list[Finding] = []
     try:
-        summary = load_summary(path)
+        summary = load_summary(path, only=("keyDecisions", "issues"))
     except (SummaryError, OSError, ValueError):
         summary = None
     if summary is not None:

@@ -25,8 +25,9 @@ from memkeeper.core.store import StorePaths, ensure_store, guard
 
 TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Callable
-    from typing import Any
+    from typing import IO, Any
 
 #: kind -> "module:function(paths, options) -> None".
 JOB_RUNNERS: dict[str, str] = {
@@ -51,21 +52,39 @@ def jobs_disabled() -> bool:
     return os.environ.get("MEMKEEPER_NO_JOBS") == "1"
 
 
-def spawn_detached(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
-    """Start ``argv`` fully detached (new session, no stdio); returns its pid."""
-    import subprocess  # only when a job really starts: it costs the hook path ~4 ms
+def start_child(
+    argv: list[str],
+    *,
+    stdin: int | IO[bytes] | None,
+    stdout: int | IO[bytes] | None,
+    stderr: int | IO[bytes] | None,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (a list: no shell) in a new session, so that its whole process group can
+    be killed as one and it outlives the hook that started it, inheriting no descriptors.
 
-    proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+    The background jobs and the summarizer backends start their children here.
+    """
+    import subprocess  # only when a child really starts: it costs the hook path ~4 ms
+
+    return subprocess.Popen(  # noqa: S603 - argv list, no shell
         argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
         cwd=cwd,
         env=env,
         start_new_session=True,
         close_fds=True,
     )
-    return proc.pid
+
+
+def spawn_detached(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` fully detached (new session, no stdio); returns its pid."""
+    from subprocess import DEVNULL
+
+    return start_child(argv, stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL, cwd=cwd, env=env).pid
 
 
 def start_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None) -> int | None:

@@ -146,29 +146,42 @@ class StoreRefused(ValueError):
 
 
 def paths_for(
-    project: str | os.PathLike[str] | None = None, hook_cwd: str | None = None, check: bool = True
+    project: str | os.PathLike[str] | None = None,
+    hook_cwd: str | None = None,
+    check: bool = True,
+    listing: bool = True,
 ) -> StorePaths:
-    """The store of ``project``, guarded (see :func:`guard`) unless ``check`` is False
-    (``doctor``, which reports what the guard refuses)."""
+    """The store of ``project``, guarded (see :func:`guard`, ``listing`` as there) unless ``check``
+    is False (``doctor``, which reports what the guard refuses)."""
     paths = StorePaths(resolve_project(project, hook_cwd))
     if check:
-        guard(paths)
+        guard(paths, listing=listing)
     return paths
 
 
-def guard(paths: StorePaths, folders: tuple[str, ...] | None = None) -> None:
+def guard(paths: StorePaths, folders: tuple[str, ...] | None = None, *, listing: bool = True) -> None:
     """Refuse a project folder that must not hold a store (the file-system root, the home
     folder, a folder inside ``~/.claude``: StoreRefused) and a store holding a symbolic
     link anywhere (or, with ``folders``, among the root's entries and those folders':
-    StoreLinkError). Each with one line that says what to do."""
-    from memkeeper.core.boundary import refuse_links, refused_project
+    StoreLinkError). Each with one line that says what to do.
+
+    Without ``listing`` (for a reader that opens each file without following links, as the
+    search does: ``search.sources.open_file``), only the store folder, the folders it reads
+    and the index are checked, not every file: the cost stays the same at any store size.
+    """
+    from memkeeper.core.boundary import check_path, refuse_links, refused_project
 
     reason = refused_project(paths.project)
     if reason:
         raise StoreRefused(
             f"no memory store is kept in {paths.project}: it is {reason}; run this in a project folder"
         )
-    refuse_links(paths.root, folders)
+    if listing:
+        refuse_links(paths.root, folders)
+        return
+    db = os.fspath(paths.search_db)
+    for path in (paths.sessions, paths.state, db, db + "-wal", db + "-shm"):
+        check_path(path)  # from the store folder down: the folder itself too
 
 
 def ensure_store(paths: StorePaths) -> None:

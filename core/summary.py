@@ -223,8 +223,12 @@ class Summary(_Lenient):
         return data
 
 
-def load_summary(path: Path) -> Summary:
-    """A summary file, JS-written or ours; SummaryError (one line) if it is not a JSON object."""
+def load_summary(path: Path, only: tuple[str, ...] | None = None) -> Summary:
+    """A summary file, JS-written or ours; SummaryError (one line) if it is not a JSON object.
+
+    ``only``: read just these fields (the others keep their defaults), for a reader of many
+    summaries that needs a few lists of each.
+    """
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -235,6 +239,8 @@ def load_summary(path: Path) -> Summary:
         raise SummaryError(f"{Path(path).name}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise SummaryError(f"{Path(path).name}: not a JSON object")
+    if only is not None:
+        data = {key: data[key] for key in only if key in data}
     return Summary.model_validate(data)
 
 

@@ -22,10 +22,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # The editable install is setuptools' "strict" mode: build/__editable__.*/memkeeper/ is a tree of
 # links to core/, cli/, plugin/ and tui/, which Python, mypy and import-linter all read the same way.
-# A new or removed module needs the install again, so the stamp records the list of package files
-# and which extras were installed (a dev install also serves --run; a --run install does not serve dev).
+# A new or removed module needs the install again, so the stamp records the list of package files, the
+# bin/memkeeper script (the install copies it) and which extras were installed (a dev install also
+# serves --run; a --run install does not serve dev).
 stamp=.venv/.memkeeper-installed
-want="$(cat pyproject.toml constraints.txt; find pkg core cli plugin tui -type f -not -name '*.pyc' | LC_ALL=C sort)"
+want="$(cat pyproject.toml constraints.txt bin/memkeeper; find pkg core cli plugin tui -type f -not -name '*.pyc' | LC_ALL=C sort)"
 want="$(printf '%s' "$want" | cksum)"
 have="$(cat "$stamp" 2>/dev/null || true)"
 if [ "$have" != "$want $extras" ] && ! { [ -z "$extras" ] && [ "$have" = "$want [dev,anthropic]" ]; }; then

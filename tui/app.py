@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.commands import MemoryCommands
 from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
 from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
 from memkeeper.tui.snapshot import load_snapshot
+from memkeeper.tui.startup import release_gc
 from memkeeper.tui.store_actions import StoreActions
 from memkeeper.tui.widgets.doc_pane import OpenRequest
 
@@ -43,11 +44,7 @@ class MemkeeperApp(StoreActions):
     TITLE = "memkeeper"
     CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
     COMMANDS = App.COMMANDS | {MemoryCommands}
-    BINDINGS = [
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
-    ]
+    BINDINGS = keymap.bindings("app")
     """Keys that work on every screen."""
 
     live: reactive[bool] = reactive(False)
@@ -77,6 +74,7 @@ class MemkeeperApp(StoreActions):
         return BrowseScreen()
 
     def on_mount(self) -> None:
+        self.set_timer(5, release_gc)  # should the first snapshot never come
         self.watch(self, "theme", self._theme_changed, init=False)
         self.reload_snapshot()
         if self._note:
@@ -103,7 +101,7 @@ class MemkeeperApp(StoreActions):
     @on(SnapshotLoaded)
     def _snapshot_loaded(self, message: SnapshotLoaded) -> None:
         if self.snapshot is None:
-            self.call_after_refresh(self._warm_up)
+            self.call_after_refresh(self._first_frame_drawn)
         elif message.snapshot.exists:
             self._backend_worker(self.paths)
         self.snapshot = message.snapshot
@@ -111,6 +109,11 @@ class MemkeeperApp(StoreActions):
             show = getattr(screen, "show_snapshot", None)
             if callable(show):
                 show(message.snapshot, message.changed)
+
+    def _first_frame_drawn(self) -> None:
+        """The store is on screen: collect garbage again, then warm up what comes next."""
+        release_gc()
+        self._warm_up()
 
     @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
     def _warm_up(self) -> None:

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from memkeeper.core.store import StorePaths
-from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.startup import hold_gc
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,7 +44,9 @@ def demo_paths() -> StorePaths:
 
 def main(argv: list[str] | None = None) -> int:
     """Console script ``memkeeper-tui``."""
+    hold_gc()  # until the first frame (the App releases it)
     from memkeeper.core.store import paths_for
+    from memkeeper.tui.app import MemkeeperApp
 
     args = parse_args(argv)
     if not args.demo:

@@ -17,3 +17,14 @@ def memkeeper_app(node: DOMNode) -> MemkeeperApp:
     app = node.app
     assert isinstance(app, MemkeeperApp)
     return app
+
+
+class ReachesApp:
+    """Mixed into a screen or widget: ``self.mk`` is the :class:`MemkeeperApp` it runs in."""
+
+    @property
+    def mk(self) -> MemkeeperApp:
+        from textual.dom import DOMNode
+
+        assert isinstance(self, DOMNode)
+        return memkeeper_app(self)

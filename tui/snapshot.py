@@ -31,10 +31,11 @@ def session_info(name: str, size: int) -> SessionInfo | None:
     started = l1_started(name)
     if started is None:
         return None
+    day, _, hour = local_time(started, "%Y-%m-%d %H:%M").partition(" ")
     return SessionInfo(
         name=name,
-        day=local_time(started, "%Y-%m-%d"),
-        time=local_time(started, "%H:%M"),
+        day=day,
+        time=hour,
         session=l1_session(name) or "",
         size=size,
     )

@@ -14,10 +14,10 @@ import struct
 import zlib
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
+from memkeeper.core.boundary import StoreLinkError
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -33,11 +33,14 @@ from memkeeper.core.search.sources import (
     iter_sections,
     l1_body,
     l1_neighbours_before,
+    open_file,
     parse_line,
     read_source,
 )
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import StorePaths
+
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -57,9 +60,11 @@ def fingerprint(data: bytes) -> bytes:
 
 def read_range(path: Path, start: int, length: int) -> bytes:
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             handle.seek(max(0, start))
             return handle.read(length)
+    except StoreLinkError:
+        raise
     except OSError:
         return b""
 
@@ -80,24 +85,41 @@ class Row(NamedTuple):
     inode: int
 
 
-@dataclass(slots=True, eq=False)
 class Work:
-    """One changed file, read and cut into index rows (done off the writer, maybe in a helper)."""
+    """One changed file, read and cut into index rows (done off the writer, maybe in a helper).
 
-    source: SourceFile
-    row: Row | None
-    append: bool  # continue the row's source id from its offset
-    read: int = 0
-    head_fp: bytes | None = None
-    tail_fp: bytes | None = None
-    small: list[Doc] | None = field(default=None, init=False)
-    blocks: list[tuple[int, str]] = field(default_factory=list, init=False)  # (offset, schema.trigram_text)
-    words: list[WordRow] = field(default_factory=list, init=False)  # one row per entry for the word index
-    title: str | None = field(default=None, init=False)  # an L1 session's title, when read from its start
-    docs: int = field(default=0, init=False)
-    end: int = field(default=0, init=False)
-    next_line: int = field(default=1, init=False)
-    open_tail: int = field(default=0, init=False)
+    A plain class with slots, not a dataclass: the search path imports this module, and
+    ``dataclasses`` (with ``inspect``) would cost every ``memkeeper search`` milliseconds.
+    """
+
+    __slots__ = (
+        "source", "row", "append", "read", "head_fp", "tail_fp",
+        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        source: SourceFile,
+        row: Row | None,
+        append: bool,  # continue the row's source id from its offset
+        read: int = 0,
+        head_fp: bytes | None = None,
+        tail_fp: bytes | None = None,
+    ) -> None:
+        self.source = source
+        self.row = row
+        self.append = append
+        self.read = read
+        self.head_fp = head_fp
+        self.tail_fp = tail_fp
+        self.small: list[Doc] | None = None
+        self.blocks: list[tuple[int, str]] = []  # (offset, schema.trigram_text)
+        self.words: list[WordRow] = []  # one row per entry for the word index
+        self.title: str | None = None  # an L1 session's title, when read from its start
+        self.docs = 0
+        self.end = 0
+        self.next_line = 1
+        self.open_tail = 0
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
@@ -274,7 +296,7 @@ def _session_title(data: bytes) -> str:
 def gzip_matches(path: Path, row: Row) -> bool:
     """Is this gzip the file the row indexed? Its stated length and its first 4 KB say so."""
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             handle.seek(-4, os.SEEK_END)
             (isize,) = struct.unpack("<I", handle.read(4))
             if isize != row.offset & 0xFFFFFFFF:

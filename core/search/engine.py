@@ -18,9 +18,10 @@ import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
+from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema, terms
 from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
@@ -567,6 +568,8 @@ def search(
             except IndexBusy:
                 pass
         return _fallback(paths, parsed, filters, warning, exact)
+    except StoreLinkError:
+        raise  # a link met where the search reads: refused, as a store holding one is
     except OSError as exc:
         warning = f"search index unavailable ({exc}): answered by reading the files"
         return _fallback(paths, parsed, filters, warning, exact)

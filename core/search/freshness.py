@@ -13,8 +13,8 @@ import sqlite3
 import stat
 import time
 import zlib
+from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memkeeper.core import changes
@@ -69,9 +69,11 @@ def _root_mark(root: str) -> str:
     memory.md and the named files are few and edited in place (by flush, by hand).
     """
     try:
-        names = sorted(name for name in os.listdir(root) if not name.startswith("."))
+        names = os.listdir(root)
     except OSError:
         return "-"
+    names.sort()  # then the hidden names, one run in that order, are cut out whole (no loop over 4,000 names)
+    del names[bisect_left(names, ".") : bisect_left(names, "/")]
     digest = zlib.crc32("\n".join(names).encode("utf-8", "surrogateescape"))
     files = ";".join(_mark(Path(root, name), with_size=True) for name in _ROOT_FILES)
     return f"{len(names)}:{digest}|{files}"
@@ -80,16 +82,22 @@ def _root_mark(root: str) -> str:
 _ROOT_FILES = (MEMORY_FILE, *sorted(set(NAMED_MEMORY_FILES.values())))
 
 
-@dataclass
 class Plan:
-    """What a refresh will do, decided before anything is written."""
+    """What a refresh will do, decided before anything is written.
 
-    scope: frozenset[str]
-    reset: bool = False  # drop everything first (reindex)
-    compact: bool = False  # drop the archive and L1 indexes first (too many dead rows)
-    todo: list[tuple[SourceFile, Row | None]] = field(default_factory=list)
-    removed: list[Row] = field(default_factory=list)
-    meta: dict[str, str] = field(default_factory=dict)  # recorded with the changes
+    A plain class, not a dataclass: the search path imports this module, and ``dataclasses``
+    (with ``inspect``) would cost every ``memkeeper search`` milliseconds.
+    """
+
+    __slots__ = ("scope", "reset", "compact", "todo", "removed", "meta")
+
+    def __init__(self, scope: frozenset[str], reset: bool = False) -> None:
+        self.scope = scope
+        self.reset = reset  # drop everything first (reindex)
+        self.compact = False  # drop the archive and L1 indexes first (too many dead rows)
+        self.todo: list[tuple[SourceFile, Row | None]] = []
+        self.removed: list[Row] = []
+        self.meta: dict[str, str] = {}  # recorded with the changes
 
     @property
     def total(self) -> int:

@@ -32,7 +32,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
@@ -49,11 +48,13 @@ from memkeeper.core.search.sources import (
 )
 from memkeeper.core.store import StorePaths
 
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
-    pass
+    from typing import TypeVar
 
-Progress = Callable[[int, int, str], None]
-T = TypeVar("T")  # (bytes done, bytes total, current file)
+    T = TypeVar("T")
+
+Progress = Callable[[int, int, str], None]  # (bytes done, bytes total, current file)
 
 COMMIT_BYTES = 64 << 20
 BULK_BYTES = 32 << 20

@@ -8,9 +8,12 @@ parse markers out of user text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from memkeeper.core.plain import NamedTuple
 
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
+    from typing import Any
+
     from memkeeper.core.search.sources import Doc
 
 #: Seed 003's matcher: a hit at or above HIGH_CONFIDENCE is worth expanding with its text;

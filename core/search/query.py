@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import date as Date
-from typing import NamedTuple
+
+from memkeeper.core.plain import NamedTuple
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32

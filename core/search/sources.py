@@ -20,10 +20,10 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import (
     archive_of_summary,
     l1_kind,
@@ -31,8 +31,13 @@ from memkeeper.core.names import (
     name_date,
     tier_of,
 )
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
@@ -73,20 +78,38 @@ class SourceFile(NamedTuple):
         return self.rel.rsplit("/", 1)[-1]
 
 
-@dataclass(slots=True, eq=False)
 class Doc:
-    """One searchable entry, as both the index and the scan see it."""
+    """One searchable entry, as both the index and the scan see it.
 
-    tier: str
-    type: str
-    file: str  # relative to the store root
-    loc: str  # byte offset, or the place inside a summary
-    line: int | None
-    date: str | None
-    title: str
-    body: str
-    session: str | None = None
-    raw: Any = None
+    A plain class with slots (equal only to itself), not a dataclass: ``memkeeper search``
+    would pay for importing ``dataclasses`` and ``inspect`` on every run.
+    """
+
+    __slots__ = ("tier", "type", "file", "loc", "line", "date", "title", "body", "session", "raw")
+
+    def __init__(
+        self,
+        tier: str,
+        type: str,
+        file: str,  # relative to the store root
+        loc: str,  # byte offset, or the place inside a summary
+        line: int | None,
+        date: str | None,
+        title: str,
+        body: str,
+        session: str | None = None,
+        raw: Any = None,
+    ) -> None:
+        self.tier = tier
+        self.type = type
+        self.file = file
+        self.loc = loc
+        self.line = line
+        self.date = date
+        self.title = title
+        self.body = body
+        self.session = session
+        self.raw = raw
 
     @property
     def id(self) -> str:
@@ -177,6 +200,8 @@ def discover(
 
 
 def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> SourceFile | None:
+    if entry.is_symlink():
+        raise StoreLinkError(entry.path)  # the store never reads through a link
     try:
         if not entry.is_file():
             return None
@@ -186,10 +211,19 @@ def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> Sou
     return SourceFile(rel, tier, kind, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def open_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """A file of the store opened for reading, never through a link: StoreLinkError names one met
+    at the file or a folder above it (so a reader needs no listing of the store beforehand)."""
+    return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
+
+
 def read_source(paths: StorePaths, source: SourceFile) -> bytes:
     """The file's bytes (decompressed for ``.gz``); empty if it vanished meanwhile."""
     try:
-        data = (paths.root / source.rel).read_bytes()
+        with open_file(paths.root / source.rel) as handle:
+            data = handle.read()
+    except StoreLinkError:
+        raise
     except OSError:
         return b""
     if source.kind == "l1gz":
@@ -340,11 +374,16 @@ def _summary_item(rel: str, type_: str, loc: str, item: Any, fallback: str | Non
 # -- L1 sessions ------------------------------------------------------------------------
 
 
+#: ``json.dumps(value, ensure_ascii=False)`` without making an encoder per call (a build
+#: serialises a tool call's input for most entries).
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def l1_body(entry: dict[str, Any]) -> str:
     """The searchable text of an L1 entry: its text and tool fields, bookkeeping left out."""
     parts: list[str] = []
     for key, value in entry.items():
-        if key in _L1_META_KEYS or value is None or isinstance(value, bool):
+        if key in _L1_META_KEYS or value is None or value is True or value is False:
             continue
         if isinstance(value, str):
             if value:
@@ -352,7 +391,7 @@ def l1_body(entry: dict[str, Any]) -> str:
         elif isinstance(value, (int, float)):
             parts.append(str(value))
         else:
-            parts.append(json.dumps(value, ensure_ascii=False))
+            parts.append(_JSON_TEXT(value))
     if entry.get("result") == "error":
         parts.append("error")
     return "\n".join(parts)
@@ -374,19 +413,28 @@ def l1_title(entry: dict[str, Any]) -> str:
 BROKEN = object()
 
 
+_JSON_VALUE = json.JSONDecoder().raw_decode
+_BOM = b"\xef\xbb\xbf"
+
+
 def parse_line(raw: bytes) -> object:
     """One JSON line: its value, None when blank, :data:`BROKEN` when it does not parse
-    (invalid UTF-8 is replaced before giving up)."""
+    (invalid UTF-8 is replaced before giving up). What ``json.loads`` of the line gives,
+    without its per-call work (a build parses every line of the store)."""
     text = raw.strip()
+    if text.startswith(_BOM):
+        text = text[3:].lstrip()
     if not text:
         return None
     try:
-        return json.loads(text)
+        line = text.decode("utf-8")
+    except UnicodeDecodeError:
+        line = text.decode("utf-8", "replace")
+    try:
+        value, end = _JSON_VALUE(line)
     except ValueError:
-        try:
-            return json.loads(text.decode("utf-8", "replace"))
-        except ValueError:
-            return BROKEN
+        return BROKEN
+    return value if end == len(line) else BROKEN  # more after the value (json.loads refuses it)
 
 
 def l1_doc(
@@ -467,10 +515,9 @@ class Neighbours:
             return None
         offset, hi, lo, ctx = self.pending
         self.pending = None
-        following = next_body[:CONTEXT_CHARS]
-        # each piece once: the same words come back turn after turn (two thirds of the
-        # word index was context before; recall the same, see bench_recall.py)
-        return (offset, hi, lo, " ".join(dict.fromkeys(f"{ctx}\n{following}".split())))
+        # the text as it is: splitting it into pieces to keep each once cost the build more
+        # (in Python, a third of the reader's time) than the 13 % more text costs SQLite
+        return (offset, hi, lo, f"{ctx}\n{next_body[:CONTEXT_CHARS]}")
 
     def finish(self) -> WordRow | None:
         return self._complete("")
@@ -543,7 +590,9 @@ def iter_source_docs(paths: StorePaths, source: SourceFile) -> Iterator[Doc]:
     fallback = name_date(source.name)
     session = l1_session(source.name)
     try:
-        handle = open(paths.root / source.rel, "rb")
+        handle = open_file(paths.root / source.rel)
+    except StoreLinkError:
+        raise
     except OSError:
         return
     with handle:
@@ -567,13 +616,15 @@ def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
 def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
     """1-based line number of the byte at ``offset``."""
     try:
-        if gz:
-            import gzip
+        with open_file(path) as handle:
+            if gz:
+                import gzip
 
-            data = gzip.decompress(path.read_bytes())[:offset]
-        else:
-            with open(path, "rb") as handle:
+                data = gzip.decompress(handle.read())[:offset]
+            else:
                 data = handle.read(offset)
+    except StoreLinkError:
+        raise
     except (OSError, EOFError, ValueError):
         return 0
     return data.count(b"\n") + 1

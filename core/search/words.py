@@ -15,7 +15,10 @@ longer words.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Longer tokens (hashes, base64, minified code) are not words anyone types.
 MAX_WORD_CHARS = 40
@@ -130,14 +133,14 @@ def _porter_stemmer() -> Any:
     """
     global _stemmer
     if _stemmer is None:
-        import importlib.util
         import sys
         import types
+        from importlib.machinery import PathFinder  # not importlib.util: it costs a search ~0.5 ms
 
         if "snowballstemmer" in sys.modules:
             from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
         else:
-            spec = importlib.util.find_spec("snowballstemmer")
+            spec = PathFinder.find_spec("snowballstemmer")
             if spec is None or not spec.submodule_search_locations:
                 raise ImportError("snowballstemmer is not installed")
             stub = types.ModuleType("snowballstemmer")
@@ -242,12 +245,17 @@ def terms(text: str) -> list[str]:
 def word_spans(text: str, stems: set[str]) -> list[tuple[int, int]]:
     """(start, end) of each word of ``text`` whose Porter stem is in ``stems``."""
     spans: list[tuple[int, int]] = []
-    if not stems:
+    # A stem begins with its word's first letter (Porter only rewrites endings): the words of
+    # other letters need no stemming, which is most of the time a first search spends here.
+    firsts = {term[0] for term in stems if term}
+    if not firsts:
         return spans
     for match in _WORD_RE.finditer(text):
         raw = match.group(0)
-        if len(raw) <= MAX_WORD_CHARS and porter(raw.lower()) in stems:
-            spans.append((match.start(), match.end()))
+        if len(raw) <= MAX_WORD_CHARS:
+            low = raw.lower()
+            if low[0] in firsts and porter(low) in stems:
+                spans.append((match.start(), match.end()))
     return spans
 
 

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from memkeeper.core.jobs import start_child
 from memkeeper.core.summarizers import BackendError, BackendUnavailable, child_env
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
@@ -27,7 +28,8 @@ class ProcessResult:
     stderr: str
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the child and everything in its process group (it was started in its own session)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -138,24 +140,22 @@ def run_with_timeout(
         raise BackendUnavailable("the summarizer command is empty")
     deadline = time.monotonic() + timeout
     try:
-        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        proc = start_child(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=child_env(),
-            start_new_session=True,
-            close_fds=True,
         )
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {label}: {exc.strerror or exc}") from None
     pipes = _Pipes(proc, stdin_text.encode("utf-8", "replace"))
     try:
-        finished = pipes.pump(deadline) and _wait(proc, deadline)
+        finished = pipes.pump(deadline) and wait_for(proc, deadline - time.monotonic())
     finally:
         # Whatever happened, nothing of the group outlives the call.
-        _kill_group(proc)
+        kill_group(proc)
         pipes.close()
         proc.wait()
     if not finished:
@@ -167,10 +167,10 @@ def run_with_timeout(
     )
 
 
-def _wait(proc: subprocess.Popen[bytes], deadline: float) -> bool:
-    """Wait for the child itself until ``deadline``; False if it is still running then."""
+def wait_for(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Wait for the child itself at most ``seconds``; False if it is still running then."""
     try:
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        proc.wait(timeout=max(0.0, seconds))
     except subprocess.TimeoutExpired:
         return False
     return True

@@ -28,7 +28,6 @@ import os
 import re
 import selectors
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -36,8 +35,9 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
+from memkeeper.core.jobs import start_child
 from memkeeper.core.summarizers import BackendDown, BackendError, BackendUnavailable, Completion, child_env
-from memkeeper.core.summarizers._process import MAX_OUTPUT_BYTES, last_line
+from memkeeper.core.summarizers._process import MAX_OUTPUT_BYTES, kill_group, last_line, wait_for
 
 HOOKS_OFF = '{"disableAllHooks": true}'
 NO_MCP = '{"mcpServers": {}}'
@@ -166,13 +166,6 @@ class _Run:
     answered: bool  # the API started answering (or the CLI printed its result)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _feed(stream: IO[bytes] | None, data: bytes) -> None:
     if stream is None:
         return
@@ -196,15 +189,13 @@ def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float)
     """Run claude, reading its output as it comes; stop at the first-token or the overall deadline."""
     errors = tempfile.TemporaryFile()
     try:
-        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        proc = start_child(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
             cwd=tempfile.gettempdir(),
             env=claude_env(),
-            start_new_session=True,
-            close_fds=True,
         )
     except OSError as exc:
         errors.close()
@@ -212,8 +203,8 @@ def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float)
     writer = threading.Thread(target=_feed, args=(proc.stdin, prompt.encode("utf-8", "replace")), daemon=True)
     writer.start()
     out, answered, finished = _read(proc, time.monotonic(), timeout, first_token)
-    finished = finished and _wait(proc, 2.0)
-    _kill(proc)  # the child and anything it left behind
+    finished = finished and wait_for(proc, 2.0)
+    kill_group(proc)  # the child and anything it left behind
     proc.wait()
     writer.join(1.0)
     errors.seek(0)
@@ -246,14 +237,6 @@ def _read(
             if not answered:  # look at the complete lines that arrived
                 lines = bytes(out).split(b"\n")[:-1]
                 answered = any(_answered(line) for line in lines[-64:])
-
-
-def _wait(proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    try:
-        proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        return False
-    return True
 
 
 class ClaudeBackend:

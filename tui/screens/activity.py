@@ -3,9 +3,10 @@
 Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, and
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
-Enter opens the summary it came from. Everything is read by a thread worker through
-:mod:`memkeeper.core.history` and painted as it arrives: the growth plot and the totals
-first, then the decisions, then the days while the sessions are counted. Per-file readings
+Enter opens the summary it came from. Everything is read by thread workers through
+:mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
+is on screen: the growth plot and the totals first, then the decisions, then the days while
+the sessions are counted. Per-file readings
 are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
 open reads only the files that changed.
 """
@@ -18,8 +19,8 @@ from typing import Literal
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
@@ -27,10 +28,13 @@ from textual_plotext import PlotextPlot
 
 from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.text import gauge, human_tokens, literal
 
 #: Days shown in the daily plot (the most recent ones with any activity).
 DAYS = 30
+#: Bars in the memory growth plot at most (rotations are grouped beyond that).
+GROWTH_BARS = 60
 #: Decisions and issues listed at first, and added by each "more".
 FINDINGS_PAGE = 200
 
@@ -51,11 +55,7 @@ class Activity:
 class ActivityScreen(Screen[None]):
     """Plots of activity per day and memory growth; decisions and open issues below."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back", id="activity.close"),
-        Binding("enter", "open", "Open source", id="activity.open"),
-        Binding("f5", "reload", "Reload", show=False, id="activity.reload"),
-    ]
+    BINDINGS = keymap.bindings("activity")
     """Keys of the activity screen."""
 
     def __init__(self, paths: StorePaths) -> None:
@@ -93,11 +93,35 @@ class ActivityScreen(Screen[None]):
         return self._findings
 
     def action_reload(self) -> None:
-        self._read_worker()
+        self._read_totals()
+
+    class Read(Message):
+        """A worker read part of the activity: ``then`` names the part read next ("counting":
+        sessions are being counted, "": all read)."""
+
+        def __init__(self, activity: Activity, then: Literal["findings", "days", "counting", ""]) -> None:
+            super().__init__()
+            self.activity = activity
+            self.then = then
+
+        def can_replace(self, message: Message) -> bool:
+            # Counting posts its progress often: a newer count replaces one not shown yet.
+            return isinstance(message, ActivityScreen.Read) and message.then == self.then == "counting"
+
+    @on(Read)
+    def _read(self, message: Read) -> None:
+        self._show(message.activity)
+        # The next part is read once this one is on screen: a thread busy parsing would hold
+        # the interpreter's lock and keep the frame from being drawn.
+        if message.then == "findings":
+            self.call_after_refresh(self._read_findings, message.activity)
+        elif message.then == "days":
+            self.call_after_refresh(self._read_days, message.activity)
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
-    def _read_worker(self) -> None:
-        from memkeeper.core.history import daily_activity, findings, load_cache, rotations, save_cache
+    def _read_totals(self) -> None:
+        """memory.md, its threshold and the rotations: the first paint (small files only)."""
+        from memkeeper.core.history import rotations
         from memkeeper.core.rotation import memory_tokens
         from memkeeper.core.settings import hook_settings
 
@@ -105,22 +129,35 @@ class ActivityScreen(Screen[None]):
         activity = Activity(
             [], rotations(paths), None, memory_tokens(paths), hook_settings(paths).threshold_tokens
         )
-        self.app.call_from_thread(self._show, activity)
+        self.post_message(self.Read(activity, "findings"))
+
+    @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read decisions")
+    def _read_findings(self, activity: Activity) -> None:
+        """Every decision and open issue (the saved readings first: only changed summaries are read)."""
+        from memkeeper.core.history import findings, load_cache
+
         if self._cache is None:
-            self._cache = load_cache(paths)
-        cache = self._cache
-        activity = replace(activity, findings=findings(paths, cache))
-        self.app.call_from_thread(self._show, activity)
+            self._cache = load_cache(self._paths)
+        found = findings(self._paths, self._cache, activity.rotations)
+        self.post_message(self.Read(replace(activity, findings=found), "days"))
+
+    @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="count sessions")
+    def _read_days(self, activity: Activity) -> None:
+        """Sessions, prompts and tool calls per day, shown as the count goes; the readings saved."""
+        from memkeeper.core.history import daily_activity, save_cache
+
+        paths, cache = self._paths, self._cache
 
         def progress(days: list[DayActivity], done: int, total: int) -> None:
-            self.app.call_from_thread(self._show, replace(activity, days=days, counted=(done, total)))
+            self.post_message(self.Read(replace(activity, days=days, counted=(done, total)), "counting"))
 
-        activity = replace(activity, days=daily_activity(paths, cache, progress), counted=None)
-        self.app.call_from_thread(self._show, activity)
-        try:
-            save_cache(paths, cache)
-        except OSError:
-            pass  # a read-only store: the next open reads the files again
+        days = daily_activity(paths, cache, progress)
+        self.post_message(self.Read(replace(activity, days=days, counted=None), ""))
+        if cache is not None:
+            try:
+                save_cache(paths, cache)
+            except OSError:
+                pass  # a read-only store: the next open reads the files again
 
     def _show(self, activity: Activity) -> None:
         """Paint what changed since the last call (the worker sends partial results)."""
@@ -160,8 +197,10 @@ class ActivityScreen(Screen[None]):
         plt.clear_data()
         plt.clear_figure()
         first = f" from {activity.rotations[0].rotated_at[5:10]}" if activity.rotations else ""
-        plt.title(f"memory.md{first} → now (limit {human_tokens(activity.threshold)})")
-        sizes = [r.tokens for r in activity.rotations] + [activity.memory_tokens]
+        rotated, per_bar = _bars([r.tokens for r in activity.rotations])
+        each = f", a bar: the largest of {per_bar}" if per_bar > 1 else ""
+        plt.title(f"memory.md{first} → now (limit {human_tokens(activity.threshold)}{each})")
+        sizes = [*rotated, activity.memory_tokens]
         xs = list(range(1, len(sizes) + 1))
         plt.bar(xs, sizes, width=0.4)
         plt.hline(activity.threshold)
@@ -210,6 +249,13 @@ class ActivityScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _bars(sizes: list[int]) -> tuple[list[int], int]:
+    """At most GROWTH_BARS bars of ``sizes``: each the largest of as many rotations in a row
+    as it takes (a plot a terminal wide cannot show thousands, and drawing them is slow)."""
+    per_bar = max(1, -(-len(sizes) // GROWTH_BARS))
+    return [max(sizes[i : i + per_bar]) for i in range(0, len(sizes), per_bar)], per_bar
 
 
 def _finding_label(finding: Finding) -> Text:

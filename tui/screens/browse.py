@@ -8,26 +8,24 @@ document only if its file changed, keeping cursor and scroll.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
+from memkeeper.tui import keymap
 from memkeeper.tui.items import DocItem, ItemKind
 from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
+from memkeeper.tui.reach import ReachesApp
 from memkeeper.tui.snapshot import count_l1
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.status import StatusLine
 from memkeeper.tui.widgets.tier_tree import TierTree
-
-if TYPE_CHECKING:
-    from memkeeper.tui.app import MemkeeperApp
 
 
 def target_for_file(file: str) -> Target | None:
@@ -49,25 +47,10 @@ def target_for_file(file: str) -> Target | None:
     return None
 
 
-class BrowseScreen(Screen[None]):
+class BrowseScreen(ReachesApp, Screen[None]):
     """The main screen: tree on the left, viewer on the right."""
 
-    BINDINGS = [
-        Binding("slash", "search", "Search", id="browse.search"),
-        Binding("p", "pending", "Pending", id="browse.pending"),
-        Binding("s", "sections", "Sections", id="browse.sections"),
-        Binding("d,delete", "forget", "Forget", id="browse.forget"),
-        Binding("S", "sessions", "Sessions", id="browse.sessions"),
-        Binding("A", "activity", "Activity", show=False, id="browse.activity"),
-        Binding("g", "regenerate", "Regenerate summary", show=False, id="browse.regenerate"),
-        Binding("r", "rotate", "Rotate now", show=False, id="browse.rotate"),
-        Binding("m", "migrate", "Migrate", show=False, id="browse.migrate"),
-        Binding("t", "trash", "Trash", show=False, id="browse.trash"),
-        Binding("o", "projects", "Projects", show=False, id="browse.projects"),
-        Binding("w", "toggle_live", "Live refresh on/off", show=False, id="browse.live"),
-        Binding("f5", "reload", "Reload", show=False, id="browse.reload"),
-        Binding("escape", "clear_highlight", "Clear highlight", show=False, id="browse.clear"),
-    ]
+    BINDINGS = keymap.bindings("browse")
     """Keys of the browse screen (the footer shows the main ones; F1 lists all)."""
 
     def __init__(self) -> None:
@@ -75,12 +58,6 @@ class BrowseScreen(Screen[None]):
         self._pending_open: OpenRequest | None = None
         self._opened_any = False
         self._titled: list[str] = []
-
-    @property
-    def mk(self) -> MemkeeperApp:
-        from memkeeper.tui.reach import memkeeper_app
-
-        return memkeeper_app(self)
 
     @property
     def pane(self) -> DocPane:
@@ -114,7 +91,7 @@ class BrowseScreen(Screen[None]):
         tree.show_snapshot(snapshot)
         if snapshot.sessions and [s.name for s in snapshot.sessions] != self._titled:
             self._titled = [s.name for s in snapshot.sessions]
-            self._titles_worker()
+            self.call_after_refresh(self._titles_worker)  # after the tree is drawn
         pane = self.pane
         if not snapshot.exists:
             items = [literal_item("No memory store here: press o for projects.")]

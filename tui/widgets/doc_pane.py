@@ -11,24 +11,21 @@ growing file. Store changes go up to the App (:class:`DocPane.RemoveRequested`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
+from memkeeper.tui import keymap
 from memkeeper.tui.documents import load_document
 from memkeeper.tui.items import DocItem
 from memkeeper.tui.model import Document, Target
+from memkeeper.tui.reach import ReachesApp
 from memkeeper.tui.snapshot import file_signature
 from memkeeper.tui.text import literal
 from memkeeper.tui.widgets.docview import DocView
-
-if TYPE_CHECKING:
-    from memkeeper.tui.app import MemkeeperApp
 
 
 @dataclass(frozen=True)
@@ -41,39 +38,27 @@ class OpenRequest:
     query: str = ""
 
 
-class DocPane(Vertical):
+class DocPane(ReachesApp, Vertical):
     """Title and document; loads in a worker, keeps its place, copies, edits, exports, removes."""
 
-    BINDINGS = [
-        Binding("y", "copy_entry", "Copy entry", id="pane.copy"),
-        Binding("i", "copy_session", "Copy session id", show=False, id="pane.copy_id"),
-        Binding("R", "copy_resume", "Copy claude --resume", show=False, id="pane.copy_resume"),
-        Binding("e", "edit", "Open in $EDITOR", show=False, id="pane.edit"),
-        Binding("v", "page", "Open in $PAGER", show=False, id="pane.pager"),
-        Binding("ctrl+s", "export", "Export session as Markdown", show=False, id="pane.export"),
-        Binding("x", "remove_entry", "Remove entry to the trash", show=False, id="pane.remove"),
-        Binding("f", "follow", "Follow (tail -f) on/off", show=False, id="pane.follow"),
-        Binding("M", "toggle_markdown", "Answers: Markdown / raw", show=False, id="pane.markdown"),
-    ]
+    BINDINGS = keymap.bindings("pane")
     """Keys of the viewer pane (they act on the open document and the cursor entry)."""
 
+    @dataclass
     class Opened(Message):
         """A document is on screen (``document.target`` names it)."""
 
-        def __init__(self, pane: DocPane, document: Document) -> None:
-            super().__init__()
-            self.pane = pane
-            self.document = document
+        pane: DocPane
+        document: Document
 
+    @dataclass
     class RemoveRequested(Message):
         """The user asked to move the entry at source lines ``start``…``end`` of ``target`` to the trash."""
 
-        def __init__(self, target: Target, start: int, end: int, text: str) -> None:
-            super().__init__()
-            self.target = target
-            self.start = start
-            self.end = end
-            self.text = text
+        target: Target
+        start: int
+        end: int
+        text: str
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -85,12 +70,6 @@ class DocPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="viewer-title", markup=False)
         yield DocView(id="doc")
-
-    @property
-    def mk(self) -> MemkeeperApp:
-        from memkeeper.tui.reach import memkeeper_app
-
-        return memkeeper_app(self)
 
     @property
     def view(self) -> DocView:

@@ -7,7 +7,8 @@ literally). Each scene drives a running app with a Pilot into one screen or stat
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,6 +18,8 @@ from textual.screen import Screen
 from memkeeper.core.atomic import append_text, atomic_write_json
 from memkeeper.core.demo import create_demo_store
 from memkeeper.core.store import StorePaths
+from memkeeper.tui.app import MemkeeperApp
+from memkeeper.tui.model import StoreSnapshot
 
 PROJECT_NAME = "ledgerline"
 HOSTILE_LINES = (
@@ -47,6 +50,23 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
+@asynccontextmanager
+async def running(
+    store: StorePaths, size: tuple[int, int] = (80, 24)
+) -> AsyncIterator[tuple[MemkeeperApp, Pilot[None]]]:
+    """The app on ``store`` (no file watcher) under a Pilot, settled after its start."""
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        yield app, pilot
+
+
+def snapshot_of(app: MemkeeperApp) -> StoreSnapshot:
+    """The snapshot the app has loaded (it has, once settled)."""
+    assert app.snapshot is not None
+    return app.snapshot
+
+
 async def press_settled(pilot: Pilot[None], *keys: str) -> None:
     """One user step: settle, press ``keys``, settle."""
     await settle(pilot)
@@ -68,13 +88,20 @@ async def open_screen(pilot: Pilot[None], key: str, kind: type[S]) -> S:
 Scene = Callable[[Pilot[None]], Awaitable[None]]
 
 
-def _keys(*keys: str) -> Scene:
-    """The scene one step away: ``keys`` pressed (settled) in the browse screen."""
+def _then(first: Scene, *keys: str) -> Scene:
+    """The scene one step after ``first``: ``keys`` pressed, then settled."""
 
     async def scene(pilot: Pilot[None]) -> None:
-        await press_settled(pilot, *keys)
+        await first(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
 
     return scene
+
+
+def _keys(*keys: str) -> Scene:
+    """The scene one step away: ``keys`` pressed (settled) in the browse screen."""
+    return _then(settle, *keys)
 
 
 async def _browse(pilot: Pilot[None]) -> None:
@@ -132,27 +159,9 @@ async def _answer(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _answer_raw(pilot: Pilot[None]) -> None:
-    await _answer(pilot)
-    await pilot.press("M")
-    await settle(pilot)
-
-
 async def _search(pilot: Pilot[None]) -> None:
     await press_settled(pilot, "slash")
     pilot.app.screen.query_one("Input").value = "webhook"  # type: ignore[attr-defined]
-    await settle(pilot)
-
-
-async def _search_opened(pilot: Pilot[None]) -> None:
-    await _search(pilot)
-    await pilot.press("enter")
-    await settle(pilot)
-
-
-async def _pending(pilot: Pilot[None]) -> None:
-    await press_settled(pilot, "p")
-    await pilot.press("down")  # the failed one: its whole error shows under the table
     await settle(pilot)
 
 
@@ -214,17 +223,18 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "summary_failed": ("A failed summary with its error", _failed_summary),
     "session": ("An L1 session: roles, folded tool calls, subagent work", _session),
     "markdown": ("Answers rendered as Markdown; subagent work under its Task call", _answer),
-    "markdown_raw": ("The same answer raw, as written (M)", _answer_raw),
+    "markdown_raw": ("The same answer raw, as written (M)", _then(_answer, "M")),
     "literal": ("Markup and escape codes in memory shown literally", _literal),
     "search": ("Search as you type, grouped by tier", _search),
     "search_opened": (
         "A hit opened over the results, on its entry, the matched terms highlighted",
-        _search_opened,
+        _then(_search, "enter"),
     ),
     "search_progress": ("The first deep search updates the index with a progress bar", _search_progress),
     "sessions": ("Sessions: title, local start, length, tools; filter as you type", _keys("S")),
     "activity": ("Activity per day, memory growth, every decision and open issue", _activity),
-    "pending": ("Pending and failed summaries", _pending),
+    # down: the failed one, whose whole error shows under the table
+    "pending": ("Pending and failed summaries", _then(_keys("p"), "down")),
     "migrate": ("Migrate: preview (here: nothing to do)", _keys("m")),
     "rotate": ("Rotate now: confirmation", _keys("r")),
     "forget": ("Forget an archive: confirmation", _forget),

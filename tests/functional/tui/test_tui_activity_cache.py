@@ -67,3 +67,24 @@ def test_cached_findings_equal_a_fresh_reading_and_a_broken_cache_is_ignored(sto
     broken = load_cache(store)
     assert broken.files == {} and broken.summaries == {}
     assert findings(store, broken) == fresh
+
+
+def test_a_cache_of_the_old_layout_is_read_as_empty(store: StorePaths) -> None:
+    cache = load_cache(store)
+    fresh = findings(store, cache)
+    history.save_cache(store, cache)
+    saved = json.loads((store.state / CACHE_NAME).read_text())
+    saved["version"] = 1  # findings were objects with their archive then
+    (store.state / CACHE_NAME).write_text(json.dumps(saved))
+    old = load_cache(store)
+    assert old.summaries == {} and findings(store, old) == fresh
+
+
+def test_thousands_of_rotations_plot_as_at_most_a_screenful_of_bars() -> None:
+    from memkeeper.tui.screens.activity import GROWTH_BARS, _bars
+
+    sizes = list(range(1, 2001))
+    bars, per_bar = _bars(sizes)
+    assert len(bars) <= GROWTH_BARS and per_bar == 34
+    assert bars[0] == 34 and bars[-1] == 2000  # each bar the largest of its rotations
+    assert _bars([5, 7]) == ([5, 7], 1)

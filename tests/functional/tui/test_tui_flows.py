@@ -24,7 +24,7 @@ from memkeeper.tui.screens.search import HitList, SearchScreen
 from memkeeper.tui.screens.trash import TrashScreen
 from memkeeper.tui.widgets.docview import DocView
 from memkeeper.tui.widgets.tier_tree import TierTree
-from tests.functional.tui.scenes import open_screen, press_settled, settle
+from tests.functional.tui.scenes import open_screen, press_settled, running, settle, snapshot_of
 
 SIZE = (80, 24)
 
@@ -38,9 +38,7 @@ def _screen_text(app: MemkeeperApp) -> str:
 
 
 async def test_startup_shows_tiers_memory_and_status(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         tree = app.screen.query_one(TierTree)
         labels = [str(n.label) for n in tree.root.children]
         assert labels[0].startswith("L2") and labels[1].startswith("L3") and labels[2].startswith("L1")
@@ -52,9 +50,7 @@ async def test_startup_shows_tiers_memory_and_status(store: StorePaths) -> None:
 
 
 async def test_user_text_is_literal(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         doc = _doc(app)
         doc.focus()
         await pilot.press("end")
@@ -65,11 +61,8 @@ async def test_user_text_is_literal(store: StorePaths) -> None:
 
 
 async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        snapshot = app.snapshot
-        assert snapshot is not None
+    async with running(store) as (app, pilot):
+        snapshot = snapshot_of(app)
         agent = next(
             s.name for s in snapshot.sessions if '"sidechain"' in (store.sessions / s.name).read_text()
         )
@@ -98,11 +91,8 @@ async def test_l1_day_counts_session_conversation_and_folding(store: StorePaths)
 
 
 async def test_l3_summary_and_failed_summary(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        snapshot = app.snapshot
-        assert snapshot is not None
+    async with running(store) as (app, pilot):
+        snapshot = snapshot_of(app)
         tree = app.screen.query_one(TierTree)
         tree.select_target(Target("summary", snapshot.archives[0].name))
         await settle(pilot)
@@ -116,9 +106,7 @@ async def test_l3_summary_and_failed_summary(store: StorePaths) -> None:
 
 
 async def test_sections_navigation(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         doc = _doc(app)
         sections = doc.sections()
         assert len(sections) > 3
@@ -180,8 +168,7 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
 
 
 async def test_search_escape_returns(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         await press_settled(pilot, "slash")
         app.screen.query_one(Input).value = "zzzznothing"
         await settle(pilot)
@@ -198,8 +185,7 @@ async def pending_screen(pilot: Pilot[None]) -> PendingScreen:
 
 
 async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         screen = await pending_screen(pilot)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
@@ -221,8 +207,7 @@ async def test_pending_regenerate_one_with_backend(store: StorePaths) -> None:
 
 
 async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         screen = await pending_screen(pilot)
         screen.query_one(DataTable).focus()
         await pilot.press("a", "c")
@@ -237,9 +222,7 @@ async def test_pending_cancel_stops_between_archives(store: StorePaths) -> None:
 
 
 async def test_rotate_now_and_refusal(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         before = len(read_index(store)["rotatedFiles"])
         await pilot.press("r")
         await press_settled(pilot, "y")
@@ -253,8 +236,7 @@ async def test_rotate_now_and_refusal(store: StorePaths) -> None:
 
 
 async def test_migrate_refuses_when_nothing_to_do(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         await press_settled(pilot, "m")
         assert isinstance(app.screen, MigrateModal)
         assert "Nothing to migrate" in str(app.screen.query_one("#migrate-body").render())
@@ -270,9 +252,7 @@ async def test_migrate_preview_confirm_result(store: StorePaths) -> None:
         body = "\n".join(f"- [note]: legacy fact {day}-{n} " + "x" * 120 for n in range(30))
         sections.append(f"## 2026-09-{day:02d}_1000\n{body}\n")
     store.memory.write_text("\n".join(sections))
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         before = len(read_index(store)["rotatedFiles"])
         await pilot.press("m")
         await settle(pilot)
@@ -289,11 +269,8 @@ async def test_migrate_preview_confirm_result(store: StorePaths) -> None:
 
 
 async def test_forget_archive_then_restore_from_trash(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        snapshot = app.snapshot
-        assert snapshot is not None
+    async with running(store) as (app, pilot):
+        snapshot = snapshot_of(app)
         name = snapshot.archives[0].name
         app.screen.query_one(TierTree).select_target(Target("archive", name))
         await press_settled(pilot, "d")
@@ -317,9 +294,7 @@ async def test_forget_archive_then_restore_from_trash(store: StorePaths) -> None
 
 
 async def test_forget_needs_a_forgettable_selection(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         await pilot.press("d")  # cursor on memory.md: refused
         await settle(pilot)
         assert isinstance(app.screen, BrowseScreen)
@@ -334,8 +309,7 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
         folder = home / ".claude" / "projects" / f"-p{index}"
         folder.mkdir(parents=True)
         (folder / "t.jsonl").write_text(json.dumps({"cwd": str(project)}) + "\n")
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         await press_settled(pilot, "o")
         options = app.screen.query_one(OptionList)
         assert options.option_count == 2
@@ -364,8 +338,7 @@ async def test_projects_switcher(store: StorePaths, home: Path, tmp_path: Path) 
 
 
 async def test_help_lists_every_binding(store: StorePaths) -> None:
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with running(store) as (app, pilot):
         await press_settled(pilot, "f1")
         assert isinstance(app.screen, HelpModal)
         table = app.screen.help_table
@@ -387,9 +360,7 @@ async def test_help_lists_every_binding(store: StorePaths) -> None:
 async def test_command_palette_has_every_action(store: StorePaths) -> None:
     from memkeeper.tui.commands import palette_actions
 
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         names = [name for name, _, _ in palette_actions(app)]
         for wanted in (
             "Search",
@@ -480,9 +451,7 @@ async def test_large_session_is_wrapped_lazily(store: StorePaths) -> None:
         }
         lines.append(json.dumps(entry))
     (store.sessions / name).write_text("\n".join(lines) + "\n")
-    app = MemkeeperApp(store, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with running(store) as (app, pilot):
         app.screen.query_one(TierTree).select_target(Target("l1", name))
         await settle(pilot)
         doc = _doc(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import runpy
 import sqlite3
 import sys
@@ -158,6 +159,84 @@ def test_the_command_script_runs_nothing_when_a_pool_worker_imports_it(
     script = Path(__file__).resolve().parents[3] / "bin" / "memkeeper"
     monkeypatch.setattr(sys, "argv", ["memkeeper", "--project", str(tmp_path), "reindex"])
     namespace = runpy.run_path(str(script), run_name="__mp_main__")
-    assert callable(namespace["main"])  # loaded, not run (running it would raise SystemExit)
+    assert callable(namespace["run"])  # loaded, not run (running it would raise SystemExit)
     with pytest.raises(SystemExit):
         runpy.run_path(str(script), run_name="__main__")
+
+
+def _json_loads_line(raw: bytes) -> object:
+    """What a line parsed to before the build's faster parser: json.loads of it."""
+    from memkeeper.core.search.sources import BROKEN
+
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        try:
+            return json.loads(text.decode("utf-8", "replace"))
+        except ValueError:
+            return BROKEN
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"  \r",
+        b'{"role": "user", "text": "hi"}',
+        ' {"text": "무지개다리 ok"} \r'.encode(),
+        b'\xef\xbb\xbf{"text": "after a byte-order mark"}',
+        b'{"text": "bad \xff byte"}',
+        b'{"text": "one"} {"text": "two"}',
+        b'{"text": "one"} trailing',
+        b'{"text": "cut',
+        b'"a string"',
+        b"1 2",
+        b'{"text": "ok"}\x0c',
+        b"[1, 2]",
+        b"nul",
+    ],
+)
+def test_lines_parse_as_json_loads_parses_them(raw: bytes) -> None:
+    from memkeeper.core.search.sources import parse_line
+
+    assert parse_line(raw) == _json_loads_line(raw)
+
+
+def test_an_entry_is_found_by_words_only_its_neighbours_hold(tmp_path: Path) -> None:
+    """The context field: the entry before, the one after and the turn's prompt (not the entry)."""
+    paths = store_with_memory(tmp_path / "proj", "# Memory\n")
+    write_l1(
+        paths,
+        "2026-11-20_100000_cafe0001.l1.jsonl",
+        [
+            l1_entry(0, "user", text="why does the quokkaledger rotate twice"),
+            l1_entry(1, "tool_call", name="Bash", cmd="ls -la sessions"),
+            l1_entry(2, "tool_result", output="zebrafile.txt listed"),
+            l1_entry(3, "assistant", text="the answer is in the lock"),
+        ],
+    )
+    reindex(paths)
+    conn = search_schema.connect(paths.search_db)
+    try:
+        rows = {
+            word: {
+                r
+                for (r,) in conn.execute(
+                    "SELECT rowid FROM words_l1 WHERE words_l1 MATCH ?", (f"ctx : {word}",)
+                )
+            }
+            for word in ("quokkaledger", "zebrafile", "answer", "sessions")
+        }
+    finally:
+        conn.close()
+    offsets = sorted(r & search_schema.OFFSET_MASK for r in set().union(*rows.values()))
+    assert len(offsets) == 4
+    prompt, call, result, answer = offsets
+    by_offset = {word: sorted(r & search_schema.OFFSET_MASK for r in found) for word, found in rows.items()}
+    assert by_offset["quokkaledger"] == [call, result, answer]  # the prompt: context of its whole turn
+    assert by_offset["zebrafile"] == [call, answer]  # the entries before and after the result
+    assert by_offset["sessions"] == [prompt, result]
+    assert by_offset["answer"] == [result]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.search import ranked, schema, terms
+from memkeeper.core.search import schema, suggest, terms
 from memkeeper.core.search.words import porter
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -93,9 +93,9 @@ def test_close_terms_narrow_to_two_letters_when_the_first_letter_spans_many_page
 ) -> None:
     conn = _db(tmp_path, 4050)  # FTS5's default page size
     _fill(conn, 4)
-    wide = ranked._close_terms(conn, "words_l1", "rotet", 2)
+    wide = suggest._close_terms(conn, "words_l1", "rotet", 2)
     assert porter("rotation") in wide
-    monkeypatch.setattr(ranked, "SUGGEST_PAGES", 1)
-    narrow = ranked._close_terms(conn, "words_l1", "rotet", 2)
+    monkeypatch.setattr(suggest, "SUGGEST_PAGES", 1)
+    narrow = suggest._close_terms(conn, "words_l1", "rotet", 2)
     assert porter("rotation") in narrow and all(t.startswith("ro") for t in narrow)
-    assert not any(ranked._HEXLIKE.fullmatch(t) for t in wide)
+    assert not any(suggest._HEXLIKE.fullmatch(t) for t in wide)

@@ -1,0 +1,202 @@
+"""Re-scoring ranked candidates: BM25 times a coordination factor and a mild recency bonus.
+
+The coordination factor is the share of the query's words, weighted by rarity, an entry
+holds (half for words only its neighbours or its session's title hold); that share is also
+the hit's ``confidence``. :func:`scan_rank` scores the same way without the index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from memkeeper.core.plain import NamedTuple
+from memkeeper.core.search import schema, words
+from memkeeper.core.search.query import day_number, recency_bonus
+from memkeeper.core.search.question import RankedQuery, group_expr
+from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
+from memkeeper.core.search.tierstats import TierStats, idf_of
+
+#: bm25() weights of the columns hi, lo, ctx (see schema.WORD_COLUMNS).
+FIELD_WEIGHTS = (3.0, 1.0, 0.6)
+#: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
+COORD_BASE = 0.3
+CONTEXT_CREDIT = 0.5
+CONTEXT_MAX_ROWS = 3000
+RECENCY_WEIGHT = 0.1
+#: A one-word query cannot tell much: its best confidence is "suggested", not "high".
+ONE_WORD_CONFIDENCE = 0.9
+
+
+class Candidate:
+    __slots__ = ("context", "doc", "own", "rowid", "score")
+
+    def __init__(self, rowid: int, score: float) -> None:
+        self.rowid = rowid
+        self.score = score
+        self.doc: Doc | None = None
+        self.own: set[str] = set()  # stems of the groups the entry holds itself
+        self.context: set[str] = set()  # ... that only its neighbours hold
+
+
+class Ranked(NamedTuple):
+    doc: Doc
+    score: float
+    confidence: float
+
+
+def coverage_marks(
+    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: TierStats
+) -> None:
+    """Which groups each candidate holds itself (its text, read anyway), and which only its neighbours hold.
+
+    Neighbours are asked of the index for the words rarer than CONTEXT_MAX_ROWS only: one
+    query per word walks its rows, cheap for a rare word, and a common word found only
+    next to an entry says little about it.
+    """
+    table = schema.WORDS[index]
+    _own_marks(query, cands)
+    for group in query.groups:
+        if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
+            continue
+        lacking = {c.rowid: c for c in cands if group.stem not in c.own}
+        if not lacking:
+            continue
+        marks = ",".join("?" * len(lacking))
+        rows = conn.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+            (f"ctx : {group_expr(group)}", *lacking),
+        ).fetchall()
+        for (rowid,) in rows:
+            lacking[rowid].context.add(group.stem)
+    if index == "l1":
+        _title_marks(conn, query, cands)
+
+
+def _own_marks(query: RankedQuery, cands: list[Candidate]) -> None:
+    """Which groups each candidate holds in its own text (read anyway)."""
+    wanted = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups if not g.spaceless}
+    # Porter's stemmer changes only a word's ending, never its first letter: words with
+    # another first letter than every stem asked for need no stemming
+    initials = {t[0] for targets in wanted.values() for t in targets if t}
+    for cand in cands:
+        if cand.doc is not None:
+            text = cand.doc.body[: WORD_FIELD_CHARS * 2]
+            stems = {words.porter(w) for w in words.plain_words(text) if w[0] in initials}
+            for stem, targets in wanted.items():
+                if not stems.isdisjoint(targets):
+                    cand.own.add(stem)
+
+
+def _title_marks(conn: sqlite3.Connection, query: RankedQuery, cands: list[Candidate]) -> None:
+    """Words of the query in an entry's session title count as its context (the title is
+    the session's own field, ``schema.TITLES``: one row per L1 file, keyed by its source id)."""
+    sessions = {c.rowid >> schema.OFFSET_BITS for c in cands}
+    if not sessions:
+        return
+    table = schema.TITLES
+    marks = ",".join("?" * len(sessions))
+    for group in query.groups:
+        if group.spaceless:
+            continue
+        found = {
+            src
+            for (src,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+                (group_expr(group), *sessions),
+            )
+        }
+        for cand in cands:
+            if cand.rowid >> schema.OFFSET_BITS in found and group.stem not in cand.own:
+                cand.context.add(group.stem)
+
+
+def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: set[str]) -> float:
+    """The share of the query's words (weighted by rarity) an entry holds; neighbours count half."""
+    total = sum(idf.values())
+    if total <= 0:
+        return 0.0
+    got = 0.0
+    for group in query.groups:
+        if group.stem in own:
+            got += idf[group.stem]
+        elif group.stem in context:
+            got += CONTEXT_CREDIT * idf[group.stem]
+    return got / total
+
+
+def confidence(query: RankedQuery, cov: float) -> float:
+    cap = ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
+    return round(max(0.0, min(1.0, cov)) * cap, 4)
+
+
+def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) -> list[Ranked]:
+    """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
+    days = [day_number(c.doc.date) if c.doc else None for c in cands]
+    newest = max((d for d in days if d is not None), default=None)
+    out: list[Ranked] = []
+    for cand, day in zip(cands, days, strict=True):
+        if cand.doc is None:
+            continue
+        _spaceless_marks(query, cand)
+        cov = coverage(query, idf, cand.own, cand.context)
+        recency = recency_bonus(day, newest) / 0.3  # 0..1
+        score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        out.append(Ranked(cand.doc, score, confidence(query, cov)))
+    out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
+    return out
+
+
+def _spaceless_marks(query: RankedQuery, cand: Candidate) -> None:
+    if cand.doc is None:
+        return
+    lowered = cand.doc.body.lower()
+    for group in query.groups:
+        if group.spaceless and group.word in lowered:
+            cand.own.add(group.stem)
+
+
+# -- without the index ------------------------------------------------------------------------
+
+
+def scan_rank(docs: Sequence[Doc], query: RankedQuery) -> list[Ranked]:
+    """BM25 over ``docs`` in Python (the fallback when the index cannot be used), the same re-scoring."""
+    forms = {g.stem: {words.porter(f) for f in g.forms} for g in query.groups}
+    counted: list[tuple[Doc, dict[str, int], int]] = []
+    df: dict[str, int] = {g.stem: 0 for g in query.groups}
+    total_len = 0
+    for doc in docs:
+        stems = [words.porter(w) for w in words.plain_words(doc.body)]
+        lowered = doc.body.lower()
+        tf: dict[str, int] = {}
+        for group in query.groups:
+            n = (
+                lowered.count(group.word)
+                if group.spaceless
+                else sum(stems.count(s) for s in forms[group.stem])
+            )
+            if n:
+                tf[group.stem] = n
+                df[group.stem] += 1
+        total_len += len(stems)
+        if tf:
+            counted.append((doc, tf, len(stems)))
+    stats = TierStats(len(docs), df)
+    idf = {g.stem: idf_of(stats, g) for g in query.groups}
+    avg = max(1.0, total_len / max(1, len(docs)))
+    newest = max(
+        (d for d in (day_number(doc.date) for doc, _tf, _n in counted) if d is not None), default=None
+    )
+    out: list[Ranked] = []
+    for doc, tf, length in counted:
+        weight = (
+            FIELD_WEIGHTS[0] if doc.type in ("user", "assistant") or doc.tier != "l1" else FIELD_WEIGHTS[1]
+        )
+        norm = 1.2 * (0.25 + 0.75 * length / avg)
+        bm25 = sum(idf[s] * n * 2.2 / (n + norm) for s, n in tf.items()) * weight
+        cov = coverage(query, idf, set(tf), set())
+        recency = recency_bonus(day_number(doc.date), newest) / 0.3
+        score = bm25 * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        out.append(Ranked(doc, score, confidence(query, cov)))
+    out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
+    return out
