@@ -246,8 +246,8 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
     (installed / "bin").mkdir(parents=True)
     (installed / "bin" / "memkeeper-hook").write_bytes(launcher.read_bytes())
     (installed / "lib").mkdir()
-    finder = REPO / "plugin" / "lib" / "find-python.sh"
-    (installed / "lib" / "find-python.sh").write_bytes(finder.read_bytes())
+    for name in ("find-python.sh", "hook-boot"):
+        (installed / "lib" / name).write_bytes((REPO / "plugin" / "lib" / name).read_bytes())
     package_parent = Path(memkeeper.__file__).absolute().parent.parent
     (installed / ".memkeeper-python").write_text(f"{sys.executable}\n{package_parent}\n")
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
@@ -440,9 +440,8 @@ def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> Non
 def test_launcher_exits_zero_when_the_package_fails_to_import(tmp_path: Path, home: Path) -> None:
     """Python replaces the launcher's shell (exec): a package that breaks on import still ends in exit 0."""
     plugin = tmp_path / "plugin"
-    for folder in ("bin", "lib"):
-        (plugin / folder).mkdir(parents=True)
-        name = "memkeeper-hook" if folder == "bin" else "find-python.sh"
+    for folder, name in (("bin", "memkeeper-hook"), ("lib", "find-python.sh"), ("lib", "hook-boot")):
+        (plugin / folder).mkdir(parents=True, exist_ok=True)
         (plugin / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
     broken = tmp_path / "site" / "memkeeper"
     broken.mkdir(parents=True)
