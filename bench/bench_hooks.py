@@ -5,9 +5,10 @@
 Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), two ways:
 
 - ``launcher``: the plugin's ``bin/memkeeper-hook EVENT`` from this source checkout, what
-  Claude Code runs for a developer;
-- ``wheel``: the same launcher as ``memkeeper install`` copies it, from a wheel of this
-  checkout installed with pip into a fresh venv of ``python3`` (what a user has).
+  Claude Code runs for a developer (``--plugin-dir plugin/``: ``/bin/sh`` finds the Python);
+- ``wheel``: what the hooks.json of the plugin copy ``memkeeper install`` writes runs, from a
+  wheel of this checkout installed with pip into a fresh venv of ``python3`` (what a user
+  has): the recorded Python itself, in Claude Code's exec form (no shell).
 
 The baseline is ``python -I -c pass`` from a fresh, empty venv of ``python3``: a clean
 interpreter with its site step but no site-packages of note and no editable-install finder
@@ -85,7 +86,7 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     head = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    if launcher.exists() and stamp.exists() and stamp.read_text() == head:
+    if launcher.exists() and stamp.exists() and stamp.read_text() == head + STAMP:
         return launcher
     shutil.rmtree(venv, ignore_errors=True)
     shutil.rmtree(home, ignore_errors=True)
@@ -112,8 +113,21 @@ def wheel_launcher(cache: Path, python: str) -> Path:
         env=dict(os.environ, HOME=str(home)),
         check=True,
     )
-    stamp.write_text(head)
+    stamp.write_text(head + STAMP)
     return launcher
+
+
+STAMP = " exec-form"  # a venv built by an older bench (a shell launcher in hooks.json) is rebuilt
+
+
+def hooks_json_argv(launcher: Path, event: str) -> list[str]:
+    """The command and args the plugin's hooks.json gives ``event``, as Claude Code spawns them."""
+    plugin = launcher.parent.parent
+    handler = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"][event][0]["hooks"][0]
+    return [
+        part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
+        for part in [handler["command"], *handler.get("args", [])]
+    ]
 
 
 def clean_python(cache: Path, python: str) -> str:
@@ -276,7 +290,7 @@ def main() -> int:
         for how, launcher in launchers.items():
             for event in EVENTS:
                 commands[f"{how} {sessions} {event}"] = (
-                    ["/bin/sh", str(launcher), event],
+                    hooks_json_argv(launcher, event),
                     stdin[event],
                     project,
                 )
