@@ -296,7 +296,7 @@ def _session_title(data: bytes) -> str:
 def gzip_matches(path: Path, row: Row) -> bool:
     """Is this gzip the file the row indexed? Its stated length and its first 4 KB say so."""
     try:
-        with open(path, "rb") as handle:
+        with open_file(path) as handle:
             handle.seek(-4, os.SEEK_END)
             (isize,) = struct.unpack("<I", handle.read(4))
             if isize != row.offset & 0xFFFFFFFF:

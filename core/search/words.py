@@ -133,14 +133,14 @@ def _porter_stemmer() -> Any:
     """
     global _stemmer
     if _stemmer is None:
-        import importlib.util
         import sys
         import types
+        from importlib.machinery import PathFinder  # not importlib.util: it costs a search ~0.5 ms
 
         if "snowballstemmer" in sys.modules:
             from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
         else:
-            spec = importlib.util.find_spec("snowballstemmer")
+            spec = PathFinder.find_spec("snowballstemmer")
             if spec is None or not spec.submodule_search_locations:
                 raise ImportError("snowballstemmer is not installed")
             stub = types.ModuleType("snowballstemmer")
