@@ -14,8 +14,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 import memkeeper.tui
+from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.keymap import KeymapError, KeyTable
+from memkeeper.tui.screens.browse import BrowseScreen
+from memkeeper.tui.screens.search import SearchScreen
+from tests.functional.tui.scenes import open_screen, press_settled, running
 
 
 def keyed_classes() -> dict[str, type]:
@@ -121,3 +125,11 @@ def test_a_class_with_every_action_is_made() -> None:
         def action_cancel(self) -> None: ...
 
     assert [b.id for b in Complete.BINDINGS if isinstance(b, Binding)] == ["confirm.yes", "confirm.no"]
+
+
+async def test_a_textual_keymap_rebinds_a_binding_by_its_table_id(store: StorePaths) -> None:
+    async with running(store) as (app, pilot):
+        app.set_keymap({"browse.search": "f9"})
+        await press_settled(pilot, "slash")
+        assert isinstance(app.screen, BrowseScreen)  # the old key no longer searches
+        await open_screen(pilot, "f9", SearchScreen)
