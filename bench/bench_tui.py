@@ -1,4 +1,4 @@
-"""memkeeper-tui speed and memory: cold start to first paint, keystroke → search results drawn, peak RSS.
+"""memkeeper-tui speed and memory: cold start to the first tree, keystroke → search results drawn, activity screen, peak RSS.
 
     python bench/bench_tui.py [PROJECT_DIR] [--runs 5]
 
@@ -21,7 +21,7 @@ folder (and the output says so). Each run is a fresh process (headless app, 120�
   plot), the decisions listed, and every session counted (the full view); cold (no saved readings: the first open ever) and warm (a
   new process, readings saved by the cold one), with the process CPU time spent meanwhile.
 
-Goals (issue): first paint ≤ 1.0 s, keystroke ≤ 150 ms, activity screen ≤ 500 ms, peak memory ≤ 200 MB.
+Goals (issue): first tree ≤ 1.0 s, keystroke ≤ 150 ms, activity screen ≤ 500 ms, peak memory ≤ 200 MB.
 """
 
 from __future__ import annotations

@@ -95,18 +95,21 @@ def load_cache(paths: StorePaths) -> ActivityCache:
             for name, (sig, days) in data["files"].items()
         }
         summaries = {
-            name: (_sig(sig), [_finding(name, *found) for found in listed])
-            for name, (sig, listed) in data["summaries"].items()
+            name: (_sig(sig), _findings_of(name, listed)) for name, (sig, listed) in data["summaries"].items()
         }
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return ActivityCache()
     return ActivityCache(files, summaries)
 
 
-def _finding(summary: str, kind: str, text: str, date: str, detail: str) -> Finding:
+def _findings_of(summary: str, listed: list[list[str]]) -> list[Finding]:
+    """The findings saved for ``summary`` as [kind, text, date, detail] lists."""
     from memkeeper.core.names import archive_of_summary
 
-    return Finding(str(kind), str(text), str(date), archive_of_summary(summary), str(detail))
+    archive = archive_of_summary(summary)
+    return [
+        Finding(str(kind), str(text), str(date), archive, str(detail)) for kind, text, date, detail in listed
+    ]
 
 
 def _sig(value: Any) -> Signature:
