@@ -5,9 +5,10 @@
 Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), two ways:
 
 - ``launcher``: the plugin's ``bin/memkeeper-hook EVENT`` from this source checkout, what
-  Claude Code runs for a developer;
-- ``wheel``: the same launcher as ``memkeeper install`` copies it, from a wheel of this
-  checkout installed with pip into a fresh venv of ``python3`` (what a user has).
+  Claude Code runs for a developer (``--plugin-dir plugin/``: ``/bin/sh`` finds the Python);
+- ``wheel``: what the hooks.json of the plugin copy ``memkeeper install`` writes runs, from a
+  wheel of this checkout installed with pip into a fresh venv of ``python3`` (what a user
+  has): the recorded Python itself, in Claude Code's exec form (no shell).
 
 The baseline is ``python -I -c pass`` from a fresh, empty venv of ``python3``: a clean
 interpreter with its site step but no site-packages of note and no editable-install finder
@@ -20,11 +21,15 @@ machine shows in the wall times more than in the CPU times. Each store is a
 generated project (``bench/gen_store.py --small-sessions N``), so a hook whose time grows
 with the store shows it. Runs are interleaved (every command once per round, shuffled)
 and printed as min/median/max with the median's ratio to the baseline. Background jobs
-are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. The stores have no
-search index, so UserPromptSubmit's per-prompt recall (on) finds nothing to look up here:
-``bench/bench_prompt_recall.py`` measures the prompt hook with an index, in the hook and
-answered by the resident lookup. Stores and the wheel
-venv are kept in ``--cache`` and reused.
+are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. These stores have no
+search index, so their UserPromptSubmit rows are the counting hook (recall on finds nothing
+to look up). UserPromptSubmit with recall on is measured on one more store
+(``--recall-sessions``, 2,000 by default) with its search index built and an earlier session
+holding the answer, while a resident lookup serves it (the detached ``recall`` job, what
+the hook starts when no MCP server serves the store): a prompt that earlier session answers
+(injected every round: each round's session is new to it) and an unrelated one, beside the
+same store's prompt with recall off. ``bench/bench_prompt_recall.py`` adds the in-hook
+lookup (no resident server). Stores and the wheel venv are kept in ``--cache`` and reused.
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     head = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    if launcher.exists() and stamp.exists() and stamp.read_text() == head:
+    if launcher.exists() and stamp.exists() and stamp.read_text() == head + STAMP:
         return launcher
     shutil.rmtree(venv, ignore_errors=True)
     shutil.rmtree(home, ignore_errors=True)
@@ -108,8 +113,21 @@ def wheel_launcher(cache: Path, python: str) -> Path:
         env=dict(os.environ, HOME=str(home)),
         check=True,
     )
-    stamp.write_text(head)
+    stamp.write_text(head + STAMP)
     return launcher
+
+
+STAMP = " exec-form"  # a venv built by an older bench (a shell launcher in hooks.json) is rebuilt
+
+
+def hooks_json_argv(launcher: Path, event: str) -> list[str]:
+    """The command and args the plugin's hooks.json gives ``event``, as Claude Code spawns them."""
+    plugin = launcher.parent.parent
+    handler = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"][event][0]["hooks"][0]
+    return [
+        part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
+        for part in [handler["command"], *handler.get("args", [])]
+    ]
 
 
 def clean_python(cache: Path, python: str) -> str:
@@ -120,16 +138,16 @@ def clean_python(cache: Path, python: str) -> str:
     return str(venv / "bin" / "python")
 
 
-def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one process; CPU is the child's user + system time."""
+def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall, CPU, stdout) of one process; CPU is the child's user + system time in seconds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    done = subprocess.run(
+        argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
 def spread(values: list[float]) -> str:
@@ -141,12 +159,57 @@ BARE = "python3 -I -S -c pass"
 SYSTEM = "python3 -I -c pass"
 
 
+RECALL_CASES = ("recall off", "recall on, resident: hit", "recall on, resident: unrelated")
+
+
+def recall_store(cache: Path, sessions: int, env: dict[str, str]) -> Path:
+    """The store of the recall rows: bench_prompt_recall's earlier session planted, its index built (kept)."""
+    from bench_prompt_recall import add_earlier_session
+
+    project = make_store(cache / "recall", sessions)
+    root = project / ".claude" / "memory"
+    if not (root / ".search.sqlite3").exists():
+        add_earlier_session(root)
+        subprocess.run(
+            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return project
+
+
+def recall_commands(project: Path, launcher: Path) -> dict[str, tuple[list[str], bytes, Path]]:
+    from bench_prompt_recall import HIT, UNRELATED
+
+    hook = ["/bin/sh", str(launcher), "UserPromptSubmit"]
+    prompts = {RECALL_CASES[0]: HIT, RECALL_CASES[1]: HIT, RECALL_CASES[2]: UNRELATED}
+    return {
+        f"recall {name}": (
+            hook,
+            json.dumps({"session_id": f"bench-{i}", "cwd": str(project), "prompt": text}).encode(),
+            project,
+        )
+        for i, (name, text) in enumerate(prompts.items())
+    }
+
+
+def set_recall(project: Path, name: str) -> None:
+    """The recall store's config for this case, and no memory of the earlier rounds (a new session each)."""
+    root = project / ".claude" / "memory"
+    config = {"memory": {"flushEvery": 10**9}, "recall": {"enabled": not name.endswith(RECALL_CASES[0])}}
+    (root / "config.json").write_text(json.dumps(config))
+    for state in (root / ".state" / "recall").glob("bench-*"):
+        state.unlink()
+
+
 def report(
     args: argparse.Namespace,
     launchers: dict[str, Path],
     walls: dict[str, list[float]],
     cpus: dict[str, list[float]],
     pythons: dict[str, str],
+    injected: dict[str, int],
 ) -> None:
     base, bare = statistics.median(walls[BASELINE]), statistics.median(walls[BARE])
     base_cpu = statistics.median(cpus[BASELINE])
@@ -161,9 +224,7 @@ def report(
             f"  ({python}){note}"
         )
     print("  ratio: median wall / baseline's; -S: / python3 -I -S's; cpu: median CPU / baseline's")
-    print(
-        "  (no search index in these stores: UserPromptSubmit's recall is measured by bench_prompt_recall.py)"
-    )
+    print("  (no search index in these stores: their UserPromptSubmit is the counting hook; recall below)")
     for how in launchers:
         for sessions in args.sessions:
             print(f"  {how} {sessions:,} sessions{'':<7}   min median    max    cpu  ratio    -S    cpu")
@@ -175,6 +236,20 @@ def report(
                     f"    {event:<22} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
                     f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}{goal}"
                 )
+    if not args.recall_sessions:
+        return
+    print(
+        f"  launcher, UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup"
+        f"{'':<2} min median    max    cpu  ratio    -S    cpu  injected"
+    )
+    for case in RECALL_CASES:
+        wall, cpu = walls[f"recall {case}"], cpus[f"recall {case}"]
+        median, median_cpu = statistics.median(wall), statistics.median(cpu)
+        goal = "  (goal <= 1.5)" if case != RECALL_CASES[0] else ""
+        print(
+            f"    {case:<32} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
+            f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}  {injected[f'recall {case}']}/{args.rounds}{goal}"
+        )
 
 
 def main() -> int:
@@ -185,6 +260,9 @@ def main() -> int:
     )
     parser.add_argument("--sessions", type=int, nargs="+", default=[2000, 50000], help="store sizes")
     parser.add_argument("--no-wheel", action="store_true", help="skip the pip-installed wheel")
+    parser.add_argument(
+        "--recall-sessions", type=int, default=2000, help="store size of the recall rows (0: none)"
+    )
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     # the interpreter itself: a version manager's python3 may be a shell script that execs it
@@ -212,26 +290,48 @@ def main() -> int:
         for how, launcher in launchers.items():
             for event in EVENTS:
                 commands[f"{how} {sessions} {event}"] = (
-                    ["/bin/sh", str(launcher), event],
+                    hooks_json_argv(launcher, event),
                     stdin[event],
                     project,
                 )
+    resident = None
+    if args.recall_sessions:
+        from bench_prompt_recall import start_resident, stop_resident
+
+        recall_project = recall_store(args.cache, args.recall_sessions, env)
+        commands.update(recall_commands(recall_project, LAUNCHER))
+        resident = start_resident(recall_project, env)
+    try:
+        walls, cpus, injected = measure(args.rounds, commands, env)
+    finally:
+        if resident is not None:
+            stop_resident(recall_project, resident)
+    report(args, launchers, walls, cpus, {BASELINE: clean, BARE: python, SYSTEM: python}, injected)
+    return 0
+
+
+def measure(
+    rounds: int, commands: dict[str, tuple[list[str], bytes, Path]], env: dict[str, str]
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, int]]:
+    """Every command once per round, shuffled, after one warm-up round: walls, CPU times, outputs seen."""
     names = list(commands)
     walls: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
-    for name in names:  # warm-up: page cache, counters, .pyc files
-        argv, data, cwd = commands[name]
-        timed(argv, data, cwd, env)
+    injected: dict[str, int] = dict.fromkeys(names, 0)
     rng = random.Random(0)
-    for _ in range(args.rounds):
-        rng.shuffle(names)
+    for round_ in range(rounds + 1):  # round 0 warms the page cache, counters and .pyc files
+        if round_:
+            rng.shuffle(names)
         for name in names:
             argv, data, cwd = commands[name]
-            wall, cpu = timed(argv, data, cwd, env)
-            walls[name].append(wall)
-            cpus[name].append(cpu)
-    report(args, launchers, walls, cpus, {BASELINE: clean, BARE: python, SYSTEM: python})
-    return 0
+            if name.startswith("recall "):
+                set_recall(cwd, name)
+            wall, cpu, out = timed(argv, data, cwd, env)
+            if round_:
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                injected[name] += bool(out.strip())
+    return walls, cpus, injected
 
 
 if __name__ == "__main__":

@@ -49,14 +49,19 @@ def record(
     tool_uses: int = 0,
     messages: int = 0,
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
+    settings: HookSettings | None = None,
 ) -> Recorded:
-    """Count the event for ``session_id`` in the store of ``project``, then rotate if due."""
+    """Count the event for ``session_id`` in the store of ``project``, then rotate if due.
+
+    ``settings``: the store's hook settings when the caller has read them already.
+    """
     root = store_root(project)
     ensure_dirs(root)
     counts = counters.bump_at(
         os.path.join(root, STATE_DIR), session_id, tool_uses=tool_uses, messages=messages
     )
-    settings = hook_settings_at(os.path.join(root, CONFIG_FILE))
+    if settings is None:
+        settings = hook_settings_at(os.path.join(root, CONFIG_FILE))
     rotation: RotationResult | None = None
     busy = False
     if settings.rotation_enabled and rotation_due(root, settings.threshold_tokens):

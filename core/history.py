@@ -138,20 +138,47 @@ def save_cache(paths: StorePaths, cache: ActivityCache) -> bool:
 
 
 def _scan(path: Path) -> dict[str, tuple[int, int]]:
-    """{day: (prompts, tools)} of one L1 file (gzip files are read whole)."""
+    """{day: (prompts, tools)} of one L1 file (gzip files are read whole), read in blocks of
+    whole lines."""
     import gzip
 
     opener = gzip.open if is_l1_gz(path.name) else open
-    days: dict[str, list[int]] = {}
+    days: dict[bytes, list[int]] = {}
+    rest = b""
     with opener(path, "rb") as handle:
-        for line in handle:
-            role = _ROLE.search(line)
-            day = _TS.search(line)
-            if role is None or day is None or (role.group(1) == b"user" and _SIDE.search(line)):
+        while block := handle.read(SCAN_BLOCK):
+            cut = block.rfind(b"\n") + 1
+            if not cut:
+                rest += block
                 continue
-            counts = days.setdefault(day.group(1).decode(), [0, 0])
-            counts[0 if role.group(1) == b"user" else 1] += 1
-    return {day: (c[0], c[1]) for day, c in days.items()}
+            _count_lines(rest + block[:cut], days)
+            rest = block[cut:]
+    _count_lines(rest, days)
+    return {day.decode(): (c[0], c[1]) for day, c in days.items()}
+
+
+#: Bytes of an L1 file scanned at a time.
+SCAN_BLOCK = 1 << 22
+
+
+def _count_lines(data: bytes, days: dict[bytes, list[int]]) -> None:
+    """Add the prompts and tool calls of ``data`` (whole lines) to ``days``: a line counts by
+    its first role, on the day of its first timestamp; a subagent's prompt is not counted.
+    Only the lines with a role are looked at (found in one pass over the block)."""
+    after = 0  # the end of the last line counted: a line's later roles are not its own
+    find, rfind = data.find, data.rfind
+    for role in _ROLE.finditer(data):
+        start = rfind(b"\n", 0, role.start()) + 1
+        if start < after:
+            continue
+        end = find(b"\n", role.end())
+        after = end = len(data) if end < 0 else end
+        day = _TS.search(data, start, end)
+        user = role.group(1) == b"user"
+        if day is None or (user and _SIDE.search(data, start, end)):
+            continue
+        counts = days.setdefault(day.group(1), [0, 0])
+        counts[0 if user else 1] += 1
 
 
 Progress = Callable[[list["DayActivity"], int, int], None]

@@ -8,6 +8,7 @@ builds the ``Path`` API on top of these names, so both always agree.
 from __future__ import annotations
 
 import os
+import stat
 
 MEMORY_SUBDIR = (".claude", "memory")
 MEMORY_FILE = "memory.md"
@@ -53,9 +54,25 @@ def ensure_dirs(root: str) -> None:
     from memkeeper.core.boundary import check_path
 
     for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
+        if _private_folder(folder):
+            continue  # the common case on every hook: one lstat, nothing to make or chmod
         check_path(folder)
         os.makedirs(folder, mode=DIR_MODE, exist_ok=True)
         try:
             os.chmod(folder, DIR_MODE)  # checked just above: not a link
         except OSError:
             pass
+
+
+def _private_folder(path: str) -> bool:
+    """True when ``path`` is already a real folder (not a link) of mode 0700.
+
+    :func:`ensure_dirs` asks this for the root first and then for its folders, so a True
+    for each says what :func:`~memkeeper.core.boundary.check_path` would: no link from the
+    store root down.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) and stat.S_IMODE(mode) == DIR_MODE

@@ -248,26 +248,57 @@ def recall_context(
 ) -> str:
     """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
 
+    :func:`ask` then :meth:`Pending.answer` at once (the hook asks first and counts meanwhile).
+    """
+    pending = ask(project, session_id, prompt, min_confidence)
+    return pending.answer(on_no_resident) if pending is not None else ""
+
+
+class Pending:
+    """A prompt's recall under way: the question put to a resident lookup, if one took it."""
+
+    __slots__ = ("asked", "min_confidence", "project", "prompt", "session_id")
+
+    def __init__(
+        self, project: str, session_id: str | None, prompt: str, min_confidence: float, asked: Any
+    ) -> None:
+        self.project, self.session_id, self.prompt = project, session_id, prompt
+        self.min_confidence = min_confidence
+        self.asked = asked  # the socket the question went out on, or None
+
+    def answer(self, on_no_resident: Callable[[], None] | None = None) -> str:
+        """The resident lookup's answer; without one, the lookup here, then ``on_no_resident()``.
+
+        ``on_no_resident``: the hook starts the ``recall`` job, so the session's next prompts
+        are answered by it.
+        """
+        if self.asked is not None:
+            found = _answer_of(self.asked)
+            if found is not None:
+                return found
+        text = lookup_here(self.project, self.session_id, self.prompt, self.min_confidence)
+        if on_no_resident is not None:
+            on_no_resident()
+        return text
+
+
+def ask(project: str, session_id: str | None, prompt: str, min_confidence: float) -> Pending | None:
+    """Start this prompt's recall (None when there is nothing to look up: no index, no request).
+
     A resident lookup (the MCP server's :class:`RecallServer`, or the detached ``recall``
-    job's, search engine already loaded) answers when one serves this store; else the
-    lookup runs here, and then ``on_no_resident()`` (the hook starts the job, so the
-    session's next prompts are answered by it).
+    job's, search engine already loaded) that serves this store gets the question now and
+    works on it while the caller goes on; :meth:`Pending.answer` reads its answer, or looks
+    up in this process when none took the question.
     """
     if not worth_looking_up(prompt):
-        return ""
+        return None
     root = store_root(project)
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
-        return ""
+        return None
     request = fastjson.dumps(
         {"project": project, "session": session_id, "prompt": prompt, "min": min_confidence}
     )
-    answer = ask_resident(root, request.encode("utf-8"))
-    if answer is not None:
-        return answer
-    text = lookup_here(project, session_id, prompt, min_confidence)
-    if on_no_resident is not None:
-        on_no_resident()
-    return text
+    return Pending(project, session_id, prompt, min_confidence, _send(root, request.encode("utf-8")))
 
 
 def lookup_here(
@@ -360,6 +391,16 @@ def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str
 
     A socket nobody listens on (its server was killed) is removed.
     """
+    sock = _send(root, request, timeout)
+    return _answer_of(sock) if sock is not None else None
+
+
+def _send(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> Any:
+    """The socket ``request`` went out on to a resident lookup of this store (None when none took it).
+
+    Each step (connect, send, each read of the answer) waits at most ``timeout``. A socket
+    nobody listens on (its server was killed) is removed, and the next one is tried.
+    """
     folder = _state_dir(root)
     try:
         names = [n for n in os.listdir(folder) if n.endswith(SOCKET_SUFFIX)]
@@ -369,24 +410,44 @@ def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str
     import errno
 
     for name in names:
-        path = os.path.join(folder, name)
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
             _at(folder, name, sock.connect)
             sock.sendall(request)
             sock.shutdown(_socket.SHUT_WR)
-            data = _read_all(sock)
+            return sock
         except TimeoutError:
-            return ""  # a server that is there but slow: never wait longer, never ask twice
-        except OSError as exc:
-            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # the server is gone
-                _unlink(path)
-            continue
-        finally:
             sock.close()
-        if data.startswith(_ANSWER):
-            return data[len(_ANSWER) :].decode("utf-8", "replace")
+            return _SLOW  # a server that is there but slow: never wait longer, never ask twice
+        except OSError as exc:
+            sock.close()
+            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # the server is gone
+                _unlink(os.path.join(folder, name))
+    return None
+
+
+class _Slow:
+    """Stands for a resident lookup too slow to take the question: the answer is ""."""
+
+
+_SLOW = _Slow()
+
+
+def _answer_of(sock: Any) -> str | None:
+    """The answer read from ``sock`` ("" when it came too late), None when the server failed."""
+    if sock is _SLOW:
+        return ""
+    try:
+        data = _read_all(sock)
+    except TimeoutError:
+        return ""  # never wait longer, never look up twice
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    if data.startswith(_ANSWER):
+        return data[len(_ANSWER) :].decode("utf-8", "replace")
     return None
 
 

@@ -30,9 +30,7 @@ modules load only when a handler needs them (check with ``python -X importtime``
 from __future__ import annotations
 
 import os
-import select
 import sys
-import time
 
 from memkeeper.core import fastjson
 from memkeeper.core.layout import store_root
@@ -66,35 +64,82 @@ CHILD_ENV = "MEMKEEPER_IN_JOB"
 # --- input --------------------------------------------------------------------------
 
 
+class _StdinTimeout(Exception):
+    """Raised by the SIGALRM handler to end a read of stdin at its deadline."""
+
+
+def _expire(_signum: int, _frame: object) -> None:
+    raise _StdinTimeout
+
+
 def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
-    """All of stdin until EOF, or what arrived within ``timeout`` seconds."""
+    """All of stdin until EOF, or what arrived within ``timeout`` seconds.
+
+    The deadline is a SIGALRM timer (``_signal`` is built in: ``select`` would load an
+    extension module on every tool call); where no alarm can be set (not the main thread,
+    or someone else's alarm is running), :mod:`select` bounds each read instead.
+    """
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):
         return b""
     if os.isatty(fd):
         return b""
+    import _signal  # type: ignore[import-not-found]  # (no stub: signal.py itself would import enum)
+
+    try:
+        previous = _signal.signal(_signal.SIGALRM, _expire)
+    except (ValueError, OSError):
+        return _read_selecting(fd, timeout)
     chunks: list[bytes] = []
-    size = 0
-    deadline = time.monotonic() + timeout
-    while size < MAX_STDIN_BYTES:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
+    try:
+        if (
+            previous not in (_signal.SIG_DFL, _signal.SIG_IGN, None)
+            or _signal.getitimer(_signal.ITIMER_REAL)[0]
+        ):
+            return _read_selecting(fd, timeout)  # someone else's alarm: do not disturb it
+        _signal.setitimer(_signal.ITIMER_REAL, timeout)
         try:
-            ready, _, _ = select.select([fd], [], [], remaining)
-        except (OSError, ValueError):
-            break
-        if not ready:
-            break
+            _read_into(fd, chunks, lambda: True)
+        finally:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except _StdinTimeout:  # the deadline (or the alarm striking just as it was disarmed)
+        pass
+    finally:
+        _signal.signal(_signal.SIGALRM, previous)
+    return b"".join(chunks)
+
+
+def _read_into(fd: int, chunks: list[bytes], ready: Callable[[], bool]) -> None:
+    """Read ``fd`` into ``chunks`` until EOF, :data:`MAX_STDIN_BYTES`, an error, or ``ready()`` is false."""
+    size = 0
+    while size < MAX_STDIN_BYTES and ready():
         try:
             data = os.read(fd, 1 << 16)
         except OSError:
-            break
+            return
         if not data:
-            break
+            return
         chunks.append(data)
         size += len(data)
+
+
+def _read_selecting(fd: int, timeout: float) -> bytes:
+    """:func:`read_stdin` without an alarm: each read waits in ``select`` until the deadline."""
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+
+    def ready() -> bool:
+        remaining = deadline - time.monotonic()
+        try:
+            return remaining > 0 and bool(select.select([fd], [], [], remaining)[0])
+        except (OSError, ValueError):
+            return False
+
+    chunks: list[bytes] = []
+    _read_into(fd, chunks, ready)
     return b"".join(chunks)
 
 
@@ -236,12 +281,19 @@ def _start_flush(call: Call, reason: str) -> None:
     _start(call, "flush", reason)
 
 
-def _count(call: Call, *, tool_uses: int = 0, messages: int = 0) -> HookSettings:
+def _count(
+    call: Call, *, tool_uses: int = 0, messages: int = 0, settings: HookSettings | None = None
+) -> HookSettings:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
 
     done = record(
-        call.project, call.session_id, tool_uses=tool_uses, messages=messages, lock_timeout=HOOK_LOCK_TIMEOUT
+        call.project,
+        call.session_id,
+        tool_uses=tool_uses,
+        messages=messages,
+        lock_timeout=HOOK_LOCK_TIMEOUT,
+        settings=settings,
     )
     if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
         _start_flush(call, "count")
@@ -292,20 +344,23 @@ def on_prompt(call: Call) -> None:
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    settings = _count(call, messages=1)
+    from memkeeper.core.layout import CONFIG_FILE
+    from memkeeper.core.settings import hook_settings_at
+
+    settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
+    pending = None
     if isinstance(prompt, str) and settings.recall_enabled:
-        _recall(call, prompt, settings.recall_min_confidence)
+        from memkeeper.core.recall import ask
 
-
-def _recall(call: Call, prompt: str, min_confidence: float) -> None:
-    """Earlier memory that answers the prompt, as ``additionalContext`` (:mod:`memkeeper.core.recall`)."""
-    from memkeeper.core.recall import recall_context
-
-    text = recall_context(call.project, call.session_id, prompt, min_confidence, lambda: _start_recall(call))
-    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
-        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
-        sys.stdout.flush()
+        # Asked first: a resident lookup works on the answer while this process counts.
+        pending = ask(call.project, call.session_id, prompt, settings.recall_min_confidence)
+    _count(call, messages=1, settings=settings)
+    if pending is not None:
+        text = pending.answer(lambda: _start_recall(call))
+        if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
+            out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+            sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
+            sys.stdout.flush()
 
 
 def _start_recall(call: Call) -> None:

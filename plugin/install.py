@@ -76,6 +76,7 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
     for launcher in (staging / "bin").iterdir():
         launcher.chmod(0o755)
     (staging / PYTHON_RECORD).write_text(f"{python}\n{package_parent()}\n", "utf-8")
+    exec_form_hooks(staging / "hooks" / "hooks.json", python, package_parent())
     if target.exists():
         shutil.rmtree(target)
     os.replace(staging, target)
@@ -97,6 +98,35 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
         json.dumps(marketplace, indent=2) + "\n", "utf-8"
     )
     return InstallReport(marketplace=root, plugin_dir=target, python=python)
+
+
+#: What the plugin's hooks.json runs for every hook (``/bin/sh`` this, EVENT).
+HOOK_LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/bin/memkeeper-hook"
+
+
+def exec_form_hooks(hooks_json: Path, python: str, package: Path) -> None:
+    """Rewrite the copy's hooks.json so Claude Code starts ``python`` itself for every hook.
+
+    The shell launcher (``/bin/sh bin/memkeeper-hook EVENT``) costs a shell's start-up and the
+    Python discovery on every tool call; here both are known, so each hook becomes
+    ``python -I -P -S -c <lib/hook-boot> PACKAGE EVENT`` in Claude Code's exec form (``args``,
+    no shell). The boot code exits 0 whatever happens in it. Moving or deleting that Python
+    needs ``memkeeper install`` again (the launcher, still in bin/, would fall back to another).
+    """
+    boot = (plugin_source() / "lib" / "hook-boot").read_text("utf-8")
+    config = json.loads(hooks_json.read_text("utf-8"))
+    for groups in config["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                args = handler.get("args")
+                if (
+                    handler.get("command") == "/bin/sh"
+                    and isinstance(args, list)
+                    and args[:1] == [HOOK_LAUNCHER]
+                ):
+                    handler["command"] = python
+                    handler["args"] = ["-I", "-P", "-S", "-c", boot, str(package), *args[1:]]
+    hooks_json.write_text(json.dumps(config, indent=2) + "\n", "utf-8")
 
 
 def _run(argv: list[str]) -> Step:

@@ -19,6 +19,7 @@ threads, so a long first index build never stalls ``ping``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -465,8 +466,29 @@ def serve(project: str | None = None) -> None:
     except (StoreRefused, StoreLinkError) as exc:  # no store here, or one holding a link: serve nothing
         sys.stderr.write(f"memkeeper mcp: {exc}\n")
         return
-    Server(paths, sys.stdin.buffer, sys.stdout.buffer).run()
+    try:
+        Server(paths, sys.stdin.buffer, sys.stdout.buffer).run()
+    finally:
+        _leave()
 
 
 def _exit_on_term(signum: int, frame: object) -> None:
     raise SystemExit(0)  # unwinds run(), which removes the recall socket
+
+
+def _leave() -> None:
+    """End the process at once with status 0, once run() has cleaned up (socket removed, calls answered).
+
+    The interpreter's teardown is skipped: daemon threads (the index warm-up, the recall
+    server's warm-up and answers) may be inside an import or a SQLite call, and tearing the
+    interpreter down under them can fail or hang after the work is done.
+    """
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM cannot cut the flush short
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)

@@ -45,9 +45,10 @@ if __name__ == "__main__":
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
     os.environ.pop("XDG_CONFIG_HOME", None)  # preferences go to the temporary HOME below
 
-sys.path.insert(0, str(ROOT / "tests" / "functional" / "tui"))
+if str(ROOT) not in sys.path:  # the checkout, so its tests package imports (as bench/_checkout.py does)
+    sys.path.insert(0, str(ROOT))
 
-from scenes import SCENES, build_store  # noqa: E402
+from tests.functional.tui.scenes import SCENES, build_store  # noqa: E402
 
 
 def fake_claude_home(home: Path, project: Path) -> None:

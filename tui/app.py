@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.commands import MemoryCommands
 from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
 from memkeeper.tui.model import BackendHealth, StoreSnapshot
@@ -44,11 +44,7 @@ class MemkeeperApp(StoreActions):
     TITLE = "memkeeper"
     CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
     COMMANDS = App.COMMANDS | {MemoryCommands}
-    BINDINGS = [
-        Binding("f1", "help", "Help", id="app.help"),
-        Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
-    ]
+    BINDINGS = keymap.bindings("app")
     """Keys that work on every screen."""
 
     live: reactive[bool] = reactive(False)

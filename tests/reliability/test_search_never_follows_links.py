@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core.search import refresh
 from memkeeper.core.store import StorePaths
+from tests.reliability.links import link_in_place
 
 SESSION = "5ec12e75-2222-4000-8000-000000000002"
 L1_NAME = "2026-05-01_100000_5ec12e75.l1.jsonl"
@@ -87,13 +87,8 @@ def test_a_link_is_never_followed_by_a_search(
     _fill(store)
     if indexed_first:
         refresh(store)
-    link = store.root / placement
-    if link.is_dir():
-        shutil.rmtree(link)
-    elif link.exists():
-        link.unlink()
     target = _outside(tmp_path, PLACEMENTS[placement])
-    link.symlink_to(target)
+    link = link_in_place(store.root, placement, target)
     before = _snapshot(target.parent)
 
     for words in ((SECRET,), ("rotation", "lock"), (SECRET, "rotation")):

@@ -27,6 +27,7 @@ from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.jobs import run_job
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.plugin import hook
+from tests.reliability.links import link_in_place
 
 SESSION = "5ec12e75-2222-4000-8000-000000000002"
 L1_NAME = "2026-05-01_100000_5ec12e75.l1.jsonl"
@@ -111,15 +112,8 @@ def test_a_link_in_the_store_is_never_followed(
     placement: str, store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _fill(store)
-    link = store.root / placement
-    if link.is_dir():
-        import shutil
-
-        shutil.rmtree(link)
-    elif link.exists():
-        link.unlink()
     target = _outside(tmp_path, PLACEMENTS[placement])
-    link.symlink_to(target)
+    link = link_in_place(store.root, placement, target)
     before = _snapshot(target.parent)
     project = str(store.project)
 

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from memkeeper.tui import keymap
 from memkeeper.tui.text import literal
 
 
 class ConfirmModal(ModalScreen[bool]):
     """Ask before doing something; dismisses with True (confirm) or False."""
 
-    BINDINGS = [
-        Binding("y", "confirm", "Yes", id="confirm.yes"),
-        Binding("n,escape", "cancel", "No", id="confirm.no"),
-    ]
+    BINDINGS = keymap.bindings("confirm")
     """Keys of a confirmation."""
 
     def __init__(

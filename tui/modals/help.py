@@ -10,6 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from memkeeper.tui import keymap
+
 
 def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
@@ -60,7 +62,7 @@ def key_label(key: str) -> str:
 class HelpModal(ModalScreen[None]):
     """Lists every key binding; Esc, F1 or q closes it."""
 
-    BINDINGS = [Binding("escape,f1,q", "close", "Close help", id="help.close")]
+    BINDINGS = keymap.bindings("help")
     """Keys of the help screen."""
 
     def __init__(self, current: type | None = None) -> None:

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, ProgressBar, Static
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
@@ -36,10 +36,7 @@ def plan_lines(plan: MigrationPlan) -> list[str]:
 class MigrateModal(ModalScreen[bool]):
     """Preview → confirm → progress → result. Dismisses True if the store changed."""
 
-    BINDINGS = [
-        Binding("y", "run", "Migrate", id="migrate.run"),
-        Binding("escape,n", "close", "Close", id="migrate.close"),
-    ]
+    BINDINGS = keymap.bindings("migrate")
     """Keys of the migration dialog."""
 
     def __init__(self, paths: StorePaths) -> None:

@@ -6,19 +6,19 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from memkeeper.tui import keymap
 from memkeeper.tui.text import literal
 
 
 class ProjectsModal(ModalScreen[Path | None]):
     """Lists projects with a store; dismisses with the chosen project directory."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="projects.close")]
+    BINDINGS = keymap.bindings("projects")
     """Keys of the project switcher (arrows and Enter pick)."""
 
     def __init__(self, current: Path) -> None:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from memkeeper.tui import keymap
 from memkeeper.tui.text import literal
 
 
 class SectionsModal(ModalScreen[int | None]):
     """Pick a section; dismisses with its item index (None if cancelled)."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="sections.close")]
+    BINDINGS = keymap.bindings("sections")
     """Keys of the section picker (arrows and Enter pick)."""
 
     def __init__(self, sections: list[tuple[int, str]], current: int = 0) -> None:

@@ -19,7 +19,6 @@ from typing import Literal
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
@@ -29,6 +28,7 @@ from textual_plotext import PlotextPlot
 
 from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.text import gauge, human_tokens, literal
 
 #: Days shown in the daily plot (the most recent ones with any activity).
@@ -55,11 +55,7 @@ class Activity:
 class ActivityScreen(Screen[None]):
     """Plots of activity per day and memory growth; decisions and open issues below."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back", id="activity.close"),
-        Binding("enter", "open", "Open source", id="activity.open"),
-        Binding("f5", "reload", "Reload", show=False, id="activity.reload"),
-    ]
+    BINDINGS = keymap.bindings("activity")
     """Keys of the activity screen."""
 
     def __init__(self, paths: StorePaths) -> None:

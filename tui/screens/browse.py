@@ -12,12 +12,12 @@ from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
+from memkeeper.tui import keymap
 from memkeeper.tui.items import DocItem, ItemKind
 from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
 from memkeeper.tui.reach import ReachesApp
@@ -50,22 +50,7 @@ def target_for_file(file: str) -> Target | None:
 class BrowseScreen(ReachesApp, Screen[None]):
     """The main screen: tree on the left, viewer on the right."""
 
-    BINDINGS = [
-        Binding("slash", "search", "Search", id="browse.search"),
-        Binding("p", "pending", "Pending", id="browse.pending"),
-        Binding("s", "sections", "Sections", id="browse.sections"),
-        Binding("d,delete", "forget", "Forget", id="browse.forget"),
-        Binding("S", "sessions", "Sessions", id="browse.sessions"),
-        Binding("A", "activity", "Activity", show=False, id="browse.activity"),
-        Binding("g", "regenerate", "Regenerate summary", show=False, id="browse.regenerate"),
-        Binding("r", "rotate", "Rotate now", show=False, id="browse.rotate"),
-        Binding("m", "migrate", "Migrate", show=False, id="browse.migrate"),
-        Binding("t", "trash", "Trash", show=False, id="browse.trash"),
-        Binding("o", "projects", "Projects", show=False, id="browse.projects"),
-        Binding("w", "toggle_live", "Live refresh on/off", show=False, id="browse.live"),
-        Binding("f5", "reload", "Reload", show=False, id="browse.reload"),
-        Binding("escape", "clear_highlight", "Clear highlight", show=False, id="browse.clear"),
-    ]
+    BINDINGS = keymap.bindings("browse")
     """Keys of the browse screen (the footer shows the main ones; F1 lists all)."""
 
     def __init__(self) -> None:

@@ -10,22 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from memkeeper.tui import keymap
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 
 
 class HitScreen(Screen[None]):
     """A search hit in its document; n/N go to the next/previous hit, Esc back to the results."""
 
-    BINDINGS = [
-        Binding("escape,q", "back", "Back to results", id="hit.back"),
-        Binding("n", "next_hit", "Next hit", priority=True, id="hit.next"),
-        Binding("N", "prev_hit", "Previous hit", priority=True, id="hit.prev"),
-        Binding("b", "browse", "Show in tree", id="hit.browse"),
-    ]
+    BINDINGS = keymap.bindings("hit")
     """Keys of an opened hit (the viewer's keys also apply)."""
 
     def __init__(self, hits: list[Any], index: int, terms: tuple[str, ...], query: str = "") -> None:

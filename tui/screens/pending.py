@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.messages import JobFinished, JobProgress
 from memkeeper.tui.text import literal
 
@@ -38,13 +38,7 @@ def backend_choices() -> list[str]:
 class PendingScreen(Screen[None]):
     """The pending summaries, their errors, and regenerate one / all with a backend."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back", id="pending.close"),
-        Binding("g,enter", "regenerate_one", "Regenerate", id="pending.one"),
-        Binding("a", "regenerate_all", "Regenerate all", id="pending.all"),
-        Binding("b", "backend", "Backend", id="pending.backend"),
-        Binding("c", "cancel", "Cancel job", id="pending.cancel"),
-    ]
+    BINDINGS = keymap.bindings("pending")
     """Keys of the pending screen."""
 
     def __init__(self, paths: StorePaths) -> None:

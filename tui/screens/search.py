@@ -19,13 +19,13 @@ from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.text import fg_style, literal, visible
 
 TIER_CHOICES: tuple[str | None, ...] = (None, "memory", "l3", "l2", "l1")
@@ -100,16 +100,7 @@ class HitList(OptionList):
 class SearchScreen(Screen[None]):
     """Type to search; F2/F3/F4 filter by tier, type and deep; Enter opens the hit over this screen."""
 
-    BINDINGS = [
-        Binding("escape", "close", "Back", id="search.close"),
-        Binding("f2", "cycle_tier", "Tier filter", id="search.tier"),
-        Binding("f3", "cycle_type", "Type filter", id="search.type"),
-        Binding("f4", "toggle_deep", "Deep (sessions)", id="search.deep"),
-        Binding("f5", "toggle_exact", "Exact words", show=False, id="search.exact"),
-        Binding("down", "result_down", "Next result", show=False, id="search.down"),
-        Binding("up", "result_up", "Previous result", show=False, id="search.up"),
-        Binding("enter", "open", "Open hit", show=False, id="search.open"),
-    ]
+    BINDINGS = keymap.bindings("search")
     """Keys of the search screen (typing goes to the query; ``since:`` / ``until:`` filter dates)."""
 
     def __init__(self, paths: StorePaths, state: SearchState | None = None) -> None:

@@ -13,12 +13,12 @@ import re
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui import keymap
 from memkeeper.tui.model import SessionCounts, SessionInfo
 from memkeeper.tui.snapshot import count_l1, list_sessions
 from memkeeper.tui.text import human_minutes, literal
@@ -30,12 +30,7 @@ BATCH = 40
 class SessionsScreen(Screen[None]):
     """All sessions with title, start, length and tools; filter as you type; jump to a date."""
 
-    BINDINGS = [
-        Binding("escape", "close", "Back", id="sessions.close"),
-        Binding("down", "row_down", "Next session", show=False, id="sessions.down"),
-        Binding("up", "row_up", "Previous session", show=False, id="sessions.up"),
-        Binding("enter", "open", "Open session", id="sessions.open"),
-    ]
+    BINDINGS = keymap.bindings("sessions")
     """Keys of the sessions list (typing filters by title; a date jumps to it)."""
 
     def __init__(self, paths: StorePaths) -> None:

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from memkeeper.core.store import StorePaths
 from memkeeper.core.timefmt import local_time
+from memkeeper.tui import keymap
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
@@ -22,10 +22,7 @@ if TYPE_CHECKING:
 class TrashScreen(Screen[None]):
     """Forgotten archives and sessions; Enter or u restores the selected one."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back", id="trash.close"),
-        Binding("u,enter", "restore", "Restore", id="trash.restore"),
-    ]
+    BINDINGS = keymap.bindings("trash")
     """Keys of the trash screen."""
 
     def __init__(self, paths: StorePaths) -> None:

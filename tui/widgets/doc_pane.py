@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
+from memkeeper.tui import keymap
 from memkeeper.tui.documents import load_document
 from memkeeper.tui.items import DocItem
 from memkeeper.tui.model import Document, Target
@@ -41,17 +41,7 @@ class OpenRequest:
 class DocPane(ReachesApp, Vertical):
     """Title and document; loads in a worker, keeps its place, copies, edits, exports, removes."""
 
-    BINDINGS = [
-        Binding("y", "copy_entry", "Copy entry", id="pane.copy"),
-        Binding("i", "copy_session", "Copy session id", show=False, id="pane.copy_id"),
-        Binding("R", "copy_resume", "Copy claude --resume", show=False, id="pane.copy_resume"),
-        Binding("e", "edit", "Open in $EDITOR", show=False, id="pane.edit"),
-        Binding("v", "page", "Open in $PAGER", show=False, id="pane.pager"),
-        Binding("ctrl+s", "export", "Export session as Markdown", show=False, id="pane.export"),
-        Binding("x", "remove_entry", "Remove entry to the trash", show=False, id="pane.remove"),
-        Binding("f", "follow", "Follow (tail -f) on/off", show=False, id="pane.follow"),
-        Binding("M", "toggle_markdown", "Answers: Markdown / raw", show=False, id="pane.markdown"),
-    ]
+    BINDINGS = keymap.bindings("pane")
     """Keys of the viewer pane (they act on the open document and the cursor entry)."""
 
     @dataclass

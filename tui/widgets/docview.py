@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
 from textual.events import Click
 from textual.message import Message
 
+from memkeeper.tui import keymap
 from memkeeper.tui.items import DocItem
 from memkeeper.tui.widgets.doc_render import plain_rows
 from memkeeper.tui.widgets.doc_rows import DocRows
@@ -47,22 +47,7 @@ class DocView(DocRows, can_focus=True):
     DocView > .docview--match { background: $warning 60%; color: $text; text-style: bold; }
     """
 
-    BINDINGS = [
-        Binding("up,k", "line_up", "Line up", show=False, id="doc.up"),
-        Binding("down,j", "line_down", "Line down", show=False, id="doc.down"),
-        Binding("K,shift+up", "cursor_up", "Previous entry", show=False, id="doc.prev_entry"),
-        Binding("J,shift+down", "cursor_down", "Next entry", show=False, id="doc.next_entry"),
-        Binding("pageup", "page_up_items", "Page up", show=False, id="doc.pageup"),
-        Binding("pagedown,space", "page_down_items", "Page down", show=False, id="doc.pagedown"),
-        Binding("home", "first", "Top", show=False, id="doc.home"),
-        Binding("end", "last", "Bottom", show=False, id="doc.end"),
-        Binding("enter", "toggle_fold", "Fold/unfold", id="doc.fold"),
-        Binding("z", "toggle_all", "Fold/unfold all", show=False, id="doc.fold_all"),
-        Binding("left_square_bracket", "prev_section", "Previous section", show=False, id="doc.prev_section"),
-        Binding("right_square_bracket", "next_section", "Next section", show=False, id="doc.next_section"),
-        Binding("n", "next_hit", "Next hit", show=False, id="doc.next_hit"),
-        Binding("N", "prev_hit", "Previous hit", show=False, id="doc.prev_hit"),
-    ]
+    BINDINGS = keymap.bindings("doc")
     """Keys of the document view (cursor, folding, sections, hits)."""
 
     @dataclass

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from memkeeper.tui import keymap
 from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
 from memkeeper.tui.text import fg_style, literal
 from memkeeper.tui.widgets.tree_labels import (
@@ -43,12 +43,7 @@ class TierTree(Tree[Target]):
     TierTree > .tiertree--failed { color: $error; text-style: bold; }
     """
 
-    BINDINGS = [
-        Binding("right,l", "expand_node", "Expand", show=False, id="tree.expand"),
-        Binding("left,h", "collapse_node", "Collapse", show=False, id="tree.collapse"),
-        Binding("j", "cursor_down", "Down", show=False, id="tree.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="tree.up"),
-    ]
+    BINDINGS = keymap.bindings("tree")
     """Keys of the tier tree (Tree's own up/down/enter/space also apply)."""
 
     @dataclass

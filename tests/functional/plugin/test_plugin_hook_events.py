@@ -246,8 +246,8 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
     (installed / "bin").mkdir(parents=True)
     (installed / "bin" / "memkeeper-hook").write_bytes(launcher.read_bytes())
     (installed / "lib").mkdir()
-    finder = REPO / "plugin" / "lib" / "find-python.sh"
-    (installed / "lib" / "find-python.sh").write_bytes(finder.read_bytes())
+    for name in ("find-python.sh", "hook-boot"):
+        (installed / "lib" / name).write_bytes((REPO / "plugin" / "lib" / name).read_bytes())
     package_parent = Path(memkeeper.__file__).absolute().parent.parent
     (installed / ".memkeeper-python").write_text(f"{sys.executable}\n{package_parent}\n")
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
@@ -288,6 +288,38 @@ def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
         proc.stdin.close()
 
 
+@pytest.mark.parametrize("in_thread", [False, True], ids=["alarm", "select"])
+def test_stdin_read_keeps_what_came_before_its_deadline(
+    monkeypatch: pytest.MonkeyPatch, in_thread: bool
+) -> None:
+    """The main thread's read ends by SIGALRM, another thread's by select; both keep the bytes read."""
+    import signal
+    import threading
+
+    # pytest-timeout may hold SIGALRM: free it for the read (bounded by its own deadline), then restore it
+    handler, timer = signal.signal(signal.SIGALRM, signal.SIG_DFL), signal.setitimer(signal.ITIMER_REAL, 0)
+    read_end, write_end = os.pipe()
+    got: list[bytes] = []
+    try:
+        os.write(write_end, b'{"session_id": "s1"')  # and the writer never closes
+        with open(read_end, "rb", closefd=False) as stdin:
+            monkeypatch.setattr(sys, "stdin", stdin)
+            if in_thread:
+                thread = threading.Thread(target=lambda: got.append(hook.read_stdin(0.2)))
+                thread.start()
+                thread.join(timeout=60)
+            else:
+                got.append(hook.read_stdin(0.2))
+        left = (signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)[0])
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, *timer)
+    assert got == [b'{"session_id": "s1"']
+    assert left == (signal.SIG_DFL, 0)  # the alarm disarmed and its handler put back
+
+
 HEAVY = ("pydantic", "rich", "argparse", "textual", "anthropic", "mcp")
 
 
@@ -313,7 +345,18 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
 
 
 #: Standard-library modules the lean hook path must not import (each costs milliseconds).
-SLOW_STDLIB = ("json", "re", "pathlib", "typing", "dataclasses", "subprocess", "datetime", "enum", "inspect")
+SLOW_STDLIB = (
+    "json",
+    "re",
+    "pathlib",
+    "typing",
+    "dataclasses",
+    "subprocess",
+    "datetime",
+    "enum",
+    "inspect",
+    "select",
+)
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "UserPromptSubmit"])  # a prompt, with no index
@@ -397,9 +440,8 @@ def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> Non
 def test_launcher_exits_zero_when_the_package_fails_to_import(tmp_path: Path, home: Path) -> None:
     """Python replaces the launcher's shell (exec): a package that breaks on import still ends in exit 0."""
     plugin = tmp_path / "plugin"
-    for folder in ("bin", "lib"):
-        (plugin / folder).mkdir(parents=True)
-        name = "memkeeper-hook" if folder == "bin" else "find-python.sh"
+    for folder, name in (("bin", "memkeeper-hook"), ("lib", "find-python.sh"), ("lib", "hook-boot")):
+        (plugin / folder).mkdir(parents=True, exist_ok=True)
         (plugin / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
     broken = tmp_path / "site" / "memkeeper"
     broken.mkdir(parents=True)

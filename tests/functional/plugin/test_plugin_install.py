@@ -144,3 +144,32 @@ def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePa
     )
     assert cli.returncode == 0, cli.stderr
     assert "- [note]: a note from the launcher" in store.memory.read_text()
+
+
+def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePaths, tmp_path: Path) -> None:
+    report = install.write_marketplace(home)
+    source = json.loads((install.plugin_source() / "hooks" / "hooks.json").read_text("utf-8"))
+    config = json.loads((report.plugin_dir / "hooks" / "hooks.json").read_text("utf-8"))
+    assert config["hooks"].keys() == source["hooks"].keys()
+    for event, groups in config["hooks"].items():
+        handler = groups[0]["hooks"][0]
+        assert handler["command"] == report.python  # exec form: Claude Code starts it, no /bin/sh
+        assert handler["args"][:4] == ["-I", "-P", "-S", "-c"] and handler["args"][-1] == event
+        assert handler["timeout"] == source["hooks"][event][0]["hooks"][0]["timeout"]
+    post = config["hooks"]["PostToolUse"][0]["hooks"][0]
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MEMKEEPER_NO_JOBS": "1"}
+    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-2")).encode()
+    done = subprocess.run(
+        [post["command"], *post["args"]],
+        input=tool,
+        capture_output=True,
+        env=env,
+        cwd=store.project,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert counters.read_counters(store)["sessions"]["inst-2"]["toolUses"] == 1
+    # a package folder that is gone (the venv moved): still exit 0, and nothing on stderr
+    gone = [post["command"], *post["args"][:-2], str(tmp_path / "gone"), "PostToolUse"]
+    done = subprocess.run(gone, input=tool, capture_output=True, env=env, cwd=store.project, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")

@@ -3,7 +3,9 @@ keyed by (inode, size, mtime), so the next open reads only the files that change
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +90,43 @@ def test_thousands_of_rotations_plot_as_at_most_a_screenful_of_bars() -> None:
     assert len(bars) <= GROWTH_BARS and per_bar == 34
     assert bars[0] == 34 and bars[-1] == 2000  # each bar the largest of its rotations
     assert _bars([5, 7]) == ([5, 7], 1)
+
+
+def _per_line(path: Path) -> dict[str, tuple[int, int]]:
+    """The reading line by line: each line's first role, on its first timestamp's day."""
+    days: dict[str, list[int]] = {}
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        for line in handle:
+            role = history._ROLE.search(line)
+            day = history._TS.search(line)
+            if role is None or day is None or (role.group(1) == b"user" and history._SIDE.search(line)):
+                continue
+            counts = days.setdefault(day.group(1).decode(), [0, 0])
+            counts[0 if role.group(1) == b"user" else 1] += 1
+    return {day: (c[0], c[1]) for day, c in days.items()}
+
+
+@pytest.mark.parametrize("block", [16, 200, 1 << 22])
+def test_the_block_scan_counts_as_a_reading_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    lines = [
+        {"ts": "2026-03-01T23:59:00Z", "role": "user", "text": "a prompt"},
+        {"ts": "2026-03-01T23:59:30Z", "role": "tool", "name": "Bash"},
+        {"ts": "2026-03-02T00:00:10Z", "role": "user", "text": "subagent", "sidechain": True},
+        {"ts": "2026-03-02T00:00:20Z", "role": "tool", "input": {"role": "user"}, "sidechain": True},
+        {"role": "user", "text": "no time"},
+        {"ts": "2026-03-02T00:01:00Z", "role": "assistant", "text": '"role": "user" quoted'},
+        {"ts": "2026-03-02T00:02:00Z", "role": "tool_result", "output": "x" * 300},
+        {"ts": "2026-03-03T08:00:00Z", "role": "user", "text": "한국어 prompt"},
+    ]
+    text = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines)  # no newline at the end
+    plain = tmp_path / "2026-03-01_235900_abcd1234.l1.jsonl"
+    plain.write_text(text + "\n" + json.dumps(lines[0]).replace(" ", ""), "utf-8")
+    packed = tmp_path / "2026-03-01_235900_abcd1234.l1.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    monkeypatch.setattr(history, "SCAN_BLOCK", block)
+    for path in (plain, packed):
+        assert history._scan(path) == _per_line(path)
+    assert history._scan(plain) == {"2026-03-01": (2, 1), "2026-03-02": (0, 1), "2026-03-03": (1, 0)}

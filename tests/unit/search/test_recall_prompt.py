@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,7 +236,8 @@ def test_the_hook_injects_it_as_additional_context(indexed: StorePaths) -> None:
 def test_a_resident_server_answers_the_hook(indexed: StorePaths) -> None:
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     server = recall.RecallServer(indexed)
-    assert server.start()
+    server.warm()  # the engine loaded and the index open before it listens (as the recall job does)
+    assert server.start(warm=False)
     try:
         assert oct(os.stat(server.path).st_mode & 0o777) == "0o600"
         out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
@@ -245,6 +248,58 @@ def test_a_resident_server_answers_the_hook(indexed: StorePaths) -> None:
     finally:
         server.close()
     assert not os.path.exists(server.path)
+
+
+def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question goes out first, so the server looks up while the hook counts the prompt."""
+    import socket
+    import threading
+
+    from memkeeper.core import counters
+    from memkeeper.plugin import hook
+
+    folder = indexed.state / recall.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall._at(str(folder), f"1{recall.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(1)
+    asked = threading.Event()
+    received: list[str] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(60)
+            received.append(json.loads(recall._read_all(conn))["prompt"])
+            asked.set()
+            conn.sendall(b"=[memkeeper] from the resident lookup")
+
+    bump = counters.bump_at
+    asked_when_counted: list[bool] = []
+
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+        asked_when_counted.append(asked.wait(timeout=60))  # never set if the count came first
+        return bump(*args, **kwargs)
+
+    monkeypatch.setattr(counters, "bump_at", counting)
+    server = threading.Thread(target=serve)
+    server.start()
+    out = io.BytesIO()
+    stdout = io.TextIOWrapper(out)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdout", stdout)
+            hook.on_prompt(hook.Call({"session_id": CURRENT, "prompt": QUESTION}, str(indexed.project)))
+        server.join(timeout=60)
+        written = out.getvalue().decode()
+    finally:
+        listener.close()
+    assert received == [QUESTION]
+    assert asked_when_counted == [True]  # the server had the question before the prompt was counted
+    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    assert "from the resident lookup" in written
 
 
 def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
@@ -335,11 +390,16 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
 
     started: list[str] = []
     monkeypatch.setattr(jobs, "start_job", lambda paths, kind, options=None: started.append(kind))
-    call = hook.Call({"session_id": CURRENT, "cwd": str(indexed.project)}, str(indexed.project))
-    hook._recall(call, QUESTION, 0.5)  # no resident lookup: looked up here, then the job is started
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+
+    def prompt(text: str) -> None:
+        payload = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": text}
+        hook.on_prompt(hook.Call(payload, str(indexed.project)))
+
+    prompt(QUESTION)  # no resident lookup: looked up here, then the job is started
     assert started == [recall.RECALL_JOB]
     with file_lock(indexed.state / f"job-{recall.RECALL_JOB}.lock"):  # the job is starting or serving
-        hook._recall(call, "settings page renamed to Preferences", 0.5)
+        prompt("settings page renamed to Preferences")
     assert started == [recall.RECALL_JOB]
 
 
