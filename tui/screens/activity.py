@@ -6,8 +6,7 @@ them, every key decision and unresolved issue across all L3 summaries, newest fi
 Enter opens the summary it came from. Everything is read by thread workers through
 :mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
 is on screen: the growth plot and the totals first, then the decisions, then the days while
-the sessions are counted. Per-file readings
-are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
+the sessions are counted. Per-file readings are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
 open reads only the files that changed.
 """
 
@@ -39,6 +38,10 @@ GROWTH_BARS = 60
 FINDINGS_PAGE = 200
 
 
+class _Superseded(Exception):
+    """A newer reading replaced the one that raised this."""
+
+
 @dataclass(frozen=True)
 class Activity:
     """What the screen shows, read in one go."""
@@ -65,6 +68,8 @@ class ActivityScreen(Screen[None]):
         self._findings: list[Finding] = []
         self._shown: Activity | None = None
         self._listed = FINDINGS_PAGE
+        self._reading = 0
+        """The reading under way (a reload starts another; messages of older ones are dropped)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -93,16 +98,20 @@ class ActivityScreen(Screen[None]):
         return self._findings
 
     def action_reload(self) -> None:
-        self._read_totals()
+        self._reading += 1
+        self._read_totals(self._reading)
 
     class Read(Message):
         """A worker read part of the activity: ``then`` names the part read next ("counting":
         sessions are being counted, "": all read)."""
 
-        def __init__(self, activity: Activity, then: Literal["findings", "days", "counting", ""]) -> None:
+        def __init__(
+            self, activity: Activity, then: Literal["findings", "days", "counting", ""], reading: int
+        ) -> None:
             super().__init__()
             self.activity = activity
             self.then = then
+            self.reading = reading
 
         def can_replace(self, message: Message) -> bool:
             # Counting posts its progress often: a newer count replaces one not shown yet.
@@ -110,16 +119,18 @@ class ActivityScreen(Screen[None]):
 
     @on(Read)
     def _read(self, message: Read) -> None:
+        if message.reading != self._reading:
+            return  # from a reading that a reload (F5) replaced
         self._show(message.activity)
         # The next part is read once this one is on screen: a thread busy parsing would hold
         # the interpreter's lock and keep the frame from being drawn.
         if message.then == "findings":
-            self.call_after_refresh(self._read_findings, message.activity)
+            self.call_after_refresh(self._read_findings, message.activity, message.reading)
         elif message.then == "days":
-            self.call_after_refresh(self._read_days, message.activity)
+            self.call_after_refresh(self._read_days, message.activity, message.reading)
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
-    def _read_totals(self) -> None:
+    def _read_totals(self, reading: int) -> None:
         """memory.md, its threshold and the rotations: the first paint (small files only)."""
         from memkeeper.core.history import rotations
         from memkeeper.core.rotation import memory_tokens
@@ -129,30 +140,37 @@ class ActivityScreen(Screen[None]):
         activity = Activity(
             [], rotations(paths), None, memory_tokens(paths), hook_settings(paths).threshold_tokens
         )
-        self.post_message(self.Read(activity, "findings"))
+        self.post_message(self.Read(activity, "findings", reading))
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read decisions")
-    def _read_findings(self, activity: Activity) -> None:
+    def _read_findings(self, activity: Activity, reading: int) -> None:
         """Every decision and open issue (the saved readings first: only changed summaries are read)."""
         from memkeeper.core.history import findings, load_cache
 
         if self._cache is None:
             self._cache = load_cache(self._paths)
         found = findings(self._paths, self._cache, activity.rotations)
-        self.post_message(self.Read(replace(activity, findings=found), "days"))
+        self.post_message(self.Read(replace(activity, findings=found), "days", reading))
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="count sessions")
-    def _read_days(self, activity: Activity) -> None:
+    def _read_days(self, activity: Activity, reading: int) -> None:
         """Sessions, prompts and tool calls per day, shown as the count goes; the readings saved."""
         from memkeeper.core.history import daily_activity, save_cache
 
         paths, cache = self._paths, self._cache
 
         def progress(days: list[DayActivity], done: int, total: int) -> None:
-            self.post_message(self.Read(replace(activity, days=days, counted=(done, total)), "counting"))
+            if reading != self._reading:
+                raise _Superseded  # a reload started counting again: stop this count
+            self.post_message(
+                self.Read(replace(activity, days=days, counted=(done, total)), "counting", reading)
+            )
 
-        days = daily_activity(paths, cache, progress)
-        self.post_message(self.Read(replace(activity, days=days, counted=None), ""))
+        try:
+            days = daily_activity(paths, cache, progress)
+        except _Superseded:
+            return
+        self.post_message(self.Read(replace(activity, days=days, counted=None), "", reading))
         if cache is not None:
             try:
                 save_cache(paths, cache)

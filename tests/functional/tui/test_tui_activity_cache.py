@@ -15,7 +15,7 @@ from memkeeper.core.history import CACHE_NAME, daily_activity, findings, load_ca
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.screens.activity import ActivityScreen
-from tests.functional.tui.scenes import open_screen
+from tests.functional.tui.scenes import open_screen, settle
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -130,3 +130,16 @@ def test_the_block_scan_counts_as_a_reading_line_by_line(
     for path in (plain, packed):
         assert history._scan(path) == _per_line(path)
     assert history._scan(plain) == {"2026-03-01": (2, 1), "2026-03-02": (0, 1), "2026-03-03": (1, 0)}
+
+
+async def test_reloading_while_counting_ends_with_one_whole_count(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_screen(pilot, "A", ActivityScreen)
+        screen.action_reload()
+        screen.action_reload()  # two readings replaced before they end
+        await settle(pilot)
+        shown = screen._shown
+        assert shown is not None and shown.counted is None and screen._reading == 3
+        assert shown.days == daily_activity(store)
+        assert "counting" not in str(screen.query_one("#activity-summary").render())
