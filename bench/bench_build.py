@@ -30,7 +30,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from memkeeper.core.store import StorePaths
 
@@ -44,7 +46,10 @@ class Timing:
     cpu_children: float
 
 
-def measured(run: Callable[[], object]) -> tuple[Timing, object]:
+T = TypeVar("T")
+
+
+def measured(run: Callable[[], T]) -> tuple[Timing, T]:
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     value = run()
@@ -159,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"store: {paths.root}")
     print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
     timing, value = measured(lambda: build(paths))
-    nbytes, files = value  # type: ignore[misc]
+    nbytes, files = value
     # CPU s: this process (the writer); child s: its children (the build's reader pool)
     live, tables = index_sizes(paths)
     print(f"\n{'':46} {'wall s':>7} {'CPU s':>7} {'child s':>7} {'MB/s':>7} {'MB/CPU-s':>9} {'child':>9}")
@@ -178,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row("ripgrep reading the same files (rg -z -c)", timing, nbytes, "(rg is the child)"))
     for tokenizer in ("unicode61", "trigram"):
         if tokenizer in chosen:
-            timing, _ = measured(lambda tok=tokenizer: plain_fts(paths, tok))
+            timing, _ = measured(partial(plain_fts, paths, tokenizer))
             print(row(f"plain FTS5 {tokenizer}, raw text in 8 KB rows", timing, nbytes))
     print("\nindex tables (MB):  " + ", ".join(f"{name} {size / 1e6:,.0f}" for name, size in tables))
     print(f"load average at the end: {load()}")

@@ -143,6 +143,8 @@ def run() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _nothing_left
+    _nothing_left = False  # this command line's, not an earlier one's in the same process
     args_list = list(sys.argv[1:] if argv is None else argv)
     fast = _fast_path(args_list)
     if fast is not None:

@@ -4,13 +4,15 @@ any other line is left to argparse, which answers it as always."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from memkeeper.cli.main import parse_line
+from memkeeper.cli.main import main as cli_main
+from memkeeper.cli.main import parse_line, run
 from memkeeper.cli.search_cmds import fast_args
 from memkeeper.core.store import StorePaths
 from tests.memkeeper_cli import run_memkeeper
@@ -102,3 +104,21 @@ def test_the_installed_script_flushes_its_answer_before_it_leaves(store: StorePa
     assert done.returncode == 0, done.stderr
     answer = json.loads(out.read_text())
     assert answer["total"] >= 1 and answer["mode"] == "ranked", answer
+
+
+def test_a_later_command_in_the_same_process_leaves_as_usual(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only a search answered on the fast path leaves without teardown, not a command after it."""
+    project = str(_filled(store).project)
+    assert cli_main(["--project", project, "search", "rotation"]) == 0
+    monkeypatch.setattr(sys, "argv", ["memkeeper", "--project", project, "status"])
+
+    def no_teardown_skip(code: int) -> None:
+        raise AssertionError(f"os._exit({code}) after a command that was not a fast search")
+
+    monkeypatch.setattr(os, "_exit", no_teardown_skip)
+    with pytest.raises(SystemExit) as left:
+        run()
+    assert left.value.code == 0
+    capsys.readouterr()
