@@ -189,19 +189,38 @@ def rank_tier(
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
-    expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
-    if both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
-        cands = _phrase_rows(conn, index, query, stats, limit)
-        seen = {c.rowid for c in cands}
-        units = [(group_expr(g), idf_of(stats, g)) for g in groups]
-        more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
-        cands += [c for c in more if c.rowid not in seen][: limit - len(cands)]
-    else:
-        cands = _top_rows(conn, index, expr, limit)
+    # memory and L3 share the small index: its candidates are asked for once per search
+    key = (index, query.text, limit)
+    found = reader.candidates.get(key)
+    if found is None:
+        found = reader.candidates[key] = [
+            (c.rowid, c.score) for c in _index_candidates(conn, index, query, stats, groups, both, limit)
+        ]
+    cands = [Candidate(rowid, score) for rowid, score in found]
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
     coverage_marks(conn, index, query, cands, stats)
     return rescored(query, cands, {g.stem: idf_of(stats, g) for g in query.groups}), known
+
+
+def _index_candidates(
+    conn: sqlite3.Connection,
+    index: str,
+    query: RankedQuery,
+    stats: TierStats,
+    groups: list[Group],
+    both: bool,
+    limit: int,
+) -> list[Candidate]:
+    """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25."""
+    expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
+    if not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
+        return _top_rows(conn, index, expr, limit)
+    cands = _phrase_rows(conn, index, query, stats, limit)
+    seen = {c.rowid for c in cands}
+    units = [(group_expr(g), idf_of(stats, g)) for g in groups]
+    more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
+    return cands + [c for c in more if c.rowid not in seen][: limit - len(cands)]
 
 
 #: Rows per tier :func:`rank_confident` re-scores (all of them hold every word it requires).
