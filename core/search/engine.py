@@ -394,8 +394,8 @@ def _index_big_tier(
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()  # oldest first, as the scan collects them
-    for doc in found:
-        doc.line = None  # the scan knows lines; _hit counts them for the few shown
+    # The scan knows lines; _hit counts them for the few shown.
+    found = [doc._replace(line=None) for doc in found]
     return rank(tier, found, query, filters, more, reader.paths.root)
 
 
