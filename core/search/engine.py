@@ -617,7 +617,9 @@ def _ranked_search(
         suggested: tuple[str, ...] = ()
         if not any(t.hits for t in out) and not known:
             indexes = sorted({"small" if t in SMALL_TIERS else t for t in filters.tiers})
-            suggested = tuple(ranked.suggestions(reader, query, indexes))
+            from memkeeper.core.search.suggest import suggestions  # for an empty answer only
+
+            suggested = tuple(suggestions(reader, query, indexes))
     finally:
         reader.close()
     return SearchResults(parsed.text, query.terms, tuple(out), "index", notes, "ranked", suggested)

@@ -20,7 +20,7 @@ from pathlib import Path
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.names import is_l1, l1_kind
-from memkeeper.core.search.cutting import Row
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.sources import SourceFile, discover
 from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
@@ -39,6 +39,24 @@ RACY_NS = 2_000_000_000
 ROW_COLUMNS = (
     "id, rel, tier, kind, size, mtime_ns, offset, next_line, open_tail, head_fp, tail_fp, bytes, inode"
 )
+
+
+class Row(NamedTuple):
+    """A file as the index last saw it (a ``sources`` row, ROW_COLUMNS in order)."""
+
+    id: int
+    rel: str
+    tier: str
+    kind: str
+    size: int
+    mtime_ns: int
+    offset: int
+    next_line: int
+    open_tail: int
+    head_fp: bytes | None
+    tail_fp: bytes | None
+    bytes: int
+    inode: int
 
 
 def _mark(path: Path, with_size: bool = False) -> str:

@@ -45,7 +45,6 @@ from memkeeper.core.search.scoring import (
     scan_rank,
 )
 from memkeeper.core.search.sources import SMALL_TIERS, Doc
-from memkeeper.core.search.suggest import suggestions
 from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, lengths, tier_stats
 
 __all__ = [
@@ -62,7 +61,6 @@ __all__ = [
     "rank_tier",
     "ranked_snippet",
     "scan_rank",
-    "suggestions",
 ]
 
 #: Rows ranked by SQLite per tier before re-scoring (more when filters may drop some).
