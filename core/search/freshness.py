@@ -13,7 +13,6 @@ import sqlite3
 import stat
 import time
 import zlib
-from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -87,11 +86,11 @@ def _root_mark(root: str) -> str:
     memory.md and the named files are few and edited in place (by flush, by hand).
     """
     try:
-        names = os.listdir(root)
+        # in the listing's own order (not sorted: 0.4 ms at 4,000 names): a folder's listing keeps
+        # its order while its names stay, and a new order only makes the next refresh look closer
+        names = [name for name in os.listdir(root) if name[:1] != "."]
     except OSError:
         return "-"
-    names.sort()  # then the hidden names, one run in that order, are cut out whole (no loop over 4,000 names)
-    del names[bisect_left(names, ".") : bisect_left(names, "/")]
     digest = zlib.crc32("\n".join(names).encode("utf-8", "surrogateescape"))
     files = ";".join(_mark(Path(root, name), with_size=True) for name in _ROOT_FILES)
     return f"{len(names)}:{digest}|{files}"

@@ -45,7 +45,7 @@ from memkeeper.core.search.scoring import (
     scan_rank,
 )
 from memkeeper.core.search.sources import SMALL_TIERS, Doc
-from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, lengths, tier_stats
+from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
 
 __all__ = [
     "CANDIDATES",
@@ -116,18 +116,12 @@ def _newest_rows(
     PRESENCE_ROWS: older rows beyond count as ``lo``), the lengths from ``docsize``.
     """
     table = schema.WORDS[index]
-    ids = [
-        rowid
-        for (rowid,) in conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {NEWEST_BUDGET}",
-            (expr,),
-        )
-    ]
-    if not ids:
+    sizes = newest_lengths(conn, table, expr, NEWEST_BUDGET)
+    if not sizes:
         return []
-    sizes = lengths(conn, table, ids)
+    ids = list(sizes)
     avg = max(1.0, average_length(conn, table))
-    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * sizes.get(r, avg) / avg) for r in ids}
+    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * (avg if n is None else n) / avg) for r, n in sizes.items()}
     scores = dict.fromkeys(ids, 0.0)
     high_weight, low_weight = FIELD_WEIGHTS[0], FIELD_WEIGHTS[1]
     for unit, idf in units:
