@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))  # bench_prompt_recall, also under python -P
 FIXTURE = REPO / "tests" / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
 EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
