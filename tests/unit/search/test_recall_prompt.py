@@ -302,6 +302,87 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     assert "from the resident lookup" in written
 
 
+def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_counts(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the hook's own entry point: the question is out before the rest of the hook runs."""
+    import socket
+    import threading
+
+    from memkeeper.core import counters
+    from memkeeper.plugin import hook
+
+    folder = indexed.state / recall_ask.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(1)
+    asked = threading.Event()
+    received: list[dict[str, Any]] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(60)
+            received.append(json.loads(recall_ask.read_all(conn)))
+            asked.set()
+            conn.sendall(b"=[memkeeper] answered")
+
+    steps: list[tuple[str, bool]] = []
+    finish, bump = hook._finish_interrupted, counters.bump_at
+
+    def finishing(call: hook.Call) -> None:
+        steps.append(("finish", asked.wait(timeout=10)))  # (never set if the question came later)
+        finish(call)
+
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+        steps.append(("count", asked.is_set()))
+        return bump(*args, **kwargs)
+
+    monkeypatch.setattr(hook, "_finish_interrupted", finishing)
+    monkeypatch.setattr(counters, "bump_at", counting)
+    payload = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": QUESTION}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    server = threading.Thread(target=serve)
+    server.start()
+    out = io.BytesIO()
+    stdout = io.TextIOWrapper(out)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdout", stdout)
+            assert hook.main(["UserPromptSubmit"]) == 0
+        server.join(timeout=60)
+    finally:
+        listener.close()
+    assert received == [{"session": CURRENT, "prompt": QUESTION, "min": 0.92}]
+    assert steps == [("finish", True), ("count", True)]
+    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert context == "[memkeeper] answered"
+
+
+def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) -> None:
+    """A resident lookup that takes the question and never answers: the real hook returns within its bound."""
+    import socket
+    import time
+
+    from memkeeper.core import counters
+
+    folder = indexed.state / recall_ask.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(4)  # connections wait in the backlog: the question is taken, never answered
+    try:
+        start = time.monotonic()
+        assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
+        assert time.monotonic() - start < 30  # (bounded: ASK_TIMEOUT per step; the deadline is generous)
+    finally:
+        listener.close()
+    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    assert os.path.exists(folder / f"1{recall_ask.SOCKET_SUFFIX}")  # a live (slow) server's socket is kept
+
+
 def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
     import socket
 
