@@ -80,7 +80,9 @@ def display(screen, update):
 
 async def main():
     global app, draw
-    app = MemkeeperApp(paths, watch=False)
+    # Live refresh on, as the console script starts it; the user's preferences neither read
+    # nor written (deep search is on by default).
+    app = MemkeeperApp(paths, prefs=False)
     draw, app._display = app._display, display
     shown = []
     core_ms = []
@@ -98,8 +100,7 @@ async def main():
         out["archives"] = len(app.snapshot.archives)
         await pilot.press("slash")
         await pilot.pause()
-        await pilot.press("f4")  # deep on: L1 sessions are searched too
-        await pilot.pause()
+        assert app.screen.state.deep  # L1 sessions are searched too
         search_box = app.screen.query_one(Input)
         keystrokes = []  # per query: ms from each key to its results drawn
         cores = []

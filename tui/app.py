@@ -68,19 +68,18 @@ class MemkeeperApp(StoreActions):
         self._watch_wanted = watch
         self._watch_stop: asyncio.Event | None = None
         self._note = note
+        self._started = False
         self.sub_title = paths.project.name
 
     def get_default_screen(self) -> BrowseScreen:
         return BrowseScreen()
 
     def on_mount(self) -> None:
-        self.set_timer(5, release_gc)  # should the first snapshot never come
+        self.set_timer(5, self._start_once)  # should the first snapshot never come
         self.watch(self, "theme", self._theme_changed, init=False)
         self.reload_snapshot()
         if self._note:
             self.notify(self._note, title="memkeeper-tui", timeout=6)
-        if self._watch_wanted:
-            self.start_watching()
 
     # -- snapshot ---------------------------------------------------------------------------
 
@@ -111,9 +110,19 @@ class MemkeeperApp(StoreActions):
                 show(message.snapshot, message.changed)
 
     def _first_frame_drawn(self) -> None:
-        """The store is on screen: collect garbage again, then warm up what comes next."""
-        release_gc()
+        """A store is on screen: start what waited for it, and warm up what comes next."""
+        self._start_once()
         self._warm_up()
+
+    def _start_once(self) -> None:
+        """After the first frame: collect garbage again and start live refresh (importing the
+        watcher is not on the way to the first frame)."""
+        if self._started:
+            return
+        self._started = True
+        release_gc()
+        if self._watch_wanted and self._watch_stop is None:
+            self.start_watching()
 
     @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
     def _warm_up(self) -> None:
