@@ -64,20 +64,27 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def build_progress(every: float) -> Callable[[int, int, str], None]:
+    """An index build's ``progress``: "building: N of M MB" on stderr at most every ``every`` seconds, and
+    at the end."""
+    shown = 0.0
+
+    def progress(done: int, total: int, _file: str) -> None:
+        nonlocal shown
+        now = time.monotonic()
+        if now - shown >= every or (total and done >= total):
+            shown = now
+            print(f"  building: {done / 1e6:.0f} of {total / 1e6:.0f} MB", file=sys.stderr, flush=True)
+
+    return progress
+
+
 def build(paths: StorePaths) -> tuple[int, int]:
     """The first build: (bytes read, files read)."""
     from memkeeper.core.search import indexer, schema
 
     schema.remove_db(paths.search_db)
-    shown = [0.0]
-
-    def progress(done: int, total: int, _file: str) -> None:
-        now = time.monotonic()
-        if now - shown[0] >= 10 or (total and done >= total):
-            shown[0] = now
-            print(f"  building: {done / 1e6:.0f} of {total / 1e6:.0f} MB", file=sys.stderr, flush=True)
-
-    stats = indexer.refresh(paths, progress)
+    stats = indexer.refresh(paths, build_progress(10))
     return stats.bytes_read, stats.files_read
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -107,31 +106,19 @@ def timed(run: Callable[[], object], runs: int) -> list[float]:
 
 
 def build(paths: StorePaths) -> None:
+    from bench_build import build_progress, measured
+
     from memkeeper.core.search import reindex
 
-    shown = [0.0]
-
-    def progress(done: int, total: int, _file: str) -> None:
-        now = time.monotonic()
-        if now - shown[0] >= 5 or (total and done >= total):
-            shown[0] = now
-            print(f"  building: {done / 1e6:.0f} of {total / 1e6:.0f} MB", file=sys.stderr, flush=True)
-
-    r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    stats = reindex(paths, progress)
-    took = time.perf_counter() - t0
-    r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    writer_cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
-    pool_cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+    timing, stats = measured(lambda: reindex(paths, build_progress(5)))
     mb = stats.bytes_read / 1e6
     print(
-        f"first build: {mb:.0f} MB, {stats.files_read:,} files, {stats.docs_added:,} entries in {took:.1f} s "
-        f"= {mb / took:.1f} MB/s  (goal >= 20 MB/s)"
+        f"first build: {mb:.0f} MB, {stats.files_read:,} files, {stats.docs_added:,} entries in {timing.wall:.1f} s "
+        f"= {mb / timing.wall:.1f} MB/s  (goal >= 20 MB/s)"
     )
     print(
-        f"  CPU: writer {writer_cpu:.1f} s ({mb / max(writer_cpu, 1e-9):.1f} MB per CPU-second), "
-        f"reader pool {pool_cpu:.1f} s"
+        f"  CPU: writer {timing.cpu_self:.1f} s ({mb / max(timing.cpu_self, 1e-9):.1f} MB per CPU-second), "
+        f"reader pool {timing.cpu_children:.1f} s"
     )
 
 

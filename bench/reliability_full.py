@@ -142,7 +142,7 @@ def main() -> int:
     lines.append(
         f"| {conc['what']} | {c.checks} checks, {c.appends} appends | – | – | {c.bytes_lost} | "
         f"{'ok' if c.ok else 'FAILED'}: counter {c.counted}/{c.checks}, {c.archives} archives, "
-        f"{c.torn} torn, {c.duplicated} duplicated |"
+        f"{c.torn} torn, {c.duplicated_lines} duplicated |"
     )
     passed, xfailed, failed, skipped = outcomes(faults_out, "passed", "xfailed", "failed", "skipped")
     lines.append(

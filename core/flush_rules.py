@@ -23,7 +23,7 @@ from typing import Any, Literal
 #: Claude Code's own commands are never a request; a plugin's command with at least
 #: COMMAND_ARG_WORDS words of arguments is kept as the request those words make (the
 #: same rule that lets such a command name a session).
-from memkeeper.core.titles import BUILTIN_COMMANDS, COMMAND_ARG_WORDS
+from memkeeper.core.titles import BUILTIN_COMMANDS, COMMAND_ARG_WORDS, INTERRUPTED_PREFIX, SLASH_COMMAND
 
 Plan = Literal["skip", "wait", "extractive", "model"]
 
@@ -31,8 +31,7 @@ Plan = Literal["skip", "wait", "extractive", "model"]
 #: worth a model call.) While the session goes on, a batch waits until it has this much (a third of a full call).
 LIVE_MIN_CALL_CHARS = 8000
 
-COMMAND_RE = re.compile(r"^(?:/[A-Za-z][\w:.-]*(?:\s|$)|!)")
-INTERRUPTED_PREFIX = "[Request interrupted by user"
+COMMAND_RE = re.compile(f"{SLASH_COMMAND}|^!")  # a slash command or a ``!`` shell line
 TRIVIAL_RE = re.compile(
     r"(?i)^(?:hi|hello|hey|yo|thanks?(?: you)?|thx|ty|ok(?:ay)?|k|yes|yep|no|nope|y|n|sure|"
     r"continue|go on|go ahead|proceed|good|great|cool|nice|perfect|done|bye|good ?bye|lgtm)"

@@ -70,6 +70,21 @@ SHORT_GRAM_BYTES = 4_000_000
 _TRIGRAMS = {"small": "fts_small", **schema.BIG_FTS}
 
 
+TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    class FilterOptions(TypedDict, total=False):
+        """The options :func:`search` and :func:`scan_search` share, checked by :func:`make_filters`."""
+
+        tiers: Iterable[str] | None  # default: memory, l3 and l2, and l1 when deep
+        types: Iterable[str] | None  # default: every type
+        since: str | None  # YYYY-MM-DD, inclusive
+        until: str | None
+        limit: int  # hits per tier (default DEFAULT_LIMIT, at most cap)
+        cap: int  # matches ranked per tier (default CAP)
+
+
 class Filters(NamedTuple):
     tiers: tuple[str, ...]
     types: frozenset[str] | None
@@ -95,16 +110,10 @@ class Filters(NamedTuple):
         return True
 
 
-def make_filters(
-    tiers: Iterable[str] | None,
-    types: Iterable[str] | None,
-    since: str | None,
-    until: str | None,
-    deep: bool | None,
-    limit: int,
-    cap: int = CAP,
-) -> Filters:
+def make_filters(deep: bool | None, **options: Unpack[FilterOptions]) -> Filters:
     """Validate the options; QueryError names the bad one."""
+    tiers, types = options.get("tiers"), options.get("types")
+    limit, cap = options.get("limit", DEFAULT_LIMIT), options.get("cap", CAP)
     if tiers:
         wanted = {t.strip().lower() for t in tiers if t and t.strip()}
         unknown = wanted - set(TIERS)
@@ -120,8 +129,8 @@ def make_filters(
         unknown_types = type_set - known
         if unknown_types:
             raise QueryError(f"unknown type {sorted(unknown_types)[0]!r} (types: {', '.join(sorted(known))})")
-    since_day = parse_date_arg(since, "since")
-    until_day = parse_date_arg(until, "until")
+    since_day = parse_date_arg(options.get("since"), "since")
+    until_day = parse_date_arg(options.get("until"), "until")
     if since_day and until_day and since_day > until_day:
         raise QueryError(f"--since {since_day} is after --until {until_day}")
     if limit < 1:
@@ -182,21 +191,10 @@ def _scan_tier(
 
 
 def scan_search(
-    paths: StorePaths,
-    query: str,
-    *,
-    tiers: Iterable[str] | None = None,
-    types: Iterable[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    deep: bool = False,
-    limit: int = DEFAULT_LIMIT,
-    cap: int = CAP,
+    paths: StorePaths, query: str, *, deep: bool = False, **options: Unpack[FilterOptions]
 ) -> SearchResults:
-    """Search by reading every file: no index involved."""
-    parsed = parse_query(query)
-    filters = make_filters(tiers, types, since, until, deep, limit, cap)
-    return _scan(paths, parsed, filters, ())
+    """Search by reading every file: no index involved (the options as :func:`search` takes them)."""
+    return _scan(paths, parse_query(query), make_filters(deep, **options), ())
 
 
 def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[str, ...]) -> SearchResults:
@@ -396,8 +394,8 @@ def _index_big_tier(
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()  # oldest first, as the scan collects them
-    for doc in found:
-        doc.line = None  # the scan knows lines; _hit counts them for the few shown
+    # The scan knows lines; _hit counts them for the few shown.
+    found = [doc._replace(line=None) for doc in found]
     return rank(tier, found, query, filters, more, reader.paths.root)
 
 
@@ -519,17 +517,12 @@ def search(
     paths: StorePaths,
     query: str,
     *,
-    tiers: Iterable[str] | None = None,
-    types: Iterable[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
     deep: bool | None = None,
-    limit: int = DEFAULT_LIMIT,
     refresh: bool = True,
-    cap: int = CAP,
     lock_wait: float = LOCK_WAIT_SECONDS,
     exact: bool = False,
     progress: Progress | None = None,
+    **options: Unpack[FilterOptions],
 ) -> SearchResults:
     """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
 
@@ -542,9 +535,7 @@ def search(
     """
     exact = exact or '"' in query
     parsed = parse_query(query)
-    filters = make_filters(
-        tiers, types, since, until, deep if exact or deep is not None else True, limit, cap
-    )
+    filters = make_filters(deep if exact or deep is not None else True, **options)
     if not paths.root.is_dir():
         return _empty(parsed, filters, "index", (f"no memory store at {paths.root}",), exact)
     try:
@@ -678,7 +669,7 @@ def search_readonly(
     """
     try:
         parsed = parse_query(query)
-        filters = make_filters(tiers, None, None, None, True, limit, CAP)
+        filters = make_filters(True, tiers=tiers, limit=limit)
     except QueryError:
         return None
     conn = schema.connect_readonly(paths.search_db, timeout)

@@ -216,7 +216,7 @@ class _Updater:
             self.apply_work(work)
             done += work.read
             tx.wrote(work.read, label.format(done) if label else None)
-        if bulk:
+        if bulk or self.bulk_left_on():
             self.bulk_settings(False)
         if self.progress:
             self.progress(max(done, total), max(done, total), "")
@@ -326,6 +326,12 @@ class _Updater:
                     self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', 500)")
                 else:  # a fraction of the size: one segment makes every query ~10x cheaper
                     self.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+
+    def bulk_left_on(self) -> bool:
+        """A large load that was cut short committed its first chunks with merging off; left so,
+        every later refresh would pile up segments (crisismerge 2000) and slow every query."""
+        row = self.conn.execute("SELECT v FROM fts_small_config WHERE k='automerge'").fetchone()
+        return row is not None and row[0] == 0
 
     def new_source(self, source: SourceFile) -> int:
         cur = self.conn.execute(

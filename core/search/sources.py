@@ -78,38 +78,20 @@ class SourceFile(NamedTuple):
         return self.rel.rsplit("/", 1)[-1]
 
 
-class Doc:
-    """One searchable entry, as both the index and the scan see it.
+class Doc(NamedTuple):
+    """One searchable entry, as both the index and the scan see it (a tuple: millions are made
+    by a first build)."""
 
-    A plain class with slots (equal only to itself), not a dataclass: ``memkeeper search``
-    would pay for importing ``dataclasses`` and ``inspect`` on every run.
-    """
-
-    __slots__ = ("tier", "type", "file", "loc", "line", "date", "title", "body", "session", "raw")
-
-    def __init__(
-        self,
-        tier: str,
-        type: str,
-        file: str,  # relative to the store root
-        loc: str,  # byte offset, or the place inside a summary
-        line: int | None,
-        date: str | None,
-        title: str,
-        body: str,
-        session: str | None = None,
-        raw: Any = None,
-    ) -> None:
-        self.tier = tier
-        self.type = type
-        self.file = file
-        self.loc = loc
-        self.line = line
-        self.date = date
-        self.title = title
-        self.body = body
-        self.session = session
-        self.raw = raw
+    tier: str
+    type: str
+    file: str  # relative to the store root
+    loc: str  # byte offset, or the place inside a summary
+    line: int | None
+    date: str | None
+    title: str
+    body: str
+    session: str | None = None
+    raw: Any = None
 
     @property
     def id(self) -> str:

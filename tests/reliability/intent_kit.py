@@ -22,7 +22,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +42,15 @@ STEPS = {
 
 
 @dataclass
-class Trial:
+class Trial(kit.Outcome):
     operation: str
     kill: str  # the step, or "t=<ms>" for a timed kill
     killed: bool = False  # the child died of the kill (False: it had finished first)
-    bytes_lost: int = 0
-    duplicated_lines: int = 0
     duplicate_archives: int = 0
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.problems or self.bytes_lost or self.duplicated_lines or self.duplicate_archives)
+        return super().ok and not self.duplicate_archives
 
 
 def _env(base: Path, step: str | None) -> dict[str, str]:
@@ -159,7 +156,7 @@ def rotation_trial(base: Path, seed: int, duration: float) -> Trial:
     trial.problems += structure
     counts = _line_counts(b"\n".join(lines))
     trial.bytes_lost = sum(len(kit.make_line(n)) for n in range(ROT_LINES) if n not in counts)
-    trial.duplicated_lines = sum(c - 1 for c in counts.values() if c > 1)
+    trial.count_duplicates(counts)
     _common_checks(paths, trial)
     return trial
 
@@ -206,7 +203,7 @@ def migration_trial(base: Path, seed: int, duration: float) -> Trial:
     want = _line_counts(original)
     have = _line_counts(layout)
     trial.bytes_lost = sum(len(kit.make_line(n)) for n in want if n not in have)
-    trial.duplicated_lines = sum(c - 1 for c in have.values() if c > 1)
+    trial.count_duplicates(have)
     if layout != original:
         trial.problems.append("archives + memory.md are not the original file byte for byte")
     _common_checks(paths, trial)

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
@@ -78,24 +78,38 @@ def child_env(home: Path) -> dict[str, str]:
     return env
 
 
+@dataclass(kw_only=True)
+class Outcome:
+    """What a trial found after a kill or a race: bytes lost, lines there twice, other problems."""
+
+    bytes_lost: int = 0
+    duplicated_lines: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.problems or self.bytes_lost or self.duplicated_lines)
+
+    def count_duplicates(self, counts: Counter[Any]) -> None:
+        """``duplicated_lines``: the extra copies among ``counts`` (each line found, how many times)."""
+        self.duplicated_lines = sum(c - 1 for c in counts.values() if c > 1)
+
+
 @dataclass
-class TrialResult:
+class TrialResult(Outcome):
     operation: str
     killed_at: float  # seconds after the child said it was ready
     required_lines: int = 0
-    bytes_lost: int = 0
-    duplicated_lines: int = 0
     torn_lines: int = 0
     # A kill inside a multi-page append() can leave a short write (the kernel checks for a
     # fatal signal between pages): the writer's own unconfirmed line, cut. Counted, not lost.
     inflight_torn: int = 0
     cut_ids: set[int] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)  # what doctor found and fixed after the kill
 
     @property
     def ok(self) -> bool:
-        return not self.problems and not self.bytes_lost and not self.duplicated_lines and not self.torn_lines
+        return super().ok and not self.torn_lines
 
 
 # --------------------------------------------------------------------------- child runner
@@ -273,7 +287,7 @@ def check_conservation(
         else:
             ids.append(n)
     counts = Counter(ids)
-    result.duplicated_lines = sum(c - 1 for c in counts.values() if c > 1)
+    result.count_duplicates(counts)
     present = set(ids)
     result.required_lines = required
     result.bytes_lost = sum(len(make_line(n)) for n in range(required) if n not in present)
@@ -516,7 +530,7 @@ def worker_line(wid: int, i: int) -> bytes:
 
 
 @dataclass
-class ConcurrencyResult:
+class ConcurrencyResult(Outcome):
     processes: int
     seconds: float
     checks: int = 0
@@ -524,14 +538,7 @@ class ConcurrencyResult:
     counted: int = 0
     archives: int = 0
     lines_lost: int = 0
-    bytes_lost: int = 0
-    duplicated: int = 0
     torn: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def concurrency_run(
@@ -628,7 +635,7 @@ def concurrency_run(
         key = (int(m.group(1)), int(m.group(2)))
         seen[key] += 1
         order.setdefault(key[0], []).append(key[1])
-    result.duplicated = sum(c - 1 for c in seen.values() if c > 1)
+    result.count_duplicates(seen)
     for w, count in per_worker.items():
         missing = [i for i in range(count) if (w, i) not in seen]
         result.lines_lost += len(missing)
@@ -637,8 +644,8 @@ def concurrency_run(
             result.problems.append(f"worker {w}'s lines are out of order")
     if result.torn:
         result.problems.append(f"{result.torn} torn or interleaved lines")
-    if result.duplicated:
-        result.problems.append(f"{result.duplicated} duplicated lines")
+    if result.duplicated_lines:
+        result.problems.append(f"{result.duplicated_lines} duplicated lines")
     if result.lines_lost:
         result.problems.append(f"{result.lines_lost} lines lost")
     return result
@@ -711,7 +718,7 @@ def _check_migration_result(paths: StorePaths, original: bytes, result: TrialRes
     counts = Counter(have)
     result.required_lines = len(want)
     result.bytes_lost = sum(len(ln) + 1 for ln in want if ln not in counts)
-    result.duplicated_lines = sum(c - 1 for c in counts.values() if c > 1)
+    result.count_duplicates(counts)
     if layout != original:
         result.problems.append("archives + memory.md are not the original file byte for byte")
     if doctor.diagnose(paths, stale_seconds=0):
@@ -826,7 +833,7 @@ def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
     result.required_lines = FLUSH_ENTRIES
     lost = [i for i in range(FLUSH_ENTRIES) if i not in facts]
     result.bytes_lost = sum(len(f"F{i:06d} {payload(i)}".encode()) for i in lost)
-    result.duplicated_lines = sum(c - 1 for c in facts.values() if c > 1)
+    result.count_duplicates(facts)
     if doctor.diagnose(paths, stale_seconds=0):
         result.problems.append("doctor finds problems after the flush completed")
     return result
@@ -913,7 +920,7 @@ def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
     result.required_lines = written
     lost = [i for i in range(written) if i not in prompts]
     result.bytes_lost = sum(len(f"P{i:06d} {payload(i)}".encode()) for i in lost)
-    result.duplicated_lines = sum(c - 1 for c in prompts.values() if c > 1)
+    result.count_duplicates(prompts)
     if any(i >= written for i in prompts):
         result.problems.append("L1 holds prompts the transcript never had")
     if doctor.diagnose(paths, stale_seconds=0):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from textual import work
 from textual.app import ComposeResult
@@ -42,9 +42,7 @@ class MigrateModal(ModalScreen[bool]):
     def __init__(self, paths: StorePaths) -> None:
         super().__init__()
         self._paths = paths
-        self._needed = False
-        self._done = False
-        self._migrating = False
+        self._state: Literal["planning", "nothing", "ready", "migrating", "finished"] = "planning"
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
@@ -77,7 +75,7 @@ class MigrateModal(ModalScreen[bool]):
     def _show_text(self, lines: list[str], needed: bool) -> None:
         if not self.is_attached:
             return
-        self._needed = needed
+        self._state = "ready" if needed else "nothing"
         self.query_one("#migrate-body", Static).update(literal("\n".join(lines)))
         run = self.query_one("#run", Button)
         run.disabled = not needed
@@ -85,12 +83,10 @@ class MigrateModal(ModalScreen[bool]):
             run.focus()
 
     def action_run(self) -> None:
-        if not self._needed or self._done:
-            if not self._needed:
-                self.notify("Nothing to migrate.", severity="warning")
+        if self._state != "ready":
+            self.notify("Nothing to migrate.", severity="warning")
             return
-        self._needed = False
-        self._migrating = True
+        self._state = "migrating"
         self.query_one("#run", Button).disabled = True
         self.query_one("#migrate-progress").display = True
         self.query_one("#migrate-body", Static).update("migrating… (backup, archives, memory.md, index)")
@@ -114,8 +110,7 @@ class MigrateModal(ModalScreen[bool]):
     def _finish(self, lines: list[str]) -> None:
         if not self.is_attached:
             return
-        self._done = True
-        self._migrating = False
+        self._state = "finished"
         progress = self.query_one("#migrate-progress", ProgressBar)
         progress.update(total=1, progress=1)
         self.query_one("#migrate-body", Static).update(literal("\n".join(lines)))
@@ -128,9 +123,9 @@ class MigrateModal(ModalScreen[bool]):
             self.action_close()
 
     def action_close(self) -> None:
-        if self._migrating:
+        if self._state == "migrating":
             self.notify(
                 "The migration is running; it holds the store lock and ends shortly.", severity="warning"
             )
             return
-        self.dismiss(self._done)
+        self.dismiss(self._state == "finished")

@@ -14,16 +14,16 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
-from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.messages import JobFinished, JobProgress
+from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
+    from memkeeper.core.summary import PendingSummary
     from memkeeper.tui.model import StoreSnapshot
 
 CONFIGURED = "configured"
@@ -35,18 +35,19 @@ def backend_choices() -> list[str]:
     return [CONFIGURED, *BACKEND_NAMES]
 
 
-class PendingScreen(Screen[None]):
+def first_line(error: str | None) -> str:
+    """The first line of a summary's last error ("" if none)."""
+    return error.splitlines()[0] if error else ""
+
+
+class PendingScreen(ListScreen["PendingSummary"]):
     """The pending summaries, their errors, and regenerate one / all with a backend."""
 
     BINDINGS = keymap.bindings("pending")
     """Keys of the pending screen."""
 
-    def __init__(self, paths: StorePaths) -> None:
-        super().__init__()
-        self._paths = paths
-        self._files: list[str] = []
-        self._errors: list[str] = []
-        self._job_running = False
+    _job_running = False
+    """A regeneration is under way (set until its JobFinished arrives)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -75,40 +76,29 @@ class PendingScreen(Screen[None]):
     # -- list -------------------------------------------------------------------------------
 
     def show_snapshot(self, snapshot: StoreSnapshot, changed: frozenset[Any]) -> None:
-        """Called by the app after any store change: re-read the list."""
+        """Called by the app after any store change: re-read the list (not while regenerating)."""
         if not self._job_running:
             self.refresh_list()
 
-    def refresh_list(self) -> None:
-        self._list_worker()
-
-    @work(thread=True, exclusive=True, group="pending-list", exit_on_error=False, description="list pending")
-    def _list_worker(self) -> None:
+    def read_list(self) -> list[PendingSummary]:
         from memkeeper.core.summary import pending_summaries
 
-        items = pending_summaries(self._paths)
-        self.app.call_from_thread(self._show_list, items)
+        return pending_summaries(self._paths)
 
-    def _show_list(self, items: list[Any]) -> None:
-        if not self.is_attached:
-            return
+    def show_list(self) -> None:
         table = self.query_one(DataTable)
         cursor = table.cursor_row
         table.clear()
-        self._files = []
-        self._errors = []
-        for item in items:
-            error = (item.error or "").splitlines()[0] if item.error else ""
+        for item in self._items:
+            error = first_line(item.error)
             state = Text(item.state, style="bold" if item.state == "failed" else "")
             short = error if len(error) <= 48 else error[:47] + "…"  # the whole error shows below the table
             table.add_row(literal(item.file), state, str(item.attempts), literal(short), key=item.file)
-            self._errors.append(error)
-            self._files.append(item.file)
-        if self._files:
-            table.move_cursor(row=min(cursor, len(self._files) - 1))
+        if self._items:
+            table.move_cursor(row=min(cursor, len(self._items) - 1))
         title = (
-            f"Pending and failed L3 summaries ({len(self._files)})"
-            if self._files
+            f"Pending and failed L3 summaries ({len(self._items)})"
+            if self._items
             else "No pending summaries: all archives are summarised."
         )
         self.query_one("#pending-title", Static).update(title)
@@ -126,10 +116,10 @@ class PendingScreen(Screen[None]):
     def _show_error(self) -> None:
         table = self.query_one(DataTable)
         text = ""
-        if self._files and 0 <= table.cursor_row < len(self._files):
-            error = self._errors[table.cursor_row]
-            if error:
-                text = f"{self._files[table.cursor_row]}: {error}"
+        if 0 <= table.cursor_row < len(self._items):
+            item = self._items[table.cursor_row]
+            if error := first_line(item.error):
+                text = f"{item.file}: {error}"
         self.query_one("#pending-error", Static).update(literal(text))
 
     # -- regenerate --------------------------------------------------------------------------
@@ -145,16 +135,16 @@ class PendingScreen(Screen[None]):
 
     def action_regenerate_one(self) -> None:
         table = self.query_one(DataTable)
-        if not self._files:
+        if not self._items:
             self.notify("Nothing to regenerate: no pending summaries.", severity="warning")
             return
-        self._start([self._files[table.cursor_row]])
+        self._start([self._items[table.cursor_row].file])
 
     def action_regenerate_all(self) -> None:
-        if not self._files:
+        if not self._items:
             self.notify("Nothing to regenerate: no pending summaries.", severity="warning")
             return
-        self._start(list(self._files))
+        self._start([item.file for item in self._items])
 
     def _start(self, files: list[str]) -> None:
         if self._job_running:

@@ -13,13 +13,13 @@ import re
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.model import SessionCounts, SessionInfo
+from memkeeper.tui.screens.store_screen import StoreScreen
 from memkeeper.tui.snapshot import count_l1, list_sessions
 from memkeeper.tui.text import human_minutes, literal
 
@@ -27,15 +27,14 @@ DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 BATCH = 40
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(StoreScreen):
     """All sessions with title, start, length and tools; filter as you type; jump to a date."""
 
     BINDINGS = keymap.bindings("sessions")
     """Keys of the sessions list (typing filters by title; a date jumps to it)."""
 
     def __init__(self, paths: StorePaths) -> None:
-        super().__init__()
-        self._paths = paths
+        super().__init__(paths)
         self._sessions: list[SessionInfo] = []
         self._titles: dict[str, str] = {}
         self._counts: dict[str, SessionCounts] = {}
@@ -147,11 +146,9 @@ class SessionsScreen(Screen[None]):
         self.query_one(DataTable).action_cursor_up()
 
     @on(Input.Submitted, "#session-filter")
-    def _submitted(self) -> None:
-        self.action_open()
-
     @on(DataTable.RowSelected)
-    def _row_selected(self) -> None:
+    def _submitted(self) -> None:
+        """Enter in the filter or on a row (the table takes the key first) opens the session."""
         self.action_open()
 
     def action_open(self) -> None:
@@ -163,6 +160,3 @@ class SessionsScreen(Screen[None]):
         info = self._shown[table.cursor_row]
         if isinstance(self.app, MemkeeperApp):
             self.app.show_in_browser(info.name, None, ())
-
-    def action_close(self) -> None:
-        self.dismiss(None)

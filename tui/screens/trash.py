@@ -2,33 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from textual import work
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from memkeeper.core.store import StorePaths
 from memkeeper.core.timefmt import local_time
 from memkeeper.tui import keymap
+from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
     from memkeeper.core.forget import TrashItem
-    from memkeeper.tui.model import StoreSnapshot
 
 
-class TrashScreen(Screen[None]):
+class TrashScreen(ListScreen["TrashItem"]):
     """Forgotten archives and sessions; Enter or u restores the selected one."""
 
     BINDINGS = keymap.bindings("trash")
     """Keys of the trash screen."""
-
-    def __init__(self, paths: StorePaths) -> None:
-        super().__init__()
-        self._paths = paths
-        self._items: list[TrashItem] = []
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
@@ -42,24 +34,13 @@ class TrashScreen(Screen[None]):
         table.focus()
         self.refresh_list()
 
-    def show_snapshot(self, snapshot: StoreSnapshot, changed: frozenset[Any]) -> None:
-        """Called by the app after a store change."""
-        self.refresh_list()
-
-    def refresh_list(self) -> None:
-        self._list_worker()
-
-    @work(thread=True, exclusive=True, group="trash-list", exit_on_error=False, description="list trash")
-    def _list_worker(self) -> None:
+    def read_list(self) -> list[TrashItem]:
         from memkeeper.core.forget import list_trash
 
-        items = list_trash(self._paths)
-        self.app.call_from_thread(self._show, items)
+        return list_trash(self._paths)
 
-    def _show(self, items: list[TrashItem]) -> None:
-        if not self.is_attached:
-            return
-        self._items = items
+    def show_list(self) -> None:
+        items = self._items
         table = self.query_one(DataTable)
         table.clear()
         for item in items:
@@ -87,6 +68,3 @@ class TrashScreen(Screen[None]):
         item = self._items[table.cursor_row]
         if isinstance(self.app, MemkeeperApp):
             self.app.restore(item.id)  # the snapshot it reloads refreshes this list
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -333,3 +333,44 @@ def test_jobs_refresh_the_index_in_the_background(store: StorePaths) -> None:
     assert run_job(store, "summary")  # nothing to summarise; the index is refreshed after it
     found = search(store, "wombat", deep=True, refresh=False)
     assert [h.file for h in found.hits] == ["sessions/2026-11-06_080000_eeee0000.l1.jsonl"]
+
+
+def _merge_settings(paths: StorePaths) -> set[tuple[str, int]]:
+    """Each FTS table's automerge setting (absent means FTS5's default, 4)."""
+    import sqlite3
+
+    conn = sqlite3.connect(paths.root / ".search.sqlite3")
+    try:
+        tables = ("fts_small", *search_schema.BIG_FTS.values(), *search_schema.WORDS.values())
+        found = set()
+        for table in tables:
+            row = conn.execute(f"SELECT v FROM {table}_config WHERE k='automerge'").fetchone()
+            found.add((table, 4 if row is None else int(row[0])))
+        return found
+    finally:
+        conn.close()
+
+
+def test_a_large_load_cut_short_does_not_leave_merging_off(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first chunks of an interrupted large load are committed with merging off; the next
+    refresh, too small to count as large itself, turns it back on."""
+    monkeypatch.setattr(indexer, "BULK_BYTES", 0)
+    monkeypatch.setattr(indexer, "COMMIT_BYTES", 1)  # commit after every file
+    small_sessions(store, 20)
+    calls = 0
+
+    def cut_short(_done: int, _total: int, _file: str) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 10:
+            raise KeyboardInterrupt  # what a user's Ctrl-C does to a reindex
+
+    with pytest.raises(KeyboardInterrupt):
+        refresh(store, progress=cut_short)
+    assert ("words_l1", 0) in _merge_settings(store)  # the state the next refresh meets
+    monkeypatch.setattr(indexer, "BULK_BYTES", 32 << 20)
+    refresh(store)
+    assert {value for _table, value in _merge_settings(store)} == {4}
+    same(store, "0000000f")
