@@ -28,8 +28,8 @@ to look up). UserPromptSubmit with recall on is measured on one more store
 holding the answer, while a resident lookup serves it (the detached ``recall`` job, what
 the hook starts when no MCP server serves the store): a prompt that earlier session answers
 (injected every round: each round's session is new to it) and an unrelated one, beside the
-same store's prompt with recall off. ``bench/bench_prompt_recall.py`` adds the in-hook
-lookup (no resident server). Stores and the wheel venv are kept in ``--cache`` and reused.
+same store's prompt with recall off, through both the launcher and the wheel's exec-form
+hooks.json. ``bench/bench_prompt_recall.py`` adds the in-hook lookup (no resident server). Stores and the wheel venv are kept in ``--cache`` and reused.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))  # bench_prompt_recall, also under python -P
 FIXTURE = REPO / "tests" / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
 EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
@@ -179,19 +180,18 @@ def recall_store(cache: Path, sessions: int, env: dict[str, str]) -> Path:
     return project
 
 
-def recall_commands(project: Path, launcher: Path) -> dict[str, tuple[list[str], bytes, Path]]:
+def recall_commands(project: Path, launchers: dict[str, Path]) -> dict[str, tuple[list[str], bytes, Path]]:
+    """The recall rows: each case through each launcher, as its plugin's hooks.json runs it."""
     from bench_prompt_recall import HIT, UNRELATED
 
-    hook = ["/bin/sh", str(launcher), "UserPromptSubmit"]
     prompts = {RECALL_CASES[0]: HIT, RECALL_CASES[1]: HIT, RECALL_CASES[2]: UNRELATED}
-    return {
-        f"recall {name}": (
-            hook,
-            json.dumps({"session_id": f"bench-{i}", "cwd": str(project), "prompt": text}).encode(),
-            project,
-        )
-        for i, (name, text) in enumerate(prompts.items())
-    }
+    commands = {}
+    for how, launcher in launchers.items():
+        hook = hooks_json_argv(launcher, "UserPromptSubmit")
+        for i, (name, text) in enumerate(prompts.items()):
+            payload = {"session_id": f"bench-{how}-{i}", "cwd": str(project), "prompt": text}
+            commands[f"recall {how} {name}"] = (hook, json.dumps(payload).encode(), project)
+    return commands
 
 
 def set_recall(project: Path, name: str) -> None:
@@ -238,18 +238,20 @@ def report(
                 )
     if not args.recall_sessions:
         return
-    print(
-        f"  launcher, UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup"
-        f"{'':<2} min median    max    cpu  ratio    -S    cpu  injected"
-    )
-    for case in RECALL_CASES:
-        wall, cpu = walls[f"recall {case}"], cpus[f"recall {case}"]
-        median, median_cpu = statistics.median(wall), statistics.median(cpu)
-        goal = "  (goal <= 1.5)" if case != RECALL_CASES[0] else ""
+    for how in launchers:
         print(
-            f"    {case:<32} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
-            f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}  {injected[f'recall {case}']}/{args.rounds}{goal}"
+            f"  {how}, UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup"
+            f"{'':<2} min median    max    cpu  ratio    -S    cpu  injected"
         )
+        for case in RECALL_CASES:
+            name = f"recall {how} {case}"
+            wall, cpu = walls[name], cpus[name]
+            median, median_cpu = statistics.median(wall), statistics.median(cpu)
+            goal = "  (goal <= 1.5)" if case != RECALL_CASES[0] else ""
+            print(
+                f"    {case:<32} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
+                f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}  {injected[name]}/{args.rounds}{goal}"
+            )
 
 
 def main() -> int:
@@ -299,7 +301,7 @@ def main() -> int:
         from bench_prompt_recall import start_resident, stop_resident
 
         recall_project = recall_store(args.cache, args.recall_sessions, env)
-        commands.update(recall_commands(recall_project, LAUNCHER))
+        commands.update(recall_commands(recall_project, launchers))
         resident = start_resident(recall_project, env)
     try:
         walls, cpus, injected = measure(args.rounds, commands, env)

@@ -47,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 from bench_hooks import BARE, BASELINE, clean_python, make_store
 
-from memkeeper.core.recall import RECALL_DIR, SOCKET_SUFFIX
+from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"

@@ -26,8 +26,19 @@ import time
 
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
+from memkeeper.core.layout import store_root
 from memkeeper.core.lock import try_lock
+from memkeeper.core.recall_ask import (
+    ANSWER,
+    QUERY_CHARS,
+    SOCKET_SUFFIX,
+    answer,
+    ask,
+    at,
+    read_all,
+    state_dir,
+    unlink,
+)
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -43,20 +54,12 @@ MAX_CHARS = 1_500
 BUSY_TIMEOUT = 0.05
 #: Candidates asked of the index per tier; the filters below keep at most MAX_HITS.
 CANDIDATES = 6
-#: Only the start of a long prompt is looked up (its request is usually there).
-QUERY_CHARS = 400
-MIN_QUERY_WORDS = 2
-RECALL_DIR = "recall"
 #: Per-session state files older than this are removed when a session starts.
 STATE_MAX_AGE_SECONDS = 14 * 86400
 HEADER = "[memkeeper] Earlier memory that may answer this (full text: the memkeeper `show` tool with the id):"
 
 
 # --- per-session state -------------------------------------------------------------------
-
-
-def _state_dir(root: str) -> str:
-    return os.path.join(root, STATE_DIR, RECALL_DIR)
 
 
 def _key(session_id: str) -> str:
@@ -72,7 +75,7 @@ def _key(session_id: str) -> str:
 
 
 def _state_path(root: str, session_id: str) -> str:
-    return os.path.join(_state_dir(root), _key(session_id) + ".json")
+    return os.path.join(state_dir(root), _key(session_id) + ".json")
 
 
 def _normal(text: str) -> str:
@@ -99,7 +102,7 @@ def note_session_start(paths: StorePaths, session_id: str | None, context: str) 
     """Remember what the session starts with (its start context, memory.md's size); prune old state."""
     if not session_id or not paths.state.is_dir():
         return
-    folder = _state_dir(os.fspath(paths.root))
+    folder = state_dir(os.fspath(paths.root))
     os.makedirs(folder, mode=0o700, exist_ok=True)
     _prune(folder)
     path = _state_path(os.fspath(paths.root), session_id)
@@ -136,15 +139,6 @@ def _prune(folder: str) -> None:
 
 
 # --- which hits -----------------------------------------------------------------------------
-
-
-def worth_looking_up(prompt: str) -> bool:
-    """A typed request with words: not a slash command, a shell escape or a hook's own message."""
-    text = prompt.strip()
-    if not text or text.startswith(("/", "!", "<")):
-        return False
-    words = [w for w in text[:QUERY_CHARS].split() if sum(ch.isalnum() for ch in w) >= 2]
-    return len(words) >= MIN_QUERY_WORDS
 
 
 def _offset(hit: Hit) -> int | None:
@@ -248,57 +242,22 @@ def recall_context(
 ) -> str:
     """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
 
-    :func:`ask` then :meth:`Pending.answer` at once (the hook asks first and counts meanwhile).
+    Asked of a resident lookup if one serves the store, else looked up here and then
+    ``on_no_resident()`` (the hook starts the ``recall`` job, so the next prompts are answered
+    by it). The hook itself asks first and reads the answer after counting the prompt
+    (:mod:`memkeeper.core.recall_ask`).
     """
     pending = ask(project, session_id, prompt, min_confidence)
-    return pending.answer(on_no_resident) if pending is not None else ""
+    if pending is None:
+        return ""
 
-
-class Pending:
-    """A prompt's recall under way: the question put to a resident lookup, if one took it."""
-
-    __slots__ = ("asked", "min_confidence", "project", "prompt", "session_id")
-
-    def __init__(
-        self, project: str, session_id: str | None, prompt: str, min_confidence: float, asked: Any
-    ) -> None:
-        self.project, self.session_id, self.prompt = project, session_id, prompt
-        self.min_confidence = min_confidence
-        self.asked = asked  # the socket the question went out on, or None
-
-    def answer(self, on_no_resident: Callable[[], None] | None = None) -> str:
-        """The resident lookup's answer; without one, the lookup here, then ``on_no_resident()``.
-
-        ``on_no_resident``: the hook starts the ``recall`` job, so the session's next prompts
-        are answered by it.
-        """
-        if self.asked is not None:
-            found = _answer_of(self.asked)
-            if found is not None:
-                return found
-        text = lookup_here(self.project, self.session_id, self.prompt, self.min_confidence)
+    def here() -> str:
+        text = lookup_here(project, session_id, prompt, min_confidence)
         if on_no_resident is not None:
             on_no_resident()
         return text
 
-
-def ask(project: str, session_id: str | None, prompt: str, min_confidence: float) -> Pending | None:
-    """Start this prompt's recall (None when there is nothing to look up: no index, no request).
-
-    A resident lookup (the MCP server's :class:`RecallServer`, or the detached ``recall``
-    job's, search engine already loaded) that serves this store gets the question now and
-    works on it while the caller goes on; :meth:`Pending.answer` reads its answer, or looks
-    up in this process when none took the question.
-    """
-    if not worth_looking_up(prompt):
-        return None
-    root = store_root(project)
-    if not os.path.isfile(os.path.join(root, SEARCH_DB)):
-        return None
-    request = fastjson.dumps(
-        {"project": project, "session": session_id, "prompt": prompt, "min": min_confidence}
-    )
-    return Pending(project, session_id, prompt, min_confidence, _send(root, request.encode("utf-8")))
+    return answer(pending, here)
 
 
 def lookup_here(
@@ -330,7 +289,7 @@ def lookup_here(
     if not session_id:
         return _recall(paths, None, prompt, min_confidence, {}, conn)
     path = _state_path(root, session_id)
-    os.makedirs(_state_dir(root), mode=0o700, exist_ok=True)
+    os.makedirs(state_dir(root), mode=0o700, exist_ok=True)
     with try_lock(path[:-5] + ".lock") as held:
         if not held:
             return ""  # another prompt of this session is being answered: never wait
@@ -368,116 +327,12 @@ def _recall(
 
 # --- the resident lookup ----------------------------------------------------------------------
 #
-# Importing the search engine costs a hook several times a bare Python start, while the
-# lookup itself takes a millisecond or two. The MCP server Claude Code keeps running for
-# the session has the engine loaded: it serves lookups on a Unix socket in the store's
-# ``.state/recall/`` (0600 in a 0700 folder; the peer must be the same user), and the hook
-# asks it first with only ``_socket`` imported. No server, a stale socket or a path too
-# long for a socket: the hook looks up itself. A server that does not answer in time: "".
+# The MCP server Claude Code keeps running for the session has the engine loaded: it serves
+# lookups on a Unix socket in the store's ``.state/recall/``, and the hook asks it first
+# (:mod:`memkeeper.core.recall_ask`, the client side, with only ``_socket`` imported).
 
-SOCKET_SUFFIX = ".sock"
-#: The longest the hook waits for a resident answer (connect, lookup, reply), in seconds.
-ASK_TIMEOUT = 0.3
 MAX_REQUEST = 64 * 1024
-#: AF_UNIX paths are limited to about 108 bytes: a longer one is reached through the folder's
-#: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
-MAX_SOCKET_PATH = 100
-_ANSWER = b"="
 _BINDING = ".binding"
-
-
-def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
-    """The answer of a resident lookup serving this store ("" for none), or None if none answered.
-
-    A socket nobody listens on (its server was killed) is removed.
-    """
-    sock = _send(root, request, timeout)
-    return _answer_of(sock) if sock is not None else None
-
-
-def _send(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> Any:
-    """The socket ``request`` went out on to a resident lookup of this store (None when none took it).
-
-    Each step (connect, send, each read of the answer) waits at most ``timeout``. A socket
-    nobody listens on (its server was killed) is removed, and the next one is tried.
-    """
-    folder = _state_dir(root)
-    try:
-        names = [n for n in os.listdir(folder) if n.endswith(SOCKET_SUFFIX)]
-    except OSError:
-        return None
-    import _socket
-    import errno
-
-    for name in names:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(timeout)
-        try:
-            _at(folder, name, sock.connect)
-            sock.sendall(request)
-            sock.shutdown(_socket.SHUT_WR)
-            return sock
-        except TimeoutError:
-            sock.close()
-            return _SLOW  # a server that is there but slow: never wait longer, never ask twice
-        except OSError as exc:
-            sock.close()
-            if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # the server is gone
-                _unlink(os.path.join(folder, name))
-    return None
-
-
-class _Slow:
-    """Stands for a resident lookup too slow to take the question: the answer is ""."""
-
-
-_SLOW = _Slow()
-
-
-def _answer_of(sock: Any) -> str | None:
-    """The answer read from ``sock`` ("" when it came too late), None when the server failed."""
-    if sock is _SLOW:
-        return ""
-    try:
-        data = _read_all(sock)
-    except TimeoutError:
-        return ""  # never wait longer, never look up twice
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    if data.startswith(_ANSWER):
-        return data[len(_ANSWER) :].decode("utf-8", "replace")
-    return None
-
-
-def _at(folder: str, name: str, act: Any) -> None:
-    """``act(path)`` for the socket ``name`` in ``folder``, through the folder's descriptor if the path is long."""
-    path = os.path.join(folder, name)
-    if len(path.encode()) <= MAX_SOCKET_PATH or not os.path.isdir("/proc/self/fd"):
-        act(path)
-        return
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        act(f"/proc/self/fd/{fd}/{name}")
-    finally:
-        os.close(fd)
-
-
-def _read_all(sock: Any) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 class RecallServer:
@@ -487,7 +342,7 @@ class RecallServer:
         import threading
 
         self.paths = paths
-        self.path = os.path.join(_state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
+        self.path = os.path.join(state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
         self._sock: Any = None
         self.served = 0  # lookups answered
         self.last_used = time.monotonic()  # when the last lookup was answered (or the server started)
@@ -511,14 +366,14 @@ class RecallServer:
             return False
         folder, name = os.path.split(self.path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        _unlink(self.path)
+        unlink(self.path)
         # Bound under a name no hook looks for, and given its own only once it listens: a
         # hook never meets a socket that refuses (it would remove it as a dead server's).
-        _unlink(self.path + _BINDING)
+        unlink(self.path + _BINDING)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_mask = os.umask(0o177)
         try:
-            _at(folder, name + _BINDING, sock.bind)
+            at(folder, name + _BINDING, sock.bind)
         except OSError:
             sock.close()
             return False
@@ -550,8 +405,8 @@ class RecallServer:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-            _unlink(self.path)
-            _unlink(self.path + _BINDING)
+            unlink(self.path)
+            unlink(self.path + _BINDING)
         with self._index_lock:
             self._drop_conn()
 
@@ -592,13 +447,13 @@ class RecallServer:
             conn.settimeout(5.0)
             if not _same_user(conn):
                 return
-            request = fastjson.loads(_read_all(conn)[:MAX_REQUEST])
+            request = fastjson.loads(read_all(conn)[:MAX_REQUEST])
             sent: list[str] = []
 
             def reply(text: str) -> None:
                 self.served += 1  # counted before the hook can see the answer
                 self.last_used = time.monotonic()
-                conn.sendall(_ANSWER + text.encode("utf-8"))
+                conn.sendall(ANSWER + text.encode("utf-8"))
                 conn.shutdown(socket.SHUT_WR)  # the hook has its answer now
                 sent.append(text)
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from memkeeper.core.recall_ask import Pending
     from memkeeper.core.settings import HookSettings
     from memkeeper.core.store import StorePaths
 
@@ -228,13 +229,16 @@ class Call:
     handler asks for it.
     """
 
-    __slots__ = ("_paths", "payload", "project", "root")
+    __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings")
 
     def __init__(self, payload: dict[str, Any], project: str) -> None:
         self.payload = payload
         self.project = project
         self.root = store_root(project)
         self._paths: StorePaths | None = None
+        self.settings: HookSettings | None = None  # read early by a handler's FIRST step
+        self.asked = False  # per-prompt recall asked (UserPromptSubmit)
+        self.pending: Pending | None = None  # its question to a resident lookup, if one took it
 
     @property
     def paths(self) -> StorePaths:
@@ -340,27 +344,51 @@ def _print_context(call: Call, source: str) -> str:
     return text
 
 
-def on_prompt(call: Call) -> None:
+def ask_recall(call: Call) -> None:
+    """Put a typed prompt to per-prompt recall, as early as the hook can (run by :func:`main` first).
+
+    The question goes out to a resident lookup before the rest of the hook's modules load and
+    the prompt is counted, so the lookup runs meanwhile; :func:`on_prompt` reads the answer.
+    """
+    call.asked = True
     prompt = call.payload.get("prompt")
-    if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
+    if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
     from memkeeper.core.layout import CONFIG_FILE
     from memkeeper.core.settings import hook_settings_at
 
-    settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
-    pending = None
-    if isinstance(prompt, str) and settings.recall_enabled:
-        from memkeeper.core.recall import ask
+    call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
+    if settings.recall_enabled:
+        from memkeeper.core.recall_ask import ask
 
-        # Asked first: a resident lookup works on the answer while this process counts.
-        pending = ask(call.project, call.session_id, prompt, settings.recall_min_confidence)
-    _count(call, messages=1, settings=settings)
+        call.pending = ask(call.project, call.session_id, prompt, settings.recall_min_confidence)
+
+
+def on_prompt(call: Call) -> None:
+    prompt = call.payload.get("prompt")
+    if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
+        return
+    if not call.asked:
+        ask_recall(call)
+    _count(call, messages=1, settings=call.settings)
+    pending = call.pending
     if pending is not None:
-        text = pending.answer(lambda: _start_recall(call))
+        from memkeeper.core.recall_ask import answer
+
+        text = answer(pending, lambda: _answer_here(call, pending))
         if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
             out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
             sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
             sys.stdout.flush()
+
+
+def _answer_here(call: Call, pending: Pending) -> str:
+    """No resident lookup answered: look up in this process, then start the ``recall`` job for the next prompts."""
+    from memkeeper.core.recall import lookup_here
+
+    text = lookup_here(call.project, pending.session_id, pending.prompt, pending.min_confidence)
+    _start_recall(call)
+    return text
 
 
 def _start_recall(call: Call) -> None:
@@ -410,6 +438,10 @@ def on_session_end(call: Call) -> None:
     _start(call, "flush", "session-end")
 
 
+#: Steps run before interrupted work is finished and the handler runs: a prompt's recall
+#: question goes out first, so a resident lookup answers it while the hook does the rest.
+FIRST: dict[str, Handler] = {"UserPromptSubmit": ask_recall}
+
 HANDLERS: dict[str, Handler] = {
     "SessionStart": on_session_start,
     "UserPromptSubmit": on_prompt,
@@ -439,6 +471,9 @@ def main(argv: list[str]) -> int:
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
         refuse_links(call.root, HOOK_FOLDERS)
+        first = FIRST.get(event)
+        if first is not None:
+            first(call)
         _finish_interrupted(call)
         handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0

@@ -218,23 +218,23 @@ async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StoreP
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from memkeeper.core import recall
+    from memkeeper.core import recall_ask
     from memkeeper.core.search import refresh
 
     refresh(planted)
-    folder = planted.state / recall.RECALL_DIR
+    folder = planted.state / recall_ask.RECALL_DIR
     request = json.dumps({"session": "s-1", "prompt": "Celery RQ workers leaked memory", "min": 0.5}).encode()
     async with stdio_client(_params(planted), errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         deadline = time.monotonic() + 30
-        while not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+        while not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
             await anyio.sleep(0.05)
-        answer = recall.ask_resident(str(planted.root), request, timeout=10)
+        answer = recall_ask.ask_resident(str(planted.root), request, timeout=10)
         assert answer is not None and "Celery workers leaked memory" in answer
     deadline = time.monotonic() + 30
-    while list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+    while list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # removed when the server ends
+    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))  # removed when the server ends
 
 
 @pytest.mark.e2e
@@ -262,9 +262,9 @@ def test_claude_code_connects_to_the_server(cli: str, planted: StorePaths, home:
 
 
 def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> None:
-    from memkeeper.core import recall
+    from memkeeper.core import recall_ask
 
-    folder = planted.state / recall.RECALL_DIR
+    folder = planted.state / recall_ask.RECALL_DIR
     proc = subprocess.Popen(
         [str(LAUNCHER), "mcp"],
         stdin=subprocess.PIPE,
@@ -278,13 +278,13 @@ def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> N
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == 1
         deadline = time.monotonic() + 30
-        while not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+        while not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+        assert list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))
         proc.terminate()  # how a client may end it, stdin still open
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))

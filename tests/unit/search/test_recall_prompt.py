@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import recall
+from memkeeper.core import recall, recall_ask
 from memkeeper.core.search import refresh
 from memkeeper.core.session_context import build_context
 from memkeeper.core.settings import hook_settings
@@ -188,7 +188,7 @@ def test_an_index_locked_by_another_process_is_skipped(indexed: StorePaths) -> N
 def test_a_busy_session_state_is_skipped(indexed: StorePaths) -> None:
     from memkeeper.core.lock import file_lock
 
-    state_dir = indexed.state / recall.RECALL_DIR
+    state_dir = indexed.state / recall_ask.RECALL_DIR
     state_dir.mkdir(exist_ok=True)
     with file_lock(state_dir / f"{CURRENT}.lock", timeout=1):
         assert _ask(indexed, QUESTION) == ""
@@ -260,10 +260,10 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     from memkeeper.core import counters
     from memkeeper.plugin import hook
 
-    folder = indexed.state / recall.RECALL_DIR
+    folder = indexed.state / recall_ask.RECALL_DIR
     folder.mkdir(exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall._at(str(folder), f"1{recall.SOCKET_SUFFIX}", listener.bind)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
     listener.listen(1)
     asked = threading.Event()
     received: list[str] = []
@@ -272,7 +272,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
         conn, _ = listener.accept()
         with conn:
             conn.settimeout(60)
-            received.append(json.loads(recall._read_all(conn))["prompt"])
+            received.append(json.loads(recall_ask.read_all(conn))["prompt"])
             asked.set()
             conn.sendall(b"=[memkeeper] from the resident lookup")
 
@@ -302,14 +302,95 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     assert "from the resident lookup" in written
 
 
+def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_counts(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the hook's own entry point: the question is out before the rest of the hook runs."""
+    import socket
+    import threading
+
+    from memkeeper.core import counters
+    from memkeeper.plugin import hook
+
+    folder = indexed.state / recall_ask.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(1)
+    asked = threading.Event()
+    received: list[dict[str, Any]] = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(60)
+            received.append(json.loads(recall_ask.read_all(conn)))
+            asked.set()
+            conn.sendall(b"=[memkeeper] answered")
+
+    steps: list[tuple[str, bool]] = []
+    finish, bump = hook._finish_interrupted, counters.bump_at
+
+    def finishing(call: hook.Call) -> None:
+        steps.append(("finish", asked.wait(timeout=10)))  # (never set if the question came later)
+        finish(call)
+
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+        steps.append(("count", asked.is_set()))
+        return bump(*args, **kwargs)
+
+    monkeypatch.setattr(hook, "_finish_interrupted", finishing)
+    monkeypatch.setattr(counters, "bump_at", counting)
+    payload = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": QUESTION}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    server = threading.Thread(target=serve)
+    server.start()
+    out = io.BytesIO()
+    stdout = io.TextIOWrapper(out)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdout", stdout)
+            assert hook.main(["UserPromptSubmit"]) == 0
+        server.join(timeout=60)
+    finally:
+        listener.close()
+    assert received == [{"session": CURRENT, "prompt": QUESTION, "min": 0.92}]
+    assert steps == [("finish", True), ("count", True)]
+    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert context == "[memkeeper] answered"
+
+
+def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) -> None:
+    """A resident lookup that takes the question and never answers: the real hook returns within its bound."""
+    import socket
+    import time
+
+    from memkeeper.core import counters
+
+    folder = indexed.state / recall_ask.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
+    listener.listen(4)  # connections wait in the backlog: the question is taken, never answered
+    try:
+        start = time.monotonic()
+        assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
+        assert time.monotonic() - start < 30  # (bounded: ASK_TIMEOUT per step; the deadline is generous)
+    finally:
+        listener.close()
+    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    assert os.path.exists(folder / f"1{recall_ask.SOCKET_SUFFIX}")  # a live (slow) server's socket is kept
+
+
 def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
     import socket
 
-    folder = indexed.state / recall.RECALL_DIR
+    folder = indexed.state / recall_ask.RECALL_DIR
     folder.mkdir(exist_ok=True)
-    stale = folder / f"999999{recall.SOCKET_SUFFIX}"
+    stale = folder / f"999999{recall_ask.SOCKET_SUFFIX}"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall._at(str(folder), stale.name, listener.bind)  # (pytest's temporary paths are long for a socket)
+    recall_ask.at(str(folder), stale.name, listener.bind)  # (pytest's temporary paths are long for a socket)
     listener.close()  # the file stays, nobody listens: a killed server's socket
     assert "exponential backoff" in _ask(indexed, QUESTION)
     assert not stale.exists()
@@ -318,13 +399,13 @@ def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePa
 def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePaths) -> None:
     import socket
 
-    folder = indexed.state / recall.RECALL_DIR
+    folder = indexed.state / recall_ask.RECALL_DIR
     folder.mkdir(exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall._at(str(folder), f"1{recall.SOCKET_SUFFIX}", listener.bind)
+    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
     listener.listen(1)  # accepts connections (the backlog) but never answers
     try:
-        assert recall.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
+        assert recall_ask.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
         assert _ask(indexed, QUESTION) == ""
     finally:
         listener.close()
@@ -413,18 +494,18 @@ def test_the_recall_job_serves_prompts_and_stops_when_idle(
     monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)
     job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
     job.start()
-    folder = indexed.state / recall.RECALL_DIR
+    folder = indexed.state / recall_ask.RECALL_DIR
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")):
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
         time.sleep(0.02)
     request = json.dumps(
         {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
     ).encode()
-    assert "exponential backoff" in (recall.ask_resident(str(indexed.root), request) or "")
+    assert "exponential backoff" in (recall_ask.ask_resident(str(indexed.root), request) or "")
     job.join(timeout=60)
     assert not job.is_alive()  # idle: it stopped by itself
-    assert not list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))  # and removed its socket
-    assert recall.ask_resident(str(indexed.root), request) is None
+    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))  # and removed its socket
+    assert recall_ask.ask_resident(str(indexed.root), request) is None
 
 
 def test_the_real_hook_starts_a_detached_recall_job_that_answers(
@@ -438,19 +519,21 @@ def test_the_real_hook_starts_a_detached_recall_job_that_answers(
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
     assert "exponential backoff" in out  # looked up in the hook this time
-    folder = indexed.state / recall.RECALL_DIR
+    folder = indexed.state / recall_ask.RECALL_DIR
     lock = indexed.state / f"job-{recall.RECALL_JOB}.lock"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(folder.glob(f"*{recall.SOCKET_SUFFIX}")):
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
         time.sleep(0.05)
-    sockets = list(folder.glob(f"*{recall.SOCKET_SUFFIX}"))
+    sockets = list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))
     try:
         assert sockets, "the recall job did not start serving"
         assert is_locked(lock)
         request = json.dumps(
             {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
         ).encode()
-        assert "exponential backoff" in (recall.ask_resident(str(indexed.root), request, timeout=30) or "")
+        assert "exponential backoff" in (
+            recall_ask.ask_resident(str(indexed.root), request, timeout=30) or ""
+        )
     finally:
         for sock in sockets:
             sock.unlink()  # the job stops when its socket is gone
