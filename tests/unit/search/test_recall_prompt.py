@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -267,53 +270,71 @@ def test_a_long_pasted_prompt_is_answered_by_the_resident_server(indexed: StoreP
         server.close()
 
 
+def _listening(
+    store: StorePaths, name: str = f"1{recall_ask.SOCKET_SUFFIX}", backlog: int = 1
+) -> socket.socket:
+    """A socket listening where the hook looks for a resident lookup (``name`` in the recall folder)."""
+    folder = store.state / recall_ask.RECALL_DIR
+    folder.mkdir(exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    recall_ask.at(str(folder), name, listener.bind)  # (pytest's temporary paths are long for a socket)
+    listener.listen(backlog)
+    return listener
+
+
+class _OneAnswer:
+    """A resident lookup that takes one question, notes it (``received``, ``asked``) and sends ``reply``."""
+
+    def __init__(self, store: StorePaths, reply: bytes) -> None:
+        self.listener = _listening(store)
+        self.reply = reply
+        self.asked = threading.Event()
+        self.received: list[dict[str, Any]] = []
+        self.thread = threading.Thread(target=self._serve)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conn, _ = self.listener.accept()
+        with conn:
+            conn.settimeout(60)
+            self.received.append(json.loads(recall_ask.read_all(conn)))
+            self.asked.set()
+            conn.sendall(self.reply)
+
+    def stdout_of(self, run: Callable[[], object]) -> str:
+        """What ``run`` writes to stdout (as the hook does, through a text wrapper), once served."""
+        out = io.BytesIO()
+        stdout = io.TextIOWrapper(out)  # (kept: collecting it would close ``out``)
+        try:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(sys, "stdout", stdout)
+                run()
+            self.thread.join(timeout=60)
+        finally:
+            self.listener.close()
+        return out.getvalue().decode()
+
+
 def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The question goes out first, so the server looks up while the hook counts the prompt."""
-    import socket
-    import threading
-
     from memkeeper.core import counters
     from memkeeper.plugin import hook
 
-    folder = indexed.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
-    listener.listen(1)
-    asked = threading.Event()
-    received: list[str] = []
-
-    def serve() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.settimeout(60)
-            received.append(json.loads(recall_ask.read_all(conn))["prompt"])
-            asked.set()
-            conn.sendall(b"=[memkeeper] from the resident lookup")
-
+    server = _OneAnswer(indexed, b"=[memkeeper] from the resident lookup")
     bump = counters.bump_at
     asked_when_counted: list[bool] = []
 
     def counting(*args: Any, **kwargs: Any) -> counters.Counts:
-        asked_when_counted.append(asked.wait(timeout=60))  # never set if the count came first
+        asked_when_counted.append(server.asked.wait(timeout=60))  # never set if the count came first
         return bump(*args, **kwargs)
 
     monkeypatch.setattr(counters, "bump_at", counting)
-    server = threading.Thread(target=serve)
-    server.start()
-    out = io.BytesIO()
-    stdout = io.TextIOWrapper(out)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(sys, "stdout", stdout)
-            hook.on_prompt(hook.Call({"session_id": CURRENT, "prompt": QUESTION}, str(indexed.project)))
-        server.join(timeout=60)
-        written = out.getvalue().decode()
-    finally:
-        listener.close()
-    assert received == [QUESTION]
+    written = server.stdout_of(
+        lambda: hook.on_prompt(hook.Call({"session_id": CURRENT, "prompt": QUESTION}, str(indexed.project)))
+    )
+    assert [question["prompt"] for question in server.received] == [QUESTION]
     assert asked_when_counted == [True]  # the server had the question before the prompt was counted
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     assert "from the resident lookup" in written
@@ -323,73 +344,44 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the hook's own entry point: the question is out before the rest of the hook runs."""
-    import socket
-    import threading
-
     from memkeeper.core import counters
     from memkeeper.plugin import hook
 
-    folder = indexed.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
-    listener.listen(1)
-    asked = threading.Event()
-    received: list[dict[str, Any]] = []
-
-    def serve() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.settimeout(60)
-            received.append(json.loads(recall_ask.read_all(conn)))
-            asked.set()
-            conn.sendall(b"=[memkeeper] answered")
-
+    server = _OneAnswer(indexed, b"=[memkeeper] answered")
     steps: list[tuple[str, bool]] = []
     finish, bump = hook._finish_interrupted, counters.bump_at
 
     def finishing(call: hook.Call) -> None:
-        steps.append(("finish", asked.wait(timeout=10)))  # (never set if the question came later)
+        steps.append(("finish", server.asked.wait(timeout=10)))  # (never set if the question came later)
         finish(call)
 
     def counting(*args: Any, **kwargs: Any) -> counters.Counts:
-        steps.append(("count", asked.is_set()))
+        steps.append(("count", server.asked.is_set()))
         return bump(*args, **kwargs)
 
     monkeypatch.setattr(hook, "_finish_interrupted", finishing)
     monkeypatch.setattr(counters, "bump_at", counting)
     payload = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": QUESTION}
     monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
-    server = threading.Thread(target=serve)
-    server.start()
-    out = io.BytesIO()
-    stdout = io.TextIOWrapper(out)
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(sys, "stdout", stdout)
-            assert hook.main(["UserPromptSubmit"]) == 0
-        server.join(timeout=60)
-    finally:
-        listener.close()
-    assert received == [{"session": CURRENT, "prompt": QUESTION, "min": 0.92}]
+    codes: list[int] = []
+    written = server.stdout_of(lambda: codes.append(hook.main(["UserPromptSubmit"])))
+    assert codes == [0]
+    assert server.received == [{"session": CURRENT, "prompt": QUESTION, "min": 0.92}]
     assert steps == [("finish", True), ("count", True)]
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
-    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    context = json.loads(written)["hookSpecificOutput"]["additionalContext"]
     assert context == "[memkeeper] answered"
 
 
 def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) -> None:
     """A resident lookup that takes the question and never answers: the real hook returns within its bound."""
-    import socket
     import time
 
     from memkeeper.core import counters
 
-    folder = indexed.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
-    listener.listen(4)  # connections wait in the backlog: the question is taken, never answered
+    listener = _listening(
+        indexed, backlog=4
+    )  # connections wait in the backlog: the question is taken, never answered
     try:
         start = time.monotonic()
         assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
@@ -397,30 +389,19 @@ def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) 
     finally:
         listener.close()
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
-    assert os.path.exists(folder / f"1{recall_ask.SOCKET_SUFFIX}")  # a live (slow) server's socket is kept
+    # A live (slow) server's socket is kept.
+    assert os.path.exists(indexed.state / recall_ask.RECALL_DIR / f"1{recall_ask.SOCKET_SUFFIX}")
 
 
 def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
-    import socket
-
-    folder = indexed.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    stale = folder / f"999999{recall_ask.SOCKET_SUFFIX}"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), stale.name, listener.bind)  # (pytest's temporary paths are long for a socket)
-    listener.close()  # the file stays, nobody listens: a killed server's socket
+    stale = indexed.state / recall_ask.RECALL_DIR / f"999999{recall_ask.SOCKET_SUFFIX}"
+    _listening(indexed, stale.name).close()  # the file stays, nobody listens: a killed server's socket
     assert "exponential backoff" in _ask(indexed, QUESTION)
     assert not stale.exists()
 
 
 def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePaths) -> None:
-    import socket
-
-    folder = indexed.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), f"1{recall_ask.SOCKET_SUFFIX}", listener.bind)
-    listener.listen(1)  # accepts connections (the backlog) but never answers
+    listener = _listening(indexed)  # accepts connections (the backlog) but never answers
     try:
         assert recall_ask.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
         assert _ask(indexed, QUESTION) == ""
@@ -504,7 +485,6 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
 def test_the_recall_job_serves_prompts_and_stops_when_idle(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import threading
     import time
 
     monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
