@@ -109,11 +109,19 @@ def _fast_path(argv: list[str]) -> int | None:
 
         args = fast_args(argv)
         if args is not None:
+            import gc
+
             from memkeeper.cli.output import run_handler
 
             global _nothing_left
-            _finish_interrupted(args)  # type: ignore[arg-type]
-            code = run_handler(args)  # type: ignore[arg-type]
+            collecting = gc.isenabled()
+            gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
+            try:
+                _finish_interrupted(args)  # type: ignore[arg-type]
+                code = run_handler(args)  # type: ignore[arg-type]
+            finally:
+                if collecting:
+                    gc.enable()
             _nothing_left = True  # its connection is closed, its answer written
             return code
     return None

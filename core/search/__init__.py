@@ -8,7 +8,6 @@ index (the fallback, and the tests' oracle). Stdlib only.
 
 from __future__ import annotations
 
-from memkeeper.core.search.disclosure import show, timeline
 from memkeeper.core.search.engine import CAP, DEFAULT_LIMIT, scan_search, search
 from memkeeper.core.search.indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
 from memkeeper.core.search.model import (
@@ -23,6 +22,10 @@ from memkeeper.core.search.model import (
 )
 from memkeeper.core.search.query import MAX_QUERY_CHARS, QueryError
 from memkeeper.core.search.sources import TIERS, TYPES_BY_TIER
+
+TYPE_CHECKING = False  # `memkeeper search` imports this package: only what a search needs
+if TYPE_CHECKING:
+    from memkeeper.core.search.disclosure import show, timeline
 
 __all__ = [
     "CAP",
@@ -49,3 +52,12 @@ __all__ = [
     "show",
     "timeline",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``show`` and ``timeline`` load their module when first asked for (a search needs neither)."""
+    if name in ("show", "timeline"):
+        from memkeeper.core.search import disclosure
+
+        return getattr(disclosure, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memkeeper.core.boundary import StoreLinkError
-from memkeeper.core.plain import NamedTuple
+from memkeeper.core.search.freshness import Row
 from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -67,22 +67,6 @@ def read_range(path: Path, start: int, length: int) -> bytes:
         raise
     except OSError:
         return b""
-
-
-class Row(NamedTuple):
-    id: int
-    rel: str
-    tier: str
-    kind: str
-    size: int
-    mtime_ns: int
-    offset: int
-    next_line: int
-    open_tail: int
-    head_fp: bytes | None
-    tail_fp: bytes | None
-    bytes: int
-    inode: int
 
 
 class Work:

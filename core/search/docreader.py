@@ -26,6 +26,9 @@ class DocReader:
         self.sources: dict[int, tuple[str, str, str] | None] = {}
         self.fds: dict[int, int] = {}
         self.whole: dict[int, bytes] = {}
+        #: Candidate rows (rowid, score) a ranked search found in an index, by (index, query, limit):
+        #: the memory and L3 tiers share one index, asked once.
+        self.candidates: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
 
     def close(self) -> None:
         for fd in self.fds.values():

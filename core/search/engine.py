@@ -400,10 +400,22 @@ def _index_big_tier(
 
 
 def _index_small_tier(
-    conn: sqlite3.Connection, tier: str, query: Query, filters: Filters, expr: str | None, root: Path
+    conn: sqlite3.Connection,
+    tier: str,
+    query: Query,
+    filters: Filters,
+    expr: str | None,
+    root: Path,
+    matched: dict[str | None, list[tuple[int, str]]] | None = None,
 ) -> TierResult:
+    """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
     found: list[Doc] = []
-    for doc in _small_rows(conn, tier, expr):
+    known = None if matched is None else matched.get(expr)
+    if known is None:
+        known = _small_matches(conn, expr)
+        if matched is not None:
+            matched[expr] = known
+    for doc in _small_rows(conn, [rowid for rowid, of_tier in known if of_tier == tier]):
         if _wanted(doc, query, filters):
             found.append(doc)
             if len(found) > filters.cap:
@@ -414,26 +426,31 @@ def _index_small_tier(
     return rank(tier, found, query, filters, more, root)
 
 
-def _small_rows(conn: sqlite3.Connection, tier: str, expr: str | None) -> Iterator[Doc]:
-    """The tier's docs, newest first (the scan's order, reversed); those ``expr`` matches.
+def _small_matches(conn: sqlite3.Connection, expr: str | None) -> list[tuple[int, str]]:
+    """(rowid, tier) of the small tiers' docs (memory, L3) ``expr`` matches (all with None), newest
+    first (the scan's order, reversed) within each tier: one walk of the index for both tiers.
 
-    The order is taken on rowids alone and the docs read a batch at a time, so a caller that
-    stops after ``cap`` matches does not sort or read the whole tier's text.
+    The order is taken on rowids alone, so a caller that stops after ``cap`` matches does not
+    sort or read the whole tier's text.
     """
     order = "ORDER BY s.rel DESC, d.rowid DESC"
     if expr is None:
-        ids = conn.execute(
-            f"SELECT d.rowid FROM docs d JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}", (tier,)
+        return conn.execute(
+            f"SELECT d.rowid, d.tier FROM docs d JOIN sources s ON s.id = d.src {order}"
         ).fetchall()
-    else:  # CROSS JOIN: walk the index's matches, then look each doc up by rowid
-        ids = conn.execute(
-            "SELECT d.rowid FROM (SELECT rowid AS r FROM fts_small WHERE fts_small MATCH ?) m"
-            f" CROSS JOIN docs d ON d.rowid = m.r CROSS JOIN sources s ON s.id = d.src WHERE d.tier = ? {order}",
-            (expr, tier),
-        ).fetchall()
+    # CROSS JOIN: walk the index's matches, then look each doc up by rowid
+    return conn.execute(
+        "SELECT d.rowid, d.tier FROM (SELECT rowid AS r FROM fts_small WHERE fts_small MATCH ?) m"
+        f" CROSS JOIN docs d ON d.rowid = m.r CROSS JOIN sources s ON s.id = d.src {order}",
+        (expr,),
+    ).fetchall()
+
+
+def _small_rows(conn: sqlite3.Connection, ids: list[int]) -> Iterator[Doc]:
+    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early)."""
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
     for start in range(0, len(ids), _BATCH):
-        chunk = [rowid for (rowid,) in ids[start : start + _BATCH]]
+        chunk = ids[start : start + _BATCH]
         rows = {
             row[0]: Doc(*row[1:])
             for row in conn.execute(
@@ -485,6 +502,7 @@ def _index_search(
     reader = _Reader(paths, conn, query)
     small: str | None | bool = None
     small_known = False
+    small_matched: dict[str | None, list[tuple[int, str]]] = {}
     out: list[TierResult] = []
     try:
         for tier in filters.tiers:
@@ -498,7 +516,9 @@ def _index_search(
                     out.append(TierResult(tier, (), 0))
                 else:  # None: the tier is walked whole (a few MB, in the database)
                     expr_small = small if isinstance(small, str) else None
-                    out.append(_index_small_tier(conn, tier, query, filters, expr_small, paths.root))
+                    out.append(
+                        _index_small_tier(conn, tier, query, filters, expr_small, paths.root, small_matched)
+                    )
                 continue
             expr = _expression(conn, tier, query)
             if expr is False:
@@ -597,7 +617,9 @@ def _ranked_search(
         suggested: tuple[str, ...] = ()
         if not any(t.hits for t in out) and not known:
             indexes = sorted({"small" if t in SMALL_TIERS else t for t in filters.tiers})
-            suggested = tuple(ranked.suggestions(reader, query, indexes))
+            from memkeeper.core.search.suggest import suggestions  # for an empty answer only
+
+            suggested = tuple(suggestions(reader, query, indexes))
     finally:
         reader.close()
     return SearchResults(parsed.text, query.terms, tuple(out), "index", notes, "ranked", suggested)

@@ -13,14 +13,13 @@ import sqlite3
 import stat
 import time
 import zlib
-from bisect import bisect_left
 from collections.abc import Iterable
 from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.names import is_l1, l1_kind
-from memkeeper.core.search.cutting import Row
+from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.sources import SourceFile, discover
 from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
@@ -39,6 +38,24 @@ RACY_NS = 2_000_000_000
 ROW_COLUMNS = (
     "id, rel, tier, kind, size, mtime_ns, offset, next_line, open_tail, head_fp, tail_fp, bytes, inode"
 )
+
+
+class Row(NamedTuple):
+    """A file as the index last saw it (a ``sources`` row, ROW_COLUMNS in order)."""
+
+    id: int
+    rel: str
+    tier: str
+    kind: str
+    size: int
+    mtime_ns: int
+    offset: int
+    next_line: int
+    open_tail: int
+    head_fp: bytes | None
+    tail_fp: bytes | None
+    bytes: int
+    inode: int
 
 
 def _mark(path: Path, with_size: bool = False) -> str:
@@ -69,11 +86,11 @@ def _root_mark(root: str) -> str:
     memory.md and the named files are few and edited in place (by flush, by hand).
     """
     try:
-        names = os.listdir(root)
+        # in the listing's own order (not sorted: 0.4 ms at 4,000 names): a folder's listing keeps
+        # its order while its names stay, and a new order only makes the next refresh look closer
+        names = [name for name in os.listdir(root) if name[:1] != "."]
     except OSError:
         return "-"
-    names.sort()  # then the hidden names, one run in that order, are cut out whole (no loop over 4,000 names)
-    del names[bisect_left(names, ".") : bisect_left(names, "/")]
     digest = zlib.crc32("\n".join(names).encode("utf-8", "surrogateescape"))
     files = ";".join(_mark(Path(root, name), with_size=True) for name in _ROOT_FILES)
     return f"{len(names)}:{digest}|{files}"

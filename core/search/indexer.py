@@ -29,15 +29,13 @@ import os
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.search import schema
-from memkeeper.core.search.cutting import Row, Work, gzip_matches, prepared
-from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner
+from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
     BIG_TIERS,
     TIERS,
@@ -51,6 +49,9 @@ from memkeeper.core.store import StorePaths
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     from typing import TypeVar
+
+    from memkeeper.core.lock import _FileLock
+    from memkeeper.core.search.cutting import Work
 
     T = TypeVar("T")
 
@@ -89,15 +90,37 @@ def lock_path(paths: StorePaths) -> Path:
     return paths.state / LOCK_NAME
 
 
-@contextmanager
-def writer(paths: StorePaths, timeout: float) -> Iterator[None]:
-    """The index's single-writer lock; IndexBusy if it stays taken for ``timeout`` seconds."""
-    paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        with file_lock(lock_path(paths), timeout=timeout):
-            yield
-    except LockTimeout:
-        raise IndexBusy("the search index is being updated by another process") from None
+def writer(paths: StorePaths, timeout: float) -> _Writer:
+    """The index's single-writer lock; IndexBusy if it stays taken for ``timeout`` seconds.
+
+    The context managers here are small classes, not ``contextlib`` generators: every
+    ``memkeeper search`` would pay for importing contextlib.
+    """
+    return _Writer(paths, timeout)
+
+
+class _Writer:
+    __slots__ = ("lock", "paths", "timeout")
+
+    def __init__(self, paths: StorePaths, timeout: float) -> None:
+        self.paths, self.timeout = paths, timeout
+        self.lock: _FileLock | None = None
+
+    def __enter__(self) -> None:
+        self.paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = file_lock(lock_path(self.paths), timeout=self.timeout)
+        try:
+            lock.__enter__()
+        except LockTimeout:
+            raise IndexBusy("the search index is being updated by another process") from None
+        self.lock = lock
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        lock, self.lock = self.lock, None
+        if lock is not None:
+            lock.__exit__(None, None, None)
+        if kind is not None and issubclass(kind, LockTimeout):  # a wait inside, as the generator had
+            raise IndexBusy("the search index is being updated by another process") from None
 
 
 # -- writing what changed -------------------------------------------------------------------
@@ -121,17 +144,26 @@ class _Transaction:
             self.pending = 0
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection, chunked: bool = False) -> Iterator[_Transaction]:
+def transaction(conn: sqlite3.Connection, chunked: bool = False) -> _InTransaction:
     """BEGIN IMMEDIATE … COMMIT, rolled back on any error (the index is never half-updated)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield _Transaction(conn, chunked)
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    return _InTransaction(conn, chunked)
+
+
+class _InTransaction:
+    __slots__ = ("chunked", "conn")
+
+    def __init__(self, conn: sqlite3.Connection, chunked: bool) -> None:
+        self.conn, self.chunked = conn, chunked
+
+    def __enter__(self) -> _Transaction:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return _Transaction(self.conn, self.chunked)
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: int | str) -> None:
@@ -210,6 +242,8 @@ class _Updater:
             self.bulk_settings(True)
         done = 0
         label = f"{{}}/{total}" if show_progress and bulk else None
+        from memkeeper.core.search.cutting import prepared  # only a change is read and cut
+
         for work in prepared(self.paths, todo, in_pool=bulk):
             if self.progress:
                 self.progress(done, total, work.source.rel)
@@ -293,6 +327,8 @@ class _Updater:
             return (source.inode, source.size, source.mtime_ns) == (row.inode, row.size, row.mtime_ns)
         if source.kind != "l1gz" or row.kind != "l1" or row.offset != row.size:
             return False
+        from memkeeper.core.search.cutting import gzip_matches
+
         return gzip_matches(self.paths.root / source.rel, row)
 
     def delete_small_docs(self, src: int) -> None:
@@ -529,7 +565,6 @@ def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Cal
 BUSY_NOTE = "the search index is being updated by another process: results may be a moment old"
 
 
-@contextmanager
 def open_for_search(
     paths: StorePaths,
     tiers: Iterable[str] | None = None,
@@ -537,31 +572,55 @@ def open_for_search(
     refresh: bool = True,
     lock_wait: float = 0.25,
     progress: Progress | None = None,
-) -> Iterator[tuple[sqlite3.Connection, list[str]]]:
-    """A connection to read the index from, and notes for the person searching.
+) -> _ForSearch:
+    """A connection to read the index from, and notes for the person searching (closed at the
+    end of the ``with``).
 
     With the writer lock (waited for at most ``lock_wait``), what changed is indexed first.
     While another process writes, the index is read as it was last committed (WAL), with a
     note. IndexBusy when there is no usable index to read (the caller scans the files).
     """
-    conn: sqlite3.Connection | None = None
-    try:
-        with writer(paths, lock_wait):
-            conn, notes = schema.open_index(paths.search_db)
-            if refresh:
-                notes.extend(refresh_locked(paths, conn, tiers=tiers, progress=progress).notes)
-    except IndexBusy:
+    return _ForSearch(paths, tiers, refresh, lock_wait, progress)
+
+
+class _ForSearch:
+    __slots__ = ("conn", "lock_wait", "paths", "progress", "refresh", "tiers")
+
+    def __init__(
+        self,
+        paths: StorePaths,
+        tiers: Iterable[str] | None,
+        refresh: bool,
+        lock_wait: float,
+        progress: Progress | None,
+    ) -> None:
+        self.paths, self.tiers, self.refresh = paths, tiers, refresh
+        self.lock_wait, self.progress = lock_wait, progress
+        self.conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> tuple[sqlite3.Connection, list[str]]:
+        conn: sqlite3.Connection | None = None
+        try:
+            with writer(self.paths, self.lock_wait):
+                conn, notes = schema.open_index(self.paths.search_db)
+                if self.refresh:
+                    stats = refresh_locked(self.paths, conn, tiers=self.tiers, progress=self.progress)
+                    notes.extend(stats.notes)
+        except IndexBusy:
+            if conn is not None:
+                conn.close()
+            conn, notes = _open_reader(self.paths)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        self.conn = conn
+        return conn, notes
+
+    def __exit__(self, *exc: object) -> None:
+        conn, self.conn = self.conn, None
         if conn is not None:
             conn.close()
-        conn, notes = _open_reader(paths)
-    except BaseException:
-        if conn is not None:
-            conn.close()
-        raise
-    try:
-        yield conn, notes
-    finally:
-        conn.close()
 
 
 def _open_reader(paths: StorePaths) -> tuple[sqlite3.Connection, list[str]]:

@@ -45,8 +45,7 @@ from memkeeper.core.search.scoring import (
     scan_rank,
 )
 from memkeeper.core.search.sources import SMALL_TIERS, Doc
-from memkeeper.core.search.suggest import suggestions
-from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, lengths, tier_stats
+from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
 
 __all__ = [
     "CANDIDATES",
@@ -62,7 +61,6 @@ __all__ = [
     "rank_tier",
     "ranked_snippet",
     "scan_rank",
-    "suggestions",
 ]
 
 #: Rows ranked by SQLite per tier before re-scoring (more when filters may drop some).
@@ -118,18 +116,12 @@ def _newest_rows(
     PRESENCE_ROWS: older rows beyond count as ``lo``), the lengths from ``docsize``.
     """
     table = schema.WORDS[index]
-    ids = [
-        rowid
-        for (rowid,) in conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT {NEWEST_BUDGET}",
-            (expr,),
-        )
-    ]
-    if not ids:
+    sizes = newest_lengths(conn, table, expr, NEWEST_BUDGET)
+    if not sizes:
         return []
-    sizes = lengths(conn, table, ids)
+    ids = list(sizes)
     avg = max(1.0, average_length(conn, table))
-    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * sizes.get(r, avg) / avg) for r in ids}
+    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * (avg if n is None else n) / avg) for r, n in sizes.items()}
     scores = dict.fromkeys(ids, 0.0)
     high_weight, low_weight = FIELD_WEIGHTS[0], FIELD_WEIGHTS[1]
     for unit, idf in units:
@@ -189,19 +181,38 @@ def rank_tier(
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
-    expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
-    if both or (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
-        cands = _phrase_rows(conn, index, query, stats, limit)
-        seen = {c.rowid for c in cands}
-        units = [(group_expr(g), idf_of(stats, g)) for g in groups]
-        more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
-        cands += [c for c in more if c.rowid not in seen][: limit - len(cands)]
-    else:
-        cands = _top_rows(conn, index, expr, limit)
+    # memory and L3 share the small index: its candidates are asked for once per search
+    key = (index, query.text, limit)
+    found = reader.candidates.get(key)
+    if found is None:
+        found = reader.candidates[key] = [
+            (c.rowid, c.score) for c in _index_candidates(conn, index, query, stats, groups, both, limit)
+        ]
+    cands = [Candidate(rowid, score) for rowid, score in found]
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
     coverage_marks(conn, index, query, cands, stats)
     return rescored(query, cands, {g.stem: idf_of(stats, g) for g in query.groups}), known
+
+
+def _index_candidates(
+    conn: sqlite3.Connection,
+    index: str,
+    query: RankedQuery,
+    stats: TierStats,
+    groups: list[Group],
+    both: bool,
+    limit: int,
+) -> list[Candidate]:
+    """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25."""
+    expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
+    if not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
+        return _top_rows(conn, index, expr, limit)
+    cands = _phrase_rows(conn, index, query, stats, limit)
+    seen = {c.rowid for c in cands}
+    units = [(group_expr(g), idf_of(stats, g)) for g in groups]
+    more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
+    return cands + [c for c in more if c.rowid not in seen][: limit - len(cands)]
 
 
 #: Rows per tier :func:`rank_confident` re-scores (all of them hold every word it requires).

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
 from functools import partial
 
 from memkeeper.core.plain import NamedTuple
@@ -76,16 +75,17 @@ def idf_of(stats: TierStats, group: Group) -> float:
     return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
 
 
-def lengths(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[int, float]:
-    """Tokens in each row (all columns), from FTS5's ``docsize`` table."""
-    out: dict[int, float] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for rowid, blob in conn.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
-            data = blob or b""
-            out[rowid] = float(sum(data) if data.isascii() else _varint_sum(data))  # one byte per varint
-    return out
+def newest_lengths(conn: sqlite3.Connection, table: str, expr: str, limit: int) -> dict[int, float | None]:
+    """The newest ``limit`` rows ``expr`` matches, newest first, each with its tokens (all columns)
+    from FTS5's ``docsize`` table (None when it has no record): one statement, the rowids
+    never sent back to SQLite."""
+    rows = conn.execute(
+        f"SELECT m.r, d.id, d.sz FROM (SELECT rowid AS r FROM {table} WHERE {table} MATCH ?"
+        f" ORDER BY rowid DESC LIMIT {int(limit)}) m"
+        f" LEFT JOIN {table}_docsize d ON d.id = m.r ORDER BY m.r DESC",
+        (expr,),
+    )
+    return {rowid: None if known is None else float(_varint_sum(blob or b"")) for rowid, known, blob in rows}
 
 
 def average_length(conn: sqlite3.Connection, table: str) -> float:
