@@ -332,6 +332,8 @@ def _recall(
 # (:mod:`memkeeper.core.recall_ask`, the client side, with only ``_socket`` imported).
 
 MAX_REQUEST = 64 * 1024
+#: The longest the server waits for a question once connected (each read) or to send its answer.
+READ_TIMEOUT = 1.0
 _BINDING = ".binding"
 
 
@@ -431,20 +433,21 @@ class RecallServer:
         return self._conn
 
     def _accept(self) -> None:
-        import threading
-
+        """Answer each connection in turn on this thread (lookups take the index one at a time
+        anyway, and a thread per connection cost the server more CPU than the lookup of a prompt
+        nothing answers; a hook sends its whole question as it connects)."""
         while self._sock is not None:
             try:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+            self._answer(conn)
 
     def _answer(self, conn: Any) -> None:
         import socket
 
         try:
-            conn.settimeout(5.0)
+            conn.settimeout(READ_TIMEOUT)
             if not _same_user(conn):
                 return
             request = fastjson.loads(read_all(conn)[:MAX_REQUEST])

@@ -13,7 +13,8 @@ the prompt and the config, and the hook counts the prompt while the server looks
 server: the caller looks up itself (:func:`memkeeper.core.recall.lookup_here`). A server
 that does not answer in time: "" (never a longer wait, never asked twice).
 
-The request is one JSON object (``session``, ``prompt``, ``min``); the reply is ``=``
+The request is one JSON object (``session``, the first :data:`QUERY_CHARS` of the ``prompt``,
+``min``); the reply is ``=``
 followed by the text to inject (UTF-8, "" for nothing), then the server closes.
 """
 
@@ -80,7 +81,8 @@ def ask(project: str, session_id: str | None, prompt: str, min_confidence: float
     root = store_root(project)
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
         return None
-    request = fastjson.dumps({"session": session_id, "prompt": prompt, "min": min_confidence})
+    # Only what is looked up goes out: a long pasted prompt stays small on the wire.
+    request = fastjson.dumps({"session": session_id, "prompt": prompt[:QUERY_CHARS], "min": min_confidence})
     return Pending(project, session_id, prompt, min_confidence, send(root, request.encode("utf-8")))
 
 

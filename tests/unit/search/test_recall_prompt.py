@@ -253,6 +253,23 @@ def test_a_resident_server_answers_the_hook(indexed: StorePaths) -> None:
     assert not os.path.exists(server.path)
 
 
+def test_a_long_pasted_prompt_is_answered_by_the_resident_server(indexed: StorePaths) -> None:
+    """Only the start of the prompt goes out, so a pasted log far over the server's request limit is still answered there."""
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    log = "2026-11-04 10:00:00 INFO worker heartbeat ok\n" * 5000  # (past the part that is looked up)
+    pasted = QUESTION + "\n" * recall_ask.QUERY_CHARS + log
+    assert len(pasted.encode()) > recall.MAX_REQUEST
+    try:
+        out = _hook(indexed, "UserPromptSubmit", prompt=pasted)
+        assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert server.served == 1  # answered by the server, not looked up in the hook
+    finally:
+        server.close()
+
+
 def _listening(
     store: StorePaths, name: str = f"1{recall_ask.SOCKET_SUFFIX}", backlog: int = 1
 ) -> socket.socket:
