@@ -122,3 +122,19 @@ def test_a_later_command_in_the_same_process_leaves_as_usual(
         run()
     assert left.value.code == 0
     capsys.readouterr()
+
+
+def test_the_collector_is_back_on_after_a_fast_search(
+    store: StorePaths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fast search runs without the cyclic collector; a caller in the same process (a test
+    worker) gets it back on, whether the search answered or failed."""
+    import gc
+
+    project = str(_filled(store).project)
+    assert gc.isenabled()
+    assert cli_main(["--project", project, "search", "rotation"]) == 0
+    assert gc.isenabled()
+    assert cli_main(["--project", project, "search", "x", "--since", "yesterday"]) == 2
+    assert gc.isenabled()
+    capsys.readouterr()
