@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -272,12 +273,17 @@ class SearchScreen(Screen[None]):
             )
             self._fresh_at[scope] = started
         except Exception as exc:  # a bad query is one line, not a crash
-            self.app.call_from_thread(self._failed, str(exc), request.serial)
+            self.app.call_from_thread(self._answered, self._failed, str(exc), request.serial)
             return
-        finally:
-            self.app.call_from_thread(self._search_done)
         elapsed = (time.perf_counter() - started) * 1000
-        self.app.call_from_thread(self._show_results, results, elapsed, request.serial)
+        # One trip to the event loop: the results shown, then the next search started.
+        self.app.call_from_thread(self._answered, self._show_results, results, elapsed, request.serial)
+
+    def _answered(self, show: Callable[..., None], *args: Any) -> None:
+        try:
+            show(*args)
+        finally:
+            self._search_done()
 
     def _refresh_with_progress(self) -> None:
         """Bring the whole index up to date, reporting its progress (the first deep search)."""

@@ -31,6 +31,10 @@ from memkeeper.tui.widgets.tree_labels import (
 #: Above this many archives, the archive and summary lists start folded and fill when expanded.
 LAZY_LIMIT = 300
 
+#: The first build adds this many L1 days (the newest, more than a terminal shows) before the
+#: first frame and the older ones right after it: a store of years has over a thousand.
+FIRST_DAYS = 150
+
 
 class TierTree(Tree[Target]):
     """The store's tiers as a tree; posts :class:`TierTree.TargetSelected` when the cursor moves."""
@@ -99,7 +103,7 @@ class TierTree(Tree[Target]):
         self._snapshot = snapshot
         self.clear()
         self._add_l2_l3(snapshot)
-        self._add_l1(snapshot)
+        self._add_l1(snapshot, FIRST_DAYS if old is None else None)
         self.call_after_refresh(self._restore_position, cursor_key, scroll_y)
 
     def _relabel(self, snapshot: StoreSnapshot) -> None:
@@ -126,15 +130,26 @@ class TierTree(Tree[Target]):
                 self._fill_group(group)
                 group.expand()
 
-    def _add_l1(self, snapshot: StoreSnapshot) -> None:
+    def _add_l1(self, snapshot: StoreSnapshot, first: int | None) -> None:
+        """The L1 tier and its days, newest first; with ``first``, only that many before the
+        next frame (the rest follow it, unless another snapshot was shown meanwhile)."""
         l1 = self.root.add(
             Text.assemble(("L1 sessions", "bold"), f" ({len(snapshot.sessions)})"),
             data=Target("tier", "l1"),
             expand="tier:l1" in self._expanded,
         )
-        for day, sessions in sorted(snapshot.days.items(), reverse=True):
+        days = sorted(snapshot.days, reverse=True)
+        now, later = (days, []) if first is None else (days[:first], days[first:])
+        self._add_days(l1, snapshot, now)
+        if later:
+            self.call_after_refresh(self._add_days, l1, snapshot, later)
+
+    def _add_days(self, l1: TreeNode[Target], snapshot: StoreSnapshot, days: list[str]) -> None:
+        if snapshot is not self._snapshot:
+            return  # rebuilt from a newer snapshot meanwhile
+        for day in days:
             node = l1.add(
-                day_label(self._counts, day, [s.name for s in sessions]),
+                day_label(self._counts, day, [s.name for s in snapshot.days[day]]),
                 data=Target("day", day),
                 allow_expand=True,
             )

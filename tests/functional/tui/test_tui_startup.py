@@ -32,3 +32,32 @@ def test_without_a_hold_release_changes_nothing() -> None:
     frozen = gc.get_freeze_count()
     release_gc()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+async def test_a_store_of_many_days_shows_every_day_once_drawn(store: StorePaths) -> None:
+    """The first build adds the newest days before the first frame and the older ones after it:
+    once settled, the tree holds every day, newest first, and the oldest session can be reached."""
+    from datetime import date, timedelta
+
+    from memkeeper.tui.model import Target
+    from memkeeper.tui.widgets.tier_tree import FIRST_DAYS, TierTree
+
+    line = '{"role": "user", "ts": "%sT09:00:00.000Z", "text": "day %d"}\n'
+    start = date(2020, 1, 1)
+    for number in range(FIRST_DAYS + 40):
+        day = (start + timedelta(days=number)).isoformat()
+        path = store.sessions / f"{day}_090000_{number:08x}.l1.jsonl"
+        path.write_text(line % (day, number), "utf-8")
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        tree = app.screen.query_one(TierTree)
+        l1 = next(node for node in tree.root.children if node.data == Target("tier", "l1"))
+        days = [node.data.name for node in l1.children if node.data is not None]
+        assert len(days) == len(app.snapshot.days) > FIRST_DAYS  # type: ignore[union-attr]
+        assert days == sorted(days, reverse=True)
+        assert tree.select_target(Target("l1", f"2020-01-01_090000_{0:08x}.l1.jsonl"))
+        await settle(pilot)
+        assert tree.cursor_node is not None and tree.cursor_node.data == Target(
+            "l1", f"2020-01-01_090000_{0:08x}.l1.jsonl"
+        )
