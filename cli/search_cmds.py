@@ -150,6 +150,7 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
 def run_search(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
     from memkeeper.core.search import QueryError, search
+    from memkeeper.core.search.schema import ONE_SHOT_MMAP_BYTES
 
     paths = paths_from(args)
     query = " ".join(args.query)
@@ -166,6 +167,7 @@ def run_search(args: argparse.Namespace) -> int:
             deep=True if args.deep else None,
             limit=args.limit,
             exact=args.exact,
+            mmap_bytes=ONE_SHOT_MMAP_BYTES,  # this process reads and leaves
         )
     except QueryError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None

@@ -68,6 +68,8 @@ SMALL_GRAM_LIMIT = 100
 #: newest files instead (at 1 GB: ``a`` has 12 MB of them, ``x`` 1.8 MB, ``db`` 77 KB).
 SHORT_GRAM_BYTES = 4_000_000
 _TRIGRAMS = {"small": "fts_small", **schema.BIG_FTS}
+#: What the small index matched, per MATCH expression (see :func:`_small_matches`), kept for one search.
+SmallMatches = dict[str | None, list[tuple[int, str]]]
 
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
@@ -406,7 +408,7 @@ def _index_small_tier(
     filters: Filters,
     expr: str | None,
     root: Path,
-    matched: dict[str | None, list[tuple[int, str]]] | None = None,
+    matched: SmallMatches | None = None,
 ) -> TierResult:
     """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
     found: list[Doc] = []
@@ -497,12 +499,16 @@ def _expression(conn: sqlite3.Connection, index: str, query: Query) -> str | Non
 
 
 def _index_search(
-    paths: StorePaths, conn: sqlite3.Connection, query: Query, filters: Filters
+    paths: StorePaths,
+    conn: sqlite3.Connection,
+    query: Query,
+    filters: Filters,
+    small_matched: SmallMatches | None = None,
 ) -> tuple[TierResult, ...]:
     reader = _Reader(paths, conn, query)
     small: str | None | bool = None
     small_known = False
-    small_matched: dict[str | None, list[tuple[int, str]]] = {}
+    small_matched = {} if small_matched is None else small_matched
     out: list[TierResult] = []
     try:
         for tier in filters.tiers:
@@ -542,6 +548,7 @@ def search(
     lock_wait: float = LOCK_WAIT_SECONDS,
     exact: bool = False,
     progress: Progress | None = None,
+    mmap_bytes: int = 0,
     **options: Unpack[FilterOptions],
 ) -> SearchResults:
     """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
@@ -552,6 +559,7 @@ def search(
     and a warning; a busy or broken index, an answer from reading the files.
     ``progress(bytes done, bytes total, file)`` follows the indexing a search does first
     (a first build); while another process builds, ``indexer.build_progress`` tells how far.
+    ``mmap_bytes``: see :func:`indexer.open_for_search` (a one-shot command's choice).
     """
     exact = exact or '"' in query
     parsed = parse_query(query)
@@ -562,7 +570,12 @@ def search(
         # What changed is indexed first under the single-writer lock; while another process
         # writes, the index is read as last committed (WAL), so searches never queue behind it.
         with open_for_search(
-            paths, filters.tiers, refresh=refresh, lock_wait=lock_wait, progress=progress
+            paths,
+            filters.tiers,
+            refresh=refresh,
+            lock_wait=lock_wait,
+            progress=progress,
+            mmap_bytes=mmap_bytes,
         ) as (conn, notes):
             if exact:
                 tiers_out = _index_search(paths, conn, parsed, filters)
@@ -603,6 +616,7 @@ def _ranked_search(
     filtered = filters.types is not None or bool(filters.since or filters.until)
     out: list[TierResult] = []
     known = False
+    small_matched: SmallMatches = {}  # the trigram channel's, shared by memory and L3
     try:
         for tier in filters.tiers:
             if not filters.tier_types(tier):
@@ -612,7 +626,7 @@ def _ranked_search(
             known = known or tier_known
             hits = [ranked.make_hit(item, query, paths.root) for item in items[: filters.limit]]
             if query.spaceless:
-                hits = _fuse_substrings(paths, conn, tier, query, filters, hits)
+                hits = _fuse_substrings(paths, conn, tier, query, filters, hits, small_matched)
             out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
         suggested: tuple[str, ...] = ()
         if not any(t.hits for t in out) and not known:
@@ -632,12 +646,13 @@ def _fuse_substrings(
     query: ranked.RankedQuery,
     filters: Filters,
     hits: list[Hit],
+    small_matched: SmallMatches | None = None,
 ) -> list[Hit]:
     """The word channel's hits fused (reciprocal rank) with the trigram channel's for the spaceless words."""
     sub_query = Query(query.text, query.spaceless)
     # the newest matches the fusion can use: a few times the hits shown, not the exact mode's CAP
     one = filters._replace(tiers=(tier,), cap=min(filters.cap, max(ranked.CANDIDATES, 3 * filters.limit)))
-    found = _index_search(paths, conn, sub_query, one)[0].hits
+    found = _index_search(paths, conn, sub_query, one, small_matched)[0].hits
     share = len(query.spaceless) / max(1, len(query.groups))
     conf = ranked.confidence(query, share)
     substring = [

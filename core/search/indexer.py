@@ -572,6 +572,7 @@ def open_for_search(
     refresh: bool = True,
     lock_wait: float = 0.25,
     progress: Progress | None = None,
+    mmap_bytes: int = 0,
 ) -> _ForSearch:
     """A connection to read the index from, and notes for the person searching (closed at the
     end of the ``with``).
@@ -579,12 +580,16 @@ def open_for_search(
     With the writer lock (waited for at most ``lock_wait``), what changed is indexed first.
     While another process writes, the index is read as it was last committed (WAL), with a
     note. IndexBusy when there is no usable index to read (the caller scans the files).
+    ``mmap_bytes`` (see schema.ONE_SHOT_MMAP_BYTES) maps that much of the index into memory
+    for the search's reads: a one-shot process reads its pages without a system call each
+    (6–7 ms less for an exact or Korean query at 1 GB); a long-lived one leaves it 0, or every
+    page it ever touched would count in its resident size.
     """
-    return _ForSearch(paths, tiers, refresh, lock_wait, progress)
+    return _ForSearch(paths, tiers, refresh, lock_wait, progress, mmap_bytes)
 
 
 class _ForSearch:
-    __slots__ = ("conn", "lock_wait", "paths", "progress", "refresh", "tiers")
+    __slots__ = ("conn", "lock_wait", "mmap_bytes", "paths", "progress", "refresh", "tiers")
 
     def __init__(
         self,
@@ -593,9 +598,10 @@ class _ForSearch:
         refresh: bool,
         lock_wait: float,
         progress: Progress | None,
+        mmap_bytes: int,
     ) -> None:
         self.paths, self.tiers, self.refresh = paths, tiers, refresh
-        self.lock_wait, self.progress = lock_wait, progress
+        self.lock_wait, self.progress, self.mmap_bytes = lock_wait, progress, mmap_bytes
         self.conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> tuple[sqlite3.Connection, list[str]]:
@@ -615,6 +621,8 @@ class _ForSearch:
                 conn.close()
             raise
         self.conn = conn
+        if self.mmap_bytes > 0:
+            conn.execute(f"PRAGMA mmap_size={int(self.mmap_bytes)}")
         return conn, notes
 
     def __exit__(self, *exc: object) -> None:

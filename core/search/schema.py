@@ -52,6 +52,9 @@ WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
 TITLES = "titles_l1"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
 WORD_COLUMNS = ("hi", "lo", "ctx")
+#: How much of the index a one-shot search maps into memory (SQLite caps it, at 2 GB by default):
+#: see ``indexer.open_for_search``.
+ONE_SHOT_MMAP_BYTES = 1 << 40
 #: Appended to every indexed text: a query word never holds a newline (queries turn
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.

@@ -374,3 +374,17 @@ def test_a_large_load_cut_short_does_not_leave_merging_off(
     refresh(store)
     assert {value for _table, value in _merge_settings(store)} == {4}
     same(store, "0000000f")
+
+
+def test_a_one_shot_search_maps_the_index_and_a_long_lived_one_does_not(store: StorePaths) -> None:
+    store.memory.write_text("## Notes\n- the mapped lantern glows\n", "utf-8")
+    refresh(store)
+    with indexer.open_for_search(store) as (conn, _notes):
+        assert conn.execute("PRAGMA mmap_size").fetchone()[0] == 0  # the TUI's, the MCP server's
+    with indexer.open_for_search(store, mmap_bytes=search_schema.ONE_SHOT_MMAP_BYTES) as (conn, _notes):
+        mapped = conn.execute("PRAGMA mmap_size").fetchone()[0]
+        assert mapped > 0  # SQLite caps what is asked at its build's limit
+        assert conn.execute("SELECT count(*) FROM docs").fetchone()[0] >= 1
+    hits = any_search(store, "lantern", mmap_bytes=search_schema.ONE_SHOT_MMAP_BYTES)
+    assert [h.snippet for h in hits.ranked] == [h.snippet for h in any_search(store, "lantern").ranked]
+    assert hits.ranked and "lantern" in hits.ranked[0].snippet
