@@ -280,8 +280,6 @@ def findings(
 
 def _summary_findings(paths: StorePaths, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
     """The decisions and open issues of one summary, from the cache while its file is unchanged."""
-    from memkeeper.core.summary import SummaryError, load_summary
-
     path = paths.archive(name)
     try:
         signature = _signature(os.stat(path, follow_symlinks=False))
@@ -290,6 +288,10 @@ def _summary_findings(paths: StorePaths, name: str, archive: str, cache: Activit
     cached = cache.summaries.get(name)
     if cached is not None and cached[0] == signature:
         return cached[1]
+    # Imported only to read a summary: its models cost tens of ms to build, and an open
+    # whose readings are all saved needs none of them.
+    from memkeeper.core.summary import SummaryError, load_summary
+
     found: list[Finding] = []
     try:
         summary = load_summary(path, only=("keyDecisions", "issues"))

@@ -194,22 +194,49 @@ def pick(hits: list[Hit], session_id: str | None, state: dict[str, Any], min_con
 # --- the text -----------------------------------------------------------------------------
 
 
-def _label(paths: StorePaths, hit: Hit) -> str:
+#: Titles a resident lookup keeps, per L1 file and size (cleared past this many).
+TITLES_KEPT = 1_000
+
+
+def _title(paths: StorePaths, l1_file: str, kept: dict[tuple[str, int], str | None] | None) -> str | None:
+    """The session title of an L1 hit; with ``kept`` (a resident lookup's), worked out once per file size."""
+    from memkeeper.core.titles import session_title
+
+    if kept is None:
+        return session_title(paths, l1_file)
+    try:
+        key = (l1_file, os.stat(os.path.join(paths.root, l1_file)).st_size)
+    except OSError:
+        return session_title(paths, l1_file)
+    if key not in kept:
+        if len(kept) >= TITLES_KEPT:
+            kept.clear()
+        kept[key] = session_title(paths, l1_file)
+    return kept[key]
+
+
+def _label(paths: StorePaths, hit: Hit, titles: dict[tuple[str, int], str | None] | None = None) -> str:
     when = f" {hit.date[:10]}" if hit.date else ""
     if hit.tier == "l1":
-        from memkeeper.core.titles import session_title
-
-        title = session_title(paths, hit.file)
+        title = _title(paths, hit.file, titles)
         return f"{hit.id} [earlier session{when}" + (f' "{title}"' if title else "") + "]"
     return f"{hit.id} [{hit.tier} {hit.type}{when}]"
 
 
-def format_context(paths: StorePaths, hits: list[Hit], limit: int = MAX_CHARS) -> str:
-    """The injected text: a header, then one line per hit, within ``limit`` characters."""
+def format_context(
+    paths: StorePaths,
+    hits: list[Hit],
+    limit: int = MAX_CHARS,
+    titles: dict[tuple[str, int], str | None] | None = None,
+) -> str:
+    """The injected text: a header, then one line per hit, within ``limit`` characters.
+
+    ``titles``: session titles kept between calls (a resident lookup's), by L1 file and size.
+    """
     lines = [HEADER]
     room = limit - len(HEADER) - 1
     for i, hit in enumerate(hits):
-        label = _label(paths, hit)
+        label = _label(paths, hit, titles)
         share = room // (len(hits) - i) - 1
         text = " ".join(hit.snippet.split())
         line = f"- {label}: {text}"
@@ -267,12 +294,14 @@ def lookup_here(
     min_confidence: float,
     conn: Any = None,
     answer: Callable[[str], None] | None = None,
+    titles: dict[tuple[str, int], str | None] | None = None,
 ) -> str:
     """The recall step in this process (imports the search engine); ``conn``: an open index connection.
 
     ``answer(text)`` (the resident server's reply) is called before the session's state is
     saved, still under its lock: the prompt does not wait for that write, and another
     prompt of the session meanwhile finds the lock taken and is skipped, never answered twice.
+    ``titles``: the resident server's kept session titles (:func:`format_context`).
     """
     import sys
 
@@ -287,14 +316,14 @@ def lookup_here(
     root = store_root(project)
     paths = StorePaths(Path(project))
     if not session_id:
-        return _recall(paths, None, prompt, min_confidence, {}, conn)
+        return _recall(paths, None, prompt, min_confidence, {}, conn, titles)
     path = _state_path(root, session_id)
     os.makedirs(state_dir(root), mode=0o700, exist_ok=True)
     with try_lock(path[:-5] + ".lock") as held:
         if not held:
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
-        text = _recall(paths, session_id, prompt, min_confidence, state, conn)
+        text = _recall(paths, session_id, prompt, min_confidence, state, conn, titles)
         if answer is not None:
             answer(text)
         if text:
@@ -309,12 +338,13 @@ def _recall(
     min_confidence: float,
     state: dict[str, Any],
     conn: Any = None,
+    titles: dict[tuple[str, int], str | None] | None = None,
 ) -> str:
     hits = _lookup(paths, prompt, min_confidence, conn)
     if not hits:
         return ""
     chosen = pick(hits, session_id, state, min_confidence)
-    text = format_context(paths, chosen)
+    text = format_context(paths, chosen, titles=titles)
     if text:
         shown = state.get("shown")
         state["shown"] = [
@@ -354,6 +384,7 @@ class RecallServer:
         self._conn: Any = None
         self._conn_file: tuple[int, int] | None = None
         self._closed = False
+        self._titles: dict[tuple[str, int], str | None] = {}  # session titles, by L1 file and size
 
     def start(self, warm: bool = True) -> bool:
         """Listen (False when the store, the folder or the socket path does not allow it).
@@ -478,9 +509,8 @@ class RecallServer:
             if conn is None:
                 return ""
             try:
-                return lookup_here(
-                    project, session if isinstance(session, str) else None, prompt, float(low), conn, reply
-                )
+                sid = session if isinstance(session, str) else None
+                return lookup_here(project, sid, prompt, float(low), conn, reply, self._titles)
             except Exception:
                 self._drop_conn()  # opened afresh for the next lookup
                 raise

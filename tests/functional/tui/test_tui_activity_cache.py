@@ -143,3 +143,27 @@ async def test_reloading_while_counting_ends_with_one_whole_count(store: StorePa
         assert shown is not None and shown.counted is None and screen._reading == 3
         assert shown.days == daily_activity(store)
         assert "counting" not in str(screen.query_one("#activity-summary").render())
+
+
+def test_saved_readings_of_every_summary_need_no_summary_parser(store: StorePaths) -> None:
+    """With every summary's findings saved, listing them neither reads a summary nor loads the
+    summary models (building them costs tens of ms on a warm open)."""
+    import subprocess
+    import sys
+
+    cache = load_cache(store)
+    found = findings(store, cache)
+    assert found and cache.summaries
+    history.save_cache(store, cache)
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from memkeeper.core.history import findings, load_cache\n"
+        "from memkeeper.core.store import StorePaths\n"
+        "paths = StorePaths(Path(sys.argv[1]))\n"
+        "print(len(findings(paths, load_cache(paths))), 'memkeeper.core.summary' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", probe, str(store.project)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == [str(len(found)), "False"]

@@ -457,6 +457,38 @@ def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> Non
         server.close()
 
 
+def test_the_resident_server_works_a_title_out_once_until_the_session_file_changes(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core import titles
+
+    worked_out: list[str] = []
+    session_title = titles.session_title
+
+    def counted(paths: StorePaths, l1_name: str, write: bool = False) -> str | None:
+        worked_out.append(l1_name)
+        return session_title(paths, l1_name, write)
+
+    monkeypatch.setattr(titles, "session_title", counted)
+    server = recall.RecallServer(indexed)
+    request = {"session": "s-1", "prompt": QUESTION, "min": 0.5}
+    assert '"the S3 uploads keep failing at random, can you look?"' in server._lookup(request)
+    assert worked_out
+    once = list(worked_out)
+    again = server._lookup(dict(request, session="s-2"))
+    assert '"the S3 uploads keep failing at random, can you look?"' in again
+    assert worked_out == once  # the second answer used the titles kept from the first
+    _l1(
+        indexed,
+        f"2026-11-02_100000_{EARLIER[:8]}.l1.jsonl",
+        EARLIER,
+        [("user", "uploads to S3 fail now and then"), ("assistant", ANSWER)],
+    )
+    refresh(indexed)
+    assert '"uploads to S3 fail now and then"' in server._lookup(dict(request, session="s-3"))
+    server.close()
+
+
 # --- the detached resident lookup (the ``recall`` job) ---------------------------------------------
 
 
