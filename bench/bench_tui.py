@@ -406,7 +406,7 @@ def print_start(results: list[dict[str, Any]], project: Path, env: dict[str, str
     print(
         f"  memkeeper-tui PROJECT in a terminal → store drawn (tree + memory.md):"
         f" {spread([s.wall * ms for s in starts])}   (goal ≤ 1000 ms;"
-        f" {statistics.median(s.wall for s in starts) / statistics.median(clean):.0f}× python3 -I -S)"
+        f" {statistics.median(s.wall for s in starts) / statistics.median(clean):.0f}× python -I -S)"
     )
     print(f"    CPU of the process by then:  {spread([s.cpu * ms for s in starts])}")
     frames = [r["first_frame"] * ms for r in results]

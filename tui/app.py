@@ -28,7 +28,7 @@ from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
 from memkeeper.tui.snapshot import load_snapshot
-from memkeeper.tui.startup import release_gc
+from memkeeper.tui.startup import release_gc, settle_gc
 from memkeeper.tui.store_actions import StoreActions
 from memkeeper.tui.widgets.doc_pane import OpenRequest
 
@@ -127,7 +127,16 @@ class MemkeeperApp(StoreActions):
     @work(thread=True, group="warm-up", exit_on_error=False, description="warm up search")
     def _warm_up(self) -> None:
         """After the first paint, read the summarizer's health and import what the first search
-        needs, so its keystroke is fast."""
+        needs, so its keystroke is fast; then settle the garbage collector (:func:`settle_gc`)."""
+        try:
+            self._warm_up_search()
+        finally:
+            try:
+                self.call_from_thread(settle_gc)
+            except RuntimeError:
+                pass  # the app is closing
+
+    def _warm_up_search(self) -> None:
         if self.snapshot is None or not self.snapshot.exists:
             return
         self._read_backend(self.paths)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
-from memkeeper.tui.startup import hold_gc, release_gc
+from memkeeper.tui.startup import hold_gc, release_gc, settle_gc
 from tests.functional.tui.scenes import settle
 
 
@@ -24,14 +26,48 @@ async def test_collection_held_at_start_is_back_on_once_the_store_is_drawn(store
             assert gc.get_freeze_count() > frozen  # what start-up made is left out of later collections
     finally:
         release_gc()
+        settle_gc()  # no flag left for another test
         gc.unfreeze()
         gc.enable()
 
 
-def test_without_a_hold_release_changes_nothing() -> None:
+def test_without_a_hold_release_and_settle_change_nothing() -> None:
     frozen = gc.get_freeze_count()
     release_gc()
+    settle_gc()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+async def test_what_the_warm_up_made_is_frozen_once_it_is_done(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first frame, the work it started (the warm-up search, the rest of the tree)
+    makes objects of its own: once the warm-up is done they are frozen too, once."""
+    import memkeeper.tui.app as app_module
+
+    counts: list[tuple[int, int]] = []  # freeze counts before and after each settle
+
+    def settling() -> None:
+        before = gc.get_freeze_count()
+        settle_gc()
+        counts.append((before, gc.get_freeze_count()))
+
+    monkeypatch.setattr(app_module, "settle_gc", settling)
+    hold_gc()
+    try:
+        app = MemkeeperApp(store, watch=False, prefs=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            assert len(counts) == 1
+            before, after = counts[0]
+            assert after > before  # the warm-up's objects left out of later collections
+            settling()  # a second call freezes nothing more
+            assert counts[1][1] == counts[1][0]
+    finally:
+        release_gc()
+        settle_gc()  # no flag left for another test
+        gc.unfreeze()
+        gc.enable()
 
 
 async def test_a_store_of_many_days_shows_every_day_once_drawn(store: StorePaths) -> None:
