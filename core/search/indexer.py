@@ -620,9 +620,13 @@ class _ForSearch:
             if conn is not None:
                 conn.close()
             raise
-        self.conn = conn
         if self.mmap_bytes > 0:
-            conn.execute(f"PRAGMA mmap_size={int(self.mmap_bytes)}")
+            try:
+                conn.execute(f"PRAGMA mmap_size={int(self.mmap_bytes)}")
+            except BaseException:
+                conn.close()  # no with-block runs to close it
+                raise
+        self.conn = conn
         return conn, notes
 
     def __exit__(self, *exc: object) -> None:
