@@ -286,7 +286,7 @@ def _start_flush(call: Call, reason: str) -> None:
 
 def _count(
     call: Call, *, tool_uses: int = 0, messages: int = 0, settings: HookSettings | None = None
-) -> HookSettings:
+) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
 
@@ -300,7 +300,6 @@ def _count(
     )
     if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
         _start_flush(call, "count")
-    return done.settings
 
 
 # --- handlers -----------------------------------------------------------------------
