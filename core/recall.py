@@ -280,12 +280,12 @@ def lookup_here(
     prompt: str,
     min_confidence: float,
     conn: Any = None,
-    answer: Callable[[str], None] | None = None,
+    reply: Callable[[str], None] | None = None,
     titles: dict[tuple[str, int], str | None] | None = None,
 ) -> str:
     """The recall step in this process (imports the search engine); ``conn``: an open index connection.
 
-    ``answer(text)`` (the resident server's reply) is called before the session's state is
+    ``reply(text)`` (the resident server's reply) is called before the session's state is
     saved, still under its lock: the prompt does not wait for that write, and another
     prompt of the session meanwhile finds the lock taken and is skipped, never answered twice.
     ``titles``: the resident server's kept session titles (:func:`format_context`).
@@ -311,8 +311,8 @@ def lookup_here(
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
         text = _recall(paths, session_id, prompt, min_confidence, state, conn, titles)
-        if answer is not None:
-            answer(text)
+        if reply is not None:
+            reply(text)
         if text:
             atomic_write_json(path, state, durable=False)
         return text
