@@ -1,8 +1,9 @@
 """Per-prompt recall: earlier memory that answers the prompt just typed, as hook context.
 
-On each typed prompt the ``UserPromptSubmit`` hook calls :func:`recall_context`. It
-looks the prompt up in the search index as it stands — opened read-only, never refreshed,
-with a busy timeout of :data:`BUSY_TIMEOUT` — and returns at most :data:`MAX_HITS` hits
+On each typed prompt the ``UserPromptSubmit`` hook asks for it (:mod:`memkeeper.core.recall_ask`,
+then :func:`lookup_here` when no resident lookup answers; :func:`recall_context` does both
+in one call). It looks the prompt up in the search index as it stands — opened read-only,
+never refreshed, with a busy timeout of :data:`BUSY_TIMEOUT` — and returns at most :data:`MAX_HITS` hits
 at or above the configured confidence, in at most :data:`MAX_CHARS` characters with
 their ids for the ``show`` tool; "" when nothing earlier is confidently relevant, and
 always "" (never an error, never a wait) when the index is absent, locked, of another
@@ -260,31 +261,17 @@ def _lookup(paths: StorePaths, prompt: str, min_confidence: float, conn: Any) ->
     )
 
 
-def recall_context(
-    project: str,
-    session_id: str | None,
-    prompt: str,
-    min_confidence: float,
-    on_no_resident: Callable[[], None] | None = None,
-) -> str:
+def recall_context(project: str, session_id: str | None, prompt: str, min_confidence: float) -> str:
     """The ``additionalContext`` for this prompt in ``project``; "" when there is nothing confident and new.
 
-    Asked of a resident lookup if one serves the store, else looked up here and then
-    ``on_no_resident()`` (the hook starts the ``recall`` job, so the next prompts are answered
-    by it). The hook itself asks first and reads the answer after counting the prompt
-    (:mod:`memkeeper.core.recall_ask`).
+    Asked of a resident lookup if one serves the store, else looked up here. The hook
+    itself asks first, reads the answer after counting the prompt and starts the ``recall``
+    job when it looked up itself (:mod:`memkeeper.core.recall_ask`).
     """
     pending = ask(project, session_id, prompt, min_confidence)
     if pending is None:
         return ""
-
-    def here() -> str:
-        text = lookup_here(project, session_id, prompt, min_confidence)
-        if on_no_resident is not None:
-            on_no_resident()
-        return text
-
-    return answer(pending, here)
+    return answer(pending, lambda: lookup_here(project, session_id, prompt, min_confidence))
 
 
 def lookup_here(

@@ -229,7 +229,7 @@ class Call:
     handler asks for it.
     """
 
-    __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings")
+    __slots__ = ("_paths", "payload", "pending", "project", "root", "settings")
 
     def __init__(self, payload: dict[str, Any], project: str) -> None:
         self.payload = payload
@@ -237,7 +237,6 @@ class Call:
         self.root = store_root(project)
         self._paths: StorePaths | None = None
         self.settings: HookSettings | None = None  # read early by a handler's FIRST step
-        self.asked = False  # per-prompt recall asked (UserPromptSubmit)
         self.pending: Pending | None = None  # its question to a resident lookup, if one took it
 
     @property
@@ -287,7 +286,7 @@ def _start_flush(call: Call, reason: str) -> None:
 
 def _count(
     call: Call, *, tool_uses: int = 0, messages: int = 0, settings: HookSettings | None = None
-) -> HookSettings:
+) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
 
@@ -301,7 +300,6 @@ def _count(
     )
     if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
         _start_flush(call, "count")
-    return done.settings
 
 
 # --- handlers -----------------------------------------------------------------------
@@ -350,7 +348,6 @@ def ask_recall(call: Call) -> None:
     The question goes out to a resident lookup before the rest of the hook's modules load and
     the prompt is counted, so the lookup runs meanwhile; :func:`on_prompt` reads the answer.
     """
-    call.asked = True
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
@@ -368,7 +365,7 @@ def on_prompt(call: Call) -> None:
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    if not call.asked:
+    if call.settings is None:  # main ran ask_recall first (settings read); a direct call has not
         ask_recall(call)
     _count(call, messages=1, settings=call.settings)
     pending = call.pending
