@@ -84,9 +84,9 @@ def _shared_options(parser: argparse.ArgumentParser, default: object) -> None:
         )
 
 
-def _fast_path(argv: list[str]) -> int | None:
-    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` / a plain ``search`` without argparse; None if
-    not applicable."""
+def _fast_path(argv: list[str]) -> tuple[int, bool] | None:
+    """Dispatch ``check`` / ``hook EVENT`` / ``mcp`` / a plain ``search`` without argparse: its exit
+    code, and whether nothing is left to finish at exit (see :func:`run`); None if not applicable."""
     project: str | None = None
     rest = argv
     if len(rest) >= 2 and rest[0] == "--project":
@@ -94,16 +94,16 @@ def _fast_path(argv: list[str]) -> int | None:
     if rest == ["check"]:
         from memkeeper.cli.fast import run_check
 
-        return run_check(project)
+        return run_check(project), False
     if len(rest) == 2 and rest[0] == "hook" and not rest[1].startswith("-"):
         from memkeeper.plugin.hook import main as hook_main
 
-        return hook_main([rest[1]])
+        return hook_main([rest[1]]), False
     if rest == ["mcp"]:  # Claude Code waits for the server's first answer: no argparse, no Rich
         from memkeeper.plugin.mcp_server import serve
 
         serve(project)
-        return 0
+        return 0, False
     if "search" in argv or "search-memory" in argv:  # the plain forms of a search, read without argparse
         from memkeeper.cli.search_cmds import fast_args
 
@@ -113,7 +113,6 @@ def _fast_path(argv: list[str]) -> int | None:
 
             from memkeeper.cli.output import run_handler
 
-            global _nothing_left
             collecting = gc.isenabled()
             gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
             try:
@@ -122,13 +121,8 @@ def _fast_path(argv: list[str]) -> int | None:
             finally:
                 if collecting:
                     gc.enable()
-            _nothing_left = True  # its connection is closed, its answer written
-            return code
+            return code, True  # its connection is closed, its answer written
     return None
-
-
-#: True once the command has nothing left to finish at exit (see :func:`run`).
-_nothing_left = False
 
 
 def run() -> None:
@@ -137,8 +131,8 @@ def run() -> None:
     A search answered on the fast path leaves without the interpreter's teardown (freeing
     every module it loaded costs it milliseconds); its output is flushed first.
     """
-    code = main()
-    if not _nothing_left:
+    code, nothing_left = _dispatch(sys.argv[1:])
+    if not nothing_left:
         sys.exit(code)
     try:
         sys.stdout.flush()
@@ -151,20 +145,22 @@ def run() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _nothing_left
-    _nothing_left = False  # this command line's, not an earlier one's in the same process
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    return _dispatch(list(sys.argv[1:] if argv is None else argv))[0]
+
+
+def _dispatch(args_list: list[str]) -> tuple[int, bool]:
+    """The command line's exit code, and whether nothing is left to finish at exit."""
     fast = _fast_path(args_list)
     if fast is not None:
         return fast
     parser, args = parse_line(args_list)
     if not getattr(args, "handler", None):
         parser.print_help()
-        return 0
+        return 0, False
     _finish_interrupted(args)
     from memkeeper.cli.output import run_handler
 
-    return run_handler(args)
+    return run_handler(args), False
 
 
 def parse_line(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:

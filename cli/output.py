@@ -108,7 +108,7 @@ def run_handler(args: argparse.Namespace) -> int:
 
 
 #: Commands that read the store only through files opened without following a link
-#: (``search.sources.open_file``): their guard checks the folders they read, listing nothing.
+#: (``atomic.open_read``): their guard checks the folders they read, listing nothing.
 READERS = frozenset({"search"})
 
 

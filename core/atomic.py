@@ -27,7 +27,7 @@ from memkeeper.core.boundary import O_NOFOLLOW, StoreLinkError, check_path
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO
 
     StrPath = str | os.PathLike[str]
 
@@ -203,6 +203,12 @@ def open_no_follow(path: StrPath, flags: int, mode: int = FILE_MODE) -> int:
         if exc.errno == errno.ELOOP:
             raise StoreLinkError(target) from None
         raise
+
+
+def open_read(path: StrPath) -> BinaryIO:
+    """A file of the store opened for reading, never through a link: StoreLinkError names one met
+    at the file or a folder above it (so a reader needs no listing of the store beforehand)."""
+    return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
 
 
 def _fsync_dir(folder: str) -> None:

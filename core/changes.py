@@ -68,10 +68,10 @@ def read_from(path: Path, inode: int, offset: int) -> tuple[int, int, list[str]]
     A journal with another inode than recorded is read from its start; one that is a link is
     not read (taken as missing).
     """
-    from memkeeper.core.atomic import open_no_follow
+    from memkeeper.core.atomic import open_read
 
     try:
-        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
+        with open_read(path) as handle:
             st = os.fstat(handle.fileno())
             start = offset if st.st_ino == inode and offset <= st.st_size else 0
             handle.seek(start)

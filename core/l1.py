@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from memkeeper.core import changes
-from memkeeper.core.atomic import atomic_write_json, open_no_follow, redact_bytes
+from memkeeper.core.atomic import atomic_write_json, open_no_follow, open_read, redact_bytes
 from memkeeper.core.l1_entries import dumps_entry, entry_from_event
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.names import (
@@ -683,7 +683,7 @@ def _gzip_file(source: Path, target: Path) -> None:
             os.fdopen(fd, "wb") as raw,
             gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw, mtime=int(stat.st_mtime)) as packed,
         ):
-            with os.fdopen(open_no_follow(source, os.O_RDONLY), "rb") as handle:
+            with open_read(source) as handle:
                 shutil.copyfileobj(handle, packed)
             packed.flush()
         with open(tmp, "rb+") as sync:

@@ -166,7 +166,7 @@ def guard(paths: StorePaths, folders: tuple[str, ...] | None = None, *, listing:
     StoreLinkError). Each with one line that says what to do.
 
     Without ``listing`` (for a reader that opens each file without following links, as the
-    search does: ``search.sources.open_file``), only the store folder, the folders it reads
+    search does: ``atomic.open_read``), only the store folder, the folders it reads
     and the index are checked, not every file: the cost stays the same at any store size.
     """
     from memkeeper.core.boundary import check_path, refuse_links, refused_project

@@ -68,7 +68,6 @@ class MemkeeperApp(StoreActions):
         self._watch_wanted = watch
         self._watch_stop: asyncio.Event | None = None
         self._note = note
-        self._started = False
         self.sub_title = paths.project.name
 
     def get_default_screen(self) -> BrowseScreen:
@@ -116,10 +115,8 @@ class MemkeeperApp(StoreActions):
 
     def _start_once(self) -> None:
         """After the first frame: collect garbage again and start live refresh (importing the
-        watcher is not on the way to the first frame)."""
-        if self._started:
-            return
-        self._started = True
+        watcher is not on the way to the first frame). Later calls do nothing: the hold is
+        released once, and live refresh starts only if it never started."""
         release_gc()
         if self._watch_wanted and self._watch_stop is None:
             self.start_watching()

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
+from memkeeper.core.atomic import open_read
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.search.freshness import Row
 from memkeeper.core.search.schema import trigram_text
@@ -33,7 +34,6 @@ from memkeeper.core.search.sources import (
     iter_sections,
     l1_body,
     l1_neighbours_before,
-    open_file,
     parse_line,
     read_source,
 )
@@ -60,7 +60,7 @@ def fingerprint(data: bytes) -> bytes:
 
 def read_range(path: Path, start: int, length: int) -> bytes:
     try:
-        with open_file(path) as handle:
+        with open_read(path) as handle:
             handle.seek(max(0, start))
             return handle.read(length)
     except StoreLinkError:
@@ -280,7 +280,7 @@ def _session_title(data: bytes) -> str:
 def gzip_matches(path: Path, row: Row) -> bool:
     """Is this gzip the file the row indexed? Its stated length and its first 4 KB say so."""
     try:
-        with open_file(path) as handle:
+        with open_read(path) as handle:
             handle.seek(-4, os.SEEK_END)
             (isize,) = struct.unpack("<I", handle.read(4))
             if isize != row.offset & 0xFFFFFFFF:

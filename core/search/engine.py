@@ -408,15 +408,13 @@ def _index_small_tier(
     filters: Filters,
     expr: str | None,
     root: Path,
-    matched: SmallMatches | None = None,
+    matched: SmallMatches,
 ) -> TierResult:
     """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
     found: list[Doc] = []
-    known = None if matched is None else matched.get(expr)
+    known = matched.get(expr)
     if known is None:
-        known = _small_matches(conn, expr)
-        if matched is not None:
-            matched[expr] = known
+        known = matched[expr] = _small_matches(conn, expr)
     for doc in _small_rows(conn, [rowid for rowid, of_tier in known if of_tier == tier]):
         if _wanted(doc, query, filters):
             found.append(doc)
@@ -646,7 +644,7 @@ def _fuse_substrings(
     query: ranked.RankedQuery,
     filters: Filters,
     hits: list[Hit],
-    small_matched: SmallMatches | None = None,
+    small_matched: SmallMatches,
 ) -> list[Hit]:
     """The word channel's hits fused (reciprocal rank) with the trigram channel's for the spaceless words."""
     sub_query = Query(query.text, query.spaceless)

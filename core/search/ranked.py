@@ -36,10 +36,10 @@ from memkeeper.core.search.query import BM25_B, BM25_K1, quoted
 from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
 from memkeeper.core.search.scoring import (
     FIELD_WEIGHTS,
-    ONE_WORD_CONFIDENCE,
     Candidate,
     Ranked,
     confidence,
+    confidence_cap,
     coverage_marks,
     rescored,
     scan_rank,
@@ -238,7 +238,7 @@ def rank_confident(
     stats = tier_stats(conn, index, query)
     idf = {g.stem: idf_of(stats, g) for g in query.groups}
     total = sum(idf.values())
-    cap = ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
+    cap = confidence_cap(query)
     if total <= 0 or min_confidence > cap:
         return []
     required = [g for g in query.groups if idf[g.stem] > (1.0 - min_confidence / cap) * total]

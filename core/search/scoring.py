@@ -125,9 +125,13 @@ def coverage(query: RankedQuery, idf: dict[str, float], own: set[str], context: 
     return got / total
 
 
+def confidence_cap(query: RankedQuery) -> float:
+    """The best confidence a hit of ``query`` can have (ONE_WORD_CONFIDENCE for one word)."""
+    return ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
+
+
 def confidence(query: RankedQuery, cov: float) -> float:
-    cap = ONE_WORD_CONFIDENCE if len(query.groups) == 1 else 1.0
-    return round(max(0.0, min(1.0, cov)) * cap, 4)
+    return round(max(0.0, min(1.0, cov)) * confidence_cap(query), 4)
 
 
 def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) -> list[Ranked]:

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.atomic import open_read
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import (
     archive_of_summary,
@@ -37,7 +37,7 @@ from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO
+    from typing import Any
 
 TIERS = ("memory", "l3", "l2", "l1")
 #: Tiers kept whole in the database (small, rewritten often); the others are read back from their files.
@@ -193,16 +193,10 @@ def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> Sou
     return SourceFile(rel, tier, kind, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def open_file(path: str | os.PathLike[str]) -> BinaryIO:
-    """A file of the store opened for reading, never through a link: StoreLinkError names one met
-    at the file or a folder above it (so a reader needs no listing of the store beforehand)."""
-    return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")
-
-
 def read_source(paths: StorePaths, source: SourceFile) -> bytes:
     """The file's bytes (decompressed for ``.gz``); empty if it vanished meanwhile."""
     try:
-        with open_file(paths.root / source.rel) as handle:
+        with open_read(paths.root / source.rel) as handle:
             data = handle.read()
     except StoreLinkError:
         raise
@@ -572,7 +566,7 @@ def iter_source_docs(paths: StorePaths, source: SourceFile) -> Iterator[Doc]:
     fallback = name_date(source.name)
     session = l1_session(source.name)
     try:
-        handle = open_file(paths.root / source.rel)
+        handle = open_read(paths.root / source.rel)
     except StoreLinkError:
         raise
     except OSError:
@@ -598,7 +592,7 @@ def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
 def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
     """1-based line number of the byte at ``offset``."""
     try:
-        with open_file(path) as handle:
+        with open_read(path) as handle:
             if gz:
                 import gzip
 

@@ -25,13 +25,17 @@ class TierStats(NamedTuple):
     df: dict[str, int]  # stem -> rows holding it (0: nowhere)
 
 
+def _averages(conn: sqlite3.Connection, table: str) -> bytes:
+    """FTS5's averages record of a word index (its rows, then the tokens of each column, as
+    varints); empty when it has none."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    return bytes(row[0]) if row and row[0] else b""
+
+
 def _rows(conn: sqlite3.Connection, table: str) -> int:
     """Rows of a word index, from FTS5's averages record (no scan)."""
-    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-    if not row or not row[0]:
-        return 0
-    value, _ = varint(bytes(row[0]), 0)
-    return value
+    data = _averages(conn, table)
+    return varint(data, 0)[0] if data else 0
 
 
 def tier_stats(conn: sqlite3.Connection, index: str, query: RankedQuery) -> TierStats:
@@ -90,10 +94,9 @@ def newest_lengths(conn: sqlite3.Connection, table: str, expr: str, limit: int) 
 
 def average_length(conn: sqlite3.Connection, table: str) -> float:
     """Mean tokens per row (all columns), from FTS5's averages record."""
-    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-    if not row or not row[0]:
+    data = _averages(conn, table)
+    if not data:
         return 0.0
-    data = bytes(row[0])
     rows, pos = varint(data, 0)
     return _varint_sum(data[pos:]) / max(1, rows)
 

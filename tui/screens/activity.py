@@ -101,17 +101,14 @@ class ActivityScreen(Screen[None]):
         self._reading += 1
         self._read_totals(self._reading)
 
+    @dataclass
     class Read(Message):
         """A worker read part of the activity: ``then`` names the part read next ("counting":
         sessions are being counted, "": all read)."""
 
-        def __init__(
-            self, activity: Activity, then: Literal["findings", "days", "counting", ""], reading: int
-        ) -> None:
-            super().__init__()
-            self.activity = activity
-            self.then = then
-            self.reading = reading
+        activity: Activity
+        then: Literal["findings", "days", "counting", ""]
+        reading: int
 
         def can_replace(self, message: Message) -> bool:
             # Counting posts its progress often: a newer count replaces one not shown yet.

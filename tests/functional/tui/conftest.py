@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.core.store import StorePaths
+from memkeeper.tui.startup import release_gc, settle_gc
 from tests.functional.tui.scenes import build_store
 
 
@@ -32,3 +34,14 @@ def store(home: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
     """The deterministic store of ``scenes.build_store`` (trash times frozen too)."""
     monkeypatch.setattr("memkeeper.core.forget.iso_now", lambda: "2026-11-21T12:00:00.000Z")
     return build_store(home / "work")
+
+
+@pytest.fixture
+def gc_restored() -> Iterator[None]:
+    """For a test that holds collection (``hold_gc``, as ``launch.main`` does): afterwards it is
+    on again, nothing left frozen and no flag left in :mod:`memkeeper.tui.startup`."""
+    yield
+    release_gc()
+    settle_gc()
+    gc.unfreeze()
+    gc.enable()

@@ -403,7 +403,11 @@ async def test_toggle_live_refresh(store: StorePaths) -> None:
 
 
 def test_main_without_store_says_so_and_offers_demo(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    home: Path,
+    gc_restored: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from memkeeper.tui import launch as app_module
 
@@ -419,7 +423,7 @@ def test_main_without_store_says_so_and_offers_demo(
 
 
 def test_demo_store_removed_on_exit_unless_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, gc_restored: None
 ) -> None:
     from memkeeper.tui import launch as app_module
 

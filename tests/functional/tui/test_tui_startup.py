@@ -12,23 +12,19 @@ from memkeeper.tui.startup import hold_gc, release_gc, settle_gc
 from tests.functional.tui.scenes import settle
 
 
-async def test_collection_held_at_start_is_back_on_once_the_store_is_drawn(store: StorePaths) -> None:
+async def test_collection_held_at_start_is_back_on_once_the_store_is_drawn(
+    store: StorePaths, gc_restored: None
+) -> None:
     assert gc.isenabled()
     frozen = gc.get_freeze_count()
     hold_gc()  # as the console script does before it imports the app
-    try:
-        assert not gc.isenabled()
-        app = MemkeeperApp(store, watch=False, prefs=False)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
-            assert app.snapshot is not None
-            assert gc.isenabled()
-            assert gc.get_freeze_count() > frozen  # what start-up made is left out of later collections
-    finally:
-        release_gc()
-        settle_gc()  # no flag left for another test
-        gc.unfreeze()
-        gc.enable()
+    assert not gc.isenabled()
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.snapshot is not None
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen  # what start-up made is left out of later collections
 
 
 def test_without_a_hold_release_and_settle_change_nothing() -> None:
@@ -39,7 +35,7 @@ def test_without_a_hold_release_and_settle_change_nothing() -> None:
 
 
 async def test_what_the_warm_up_made_is_frozen_once_it_is_done(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch, gc_restored: None
 ) -> None:
     """After the first frame, the work it started (the warm-up search, the rest of the tree)
     makes objects of its own: once the warm-up is done they are frozen too, once."""
@@ -54,20 +50,14 @@ async def test_what_the_warm_up_made_is_frozen_once_it_is_done(
 
     monkeypatch.setattr(app_module, "settle_gc", settling)
     hold_gc()
-    try:
-        app = MemkeeperApp(store, watch=False, prefs=False)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await settle(pilot)
-            assert len(counts) == 1
-            before, after = counts[0]
-            assert after > before  # the warm-up's objects left out of later collections
-            settling()  # a second call freezes nothing more
-            assert counts[1][1] == counts[1][0]
-    finally:
-        release_gc()
-        settle_gc()  # no flag left for another test
-        gc.unfreeze()
-        gc.enable()
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert len(counts) == 1
+        before, after = counts[0]
+        assert after > before  # the warm-up's objects left out of later collections
+        settling()  # a second call freezes nothing more
+        assert counts[1][1] == counts[1][0]
 
 
 async def test_a_store_of_many_days_shows_every_day_once_drawn(store: StorePaths) -> None:
