@@ -106,6 +106,8 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
     then reads and answers as always."""
     from types import SimpleNamespace
 
+    from memkeeper.cli.main import ALIASES  # already loaded: main is the caller
+
     values: dict[str, object] = {"project": None, "json": False, "exact": False, "deep": False}
     values.update(tier=None, type=None, since=None, until=None, limit="10")
     command: str | None = None
@@ -115,7 +117,7 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
     for word in pending:
         if not word.startswith("-"):
             if command is None:
-                if word not in ("search", "search-memory"):
+                if ALIASES.get(word, word) != "search":
                     return None
                 command = word
             elif words_ended:
