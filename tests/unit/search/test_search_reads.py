@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import hits, scan_search, search
+from memkeeper.core.search import hits, scan_search, search, sources
 from memkeeper.core.search.sources import parse_id
 from memkeeper.core.store import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
@@ -45,7 +45,7 @@ def test_lines_are_counted_once_per_file_for_the_hits_returned(
     store = _many_sessions(tmp_path)
     search(store, "quokka", deep=True)  # the index built
     asked: list[tuple[str, list[int]]] = []
-    real = hits.lines_at
+    real = sources.lines_at
 
     def counting(path: Path, offsets: list[int], gz: bool = False) -> Any:
         asked.append((path.relative_to(store.root).as_posix(), list(offsets)))
