@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from memkeeper.core.boundary import StoreLinkError
@@ -26,6 +27,7 @@ from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema, terms
 from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
+from memkeeper.core.search.newest import newest_matches
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -62,6 +64,7 @@ DEFAULT_LIMIT = 20
 CAP = 200
 LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
+_FIRST_BATCH = 64
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
 #: A short word whose trigrams' postings run over more bytes than this is looked for in the
@@ -416,13 +419,18 @@ def _index_small_tier(
     expr: str | None,
     matched: SmallMatches,
 ) -> TierResult:
-    """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
+    """The tier's newest ``cap`` matches, ranked. Walked lazily by :func:`newest.newest_matches`
+    where it can; else ``matched`` keeps what the small index's match gave (per expression)
+    for the other small tier."""
     found: list[Doc] = []
-    known = matched.get(expr)
-    if known is None:
-        known = matched[expr] = _small_matches(conn, expr)
-    for doc in _small_rows(conn, [rowid for rowid, of_tier in known if of_tier == tier]):
-        if _wanted(doc, query, filters):
+    ids = None if expr is None else newest_matches(conn, tier, expr)
+    if ids is None:
+        known = matched.get(expr)
+        if known is None:
+            known = matched[expr] = _small_matches(conn, expr)
+        ids = iter([rowid for rowid, of_tier in known if of_tier == tier])
+    for doc in _small_rows(conn, ids):
+        if doc.tier == tier and _wanted(doc, query, filters):
             found.append(doc)
             if len(found) > filters.cap:
                 break
@@ -452,11 +460,13 @@ def _small_matches(conn: sqlite3.Connection, expr: str | None) -> list[tuple[int
     ).fetchall()
 
 
-def _small_rows(conn: sqlite3.Connection, ids: list[int]) -> Iterator[Doc]:
-    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early)."""
+def _small_rows(conn: sqlite3.Connection, ids: Iterator[int]) -> Iterator[Doc]:
+    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early:
+    the first batch is small, as a common word's newest matches are mostly what it keeps)."""
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
-    for start in range(0, len(ids), _BATCH):
-        chunk = ids[start : start + _BATCH]
+    size = _FIRST_BATCH
+    while chunk := list(islice(ids, size)):
+        size = _BATCH
         rows = {
             row[0]: Doc(*row[1:])
             for row in conn.execute(
