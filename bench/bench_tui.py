@@ -437,6 +437,21 @@ def print_keystrokes(results: list[dict[str, Any]]) -> None:
         ui = [k for r in results for k in r["keystroke_ms"][number]]
         core = [k for r in results for k in r["core_ms"][number]]
         print(f"  {query!r:>16}: {spread(ui)} drawn, of which {spread(core)} in core search()")
+    slowest = sorted(
+        (
+            (drawn, r["core_ms"][number][i], query[: i + 1], run)
+            for run, r in enumerate(results, 1)
+            for number, query in enumerate(QUERIES)
+            for i, drawn in enumerate(r["keystroke_ms"][number])
+        ),
+        reverse=True,
+    )[:5]
+    print(
+        "  slowest keys (query so far, run): "
+        + ", ".join(
+            f"{text!r} ({run}) {drawn:.0f} ms, {core:.0f} in core" for drawn, core, text, run in slowest
+        )
+    )
 
 
 def print_activity(project: Path, env: dict[str, str]) -> None:
