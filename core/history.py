@@ -289,7 +289,7 @@ def findings(
 
 def _summary_findings(paths: StorePaths, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
     """The decisions and open issues of one summary, from the cache while its file is unchanged."""
-    path = paths.archive(name)
+    path = os.path.join(paths.root, name)
     try:
         signature = _signature(os.stat(path, follow_symlinks=False))
     except OSError:
@@ -297,25 +297,32 @@ def _summary_findings(paths: StorePaths, name: str, archive: str, cache: Activit
     cached = cache.summaries.get(name)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    # Imported only to read a summary: its models cost tens of ms to build, and an open
-    # whose readings are all saved needs none of them.
-    from memkeeper.core.summary import SummaryError, load_summary
-
-    found: list[Finding] = []
-    try:
-        summary = load_summary(path, only=("keyDecisions", "issues"))
-    except (SummaryError, OSError, ValueError):
-        summary = None
-    if summary is not None:
-        for decision in summary.keyDecisions:
-            text = str(getattr(decision, "decision", "") or "")
-            if text:
-                reason = str(getattr(decision, "reason", "") or "")
-                date = str(getattr(decision, "date", "") or "")
-                found.append(Finding("decision", text, date, archive, reason))
-        for issue in summary.issues:
-            if issue.issue and issue.status != "resolved":
-                found.append(Finding("issue", issue.issue, issue.date, archive, issue.status))
+    found = _read_findings(path, archive)
     cache.summaries[name] = (signature, found)
     cache.dirty = True
+    return found
+
+
+def _read_findings(path: str, archive: str) -> list[Finding]:
+    """The decisions and open issues of a summary file, read as ``core.summary.load_summary``
+    reads them (by the same field rules, :mod:`memkeeper.core.summary_fields`), without
+    building its models: importing them and validating thousands of files took most of a
+    first open's time. None of an unreadable file or one the model refuses."""
+    from memkeeper.core.atomic import open_no_follow
+    from memkeeper.core.summary_fields import decisions_and_issues
+
+    try:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8-sig"))
+        if not isinstance(data, dict):
+            return []
+        decisions, issues = decisions_and_issues(data)
+    except (OSError, ValueError):  # summary_fields.Refused and UnicodeDecodeError are ValueErrors
+        return []
+    found = [Finding("decision", text, date, archive, reason) for text, reason, date in decisions if text]
+    found.extend(
+        Finding("issue", text, date, archive, status)
+        for text, status, date in issues
+        if text and status != "resolved"
+    )
     return found
