@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,12 @@ def test_the_small_tiers_newest_matches_come_in_the_index_paths_order(
         conn.close()
 
 
+def _noted(rowids: Iterator[int], walked: list[int]) -> Iterator[int]:
+    for rowid in rowids:
+        walked.append(rowid)
+        yield rowid
+
+
 @pytest.mark.parametrize("cap", [1, 3, 10, 200])
 def test_a_common_words_newest_matches_are_walked_not_sorted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int
@@ -125,7 +132,7 @@ def test_a_common_words_newest_matches_are_walked_not_sorted(
 
     def counting(*args: Any) -> Any:
         found = real(*args)
-        return None if found is None else (walked.append(rowid) or rowid for rowid in found)
+        return None if found is None else _noted(found, walked)
 
     monkeypatch.setattr(engine, "newest_matches", counting)
     monkeypatch.setattr(engine, "_small_matches", None)  # never the sort of every match
