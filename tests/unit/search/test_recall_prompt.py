@@ -537,6 +537,25 @@ def test_the_recall_job_serves_prompts_and_stops_when_idle(
     assert recall_ask.ask_resident(str(indexed.root), request) is None
 
 
+def test_the_recall_job_stops_when_its_socket_is_removed(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the test suite's ``home`` fixture relies on to stop the jobs a test started."""
+    import time
+
+    monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)  # IDLE_SECONDS stays 15 minutes
+    job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
+    job.start()
+    folder = indexed.state / recall_ask.RECALL_DIR
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
+        time.sleep(0.02)
+    for sock in folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"):
+        sock.unlink()
+    job.join(timeout=60)
+    assert not job.is_alive()
+
+
 def test_the_real_hook_starts_a_detached_recall_job_that_answers(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
