@@ -276,11 +276,12 @@ def _start(call: Call, kind: str, reason: str | None = None) -> None:
     start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
-def _start_flush(call: Call, reason: str) -> None:
+def _start_flush(call: Call, reason: str, settings: HookSettings | None = None) -> None:
     from memkeeper.core import counters
 
     # Zero the count first, so the next events do not spawn the job again meanwhile.
-    counters.mark_flushed(call.paths, call.session_id)
+    every = settings.flush_every if settings is not None and settings.memory_enabled else None
+    counters.mark_flushed(call.paths, call.session_id, every)
     _start(call, "flush", reason)
 
 
@@ -298,8 +299,8 @@ def _count(
         lock_timeout=HOOK_LOCK_TIMEOUT,
         settings=settings,
     )
-    if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
-        _start_flush(call, "count")
+    if done.flush_due:
+        _start_flush(call, "count", done.settings)
 
 
 # --- handlers -----------------------------------------------------------------------
@@ -411,7 +412,7 @@ def on_stop(call: Call) -> None:
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if settings.memory_enabled and unflushed >= settings.flush_every:
-        _start_flush(call, "stop")
+        _start_flush(call, "stop", settings)
 
 
 def on_pre_compact(call: Call) -> None:
@@ -494,9 +495,10 @@ def run(argv: list[str]) -> None:
 
 def _finish_interrupted(call: Call) -> None:
     """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
-    from memkeeper.core import intents
+    from memkeeper.core.layout import pending_intents
 
-    if intents.pending_at(call.root):
+    if pending_intents(call.root):
+        from memkeeper.core import intents
         from memkeeper.core.lock import LockTimeout
 
         try:

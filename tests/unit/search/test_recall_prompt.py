@@ -326,7 +326,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     bump = counters.bump_at
     asked_when_counted: list[bool] = []
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         asked_when_counted.append(server.asked.wait(timeout=60))  # never set if the count came first
         return bump(*args, **kwargs)
 
@@ -355,7 +355,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
         steps.append(("finish", server.asked.wait(timeout=10)))  # (never set if the question came later)
         finish(call)
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         steps.append(("count", server.asked.is_set()))
         return bump(*args, **kwargs)
 
@@ -535,6 +535,25 @@ def test_the_recall_job_serves_prompts_and_stops_when_idle(
     assert not job.is_alive()  # idle: it stopped by itself
     assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))  # and removed its socket
     assert recall_ask.ask_resident(str(indexed.root), request) is None
+
+
+def test_the_recall_job_stops_when_its_socket_is_removed(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the test suite's ``home`` fixture relies on to stop the jobs a test started."""
+    import time
+
+    monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)  # IDLE_SECONDS stays 15 minutes
+    job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
+    job.start()
+    folder = indexed.state / recall_ask.RECALL_DIR
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
+        time.sleep(0.02)
+    for sock in folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"):
+        sock.unlink()
+    job.join(timeout=60)
+    assert not job.is_alive()
 
 
 def test_the_real_hook_starts_a_detached_recall_job_that_answers(
