@@ -20,9 +20,12 @@ from memkeeper.core.tokens import tokens_for_bytes
 
 TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
+    from typing import Any
+
     from memkeeper.core.counters import Counts
     from memkeeper.core.rotation import RotationResult
     from memkeeper.core.settings import HookSettings
+    from memkeeper.core.store import StorePaths
 
 #: The longest a hook waits for the store lock before leaving a due rotation to the next event.
 ROTATE_LOCK_TIMEOUT = 1.0
@@ -50,16 +53,29 @@ def record(
     messages: int = 0,
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
     settings: HookSettings | None = None,
+    token: str | None = None,
 ) -> Recorded:
     """Count the event for ``session_id`` in the store of ``project``, then rotate if due.
 
-    ``settings``: the store's hook settings when the caller has read them already.
+    ``settings``: the store's hook settings when the caller has read them already;
+    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`).
     """
     root = store_root(project)
     ensure_dirs(root)
     counts = counters.bump_at(
-        os.path.join(root, STATE_DIR), session_id, tool_uses=tool_uses, messages=messages
+        os.path.join(root, STATE_DIR), session_id, tool_uses=tool_uses, messages=messages, token=token
     )
+    return settle(project, counts, settings, lock_timeout)
+
+
+def settle(
+    project: str,
+    counts: Counts,
+    settings: HookSettings | None = None,
+    lock_timeout: float = ROTATE_LOCK_TIMEOUT,
+) -> Recorded:
+    """The second half of :func:`record`, after the count: rotate if due."""
+    root = store_root(project)
     if settings is None:
         settings = hook_settings_at(os.path.join(root, CONFIG_FILE))
     rotation: RotationResult | None = None
@@ -67,6 +83,20 @@ def record(
     if settings.rotation_enabled and rotation_due(root, settings.threshold_tokens):
         rotation, busy = _rotate(project, settings, lock_timeout)
     return Recorded(counts, settings, rotation, busy)
+
+
+def flush_due(done: Recorded) -> bool:
+    """Has this session gathered enough unflushed events for its flush job?"""
+    return done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every
+
+
+def start_flush(paths: StorePaths, session_id: str | None, options: dict[str, Any]) -> None:
+    """Start the ``flush`` job (``options``: why, for which session/transcript)."""
+    from memkeeper.core.jobs import start_job
+
+    # Zero the count first, so the next events do not spawn the job again meanwhile.
+    counters.mark_flushed(paths, session_id)
+    start_job(paths, "flush", options)
 
 
 def rotation_due(root: str, threshold_tokens: int) -> bool:

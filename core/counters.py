@@ -119,8 +119,20 @@ def _session(data: dict[str, Any], session_id: str) -> dict[str, Any]:
     return entry
 
 
-def bump_at(state_dir: str, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
+def bump_at(
+    state_dir: str,
+    session_id: str | None,
+    *,
+    tool_uses: int = 0,
+    messages: int = 0,
+    token: str | None = None,
+) -> Counts:
     """:func:`bump` for a store whose folders exist, given its ``.state`` folder.
+
+    ``token``: the event's own mark, for an event two processes may both count (a prompt
+    the resident recall server counted, whose reply its hook never got): a token the
+    session has already counted (one of its last :data:`TOKENS_KEPT`) adds nothing, and the
+    counts are returned as they are.
 
     Waits at most :data:`LOCK_WAIT` for the lock. Past that the count is not waited for: it
     is appended to ``counters.pending`` (one small O_APPEND write, no lock) and logged, the
@@ -130,17 +142,18 @@ def bump_at(state_dir: str, session_id: str | None, *, tool_uses: int = 0, messa
     sid = session_id or "unknown"
     try:
         with _lock_at(state_dir):
-            return _bump_locked(state_dir, sid, tool_uses, messages)
+            return _bump_locked(state_dir, sid, tool_uses, messages, token)
     except LockTimeout:
-        _defer(state_dir, sid, tool_uses, messages)
+        _defer(state_dir, sid, tool_uses, messages, token)
         return Counts(0, 0, 0, 0)
 
 
-def _defer(state_dir: str, sid: str, tool_uses: int, messages: int) -> None:
+def _defer(state_dir: str, sid: str, tool_uses: int, messages: int, token: str | None = None) -> None:
     from memkeeper.core.atomic import append_text
 
+    line = f"{sid}\t{tool_uses}\t{messages}" + (f"\t{token}" if token else "")
     try:
-        append_text(os.path.join(state_dir, PENDING_FILE), f"{sid}\t{tool_uses}\t{messages}\n")
+        append_text(os.path.join(state_dir, PENDING_FILE), line + "\n")
         what = "deferred to counters.pending"
     except OSError:
         what = "lost"
@@ -168,13 +181,25 @@ def _fold_pending(state_dir: str, data: dict[str, Any]) -> None:
 def _add_lines(data: dict[str, Any], lines: list[str]) -> None:
     for line in lines:
         parts = line.split("\t")
-        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-            _add(data, parts[0], int(parts[1]), int(parts[2]))
+        if len(parts) in (3, 4) and parts[1].isdigit() and parts[2].isdigit():
+            _add(data, parts[0], int(parts[1]), int(parts[2]), parts[3] if len(parts) == 4 else None)
 
 
-def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> dict[str, Any]:
-    data["toolUses"] = _int(data.get("toolUses")) + tool_uses
+#: The tokens of its last counted events a session keeps (see :func:`bump_at`).
+TOKENS_KEPT = 2
+
+
+def _add(
+    data: dict[str, Any], sid: str, tool_uses: int, messages: int, token: str | None = None
+) -> dict[str, Any]:
     entry = _session(data, sid)
+    if token:
+        seen = entry.get("tokens")
+        seen = [t for t in seen if isinstance(t, str)] if isinstance(seen, list) else []
+        if token in seen:
+            return entry  # counted already, by the other process that had it
+        entry["tokens"] = [*seen[1 - TOKENS_KEPT :], token]
+    data["toolUses"] = _int(data.get("toolUses")) + tool_uses
     entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
     entry["messages"] = _int(entry.get("messages")) + messages
     entry["unflushed"] = _int(entry.get("unflushed")) + tool_uses + messages
@@ -182,11 +207,11 @@ def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> dict[
     return entry
 
 
-def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int) -> Counts:
+def _bump_locked(state_dir: str, sid: str, tool_uses: int, messages: int, token: str | None) -> Counts:
     data = _read_at(state_dir)
     _fold_pending(state_dir, data)
     folded = data.pop("_folded", None)
-    entry = _add(data, sid, tool_uses, messages)
+    entry = _add(data, sid, tool_uses, messages, token)
     sessions: dict[str, Any] = data["sessions"]
     if len(sessions) > MAX_SESSIONS:
         oldest = sorted(sessions, key=lambda k: str(sessions[k].get("lastSeen", "")))
