@@ -382,6 +382,7 @@ class RecallServer:
         # file system work: a lock, a file replaced), one at a time, in the order asked.
         self._work: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
+        self._config = KeptSettings(paths)
 
     def start(self, warm: bool = True) -> bool:
         """Listen (False when the store, the folder or the socket path does not allow it).
@@ -499,7 +500,7 @@ class RecallServer:
             request = fastjson.loads(read_all(conn)[:MAX_REQUEST])
             if not isinstance(request, dict):
                 request = {}
-            count = PromptCount.asked(self.paths, request)
+            count = PromptCount.asked(self.paths, request, self._config)
             if count is not None:
                 self._work.put(count.run)  # counted meanwhile
             sent: list[str] = []
@@ -533,7 +534,7 @@ class RecallServer:
         session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
         if low is None:
             if settings is None:
-                settings = read_settings(self.paths)
+                settings = self._config.settings()
             if not settings.recall_enabled:
                 return ""
             low = settings.recall_min_confidence
@@ -552,11 +553,34 @@ class RecallServer:
                 raise
 
 
-def read_settings(paths: StorePaths) -> HookSettings:
-    from memkeeper.core.layout import CONFIG_FILE
-    from memkeeper.core.settings import hook_settings_at
+class KeptSettings:
+    """A store's hook settings for a long-lived process: read again only when a config file changed."""
 
-    return hook_settings_at(os.path.join(paths.root, CONFIG_FILE))
+    __slots__ = ("_files", "_key", "_settings")
+
+    def __init__(self, paths: StorePaths) -> None:
+        from memkeeper.core.layout import CONFIG_FILE
+        from memkeeper.core.settings import global_config_file
+
+        self._files = (global_config_file(), os.path.join(paths.root, CONFIG_FILE))
+        self._key: tuple[tuple[int, ...] | None, ...] = ()
+        self._settings: HookSettings | None = None
+
+    def settings(self) -> HookSettings:
+        from memkeeper.core.settings import hook_settings_at
+
+        key = tuple(_signature(path) for path in self._files)
+        if self._settings is None or key != self._key:
+            self._settings, self._key = hook_settings_at(self._files[1]), key
+        return self._settings
+
+
+def _signature(path: str) -> tuple[int, ...] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 #: The longest a reply waits for its prompt's count (past it the hook counts the prompt too).
@@ -578,19 +602,21 @@ class PromptCount:
 
     __slots__ = ("_finished", "counts", "paths", "session_id", "settings", "token", "transcript")
 
-    def __init__(self, paths: StorePaths, request: dict[str, Any], token: str) -> None:
+    def __init__(
+        self, paths: StorePaths, request: dict[str, Any], token: str, settings: HookSettings
+    ) -> None:
         import threading
 
         session, transcript = request.get("session"), request.get("transcript")
         self.paths, self.token = paths, token
         self.session_id = session if isinstance(session, str) and session else None
         self.transcript = transcript if isinstance(transcript, str) and transcript else None
-        self.settings = read_settings(paths)
+        self.settings = settings
         self.counts: Counts | None = None
         self._finished = threading.Event()
 
     @classmethod
-    def asked(cls, paths: StorePaths, request: dict[str, Any]) -> PromptCount | None:
+    def asked(cls, paths: StorePaths, request: dict[str, Any], config: KeptSettings) -> PromptCount | None:
         """The count a question asks for (None: none asked, or asked too long ago)."""
         token, at = request.get("count"), request.get("at")
         if (
@@ -602,7 +628,7 @@ class PromptCount:
             return None
         if not 0 <= time.monotonic() - at <= COUNT_WITHIN:
             return None
-        return cls(paths, request, token)
+        return cls(paths, request, token, config.settings())
 
     def run(self) -> None:
         """Count the prompt (on the server's counting thread)."""

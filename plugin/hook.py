@@ -10,7 +10,8 @@ and hands anything heavy to a detached single-flight job:
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
   counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
-  (:mod:`memkeeper.core.recall`, read-only, never waiting); nothing else is printed: no
+  (:mod:`memkeeper.core.recall`, read-only, never waiting; a resident lookup that answers
+  it counts the prompt too, exactly once); nothing else is printed: no
   rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.

@@ -461,7 +461,7 @@ def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
         server.close()
 
 
-def test_a_server_counts_but_injects_nothing_when_the_config_turns_recall_off(indexed: StorePaths) -> None:
+def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
     indexed.config.write_text(
         json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
     )
@@ -471,6 +471,9 @@ def test_a_server_counts_but_injects_nothing_when_the_config_turns_recall_off(in
     try:
         assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
         assert server.served == 1 and _messages(indexed) == 1
+        indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+        assert "exponential backoff" in _hook(indexed, "UserPromptSubmit", prompt=QUESTION)  # the new config
+        assert server.served == 2 and _messages(indexed) == 2
     finally:
         server.close()
 
