@@ -20,8 +20,10 @@ folder (and the output says so). Each run is a fresh process (headless app, 120�
   its per-file readings in the store's ``.state``, which starts with the session titles only,
   and the benchmark store stays untouched), once the app is idle after its first frame:
   from the key until the first frame that shows its first paint (totals and the memory-growth
-  plot), the decisions listed, and every session counted (the full view); cold (no saved readings: the first open ever) and warm (a
-  new process, readings saved by the cold one), with the process CPU time spent meanwhile.
+  plot), the decisions listed, and every session counted (the full view); cold (no saved
+  readings: the first open ever, the store's search index copied with it, as its jobs leave
+  it), warm (a new process, readings saved by the cold one), and cold on a copy without the
+  index (a store never indexed: every session is read), with the process CPU time meanwhile.
 
 Goals (issue): first tree ≤ 1.0 s, keystroke ≤ 150 ms, activity screen ≤ 500 ms, peak memory ≤ 200 MB.
 """
@@ -222,9 +224,11 @@ print(json.dumps(out))
 """
 
 
-def activity_copy(project: Path) -> Path:
+def activity_copy(project: Path, with_index: bool) -> Path:
     """A copy of the store for the activity screen: sessions, archives and summaries are hard
-    links (only read), small files are copied, and ``.state`` starts empty."""
+    links (only read), small files are copied, and ``.state`` starts empty. ``with_index``:
+    the search index is copied too (a store whose jobs have run has one; the hard links keep
+    its files current), else left out (a store never indexed)."""
     source = project / ".claude" / "memory"
     target = Path(tempfile.mkdtemp(prefix="mk-tui-activity-")) / "store"
     folder = target / ".claude" / "memory"
@@ -244,7 +248,7 @@ def activity_copy(project: Path) -> Path:
         source,
         folder,
         copy_function=place,
-        ignore=shutil.ignore_patterns("search.db*", ".search.sqlite3*", ".state"),
+        ignore=shutil.ignore_patterns("search.db*", ".state", *(() if with_index else (".search.sqlite3*",))),
     )
     (folder / ".state").mkdir(mode=0o700)
     titles = source / ".state" / "titles.json"  # the session titles the store has (not timed here)
@@ -262,15 +266,18 @@ def child_report(args: list[str], env: dict[str, str]) -> Any:
 
 
 def time_activity(project: Path, env: dict[str, str]) -> list[dict[str, float]]:
-    """Cold then warm opens of the activity screen, each in a fresh process."""
-    copy = activity_copy(project)
-    try:
-        runs = []
-        for _ in ("cold", "warm"):
-            runs.append(child_report([ACTIVITY_CHILD, str(copy)], env))
-        return runs
-    finally:
-        shutil.rmtree(copy.parent, ignore_errors=True)
+    """Opens of the activity screen, each in a fresh process: the first ever (no saved readings)
+    of the store with its search index, the next one (readings saved), and the first ever of
+    the store without an index."""
+    runs = []
+    for with_index, opens in ((True, 2), (False, 1)):
+        copy = activity_copy(project, with_index)
+        try:
+            for _ in range(opens):
+                runs.append(child_report([ACTIVITY_CHILD, str(copy)], env))
+        finally:
+            shutil.rmtree(copy.parent, ignore_errors=True)
+    return runs
 
 
 def project_dir(arg: Path | None) -> tuple[Path, str]:
@@ -430,15 +437,35 @@ def print_keystrokes(results: list[dict[str, Any]]) -> None:
         ui = [k for r in results for k in r["keystroke_ms"][number]]
         core = [k for r in results for k in r["core_ms"][number]]
         print(f"  {query!r:>16}: {spread(ui)} drawn, of which {spread(core)} in core search()")
+    slowest = sorted(
+        (
+            (drawn, r["core_ms"][number][i], query[: i + 1], run)
+            for run, r in enumerate(results, 1)
+            for number, query in enumerate(QUERIES)
+            for i, drawn in enumerate(r["keystroke_ms"][number])
+        ),
+        reverse=True,
+    )[:5]
+    print(
+        "  slowest keys (query so far, run): "
+        + ", ".join(
+            f"{text!r} ({run}) {drawn:.0f} ms, {core:.0f} in core" for drawn, core, text, run in slowest
+        )
+    )
 
 
 def print_activity(project: Path, env: dict[str, str]) -> None:
-    cold, warm = time_activity(project, env)
+    cold, warm, unindexed = time_activity(project, env)
     print(
         "activity screen (A), ms from the key: first useful paint (totals, growth plot) / decisions listed /"
         " every session counted; CPU ms of the process meanwhile (goal ≤ 500 ms):"
     )
-    for label, run in (("cold (no saved readings)", cold), ("warm (new process)", warm)):
+    rows = (
+        ("cold (first open, indexed)", cold),
+        ("warm (new process)", warm),
+        ("cold, store never indexed", unindexed),
+    )
+    for label, run in rows:
         print(
             f"  {label:26}{run['first']:7.0f} {run['findings']:7.0f} {run['done']:7.0f}"
             f"   cpu {run['cpu_ms']:6.0f}   ({run['findings_n']:,} decisions and issues)"
@@ -453,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
     parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
+    parser.add_argument("--activity-only", action="store_true", help="time the activity screen only")
     args = parser.parse_args(argv)
     project, note = project_dir(args.project)
     print(note)
@@ -472,6 +500,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     refresh(StorePaths(project))
     print(f"search index refresh before timing: {time.time() - start:.1f} s")
+    if args.activity_only:
+        print_activity(project, env)
+        print(load_line("end"))
+        return 0
     results = run_children(project, args.runs, env)
     first = results[0]
     print(f"L1 sessions: {first['sessions']:,}, archives: {first['archives']:,}")

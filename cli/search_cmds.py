@@ -190,8 +190,9 @@ def hit_text(hit: Hit) -> Any:
     from rich.text import Text
 
     from memkeeper.cli.output import strip_control
+    from memkeeper.core.search.model import file_line
 
-    where = hit.file + (f":{hit.line}" if hit.line else "")
+    where = file_line(hit)
     head = Text("  ")
     head.append(strip_control(where), style="cyan")
     if hit.date:
@@ -214,14 +215,11 @@ TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
 def _ranked_lines(results: SearchResults, limit: int) -> list[tuple[Hit, str]]:
     """The best hits across tiers, each with its head line (plain text)."""
     from memkeeper.cli.output import strip_control
+    from memkeeper.core.search.model import file_line
 
     out: list[tuple[Hit, str]] = []
     for hit in results.ranked[:limit]:
-        head = (
-            f"  {hit.confidence:.2f}  {TIER_SHORT[hit.tier]}  "
-            + hit.file
-            + (f":{hit.line}" if hit.line else "")
-        )
+        head = f"  {hit.confidence:.2f}  {TIER_SHORT[hit.tier]}  {file_line(hit)}"
         if hit.date:
             head += "  " + hit.date[:16]
         head += "  " + hit.type
@@ -304,6 +302,7 @@ def _plain_results(results: SearchResults) -> None:
     import sys
 
     from memkeeper.cli.output import strip_control
+    from memkeeper.core.search.model import file_line
 
     lines: list[str] = []
     if not results:
@@ -313,7 +312,7 @@ def _plain_results(results: SearchResults) -> None:
             continue
         lines.append(_tier_head(tier))
         for hit in tier.hits:
-            head = "  " + hit.file + (f":{hit.line}" if hit.line else "")
+            head = "  " + file_line(hit)
             if hit.date:
                 head += "  " + hit.date[:16]
             head += "  " + hit.type
@@ -367,8 +366,9 @@ def _entry_text(entry: Entry) -> Any:
     from rich.text import Text
 
     from memkeeper.cli.output import strip_control
+    from memkeeper.core.search.model import file_line
 
-    where = entry.file + (f":{entry.line}" if entry.line else "")
+    where = file_line(entry)
     head = Text()
     head.append(strip_control(where), style="cyan")
     if entry.date:

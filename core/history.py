@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,12 +20,9 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from memkeeper.core.l1_counts import Tally, count_lines, finish
 from memkeeper.core.names import is_l1, is_l1_gz, l1_date
 from memkeeper.core.store import StorePaths
-
-_ROLE = re.compile(rb'"role": ?"(user|tool)"')
-_TS = re.compile(rb'"ts": ?"(\d{4}-\d{2}-\d{2})')
-_SIDE = re.compile(rb'"sidechain": ?true')
 
 
 @dataclass(frozen=True)
@@ -146,7 +142,7 @@ def _scan(path: Path) -> dict[str, tuple[int, int]]:
     import gzip
 
     opener = gzip.open if is_l1_gz(path.name) else open
-    days: dict[bytes, list[int]] = {}
+    days: Tally = {}
     rest = b""
     with opener(path, "rb") as handle:
         while block := handle.read(SCAN_BLOCK):
@@ -154,34 +150,14 @@ def _scan(path: Path) -> dict[str, tuple[int, int]]:
             if not cut:
                 rest += block
                 continue
-            _count_lines(rest + block[:cut], days)
+            count_lines(rest + block[:cut], days)
             rest = block[cut:]
-    _count_lines(rest, days)
-    return {day.decode(): (c[0], c[1]) for day, c in days.items()}
+    count_lines(rest, days)
+    return finish(days)
 
 
 #: Bytes of an L1 file scanned at a time.
 SCAN_BLOCK = 1 << 22
-
-
-def _count_lines(data: bytes, days: dict[bytes, list[int]]) -> None:
-    """Add the prompts and tool calls of ``data`` (whole lines) to ``days``: a line counts by
-    its first role, on the day of its first timestamp; a subagent's prompt is not counted.
-    Only the lines with a role are looked at (found in one pass over the block)."""
-    after = 0  # the end of the last line counted: a line's later roles are not its own
-    find, rfind = data.find, data.rfind
-    for role in _ROLE.finditer(data):
-        start = rfind(b"\n", 0, role.start()) + 1
-        if start < after:
-            continue
-        end = find(b"\n", role.end())
-        after = end = len(data) if end < 0 else end
-        day = _TS.search(data, start, end)
-        user = role.group(1) == b"user"
-        if day is None or (user and _SIDE.search(data, start, end)):
-            continue
-        counts = days.setdefault(day.group(1), [0, 0])
-        counts[0 if user else 1] += 1
 
 
 Progress = Callable[[list["DayActivity"], int, int], None]
@@ -193,10 +169,12 @@ def daily_activity(
 ) -> list[DayActivity]:
     """Sessions, prompts and tool calls per day, oldest first (days with nothing left out).
 
-    Files whose signature is in ``cache`` are not read again; ``progress`` gets the partial
-    result every 0.2 s while files are read.
+    The counts of a file come from the search index while it has the file current (the
+    indexer counts every line it reads), else from ``cache`` while the file's signature is
+    unchanged, else from reading it; ``progress`` gets the partial result every 0.2 s.
     """
     cache = cache if cache is not None else ActivityCache()
+    indexed = _indexed_counts(paths)
     totals: dict[str, list[int]] = {}
     try:
         entries = [e for e in os.scandir(paths.sessions) if is_l1(e.name)]
@@ -205,7 +183,7 @@ def daily_activity(
     seen: set[str] = set()
     shown = time.monotonic()
     for done, entry in enumerate(entries, start=1):
-        days = _file_days(entry, cache)
+        days = _file_days(entry, cache, indexed)
         if days is None:
             continue
         seen.add(entry.name)
@@ -228,12 +206,43 @@ def _days(totals: dict[str, list[int]]) -> list[DayActivity]:
     return [DayActivity(day, *totals[day]) for day in sorted(totals)]
 
 
-def _file_days(entry: os.DirEntry[str], cache: ActivityCache) -> dict[str, tuple[int, int]] | None:
-    """{day: (prompts, tools)} of one L1 file, from the cache while the file is unchanged."""
+def _indexed_counts(paths: StorePaths) -> dict[str, tuple[Signature, str]]:
+    """{L1 file name: (signature, counts as text)} of the files the search index has counted
+    whole (none when there is no index of this version, or it cannot be read now)."""
+    import sqlite3
+
+    from memkeeper.core.search import l1days, schema
+
+    if os.path.islink(paths.search_db):
+        return {}  # the store never reads through a link
+    conn = schema.connect_readonly(paths.search_db, timeout=0.5)
+    if conn is None:
+        return {}
+    try:
+        return l1days.counted(conn)
+    except sqlite3.Error:
+        return {}  # an index made before the day counts, or busy: the files are read
+    finally:
+        conn.close()
+
+
+def _file_days(
+    entry: os.DirEntry[str], cache: ActivityCache, indexed: dict[str, tuple[Signature, str]]
+) -> dict[str, tuple[int, int]] | None:
+    """{day: (prompts, tools)} of one L1 file: from the index or the cache while the file is
+    as they saw it, else read."""
+    from memkeeper.core.l1_counts import from_text
+
     try:
         signature = _signature(entry.stat(follow_symlinks=False))
     except OSError:
         return None
+    found = indexed.get(entry.name)
+    if found is not None and found[0] == signature:
+        try:
+            return from_text(found[1])
+        except (ValueError, TypeError, IndexError):
+            pass  # read below
     cached = cache.files.get(entry.name)
     if cached is not None and cached[0] == signature:
         return cached[1]
@@ -280,7 +289,7 @@ def findings(
 
 def _summary_findings(paths: StorePaths, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
     """The decisions and open issues of one summary, from the cache while its file is unchanged."""
-    path = paths.archive(name)
+    path = os.path.join(paths.root, name)
     try:
         signature = _signature(os.stat(path, follow_symlinks=False))
     except OSError:
@@ -288,25 +297,32 @@ def _summary_findings(paths: StorePaths, name: str, archive: str, cache: Activit
     cached = cache.summaries.get(name)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    # Imported only to read a summary: its models cost tens of ms to build, and an open
-    # whose readings are all saved needs none of them.
-    from memkeeper.core.summary import SummaryError, load_summary
-
-    found: list[Finding] = []
-    try:
-        summary = load_summary(path, only=("keyDecisions", "issues"))
-    except (SummaryError, OSError, ValueError):
-        summary = None
-    if summary is not None:
-        for decision in summary.keyDecisions:
-            text = str(getattr(decision, "decision", "") or "")
-            if text:
-                reason = str(getattr(decision, "reason", "") or "")
-                date = str(getattr(decision, "date", "") or "")
-                found.append(Finding("decision", text, date, archive, reason))
-        for issue in summary.issues:
-            if issue.issue and issue.status != "resolved":
-                found.append(Finding("issue", issue.issue, issue.date, archive, issue.status))
+    found = _read_findings(path, archive)
     cache.summaries[name] = (signature, found)
     cache.dirty = True
+    return found
+
+
+def _read_findings(path: str, archive: str) -> list[Finding]:
+    """The decisions and open issues of a summary file, read as ``core.summary.load_summary``
+    reads them (by the same field rules, :mod:`memkeeper.core.summary_fields`), without
+    building its models: importing them and validating thousands of files took most of a
+    first open's time. None of an unreadable file or one the model refuses."""
+    from memkeeper.core.atomic import open_no_follow
+    from memkeeper.core.summary_fields import decisions_and_issues
+
+    try:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8-sig"))
+        if not isinstance(data, dict):
+            return []
+        decisions, issues = decisions_and_issues(data)
+    except (OSError, ValueError):  # summary_fields.Refused and UnicodeDecodeError are ValueErrors
+        return []
+    found = [Finding("decision", text, date, archive, reason) for text, reason, date in decisions if text]
+    found.extend(
+        Finding("issue", text, date, archive, status)
+        for text, status, date in issues
+        if text and status != "resolved"
+    )
     return found

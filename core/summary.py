@@ -50,6 +50,7 @@ from memkeeper.core.names import is_archive, raw_summary_name, summary_name
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename
 from memkeeper.core.summarizers import BackendError, BackendUnavailable, BudgetExceeded, complete
 from memkeeper.core.summarizers.extractive import ARCHIVE_END, ARCHIVE_START, extract_summary
+from memkeeper.core.summary_fields import ITEM_KEYS, as_text, items, status_text
 from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import estimate_tokens, extract_tail_by_tokens
 
@@ -90,14 +91,6 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-def _as_text(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, (int, float)):
-        return str(value)
-    return value
-
-
 class DateRange(_Lenient):
     first: str | None = None
     last: str | None = None
@@ -108,7 +101,7 @@ class Theme(_Lenient):
     summary: str = ""
     sessions: list[str] = Field(default_factory=list)
 
-    _text = field_validator("name", "summary", mode="before")(_as_text)
+    _text = field_validator("name", "summary", mode="before")(as_text)
 
     @field_validator("sessions", mode="before")
     @classmethod
@@ -125,7 +118,7 @@ class KeyDecision(_Lenient):
     reason: str = ""
     date: str = ""
 
-    _text = field_validator("decision", "reason", "date", mode="before")(_as_text)
+    _text = field_validator("decision", "reason", "date", mode="before")(as_text)
 
 
 class Issue(_Lenient):
@@ -133,34 +126,12 @@ class Issue(_Lenient):
     status: str = "open"
     date: str = ""
 
-    _text = field_validator("issue", "date", mode="before")(_as_text)
+    _text = field_validator("issue", "date", mode="before")(as_text)
 
     @field_validator("status", mode="before")
     @classmethod
     def _status(cls, value: Any) -> str:
-        text = str(value or "open").strip().lower()
-        return text or "open"
-
-
-#: Each list of items in a summary, and the key a bare string in it becomes.
-_ITEM_KEYS = {"themes": "name", "keyDecisions": "decision", "issues": "issue"}
-
-
-def _items(value: Any, key: str) -> list[Any]:
-    """A list of objects from whatever a file holds: strings become ``{key: text}``, junk is dropped."""
-    if value is None:
-        return []
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list):
-        return []
-    out: list[Any] = []
-    for item in value:
-        if isinstance(item, dict):
-            out.append(item)
-        elif isinstance(item, str) and item.strip():
-            out.append({key: item})
-    return out
+        return status_text(value)
 
 
 class Summary(_Lenient):
@@ -179,7 +150,7 @@ class Summary(_Lenient):
     #: Things a reader should know about how this summary was made (cut input, fallback ...).
     notes: list[str] = Field(default_factory=list)
 
-    _overall = field_validator("overallSummary", mode="before")(_as_text)
+    _overall = field_validator("overallSummary", mode="before")(as_text)
 
     @field_validator("dateRange", mode="before")
     @classmethod
@@ -194,10 +165,10 @@ class Summary(_Lenient):
         except (TypeError, ValueError):
             return 0
 
-    @field_validator(*_ITEM_KEYS, mode="before")
+    @field_validator(*ITEM_KEYS, mode="before")
     @classmethod
     def _item_list(cls, value: Any, info: ValidationInfo) -> list[Any]:
-        return _items(value, _ITEM_KEYS[str(info.field_name)])
+        return items(value, ITEM_KEYS[str(info.field_name)])
 
     @field_validator("notes", mode="before")
     @classmethod

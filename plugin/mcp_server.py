@@ -122,7 +122,9 @@ TOOLS: list[dict[str, Any]] = [
 
 
 def hit_line(hit: Hit, session_title: str | None = None) -> str:
-    where = hit.file + (f":{hit.line}" if hit.line else "")
+    from memkeeper.core.search.model import file_line
+
+    where = file_line(hit)
     date = f" {hit.date[:16]}" if hit.date else ""
     named = f' (session "{session_title}")' if session_title else ""
     return (
@@ -201,7 +203,9 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
 
 
 def format_entry(entry: Entry, session_title: str | None = None) -> str:
-    where = entry.file + (f":{entry.line}" if entry.line else "")
+    from memkeeper.core.search.model import file_line
+
+    where = file_line(entry)
     meta = [f"{entry.id} [{entry.tier} {entry.type}] {where}"]
     if entry.date:
         meta.append(f"date: {entry.date}")

@@ -13,7 +13,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from memkeeper.core.names import is_archive, is_l1, is_summary
+from memkeeper.core import names
+from memkeeper.core.layout import SESSIONS_DIR
 from memkeeper.core.store import INDEX_FILE, LOCK_FILE, MEMORY_FILE, NAMED_MEMORY_FILES, SEARCH_DB, StorePaths
 
 #: Quiet gap (ms) that ends a batch, and the longest a batch is collected.
@@ -22,30 +23,24 @@ DEBOUNCE_MS = 600
 
 
 def tier_of(paths: StorePaths, path: Path) -> str | None:
-    """Which tier a changed path belongs to, or None for files we ignore."""
+    """Which refresh group a changed path belongs to (the store's tier of it, with memory.md and
+    archives as ``l2``, the named files as ``named`` and the index file as ``index``), or None for
+    files we ignore."""
     name = path.name
-    if (
-        name.startswith(".")
-        or name.endswith((".tmp", ".lock"))
-        or name.startswith(SEARCH_DB)
-        or name == LOCK_FILE
-    ):
+    if name.endswith((".tmp", ".lock")) or name.startswith(SEARCH_DB) or name == LOCK_FILE:
         return None
-    if path.parent == paths.sessions:
-        return "l1" if is_l1(name) else None
-    if path.parent != paths.root:
+    if path.parent == paths.root:
+        rel = name
+    elif path.parent == paths.sessions:
+        rel = f"{SESSIONS_DIR}/{name}"
+    else:
         return None
-    if name == MEMORY_FILE:
-        return "l2"
     if name == INDEX_FILE:
         return "index"
-    if name in NAMED_MEMORY_FILES.values():
-        return "named"
-    if is_summary(name):
-        return "l3"
-    if is_archive(name):
-        return "l2"
-    return None
+    tier = names.tier_of(rel, NAMED_MEMORY_FILES.values())
+    if tier == "memory":
+        return "l2" if name == MEMORY_FILE else "named"
+    return tier
 
 
 def watched_folders(paths: StorePaths) -> list[Path]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memkeeper.core.atomic import open_read
 from memkeeper.core.boundary import StoreLinkError
+from memkeeper.core.l1_counts import day_counts
 from memkeeper.core.search.freshness import Row
 from memkeeper.core.search.schema import trigram_text
 from memkeeper.core.search.sources import (
@@ -78,7 +79,7 @@ class Work:
 
     __slots__ = (
         "source", "row", "append", "read", "head_fp", "tail_fp",
-        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail",
+        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail", "days",
     )  # fmt: skip
 
     def __init__(
@@ -104,6 +105,7 @@ class Work:
         self.end = 0
         self.next_line = 1
         self.open_tail = 0
+        self.days: dict[str, tuple[int, int]] = {}  # an L1 file's prompts and tool calls per day read
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
@@ -121,6 +123,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
     if source.tier == "l1":
         work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
         work.title = _session_title(data)
+        work.days = day_counts(data, 0, None if source.kind == "l1gz" else work.end)  # a gzip: whole
     else:
         _section_blocks(data, work)
         work.end = len(data)
@@ -154,6 +157,7 @@ def _prepare_append(paths: StorePaths, source: SourceFile, row: Row) -> Work | N
             data, start, first_line, work, base=row.offset, neighbours=neighbours
         )
         work.end = row.offset + offset
+        work.days = day_counts(data, start, offset)
         _fingerprints(paths, source, work, data, row.offset)
     return work
 

@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from memkeeper.core.boundary import StoreLinkError
@@ -33,6 +34,7 @@ from memkeeper.core.search.indexer import (
     writer,
 )
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
+from memkeeper.core.search.newest import newest_matches
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -69,6 +71,7 @@ DEFAULT_LIMIT = 20
 CAP = 200
 LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
+_FIRST_BATCH = 64
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
 #: A short word whose trigrams' postings run over more bytes than this is looked for in the
@@ -150,7 +153,7 @@ def make_filters(deep: bool | None, **options: Unpack[FilterOptions]) -> Filters
 # -- ranking (shared) -------------------------------------------------------------------
 
 
-def rank(tier: str, docs: list[Doc], query: Query, filters: Filters, more: bool, base: Path) -> TierResult:
+def rank(tier: str, docs: list[Doc], query: Query, filters: Filters, more: bool) -> TierResult:
     newest = max((d for d in (day_number(doc.date) for doc in docs) if d is not None), default=None)
     scored: list[tuple[float, int, Doc]] = []
     for doc in docs:
@@ -158,7 +161,7 @@ def rank(tier: str, docs: list[Doc], query: Query, filters: Filters, more: bool,
         score = relevance(doc.body.lower(), query.terms) + recency_bonus(day, newest)
         scored.append((score, day or 0, doc))
     scored.sort(key=lambda s: (-s[0], -s[1], s[2].file, _loc_key(s[2].loc)))
-    hits = tuple(_hit(doc, score, query, base) for score, _day, doc in scored[: filters.limit])
+    hits = tuple(_hit(doc, score, query) for score, _day, doc in scored[: filters.limit])
     return TierResult(tier=tier, hits=hits, total=len(docs), more=more)
 
 
@@ -166,9 +169,9 @@ def _loc_key(loc: str) -> tuple[int, str]:
     return (int(loc), "") if loc.isdigit() else (0, loc)
 
 
-def _hit(doc: Doc, score: float, query: Query, base: Path) -> Hit:
+def _hit(doc: Doc, score: float, query: Query) -> Hit:
     text, spans = snippet(doc.body, query.terms)
-    return ranked.hit_of(doc, base, score, text, spans, 1.0)  # exact mode: every term occurs in the entry
+    return ranked.hit_of(doc, score, text, spans, 1.0)  # exact mode: every term occurs in the entry
 
 
 def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:
@@ -196,7 +199,7 @@ def _scan_tier(
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()  # oldest first
-    return rank(tier, found, query, filters, more, paths.root)
+    return rank(tier, found, query, filters, more)
 
 
 def scan_search(
@@ -216,7 +219,14 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
         else TierResult(tier, (), 0)
         for tier in filters.tiers
     )
-    return SearchResults(parsed.text, parsed.terms, results, "scan", warnings)
+    return SearchResults(parsed.text, parsed.terms, _lined(results, paths.root), "scan", warnings)
+
+
+def _lined(tiers: Iterable[TierResult], base: Path) -> tuple[TierResult, ...]:
+    """The tiers with the lines of their hits counted (once per file, for the hits returned only)."""
+    tiers = tuple(tiers)
+    lined = iter(ranked.with_lines([hit for tier in tiers for hit in tier.hits], base))
+    return tuple(tier._replace(hits=tuple(next(lined) for _hit in tier.hits)) for tier in tiers)
 
 
 def _empty(
@@ -403,9 +413,9 @@ def _index_big_tier(
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()  # oldest first, as the scan collects them
-    # The scan knows lines; _hit counts them for the few shown.
+    # The scan knows lines; the search counts them for the hits it returns (_lined).
     found = [doc._replace(line=None) for doc in found]
-    return rank(tier, found, query, filters, more, reader.paths.root)
+    return rank(tier, found, query, filters, more)
 
 
 def _index_small_tier(
@@ -414,23 +424,27 @@ def _index_small_tier(
     query: Query,
     filters: Filters,
     expr: str | None,
-    root: Path,
     matched: SmallMatches,
 ) -> TierResult:
-    """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
+    """The tier's newest ``cap`` matches, ranked. Walked lazily by :func:`newest.newest_matches`
+    where it can; else ``matched`` keeps what the small index's match gave (per expression)
+    for the other small tier."""
     found: list[Doc] = []
-    known = matched.get(expr)
-    if known is None:
-        known = matched[expr] = _small_matches(conn, expr)
-    for doc in _small_rows(conn, [rowid for rowid, of_tier in known if of_tier == tier]):
-        if _wanted(doc, query, filters):
+    ids = None if expr is None else newest_matches(conn, tier, expr)
+    if ids is None:
+        known = matched.get(expr)
+        if known is None:
+            known = matched[expr] = _small_matches(conn, expr)
+        ids = iter([rowid for rowid, of_tier in known if of_tier == tier])
+    for doc in _small_rows(conn, ids):
+        if doc.tier == tier and _wanted(doc, query, filters):
             found.append(doc)
             if len(found) > filters.cap:
                 break
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()
-    return rank(tier, found, query, filters, more, root)
+    return rank(tier, found, query, filters, more)
 
 
 def _small_matches(conn: sqlite3.Connection, expr: str | None) -> list[tuple[int, str]]:
@@ -453,11 +467,13 @@ def _small_matches(conn: sqlite3.Connection, expr: str | None) -> list[tuple[int
     ).fetchall()
 
 
-def _small_rows(conn: sqlite3.Connection, ids: list[int]) -> Iterator[Doc]:
-    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early)."""
+def _small_rows(conn: sqlite3.Connection, ids: Iterator[int]) -> Iterator[Doc]:
+    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early:
+    the first batch is small, as a common word's newest matches are mostly what it keeps)."""
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
-    for start in range(0, len(ids), _BATCH):
-        chunk = ids[start : start + _BATCH]
+    size = _FIRST_BATCH
+    while chunk := list(islice(ids, size)):
+        size = _BATCH
         rows = {
             row[0]: Doc(*row[1:])
             for row in conn.execute(
@@ -527,9 +543,7 @@ def _index_search(
                     out.append(TierResult(tier, (), 0))
                 else:  # None: the tier is walked whole (a few MB, in the database)
                     expr_small = small if isinstance(small, str) else None
-                    out.append(
-                        _index_small_tier(conn, tier, query, filters, expr_small, paths.root, small_matched)
-                    )
+                    out.append(_index_small_tier(conn, tier, query, filters, expr_small, small_matched))
                 continue
             expr = _expression(conn, tier, query)
             if expr is False:
@@ -583,7 +597,7 @@ def search(
             mmap_bytes=mmap_bytes,
         ) as (conn, notes):
             if exact:
-                tiers_out = _index_search(paths, conn, parsed, filters)
+                tiers_out = _lined(_index_search(paths, conn, parsed, filters), paths.root)
                 return SearchResults(parsed.text, parsed.terms, tiers_out, "index", tuple(notes))
             return _ranked_search(paths, conn, parsed, filters, tuple(notes))
     except IndexBusy as exc:
@@ -629,7 +643,7 @@ def _ranked_search(
                 continue
             items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
             known = known or tier_known
-            hits = [ranked.make_hit(item, query, paths.root) for item in items[: filters.limit]]
+            hits = [ranked.make_hit(item, query) for item in items[: filters.limit]]
             if query.spaceless:
                 hits = _fuse_substrings(paths, conn, tier, query, filters, hits, small_matched)
             out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
@@ -641,7 +655,9 @@ def _ranked_search(
             suggested = tuple(suggestions(reader, query, indexes))
     finally:
         reader.close()
-    return SearchResults(parsed.text, query.terms, tuple(out), "index", notes, "ranked", suggested)
+    return SearchResults(
+        parsed.text, query.terms, _lined(out, paths.root), "index", notes, "ranked", suggested
+    )
 
 
 def _fuse_substrings(
@@ -690,9 +706,9 @@ def _ranked_scan(
             else []
         )
         items = ranked.scan_rank(docs, query)
-        hits = tuple(ranked.make_hit(item, query, paths.root) for item in items[: filters.limit])
+        hits = tuple(ranked.make_hit(item, query) for item in items[: filters.limit])
         out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
-    return SearchResults(parsed.text, query.terms, tuple(out), "scan", warnings, "ranked")
+    return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
 
 
 def search_readonly(
@@ -757,7 +773,7 @@ def search_confident(
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
                 found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
         found.sort(key=lambda r: (-r.confidence, -r.score))
-        return [ranked.make_hit(item, parsed, paths.root) for item in found[:limit]]
+        return list(ranked.with_lines([ranked.make_hit(item, parsed) for item in found[:limit]], paths.root))
     except (sqlite3.Error, OSError):
         return None
     finally:

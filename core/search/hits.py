@@ -10,20 +10,16 @@ from memkeeper.core.search.model import Hit, place_of
 from memkeeper.core.search.query import SNIPPET_CHARS, merge_spans
 from memkeeper.core.search.question import RankedQuery
 from memkeeper.core.search.scoring import Ranked
-from memkeeper.core.search.sources import SMALL_TIERS, Doc, line_of_offset
+from memkeeper.core.search.sources import SMALL_TIERS, Doc, lines_at, parse_id
 from memkeeper.core.tokens import estimate_tokens
 
 
-def hit_of(
-    doc: Doc, base: Path, score: float, text: str, spans: Sequence[tuple[int, int]], confidence: float
-) -> Hit:
-    """The hit a found entry gives, ranked or exact: its line (counted from the file for the
-    big tiers, whose rows hold offsets), snippet, highlights, token count and confidence."""
-    line = doc.line
-    if line is None and doc.tier not in SMALL_TIERS:
-        line = line_of_offset(base / doc.file, int(doc.loc), gz=doc.file.endswith(".gz"))
+def hit_of(doc: Doc, score: float, text: str, spans: Sequence[tuple[int, int]], confidence: float) -> Hit:
+    """The hit a found entry gives, ranked or exact: its place, snippet, highlights, token count
+    and confidence. The line of a big tier's doc (whose index row holds an offset) is left None:
+    :func:`with_lines` counts it for the hits a search returns."""
     return Hit(
-        *place_of(doc, line),
+        *place_of(doc, doc.line),
         snippet=text,
         tokens=estimate_tokens(doc.body),
         score=round(score, 4),
@@ -32,9 +28,36 @@ def hit_of(
     )
 
 
-def make_hit(item: Ranked, query: RankedQuery, base: Path) -> Hit:
+def with_lines(hits: Sequence[Hit], base: Path) -> tuple[Hit, ...]:
+    """``hits`` with the line of each big tier's hit counted from its file: each file read once,
+    up to the last offset asked for (the hits a search drops never cost a read)."""
+    offsets = [_offset(hit) for hit in hits]
+    wanted: dict[str, set[int]] = {}
+    for hit, offset in zip(hits, offsets, strict=True):
+        if offset is not None:
+            wanted.setdefault(hit.file, set()).add(offset)
+    lines = {
+        (rel, offset): line
+        for rel, found in wanted.items()
+        for offset, line in lines_at(base / rel, sorted(found), gz=rel.endswith(".gz"))
+    }
+    return tuple(
+        hit if offset is None else hit._replace(line=lines[hit.file, offset])
+        for hit, offset in zip(hits, offsets, strict=True)
+    )
+
+
+def _offset(hit: Hit) -> int | None:
+    """The byte offset of a big tier's hit whose line is not known yet (None otherwise)."""
+    if hit.line is not None or hit.tier in SMALL_TIERS:
+        return None
+    place = parse_id(hit.id)
+    return int(place[2]) if place is not None and place[2].isdigit() else None
+
+
+def make_hit(item: Ranked, query: RankedQuery) -> Hit:
     text, spans = ranked_snippet(item.doc.body, query)
-    return hit_of(item.doc, base, item.score, text, spans, item.confidence)
+    return hit_of(item.doc, item.score, text, spans, item.confidence)
 
 
 def ranked_snippet(

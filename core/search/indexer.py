@@ -34,7 +34,7 @@ from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
-from memkeeper.core.search import schema
+from memkeeper.core.search import l1days, schema
 from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -209,6 +209,8 @@ class _Updater:
         plan.meta = {key: value for key, value in plan.meta.items() if planner.meta.get(key) != value}
         if not plan.empty or plan.meta:
             self.apply(plan, fresh=not planner.meta_int("files") and not planner.meta.get("built"))
+        if background and "l1" in scope:
+            l1days.fill(self.paths, self.conn)  # once: an index made before the day counts
         self.stats.seconds = time.monotonic() - start
         return self.stats
 
@@ -216,6 +218,7 @@ class _Updater:
         """Write the plan in one transaction (a rebuild: readers keep the old index until it is
         done), or in chunks when the index starts empty or the change is incremental."""
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
+            l1days.ensure(self.conn)
             if plan.reset:
                 self.reset_all()
             elif plan.compact:
@@ -279,6 +282,7 @@ class _Updater:
             self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
+        self.conn.execute(f"DELETE FROM {schema.L1_DAYS}")
         _set_meta(self.conn, "garbage_bytes", 0)
         self.stats.rebuilt = True
 
@@ -425,6 +429,8 @@ class _Updater:
                 src,
             ),
         )
+        if source.tier == "l1":
+            l1days.write(self.conn, src, work.days, append=work.append and row is not None)
 
     def insert_small(self, src: int, docs: list[Doc]) -> None:
         rowids = range(self.next_small_rowid, self.next_small_rowid + len(docs))

@@ -32,6 +32,11 @@ def place_of(doc: Doc, line: int | None) -> Place:
     return (doc.id, doc.tier, doc.type, doc.file, line, doc.session, doc.date, doc.title)
 
 
+def file_line(item: Hit | Entry) -> str:
+    """Where a hit or an entry is, as people and editors write it: ``file`` or ``file:line``."""
+    return item.file + (f":{item.line}" if item.line else "")
+
+
 class Hit(NamedTuple):
     """One compact search result (progressive disclosure, layer 1).
 

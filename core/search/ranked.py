@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from memkeeper.core.search import schema
 from memkeeper.core.search.docreader import DocReader
-from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet
+from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet, with_lines
 from memkeeper.core.search.query import BM25_B, BM25_K1, quoted
 from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
 from memkeeper.core.search.scoring import (
@@ -61,6 +61,7 @@ __all__ = [
     "rank_tier",
     "ranked_snippet",
     "scan_rank",
+    "with_lines",
 ]
 
 #: Rows ranked by SQLite per tier before re-scoring (more when filters may drop some).

@@ -26,6 +26,8 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   (``words.with_parts``).
 - ``titles_l1``: each L1 session's title, a word index of one row per file (rowid: the
   ``sources`` id), for ranked search to weigh a session's title with its entries.
+- ``l1_days``: each L1 file's prompts and tool calls per day, one row per ``sources`` id
+  (see ``l1days``), for the activity screen. Additive: made where missing, no version bump.
 - The trigram indexes hold each block's distinct whitespace-separated pieces once
   (``trigram_text``): exact search asks for the trigrams inside the pieces of its terms.
 
@@ -50,6 +52,9 @@ WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
 #: Session titles (``core.titles``) as a field of their own: one row per L1 file, its
 #: rowid the file's ``sources`` id (a row of a file that left stays, dead, like its entries).
 TITLES = "titles_l1"
+#: Prompts and tool calls per day of each L1 file (``l1days``): created where missing.
+L1_DAYS = "l1_days"
+L1_DAYS_DDL = f"CREATE TABLE IF NOT EXISTS {L1_DAYS}(src INTEGER PRIMARY KEY, days TEXT NOT NULL)"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
 WORD_COLUMNS = ("hi", "lo", "ctx")
 #: How much of the index a one-shot search maps into memory (SQLite caps it, at 2 GB by default):
@@ -139,6 +144,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS titles_l1 USING fts5(title, {_WORD_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l1 USING fts5vocab(words_l1, row);
+{L1_DAYS_DDL};
 """
 
 

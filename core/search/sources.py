@@ -19,7 +19,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from memkeeper.core.atomic import open_read
@@ -589,18 +589,25 @@ def docs_of(source: SourceFile, data: bytes) -> Iterator[Doc]:
     return section_docs(source, data)
 
 
-def line_of_offset(path: Path, offset: int, gz: bool = False) -> int:
-    """1-based line number of the byte at ``offset``."""
+def lines_at(path: Path, offsets: Sequence[int], gz: bool = False) -> list[tuple[int, int]]:
+    """(offset, 1-based line number of the byte at it) for ``offsets`` in ascending order, the file
+    read once up to the last of them; line 0 each when the file cannot be read."""
     try:
         with open_read(path) as handle:
             if gz:
                 import gzip
 
-                data = gzip.decompress(handle.read())[:offset]
+                data = gzip.decompress(handle.read())
             else:
-                data = handle.read(offset)
+                data = handle.read(offsets[-1] if offsets else 0)
     except StoreLinkError:
         raise
     except (OSError, EOFError, ValueError):
-        return 0
-    return data.count(b"\n") + 1
+        return [(offset, 0) for offset in offsets]
+    out: list[tuple[int, int]] = []
+    line, last = 1, 0
+    for offset in offsets:
+        line += data.count(b"\n", last, offset)
+        last = offset
+        out.append((offset, line))
+    return out

@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
+from memkeeper.core.search.model import file_line
 from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.text import fg_style, literal, visible
@@ -450,7 +451,7 @@ def _selectable(options: list[Option], wanted: int | None) -> int:
 
 def hit_text(hit: Any, match_style: Style, meta_style: Style) -> Text:
     """Two lines: where the hit is (type, date, file:line), then its snippet with the matches marked."""
-    where = f"{hit.type} · {hit.date or '?'} · {hit.file}" + (f":{hit.line}" if hit.line else "")
+    where = f"{hit.type} · {hit.date or '?'} · {file_line(hit)}"
     text = Text(visible(where), style=meta_style, no_wrap=True, overflow="ellipsis")
     snippet = literal(" ".join(hit.snippet.split()) if "\n" in hit.snippet else hit.snippet)
     # Spans index the original snippet: only safe to apply when flattening kept the length.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import memkeeper.core.history as history
+from memkeeper.core import l1_counts
 from memkeeper.core.atomic import append_text
 from memkeeper.core.history import CACHE_NAME, daily_activity, findings, load_cache
 from memkeeper.core.store import StorePaths
@@ -98,9 +99,9 @@ def _per_line(path: Path) -> dict[str, tuple[int, int]]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:
         for line in handle:
-            role = history._ROLE.search(line)
-            day = history._TS.search(line)
-            if role is None or day is None or (role.group(1) == b"user" and history._SIDE.search(line)):
+            role = l1_counts.ROLE.search(line)
+            day = l1_counts.TS.search(line)
+            if role is None or day is None or (role.group(1) == b"user" and l1_counts.SIDE.search(line)):
                 continue
             counts = days.setdefault(day.group(1).decode(), [0, 0])
             counts[0 if role.group(1) == b"user" else 1] += 1

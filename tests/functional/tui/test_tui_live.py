@@ -84,6 +84,9 @@ def test_watch_ignores_own_temp_and_private_files(store: StorePaths) -> None:
     assert tier_of(store, root / "memory_20261009_085924.summary.json") == "l3"
     assert tier_of(store, root / "memory-index.json") == "index"
     assert tier_of(store, store.sessions / "2026-11-22_010000_abcdef12.l1.jsonl") == "l1"
+    assert tier_of(store, root / "memory_20261009_085924.md") == "l2"
+    assert tier_of(store, root / "project.md") == "named"
+    assert tier_of(store, store.sessions / "notes.txt") is None
     for ignored in (
         ".memory.md.abc.tmp",
         ".search.sqlite3",
