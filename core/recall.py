@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memkeeper.core.counters import Counts
     from memkeeper.core.search.model import Hit
     from memkeeper.core.settings import HookSettings
     from memkeeper.core.store import StorePaths
@@ -520,8 +519,6 @@ class RecallServer:
             pass
         finally:
             conn.close()
-            if count is not None:
-                self._work.put(count.settle)  # a rotation or flush the count made due, after the answer
 
     def _lookup(
         self,
@@ -595,12 +592,13 @@ COUNT_WITHIN = 0.2
 class PromptCount:
     """A resident lookup counting the prompt of a hook's question (see :mod:`memkeeper.core.recall_ask`).
 
-    The count is done before the reply says so (:meth:`done`), with the hook's token, so the
-    hook that never gets that reply counts it again without counting it twice; the rotation or
-    flush it makes due is started after the reply (:meth:`settle`).
+    Counted on the server's counting thread (:meth:`run`) while the lookup runs, with the
+    hook's token, and the reply says so only once it is (:meth:`done`): the hook that never
+    gets that reply counts it again, under the same token, and it is counted once. The
+    flush the count makes due is started after that.
     """
 
-    __slots__ = ("_finished", "counts", "paths", "session_id", "settings", "token", "transcript")
+    __slots__ = ("_counted", "_finished", "paths", "session_id", "settings", "token", "transcript")
 
     def __init__(
         self, paths: StorePaths, request: dict[str, Any], token: str, settings: HookSettings
@@ -612,7 +610,7 @@ class PromptCount:
         self.session_id = session if isinstance(session, str) and session else None
         self.transcript = transcript if isinstance(transcript, str) and transcript else None
         self.settings = settings
-        self.counts: Counts | None = None
+        self._counted = False
         self._finished = threading.Event()
 
     @classmethod
@@ -631,20 +629,34 @@ class PromptCount:
         return cls(paths, request, token, config.settings())
 
     def run(self) -> None:
-        """Count the prompt (on the server's counting thread)."""
-        try:
-            from memkeeper.core import counters
-            from memkeeper.core.layout import ensure_dirs
+        """Count the prompt, as the hook would (:func:`memkeeper.core.activity.record`), then
+        start the flush it makes due (never raises: on the server's counting thread)."""
+        from memkeeper.core import activity
 
-            ensure_dirs(os.fspath(self.paths.root))
-            state = os.fspath(self.paths.state)
-            self.counts = counters.bump_at(state, self.session_id, messages=1, token=self.token)
-        except Exception as exc:  # not counted: the reply says so, and the hook counts
+        try:
+            try:
+                done = activity.record(
+                    os.fspath(self.paths.project),
+                    self.session_id,
+                    messages=1,
+                    lock_timeout=COUNT_WAIT,
+                    settings=self.settings,
+                    token=self.token,
+                )
+                self._counted = True
+            finally:
+                self._finished.set()
+            if done.flush_due:
+                options: dict[str, Any] = {"reason": "count"}
+                if self.session_id:
+                    options["session_id"] = self.session_id
+                if self.transcript:
+                    options["transcript_path"] = self.transcript
+                activity.start_flush(self.paths, self.session_id, options, done.settings)
+        except Exception as exc:  # not counted: the reply says so, and the hook counts it
             from memkeeper.core.jobs import log_error
 
             log_error(self.paths, f"recall: counting a prompt: {type(exc).__name__}: {exc}")
-        finally:
-            self._finished.set()
 
     def done(self) -> bool:
         """True when the prompt is counted (waits for :meth:`run`, at most :data:`COUNT_WAIT`).
@@ -652,28 +664,7 @@ class PromptCount:
         Not counted (yet): the hook counts it, with the same token.
         """
         self._finished.wait(COUNT_WAIT)
-        counts = self.counts
-        return counts is not None and counts.session_messages > 0  # (zero: deferred)
-
-    def settle(self) -> None:
-        """What the count made due: a rotation, the flush job (never raises)."""
-        if self.counts is None:
-            return
-        try:
-            from memkeeper.core import activity
-
-            done = activity.settle(os.fspath(self.paths.project), self.counts, self.settings)
-            if activity.flush_due(done):
-                options: dict[str, Any] = {"reason": "count"}
-                if self.session_id:
-                    options["session_id"] = self.session_id
-                if self.transcript:
-                    options["transcript_path"] = self.transcript
-                activity.start_flush(self.paths, self.session_id, options)
-        except Exception as exc:  # the next event finds them due again
-            from memkeeper.core.jobs import log_error
-
-            log_error(self.paths, f"recall: after counting a prompt: {type(exc).__name__}: {exc}")
+        return self._counted
 
 
 def _same_user(conn: Any) -> bool:

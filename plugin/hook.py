@@ -278,10 +278,10 @@ def _start(call: Call, kind: str, reason: str | None = None) -> None:
     start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
-def _start_flush(call: Call, reason: str) -> None:
+def _start_flush(call: Call, reason: str, settings: HookSettings | None = None) -> None:
     from memkeeper.core.activity import start_flush
 
-    start_flush(call.paths, call.session_id, call.job_options(reason))
+    start_flush(call.paths, call.session_id, call.job_options(reason), settings)
 
 
 def _count(
@@ -293,7 +293,7 @@ def _count(
     token: str | None = None,
 ) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
-    from memkeeper.core.activity import flush_due, record
+    from memkeeper.core.activity import record
 
     done = record(
         call.project,
@@ -304,8 +304,8 @@ def _count(
         settings=settings,
         token=token,
     )
-    if flush_due(done):
-        _start_flush(call, "count")
+    if done.flush_due:
+        _start_flush(call, "count", done.settings)
 
 
 # --- handlers -----------------------------------------------------------------------
@@ -424,7 +424,7 @@ def on_stop(call: Call) -> None:
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if settings.memory_enabled and unflushed >= settings.flush_every:
-        _start_flush(call, "stop")
+        _start_flush(call, "stop", settings)
 
 
 def on_pre_compact(call: Call) -> None:
@@ -507,9 +507,10 @@ def run(argv: list[str]) -> None:
 
 def _finish_interrupted(call: Call) -> None:
     """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
-    from memkeeper.core import intents
+    from memkeeper.core.layout import pending_intents
 
-    if intents.pending_at(call.root):
+    if pending_intents(call.root):
+        from memkeeper.core import intents
         from memkeeper.core.lock import LockTimeout
 
         try:

@@ -327,7 +327,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     bump = counters.bump_at
     asked_when_counted: list[bool] = []
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         asked_when_counted.append(server.asked.wait(timeout=60))  # never set if the count came first
         return bump(*args, **kwargs)
 
@@ -356,7 +356,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
         steps.append(("finish", server.asked.wait(timeout=10)))  # (never set if the question came later)
         finish(call)
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         steps.append(("count", server.asked.is_set()))
         return bump(*args, **kwargs)
 
@@ -439,7 +439,7 @@ def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
     bump = counters.bump_at
     by_server: list[str | None] = []
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         by_server.append(kwargs.get("token"))
         return bump(*args, **kwargs)
 
