@@ -2,13 +2,14 @@
 
     python bench/gen_store.py /tmp/mk1g --size-gb 1
     cp -a /tmp/mk1g /tmp/mk1g-copy          # the bench deletes and rebuilds the store's index
-    python bench/bench_build.py /tmp/mk1g-copy [--no-baselines]
+    python bench/bench_build.py /tmp/mk1g-copy [--baselines ''] [--single-writer]
 
 Prints, side by side: the first build of the store's search index (the index deleted, then
 built as a first search or ``memkeeper reindex`` builds it, with progress on stderr) as wall
-time, the writer's and the reader pool's CPU time, MB/s of the files' bytes and MB per
-writer CPU-second, the index size in pages in use and per table; and over the same files
-(as ``discover`` lists them): ripgrep reading them all (``rg -z -c`` of a string that never
+time, the writer's CPU time and its children's (the reader pool and the side writer, see
+core/search/side.py), MB/s of the files' bytes and MB per CPU-second of each; with
+``--single-writer``, first the same build as it was before the side writer; the index size
+in pages in use and per table; and over the same files (as ``discover`` lists them): ripgrep reading them all (``rg -z -c`` of a string that never
 occurs: the floor of any reading of these bytes), and plain SQLite FTS5 inserts of their raw
 text (8 KB rows, one transaction, ``unicode61`` words and then ``trigram``, contentless,
 no parsing: what SQLite alone costs to index these bytes). The load average is printed
