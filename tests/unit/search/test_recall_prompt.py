@@ -101,6 +101,13 @@ def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
     assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
     assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
     assert _ask(indexed, "ok") == ""
+    # Nothing found: the session's recall state (and its lock) is not even created.
+    assert not list((indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*"))
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+    assert {p.suffix for p in (indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*")} == {
+        ".json",
+        ".lock",
+    }
 
 
 def test_a_hit_is_never_injected_twice_in_a_session(indexed: StorePaths) -> None:
