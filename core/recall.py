@@ -425,8 +425,12 @@ class RecallServer:
     def warm(self) -> None:
         """Load what a lookup needs and open the index now, so the first prompt does not wait for them."""
         try:
-            from memkeeper.core import titles  # noqa: F401  (imported for their cost, once)
-            from memkeeper.core.search import engine  # noqa: F401
+            import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
+
+            from memkeeper.core import l1, titles  # noqa: F401  (a session title reads its L1 file)
+            from memkeeper.core.search import engine, words  # noqa: F401
+
+            words.porter("warming")  # loads the stemmer
 
             with self._index_lock:
                 if not self._closed:

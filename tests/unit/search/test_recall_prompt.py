@@ -468,6 +468,25 @@ def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
         server.close()
 
 
+def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> None:
+    """A resident lookup's first answer imports nothing more (it cost the first prompt about 60 ms)."""
+    code = (
+        "import sys; from pathlib import Path; from memkeeper.core import recall;"
+        "from memkeeper.core.store import StorePaths;"
+        "server = recall.RecallServer(StorePaths(Path(sys.argv[1]))); server.warm(); before = set(sys.modules);"
+        "text = server._lookup({'session': sys.argv[2], 'prompt': sys.argv[3], 'min': 0.5});"
+        "print(bool(text), sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, str(indexed.project), CURRENT, QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "[]"]
+
+
 def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
     indexed.config.write_text(
         json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
