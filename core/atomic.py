@@ -19,8 +19,6 @@ because the hook path uses it (privacy is imported when there is something to re
 
 from __future__ import annotations
 
-import errno
-import itertools
 import os
 
 from memkeeper.core.boundary import O_NOFOLLOW, StoreLinkError, check_path
@@ -32,14 +30,13 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 FILE_MODE = 0o600
-_serial = itertools.count()
 
 
 def _temp_file(path: str, mode: int) -> tuple[int, str]:
     """A new private file next to ``path`` (what tempfile.mkstemp does, without its import cost)."""
     folder, name = os.path.split(path)
     while True:
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{next(_serial)}.{os.urandom(4).hex()}.tmp")
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
             return os.open(tmp, flags, mode), tmp
@@ -200,6 +197,8 @@ def open_no_follow(path: StrPath, flags: int, mode: int = FILE_MODE) -> int:
     try:
         return os.open(target, flags | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as exc:
+        import errno  # (not at import: the hook path never meets a link)
+
         if exc.errno == errno.ELOOP:
             raise StoreLinkError(target) from None
         raise
