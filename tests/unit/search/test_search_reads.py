@@ -111,6 +111,9 @@ def test_the_small_tiers_newest_matches_come_in_the_index_paths_order(
                 walked = newest.newest_matches(conn, tier, expr)
                 assert walked is not None
                 assert list(walked) == [rowid for rowid, of_tier in everything if of_tier == tier], text
+        every_doc = engine._small_matches(conn, None)  # what a word too common to ask for walks
+        for tier in ("memory", "l3"):
+            assert list(newest.newest_docs(conn, tier) or ()) == [r for r, t in every_doc if t == tier]
     finally:
         conn.close()
 
