@@ -79,12 +79,19 @@ def build_progress(every: float) -> Callable[[int, int, str], None]:
     return progress
 
 
-def build(paths: StorePaths) -> tuple[int, int]:
-    """The first build: (bytes read, files read)."""
-    from memkeeper.core.search import indexer, schema
+def build(paths: StorePaths, single_writer: bool = False) -> tuple[int, int]:
+    """The first build: (bytes read, files read). ``single_writer``: as before the trigram helper
+    (the index's writer writes the trigram tables itself), for an A/B in one run."""
+    from memkeeper.core.search import indexer, schema, trigram_side
 
     schema.remove_db(paths.search_db)
-    stats = indexer.refresh(paths, build_progress(10))
+    start = trigram_side.TrigramSide.start
+    if single_writer:
+        trigram_side.TrigramSide.start = classmethod(lambda _cls, _scratch: None)  # type: ignore[method-assign,assignment]
+    try:
+        stats = indexer.refresh(paths, build_progress(10))
+    finally:
+        trigram_side.TrigramSide.start = start  # type: ignore[method-assign]
     return stats.bytes_read, stats.files_read
 
 
@@ -163,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         default="rg,unicode61,trigram",
         help="comma-separated baselines to run: rg, unicode61, trigram (default all; '' for none)",
     )
+    parser.add_argument(
+        "--single-writer",
+        action="store_true",
+        help="also time the build as it was before the trigram helper (the writer writes the trigrams too)",
+    )
     args = parser.parse_args(argv)
     paths = StorePaths(args.project.absolute())
     if not paths.root.is_dir():
@@ -170,11 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"store: {paths.root}")
     print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
+    before = None
+    if args.single_writer:
+        before = measured(lambda: build(paths, single_writer=True))
+        print(f"load average after the single-writer build: {load()}")
     timing, value = measured(lambda: build(paths))
     nbytes, files = value
-    # CPU s: this process (the writer); child s: its children (the build's reader pool)
+    # CPU s: this process (the writer); child s: its children (the reader pool, the trigram helper)
     live, tables = index_sizes(paths)
     print(f"\n{'':46} {'wall s':>7} {'CPU s':>7} {'child s':>7} {'MB/s':>7} {'MB/CPU-s':>9} {'child':>9}")
+    if before is not None:
+        print(row("single writer (trigrams in the writer, before)", before[0], nbytes))
     print(
         row(
             f"memkeeper first build ({nbytes / 1e6:.0f} MB, {files:,} files)",

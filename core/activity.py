@@ -24,10 +24,12 @@ from memkeeper.core.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_di
 TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from memkeeper.core.counters import Counts
     from memkeeper.core.rotation import RotationResult
     from memkeeper.core.settings import HookSettings
+    from memkeeper.core.store import StorePaths
 
 #: The longest a hook waits for the store lock before leaving a due rotation to the next event.
 ROTATE_LOCK_TIMEOUT = 1.0
@@ -62,11 +64,13 @@ def record(
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
     settings: HookSettings | None = None,
     guard: Callable[[], None] | None = None,
+    token: str | None = None,
 ) -> Recorded:
     """Count the event for ``session_id`` in the store of ``project``; when the counts were
     folded, say whether its flush is due and rotate if due.
 
-    ``settings``: the store's hook settings when the caller has read them already.
+    ``settings``: the store's hook settings when the caller has read them already;
+    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`);
     ``guard``: run when the counts are folded, before the settings are read or anything is
     decided (it raises to stop there): a caller that checked only what the count writes
     checks the rest then.
@@ -92,6 +96,7 @@ def record(
         tool_uses=tool_uses,
         messages=messages,
         flush_every=flush_every,
+        token=token,
     )
     if counts is None:
         return Recorded(None, settings)  # only logged: nothing is due before the next fold
@@ -105,6 +110,18 @@ def record(
             counters.fold_soon(os.path.join(root, STATE_DIR))  # the next event tries again
     flush_due = every is not None and counts.unflushed_messages >= every
     return Recorded(counts, settings, rotation, busy, flush_due)
+
+
+def start_flush(
+    paths: StorePaths, session_id: str | None, options: dict[str, Any], settings: HookSettings | None = None
+) -> None:
+    """Start the ``flush`` job of a session (``options``: why, for which session/transcript)."""
+    from memkeeper.core.jobs import start_job
+
+    # Zero the count first, so the next events do not spawn the job again meanwhile.
+    every = settings.flush_every if settings is not None and settings.memory_enabled else None
+    counters.mark_flushed(paths, session_id, every)
+    start_job(paths, "flush", options)
 
 
 def rotation_due(root: str, threshold_tokens: int) -> bool:

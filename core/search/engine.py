@@ -25,7 +25,14 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema, terms
-from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
+from memkeeper.core.search.indexer import (
+    IndexBusy,
+    Progress,
+    open_for_search,
+    pinned_generation,
+    vocab_cached,
+    writer,
+)
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
 from memkeeper.core.search.newest import newest_matches
 from memkeeper.core.search.query import (
@@ -759,11 +766,12 @@ def search_confident(
     reader = ranked.DocReader(paths, conn)
     found: list[ranked.Ranked] = []
     try:
-        for tier in TIERS:
-            items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
-            if items is None:
-                items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
-            found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
+        with pinned_generation(conn):
+            for tier in TIERS:
+                items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
+                if items is None:
+                    items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
+                found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
         found.sort(key=lambda r: (-r.confidence, -r.score))
         return list(ranked.with_lines([ranked.make_hit(item, parsed) for item in found[:limit]], paths.root))
     except (sqlite3.Error, OSError):

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from memkeeper.core.lock import _FileLock
     from memkeeper.core.search.cutting import Work
+    from memkeeper.core.search.trigram_side import TrigramSide
 
     T = TypeVar("T")
 
@@ -184,6 +185,8 @@ class _Updater:
         self.progress = progress
         self.stats = RefreshStats()
         self.next_small_rowid = 0
+        self.side: TrigramSide | None = None  # a bulk load's trigram writer (see trigram_side)
+        self.side_made = False
 
     def run(self, full: bool, tiers: Iterable[str] | None = None, *, background: bool = True) -> RefreshStats:
         """Update the files of ``tiers`` (all by default: a search refreshes what it reads).
@@ -192,8 +195,10 @@ class _Updater:
         the index and make the periodic full check; a search's refresh never does.
         """
         start = time.monotonic()
-        scope = frozenset(TIERS if full or tiers is None else tiers)
         planner = Planner(self.paths, self.conn)
+        if schema.TAKE_PENDING in planner.meta:  # a build cut short before its trigram rows came in
+            full = True
+        scope = frozenset(TIERS if full or tiers is None else tiers)
         plan = planner.plan(full, scope, background)
         if not full and scope >= set(BIG_TIERS) and planner.compaction_due():
             if background:
@@ -217,8 +222,11 @@ class _Updater:
     def apply(self, plan: Plan, fresh: bool) -> None:
         """Write the plan in one transaction (a rebuild: readers keep the old index until it is
         done), or in chunks when the index starts empty or the change is incremental."""
+        side = plan.total >= BULK_BYTES and (plan.reset or plan.compact or self.big_fts_unused())
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
+            if side:
+                self.start_side()
             if plan.reset:
                 self.reset_all()
             elif plan.compact:
@@ -229,7 +237,12 @@ class _Updater:
                 self.drop_source(row)
                 self.stats.files_removed += 1
             todo = [(s, row) for s, row in plan.todo if row is not None or not self.revive(s)]
-            self.write_files(todo, plan.total, tx, show_progress=fresh)
+            try:
+                self.write_files(todo, plan.total, tx, show_progress=fresh)
+            finally:
+                if self.side is not None:  # an error on the way: its rows are not taken
+                    self.side.abandon()
+                    self.side = None
             self.record(plan)
         if plan.reset or plan.compact or self.stats.files_removed:
             _tidy(self.conn)
@@ -253,6 +266,11 @@ class _Updater:
             self.apply_work(work)
             done += work.read
             tx.wrote(work.read, label.format(done) if label else None)
+        if self.side is not None:
+            self.side.finish()
+            self.side.take(self.conn)
+            self.side.abandon()  # the scratch file goes
+            self.side = None
         if bulk or self.bulk_left_on():
             self.bulk_settings(False)
         if self.progress:
@@ -276,8 +294,10 @@ class _Updater:
         self.reset_big()
 
     def reset_big(self) -> None:
-        for table in schema.BIG_FTS.values():
-            self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        if self.side is None:  # else the side's tables replace them whole
+            for table in schema.BIG_FTS.values():
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+            self.conn.execute("DELETE FROM meta WHERE key=?", (schema.TAKE_PENDING,))
         for words in (*(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
             self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
@@ -350,9 +370,30 @@ class _Updater:
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     # -- writing ----------------------------------------------------------------------------
+    def big_fts_unused(self) -> bool:
+        """No segment in the archive and L1 trigram tables (read from their pages, not through FTS5)."""
+        return all(
+            self.conn.execute(f"SELECT 1 FROM {table}_idx LIMIT 1").fetchone() is None
+            for table in schema.BIG_FTS.values()
+        )
+
+    def start_side(self) -> None:
+        """The trigram rows of this bulk load go to a helper process (see trigram_side)."""
+        from memkeeper.core.search.trigram_side import TrigramSide
+
+        self.side = TrigramSide.start(self.paths.trigram_scratch)
+        if self.side is not None:
+            self.side_made = True
+            _set_meta(self.conn, schema.TAKE_PENDING, 1)
+
     def bulk_settings(self, on: bool) -> None:
-        """Large loads: merge segments at the end instead of as they come (about twice as fast)."""
+        """Large loads: merge segments at the end instead of as they come (about twice as fast).
+
+        Not for the trigram tables a side helper filled: it merged them."""
+        side_made = tuple(schema.BIG_FTS.values()) if self.side_made else ()
         for table in ("fts_small", *schema.BIG_FTS.values(), *schema.WORDS.values()):
+            if table in side_made:
+                continue
             if on:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 0)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 2000)")
@@ -396,6 +437,8 @@ class _Updater:
             indexed = work.end
         if work.small is not None:
             self.insert_small(src, work.small)
+        elif work.blocks and self.side is not None:
+            self.side.add(schema.BIG_FTS[source.tier], src << schema.OFFSET_BITS, work.blocks)
         elif work.blocks:
             table = schema.BIG_FTS[source.tier]
             key = src << schema.OFFSET_BITS
@@ -555,8 +598,8 @@ VOCAB_CACHE_ENTRIES = 4096
 
 def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Callable[[], T]) -> T:
     """``compute()``, remembered until the index changes (its generation moves on)."""
-    ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]
-    generation = _meta(conn, "generation")
+    pinned = _PINNED.get(id(conn))
+    db, generation = pinned[1] if pinned is not None and pinned[0] is conn else _generation_of(conn)
     full = (db, generation, *key)
     if full in _VOCAB_CACHE:
         _VOCAB_CACHE.move_to_end(full)
@@ -566,6 +609,37 @@ def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Cal
     if len(_VOCAB_CACHE) > VOCAB_CACHE_ENTRIES:
         _VOCAB_CACHE.popitem(last=False)
     return value
+
+
+def _generation_of(conn: sqlite3.Connection) -> tuple[str, str | None]:
+    """The index file ``conn`` reads and its generation: what a vocabulary lookup is kept under."""
+    ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]
+    return str(db), _meta(conn, "generation")
+
+
+#: Connections whose generation is read once for a whole search (:func:`pinned_generation`).
+_PINNED: dict[int, tuple[sqlite3.Connection, tuple[str, str | None]]] = {}
+
+
+def pinned_generation(conn: sqlite3.Connection) -> _Pinned:
+    """Within the ``with``, :func:`vocab_cached` takes the generation ``conn`` had at its start
+    instead of reading it on every call (two statements each, about 20 calls a ranked lookup).
+    For one search: its lookups are of the index as it was when it began."""
+    return _Pinned(conn)
+
+
+class _Pinned:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        _PINNED[id(self.conn)] = (self.conn, _generation_of(self.conn))
+        return self.conn
+
+    def __exit__(self, *_exc: object) -> None:
+        _PINNED.pop(id(self.conn), None)
 
 
 BUSY_NOTE = "the search index is being updated by another process: results may be a moment old"

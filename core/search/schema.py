@@ -64,6 +64,8 @@ ONE_SHOT_MMAP_BYTES = 1 << 40
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.
 BLOCK_TAIL = "\n\n"
+#: ``meta`` key set while a bulk build's trigram rows wait in its scratch file (see trigram_side).
+TAKE_PENDING = "trigrams_pending"
 
 
 def trigram_text(text: str) -> str:
@@ -79,7 +81,7 @@ def trigram_text(text: str) -> str:
 
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
 #: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
-_FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
+FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
 
 #: Words, stemmed by Porter's algorithm, positions kept (phrases and adjacency), no text stored.
 _WORD_OPTIONS = "tokenize='porter unicode61 remove_diacritics 2', content=''"
@@ -131,9 +133,9 @@ CREATE TABLE IF NOT EXISTS gone(
 );
 CREATE INDEX IF NOT EXISTS gone_inode ON gone(inode);
 CREATE INDEX IF NOT EXISTS gone_rel ON gone(rel);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);

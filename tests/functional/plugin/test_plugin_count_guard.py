@@ -34,7 +34,12 @@ def test_a_linked_config_is_never_read_by_a_tool_use(
     store.config.symlink_to(outside)
     read: list[str] = []
     real = settings.hook_settings_at
-    monkeypatch.setattr(settings, "hook_settings_at", lambda path: read.append(path) or real(path))
+
+    def reading(path: str) -> settings.HookSettings:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(settings, "hook_settings_at", reading)
 
     assert post_tool_use(store, monkeypatch) == 0  # a new log: this count folds, and is refused there
     assert read == []
