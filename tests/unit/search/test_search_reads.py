@@ -148,10 +148,13 @@ def test_a_tier_whose_files_are_not_numbered_in_a_row_is_not_walked() -> None:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE sources(id INTEGER PRIMARY KEY, rel TEXT, tier TEXT)")
     conn.execute("CREATE TABLE docs(rowid INTEGER PRIMARY KEY, src INTEGER, tier TEXT)")
-    conn.executemany("INSERT INTO sources VALUES (?, ?, 'l3')", [(1, "b.json"), (2, "a.json")])
+    conn.execute("CREATE INDEX docs_src ON docs(src)")
+    conn.executemany(
+        "INSERT INTO sources VALUES (?, ?, ?)",
+        [(1, "b.json", "l3"), (2, "a.json", "l3"), (3, "x.jsonl", "l1")],
+    )
     conn.executemany("INSERT INTO docs VALUES (?, ?, 'l3')", [(1, 1), (2, 1), (3, 2), (4, 2)])
-    known = newest._spans(conn, "l3")
-    assert known == newest.Spans([1, 3], [2, 4], [1, 0], [1, 1])
+    known = newest._small_spans(conn)
+    assert known == {"l3": newest.Spans([1, 3], [2, 4], [1, 0], [1, 1])}
     conn.execute("INSERT INTO docs VALUES (5, 1, 'l3')")  # b.json's docs: 1, 2 and 5
-    assert newest._spans(conn, "l3") is None
-    assert newest._spans(conn, "memory") is None
+    assert newest._small_spans(conn) == {"l3": None}
