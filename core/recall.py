@@ -292,6 +292,8 @@ def lookup_here(
     ``reply(text)`` (the resident server's reply) is called before the session's state is
     saved, still under its lock: the prompt does not wait for that write, and another
     prompt of the session meanwhile finds the lock taken and is skipped, never answered twice.
+    When nothing confident is found the state is not touched, and ``reply`` is not called
+    (the caller replies with the "" returned).
     ``titles``: the resident server's kept session titles (:func:`format_context`).
     """
     import sys
@@ -306,15 +308,18 @@ def lookup_here(
 
     root = store_root(project)
     paths = StorePaths(Path(project))
+    hits = _lookup(paths, prompt, min_confidence, conn)  # (read-only: the session's state is not needed yet)
+    if not hits:
+        return ""  # nothing confident: the session's state is not touched
     if not session_id:
-        return _recall(paths, None, prompt, min_confidence, {}, conn, titles)
+        return _recall(paths, None, hits, min_confidence, {}, titles)
     path = _state_path(root, session_id)
     os.makedirs(state_dir(root), mode=0o700, exist_ok=True)
     with try_lock(path[:-5] + ".lock") as held:
         if not held:
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
-        text = _recall(paths, session_id, prompt, min_confidence, state, conn, titles)
+        text = _recall(paths, session_id, hits, min_confidence, state, titles)
         if reply is not None:
             reply(text)
         if text:
@@ -325,15 +330,12 @@ def lookup_here(
 def _recall(
     paths: StorePaths,
     session_id: str | None,
-    prompt: str,
+    hits: list[Hit],
     min_confidence: float,
     state: dict[str, Any],
-    conn: Any = None,
     titles: dict[tuple[str, int], str | None] | None = None,
 ) -> str:
-    hits = _lookup(paths, prompt, min_confidence, conn)
-    if not hits:
-        return ""
+    """The text of the hits new to this session (``state`` notes them as shown)."""
     chosen = pick(hits, session_id, state, min_confidence)
     text = format_context(paths, chosen, titles=titles)
     if text:
@@ -423,8 +425,12 @@ class RecallServer:
     def warm(self) -> None:
         """Load what a lookup needs and open the index now, so the first prompt does not wait for them."""
         try:
-            from memkeeper.core import titles  # noqa: F401  (imported for their cost, once)
-            from memkeeper.core.search import engine  # noqa: F401
+            import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
+
+            from memkeeper.core import l1, titles  # noqa: F401  (a session title reads its L1 file)
+            from memkeeper.core.search import engine, words  # noqa: F401
+
+            words.porter("warming")  # loads the stemmer
 
             with self._index_lock:
                 if not self._closed:

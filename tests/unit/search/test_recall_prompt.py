@@ -101,6 +101,13 @@ def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
     assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
     assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
     assert _ask(indexed, "ok") == ""
+    # Nothing found: the session's recall state (and its lock) is not even created.
+    assert not list((indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*"))
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+    assert {p.suffix for p in (indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*")} == {
+        ".json",
+        ".lock",
+    }
 
 
 def test_a_hit_is_never_injected_twice_in_a_session(indexed: StorePaths) -> None:
@@ -459,6 +466,25 @@ def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
         assert _messages(indexed) == 3 and len(by_server) == 2
     finally:
         server.close()
+
+
+def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> None:
+    """A resident lookup's first answer imports nothing more (it cost the first prompt about 60 ms)."""
+    code = (
+        "import sys; from pathlib import Path; from memkeeper.core import recall;"
+        "from memkeeper.core.store import StorePaths;"
+        "server = recall.RecallServer(StorePaths(Path(sys.argv[1]))); server.warm(); before = set(sys.modules);"
+        "text = server._lookup({'session': sys.argv[2], 'prompt': sys.argv[3], 'min': 0.5});"
+        "print(bool(text), sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, str(indexed.project), CURRENT, QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "[]"]
 
 
 def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
