@@ -135,7 +135,13 @@ def test_ranked_answers_are_those_of_a_build_without_the_helper(
 ) -> None:
     """The archive word index and the titles come from the helper: same scores, same hits."""
     more_sessions(store, 5)
-    questions = ["why is the rotation lock stuck", "lantern question", "sqlite search", "플러그인 회전", "hooks"]
+    questions = [
+        "why is the rotation lock stuck",
+        "lantern question",
+        "sqlite search",
+        "플러그인 회전",
+        "hooks",
+    ]
     refresh(store)
     assert takes == [1]
     with_helper = [any_search(store, q, deep=True).tiers for q in questions]
