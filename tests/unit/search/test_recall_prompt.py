@@ -650,6 +650,28 @@ def test_the_confident_lookup_finds_what_the_full_ranking_finds(
         assert want  # the comparison is not between two empty lists
 
 
+def test_a_confident_lookup_reads_the_index_generation_once(indexed: StorePaths) -> None:
+    """Its vocabulary lookups are kept per index generation: read once per search, not once per lookup."""
+    from memkeeper.core.search import schema
+    from memkeeper.core.search.engine import search_confident
+
+    conn = schema.connect_readonly(indexed.search_db, 1.0)
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        for prompt in (
+            QUESTION,
+            "how did the uploader retry with backoff and jitter",
+        ):  # (new words: computed)
+            statements.clear()
+            assert search_confident(indexed, prompt, 0.5, conn=conn)
+            assert sum("FROM meta" in s for s in statements) == 1
+            assert sum("database_list" in s for s in statements) == 1
+    finally:
+        conn.close()
+
+
 def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> None:
     """The server keeps its index connection open, and opens the new file after a rebuild replaced it."""
     server = recall.RecallServer(indexed)
