@@ -73,6 +73,16 @@ def newest_matches(conn: sqlite3.Connection, tier: str, expr: str) -> Iterator[i
     return None if known is None else _walk(conn, known, expr)
 
 
+def newest_docs(conn: sqlite3.Connection, tier: str) -> Iterator[int] | None:
+    """Every doc of the tier in that order (a word too common to ask the index for), from the
+    spans alone; None when they cannot tell."""
+    known = spans(conn, tier)
+    if known is None:
+        return None
+    files = sorted(zip(known.places, known.starts, known.ends, strict=True), reverse=True)
+    return (rowid for _place, start, end in files for rowid in range(end, start - 1, -1))
+
+
 def _walk(conn: sqlite3.Connection, known: Spans, expr: str) -> Iterator[int]:
     cur = conn.execute(
         "SELECT rowid FROM fts_small WHERE fts_small MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC",
