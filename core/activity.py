@@ -23,6 +23,7 @@ from memkeeper.core.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_di
 
 TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from memkeeper.core.counters import Counts
@@ -62,23 +63,31 @@ def record(
     messages: int = 0,
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
     settings: HookSettings | None = None,
+    guard: Callable[[], None] | None = None,
     token: str | None = None,
 ) -> Recorded:
     """Count the event for ``session_id`` in the store of ``project``; when the counts were
     folded, say whether its flush is due and rotate if due.
 
     ``settings``: the store's hook settings when the caller has read them already;
-    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`).
+    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`);
+    ``guard``: run when the counts are folded, before the settings are read or anything is
+    decided (it raises to stop there): a caller that checked only what the count writes
+    checks the rest then.
     """
     root = store_root(project)
     ensure_dirs(root)
-    read: list[HookSettings] = [settings] if settings is not None else []
+    read: list[HookSettings] = []
+    checks = [guard] if guard is not None else []
 
     def flush_every() -> int | None:
+        """The flush budget, when the log is folded: the guard first, then the settings."""
+        while checks:
+            checks.pop()()
         if not read:
             from memkeeper.core.settings import hook_settings_at
 
-            read.append(hook_settings_at(os.path.join(root, CONFIG_FILE)))
+            read.append(settings or hook_settings_at(os.path.join(root, CONFIG_FILE)))
         return read[0].flush_every if read[0].memory_enabled else None
 
     counts = counters.bump_at(
@@ -91,7 +100,7 @@ def record(
     )
     if counts is None:
         return Recorded(None, settings)  # only logged: nothing is due before the next fold
-    every = flush_every()
+    every = flush_every()  # (asked by the fold already: this returns the same)
     settings = read[0]
     rotation: RotationResult | None = None
     busy = False

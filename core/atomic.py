@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.core.boundary import O_NOFOLLOW, StoreLinkError, check_path
+from memkeeper.core.boundary import O_NOFOLLOW, check_path
+from memkeeper.core.boundary import open_no_follow as open_no_follow  # re-exported for the writers
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -187,21 +188,6 @@ def append_bytes(path: StrPath, data: bytes, mode: int = FILE_MODE, redact: bool
 
 def append_text(path: StrPath, text: str, mode: int = FILE_MODE, redact: bool = True) -> None:
     append_bytes(path, text.encode("utf-8"), mode, redact)
-
-
-def open_no_follow(path: StrPath, flags: int, mode: int = FILE_MODE) -> int:
-    """``os.open`` that refuses a link, at the path itself (``O_NOFOLLOW``) or above it in
-    the store (StoreLinkError either way)."""
-    target = os.fspath(path)
-    check_path(target)
-    try:
-        return os.open(target, flags | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
-    except OSError as exc:
-        import errno  # (not at import: the hook path never meets a link)
-
-        if exc.errno == errno.ELOOP:
-            raise StoreLinkError(target) from None
-        raise
 
 
 def open_read(path: StrPath) -> BinaryIO:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.boundary import open_no_follow
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
 from memkeeper.core.plain import Plain
 

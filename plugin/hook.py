@@ -57,8 +57,9 @@ FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
 #: The store folders whose entries a hook checks for links, besides the root's own (so a
 #: linked sessions/ folder is seen): a hook writes only there, and SessionStart reads L1
-#: files with O_NOFOLLOW instead of listing every one. Jobs, the CLI and the TUI check
-#: the whole store.
+#: files with O_NOFOLLOW instead of listing every one. A tool use's count, which writes
+#: only in .state until it folds the counters' log, looks at the root's entries when it
+#: folds (the root grows with the archives). Jobs, the CLI and the TUI check the whole store.
 HOOK_FOLDERS = (".state", "logs")
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
@@ -290,6 +291,7 @@ def _count(
     tool_uses: int = 0,
     messages: int = 0,
     settings: HookSettings | None = None,
+    guard: Callable[[], None] | None = None,
     token: str | None = None,
 ) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
@@ -302,6 +304,7 @@ def _count(
         messages=messages,
         lock_timeout=HOOK_LOCK_TIMEOUT,
         settings=settings,
+        guard=guard,
         token=token,
     )
     if done.flush_due:
@@ -411,7 +414,10 @@ def _start_recall(call: Call) -> None:
 
 
 def on_tool_use(call: Call) -> None:
-    _count(call, tool_uses=1)
+    from memkeeper.core.boundary import refuse_links
+
+    # main checked .state and logs only: before anything else, a fold checks the root's entries.
+    _count(call, tool_uses=1, guard=lambda: refuse_links(call.root, HOOK_FOLDERS))
 
 
 def on_stop(call: Call) -> None:
@@ -480,7 +486,9 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
-        refuse_links(call.root, HOOK_FOLDERS)
+        # A tool use's count writes only in .state until it folds the counters' log:
+        # the root's entries are looked at then (see on_tool_use), not on every tool call.
+        refuse_links(call.root, HOOK_FOLDERS, root_entries=handler is not on_tool_use)
         first = FIRST.get(event)
         if first is not None:
             first(call)

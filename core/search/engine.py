@@ -34,7 +34,7 @@ from memkeeper.core.search.indexer import (
     writer,
 )
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
-from memkeeper.core.search.newest import newest_matches
+from memkeeper.core.search.newest import newest_docs, newest_matches
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -62,6 +62,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     iter_source_docs,
     l1_doc,
+    newest_first,
     read_source,
     section_doc,
 )
@@ -182,15 +183,16 @@ def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:
 
 
 def _scan_tier(
-    paths: StorePaths, sources: list[SourceFile], tier: str, query: Query, filters: Filters
+    paths: StorePaths, newest: Iterable[SourceFile], tier: str, query: Query, filters: Filters
 ) -> TierResult:
-    """The tier's matches, newest file first, one file at a time, until more than ``cap`` are found.
+    """The tier's matches, newest file first (``newest``: the tier's files in that order), one
+    file at a time, until more than ``cap`` are found.
 
     The newest ``cap`` matches are the ones ranked (as through the index), so older files
     need not be read once they are known; memory holds one file's matches, at most cap + 1.
     """
     found: list[Doc] = []
-    for source in reversed([s for s in sources if s.tier == tier]):
+    for source in newest:
         matched: deque[Doc] = deque(maxlen=filters.cap + 1 - len(found))
         matched.extend(doc for doc in iter_source_docs(paths, source) if _wanted(doc, query, filters))
         found.extend(reversed(matched))
@@ -214,7 +216,7 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
         return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"))
     sources = discover(paths)
     results = tuple(
-        _scan_tier(paths, sources, tier, parsed, filters)
+        _scan_tier(paths, reversed([s for s in sources if s.tier == tier]), tier, parsed, filters)
         if filters.tier_types(tier)
         else TierResult(tier, (), 0)
         for tier in filters.tiers
@@ -430,7 +432,7 @@ def _index_small_tier(
     where it can; else ``matched`` keeps what the small index's match gave (per expression)
     for the other small tier."""
     found: list[Doc] = []
-    ids = None if expr is None else newest_matches(conn, tier, expr)
+    ids = newest_docs(conn, tier) if expr is None else newest_matches(conn, tier, expr)
     if ids is None:
         known = matched.get(expr)
         if known is None:
@@ -551,8 +553,7 @@ def _index_search(
             elif isinstance(expr, str):
                 out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
             else:  # only words found nearly everywhere: the newest files hold the newest matches
-                sources = discover(paths, tiers=frozenset({tier}))
-                out.append(_scan_tier(paths, sources, tier, query, filters))
+                out.append(_scan_tier(paths, newest_first(paths, tier), tier, query, filters))
     finally:
         reader.close()
     return tuple(out)

@@ -36,19 +36,30 @@ class Spans(NamedTuple):
 def spans(conn: sqlite3.Connection, tier: str) -> Spans | None:
     """The tier's spans (remembered until the index changes); None when some file's docs are
     not numbered in a row, or the tier holds none."""
-    return vocab_cached(conn, ("small-spans", tier), partial(_spans, conn, tier))
+    return vocab_cached(conn, ("small-spans",), partial(_small_spans, conn)).get(tier)
 
 
-def _spans(conn: sqlite3.Connection, tier: str) -> Spans | None:
-    rows = conn.execute(
-        "SELECT s.rel, min(d.rowid), max(d.rowid), count(*) FROM sources s CROSS JOIN docs d ON d.src = s.id"
-        " WHERE s.tier = ? GROUP BY s.id",
-        (tier,),
-    ).fetchall()
-    if not rows or any(count != high - low + 1 for _rel, low, high, count in rows):
+def _small_spans(conn: sqlite3.Connection) -> dict[str, Spans | None]:
+    """Both small tiers' spans from one walk of the docs' file index (no doc is read)."""
+    files = conn.execute("SELECT src, min(rowid), max(rowid), count(*) FROM docs GROUP BY src").fetchall()
+    names = {
+        src: (rel, tier)
+        for src, rel, tier in conn.execute("SELECT id, rel, tier FROM sources WHERE tier IN ('memory', 'l3')")
+    }
+    by_tier: dict[str, list[tuple[str, int, int, int]]] = {}
+    for src, low, high, count in files:
+        if src in names:
+            rel, tier = names[src]
+            by_tier.setdefault(tier, []).append((rel, low, high, count))
+    return {tier: _spans(rows) for tier, rows in by_tier.items()}
+
+
+def _spans(rows: list[tuple[str, int, int, int]]) -> Spans | None:
+    """Spans of (name, first rowid, last rowid, docs) per file; None unless each file's are in a row."""
+    if any(count != high - low + 1 for _rel, low, high, count in rows):
         return None
     place = {rel: n for n, rel in enumerate(sorted(rel for rel, _low, _high, _count in rows))}
-    rows.sort(key=lambda row: row[1])
+    rows = sorted(rows, key=lambda row: row[1])
     highest: list[int] = []
     for rel, _low, _high, _count in rows:
         highest.append(max(place[rel], highest[-1] if highest else -1))
@@ -60,6 +71,16 @@ def newest_matches(conn: sqlite3.Connection, tier: str, expr: str) -> Iterator[i
     first, then rowid newest first; None when the tier's spans cannot tell (see :func:`spans`)."""
     known = spans(conn, tier)
     return None if known is None else _walk(conn, known, expr)
+
+
+def newest_docs(conn: sqlite3.Connection, tier: str) -> Iterator[int] | None:
+    """Every doc of the tier in that order (a word too common to ask the index for), from the
+    spans alone; None when they cannot tell."""
+    known = spans(conn, tier)
+    if known is None:
+        return None
+    files = sorted(zip(known.places, known.starts, known.ends, strict=True), reverse=True)
+    return (rowid for _place, start, end in files for rowid in range(end, start - 1, -1))
 
 
 def _walk(conn: sqlite3.Connection, known: Spans, expr: str) -> Iterator[int]:

@@ -73,21 +73,23 @@ def test_lines_are_counted_once_per_file_for_the_hits_returned(
         )
 
 
+def _summary(day: int) -> str:
+    themes = [{"name": f"quokka theme {n} of day {day}", "summary": f"quokka habitat {n}"} for n in range(4)]
+    return json.dumps({"themes": themes, "overallSummary": f"quokka day {day} overall"})
+
+
+def _summaries_into(store: StorePaths) -> None:
+    for day in range(2, 31):
+        store.archive(f"memory_202610{day:02d}_090000.summary.json").write_text(_summary(day), "utf-8")
+
+
 def _summaries(tmp_path: Path) -> StorePaths:
     """Thirty L3 summaries whose every part holds ``quokka``; one with the oldest name is
     written after the first index build, so its docs have the newest rowids."""
     store = store_with_memory(tmp_path / "proj", "# Memory\n\n## 2026-11-01_0900\n- [db]: a quokka note\n")
-
-    def summary(day: int) -> str:
-        themes = [
-            {"name": f"quokka theme {n} of day {day}", "summary": f"quokka habitat {n}"} for n in range(4)
-        ]
-        return json.dumps({"themes": themes, "overallSummary": f"quokka day {day} overall"})
-
-    for day in range(2, 31):
-        store.archive(f"memory_202610{day:02d}_090000.summary.json").write_text(summary(day), "utf-8")
+    _summaries_into(store)
     search(store, "quokka", deep=True)  # the index built: names and rowids in the same order
-    store.archive("memory_20261001_090000.summary.json").write_text(summary(1), "utf-8")
+    store.archive("memory_20261001_090000.summary.json").write_text(_summary(1), "utf-8")
     search(store, "quokka", deep=True)  # ... but for this one
     return store
 
@@ -111,6 +113,9 @@ def test_the_small_tiers_newest_matches_come_in_the_index_paths_order(
                 walked = newest.newest_matches(conn, tier, expr)
                 assert walked is not None
                 assert list(walked) == [rowid for rowid, of_tier in everything if of_tier == tier], text
+        every_doc = engine._small_matches(conn, None)  # what a word too common to ask for walks
+        for tier in ("memory", "l3"):
+            assert list(newest.newest_docs(conn, tier) or ()) == [r for r, t in every_doc if t == tier]
     finally:
         conn.close()
 
@@ -148,10 +153,37 @@ def test_a_tier_whose_files_are_not_numbered_in_a_row_is_not_walked() -> None:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE sources(id INTEGER PRIMARY KEY, rel TEXT, tier TEXT)")
     conn.execute("CREATE TABLE docs(rowid INTEGER PRIMARY KEY, src INTEGER, tier TEXT)")
-    conn.executemany("INSERT INTO sources VALUES (?, ?, 'l3')", [(1, "b.json"), (2, "a.json")])
+    conn.execute("CREATE INDEX docs_src ON docs(src)")
+    conn.executemany(
+        "INSERT INTO sources VALUES (?, ?, ?)",
+        [(1, "b.json", "l3"), (2, "a.json", "l3"), (3, "x.jsonl", "l1")],
+    )
     conn.executemany("INSERT INTO docs VALUES (?, ?, 'l3')", [(1, 1), (2, 1), (3, 2), (4, 2)])
-    known = newest._spans(conn, "l3")
-    assert known == newest.Spans([1, 3], [2, 4], [1, 0], [1, 1])
+    known = newest._small_spans(conn)
+    assert known == {"l3": newest.Spans([1, 3], [2, 4], [1, 0], [1, 1])}
     conn.execute("INSERT INTO docs VALUES (5, 1, 'l3')")  # b.json's docs: 1, 2 and 5
-    assert newest._spans(conn, "l3") is None
-    assert newest._spans(conn, "memory") is None
+    assert newest._small_spans(conn) == {"l3": None}
+
+
+def test_the_newest_files_come_as_discover_lists_them_and_only_those_read_are_stated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _many_sessions(tmp_path)
+    _summaries_into(store)
+    store.named("project").write_text("# Project\n\n## Goals\na quokka plan\n", "utf-8")
+    listed = sources.discover(store)
+    for tier in ("memory", "l3", "l2", "l1"):
+        assert list(sources.newest_first(store, tier)) == [s for s in reversed(listed) if s.tier == tier]
+    search(store, "quokka", deep=True)
+    stated: list[str] = []
+    real = sources._stat_source
+
+    def counting(entry: Any, rel: str, tier: str, kind: str) -> Any:
+        stated.append(rel)
+        return real(entry, rel, tier, kind)
+
+    monkeypatch.setattr(sources, "_stat_source", counting)
+    monkeypatch.setattr(engine, "SHORT_GRAM_BYTES", 0)  # every short word counts as everywhere
+    found = search(store, "q", tiers=["l1"], cap=5, exact=True, refresh=False)
+    assert stated == ["sessions/2026-11-20_100000_cccc3333.l1.jsonl"]  # the newest held enough
+    assert found.tiers == scan_search(store, "q", tiers=["l1"], cap=5).tiers
