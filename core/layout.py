@@ -21,8 +21,8 @@ LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
 SEARCH_DB = ".search.sqlite3"
-#: Scratch file of a first build: the trigram index, written beside the word index by another process.
-TRIGRAM_SCRATCH = "search-trigrams.sqlite3"
+#: Scratch file of a bulk build: tables of the index written by a second process (core/search/side.py).
+SIDE_SCRATCH = "search-side.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
 STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
 DIR_MODE = 0o700

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from memkeeper.core.lock import _FileLock
     from memkeeper.core.search.cutting import Work
-    from memkeeper.core.search.trigram_side import TrigramSide
+    from memkeeper.core.search.side import SideWriter
 
     T = TypeVar("T")
 
@@ -185,8 +185,8 @@ class _Updater:
         self.progress = progress
         self.stats = RefreshStats()
         self.next_small_rowid = 0
-        self.side: TrigramSide | None = None  # a bulk load's trigram writer (see trigram_side)
-        self.side_made = False
+        self.side: SideWriter | None = None  # a bulk load's second writer (see side.py)
+        self.side_made: tuple[str, ...] = ()  # the tables it writes
 
     def run(self, full: bool, tiers: Iterable[str] | None = None, *, background: bool = True) -> RefreshStats:
         """Update the files of ``tiers`` (all by default: a search refreshes what it reads).
@@ -222,7 +222,7 @@ class _Updater:
     def apply(self, plan: Plan, fresh: bool) -> None:
         """Write the plan in one transaction (a rebuild: readers keep the old index until it is
         done), or in chunks when the index starts empty or the change is incremental."""
-        side = plan.total >= BULK_BYTES and (plan.reset or plan.compact or self.big_fts_unused())
+        side = plan.total >= BULK_BYTES and (plan.reset or plan.compact or _side_unused(self.conn))
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
             if side:
@@ -294,12 +294,11 @@ class _Updater:
         self.reset_big()
 
     def reset_big(self) -> None:
-        if self.side is None:  # else the side's tables replace them whole
-            for table in schema.BIG_FTS.values():
+        for table in (*schema.BIG_FTS.values(), *(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
+            if table not in self.side_made:  # a side writer's tables are replaced whole
                 self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        if not self.side_made:
             self.conn.execute("DELETE FROM meta WHERE key=?", (schema.TAKE_PENDING,))
-        for words in (*(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
-            self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
         self.conn.execute(f"DELETE FROM {schema.L1_DAYS}")
@@ -370,29 +369,21 @@ class _Updater:
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     # -- writing ----------------------------------------------------------------------------
-    def big_fts_unused(self) -> bool:
-        """No segment in the archive and L1 trigram tables (read from their pages, not through FTS5)."""
-        return all(
-            self.conn.execute(f"SELECT 1 FROM {table}_idx LIMIT 1").fetchone() is None
-            for table in schema.BIG_FTS.values()
-        )
-
     def start_side(self) -> None:
-        """The trigram rows of this bulk load go to a helper process (see trigram_side)."""
-        from memkeeper.core.search.trigram_side import TrigramSide
+        """The rows of side.SIDE_TABLES of this bulk load go to a helper process (see side.py)."""
+        from memkeeper.core.search.side import SIDE_TABLES, SideWriter
 
-        self.side = TrigramSide.start(self.paths.trigram_scratch)
+        self.side = SideWriter.start(self.conn, self.paths.side_scratch)
         if self.side is not None:
-            self.side_made = True
+            self.side_made = tuple(SIDE_TABLES)
             _set_meta(self.conn, schema.TAKE_PENDING, 1)
 
     def bulk_settings(self, on: bool) -> None:
         """Large loads: merge segments at the end instead of as they come (about twice as fast).
 
-        Not for the trigram tables a side helper filled: it merged them."""
-        side_made = tuple(schema.BIG_FTS.values()) if self.side_made else ()
+        Not for the tables a side writer filled: it merged them."""
         for table in ("fts_small", *schema.BIG_FTS.values(), *schema.WORDS.values()):
-            if table in side_made:
+            if table in self.side_made:
                 continue
             if on:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 0)")
@@ -437,24 +428,8 @@ class _Updater:
             indexed = work.end
         if work.small is not None:
             self.insert_small(src, work.small)
-        elif work.blocks and self.side is not None:
-            self.side.add(schema.BIG_FTS[source.tier], src << schema.OFFSET_BITS, work.blocks)
-        elif work.blocks:
-            table = schema.BIG_FTS[source.tier]
-            key = src << schema.OFFSET_BITS
-            self.conn.executemany(
-                f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
-                [(key + off, text) for off, text in work.blocks],
-            )
-        if work.words and source.tier in BIG_TIERS:
-            words = schema.WORDS[source.tier]
-            key = src << schema.OFFSET_BITS
-            self.conn.executemany(
-                f"INSERT INTO {words}(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
-                [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words],
-            )
-        if work.title is not None and not work.append:
-            self.conn.execute(f"INSERT INTO {schema.TITLES}(rowid, title) VALUES(?, ?)", (src, work.title))
+        else:
+            self.insert_big(src, work)
         self.stats.docs_added += work.docs
         self.conn.execute(
             "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
@@ -475,6 +450,24 @@ class _Updater:
         if source.tier == "l1":
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
 
+    def insert_big(self, src: int, work: Work) -> None:
+        """An archive's or L1 file's trigram blocks, word rows and title: to the side writer if
+        it writes that table, else here."""
+        key = src << schema.OFFSET_BITS
+        tier = work.source.tier
+        rows: list[tuple[str, list[tuple[int, str]] | list[tuple[int, str, str, str]]]] = []
+        if work.blocks:
+            rows.append((schema.BIG_FTS[tier], [(key + off, text) for off, text in work.blocks]))
+        if work.words:
+            rows.append((schema.WORDS[tier], [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words]))
+        if work.title is not None and not work.append:
+            rows.append((schema.TITLES, [(src, work.title)]))
+        for table, values in rows:
+            if table in self.side_made and self.side is not None:
+                self.side.add(table, values)
+            else:
+                self.conn.executemany(schema.insert_sql(table), values)
+
     def insert_small(self, src: int, docs: list[Doc]) -> None:
         rowids = range(self.next_small_rowid, self.next_small_rowid + len(docs))
         self.next_small_rowid += len(docs)
@@ -494,6 +487,12 @@ class _Updater:
             "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
             [(rid, *small_word_fields(d)) for rid, d in zip(rowids, docs, strict=True)],
         )
+
+
+def _side_unused(conn: sqlite3.Connection) -> bool:
+    from memkeeper.core.search.side import unused
+
+    return unused(conn)
 
 
 def _tidy(conn: sqlite3.Connection) -> None:

@@ -1,6 +1,7 @@
-"""A bulk build writes its trigram index in a helper process (trigram_side) and takes it over
-at the end: exact search answers as the full scan does, a build cut short is rebuilt, and a
-helper that cannot start leaves the writer to write the trigrams itself."""
+"""A bulk build writes some tables (the trigram indexes, the archive word index, the titles) in
+a helper process (side.py) and takes them over at the end: exact search answers as the full
+scan does, ranked search as a build without the helper, a build cut short is rebuilt, and a
+helper that cannot start leaves the writer to write them itself."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import indexer, refresh, scan_search, trigram_side
+from memkeeper.core.search import indexer, refresh, scan_search, side
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths
@@ -31,13 +32,13 @@ def takes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every load counts as a bulk one; the list records each take of a helper's tables."""
     monkeypatch.setattr(indexer, "BULK_BYTES", 0)
     taken: list[int] = []
-    real = trigram_side.TrigramSide.take
+    real = side.SideWriter.take
 
-    def take(self: trigram_side.TrigramSide, conn: sqlite3.Connection) -> None:
+    def take(self: side.SideWriter, conn: sqlite3.Connection) -> None:
         taken.append(1)
         real(self, conn)
 
-    monkeypatch.setattr(trigram_side.TrigramSide, "take", take)
+    monkeypatch.setattr(side.SideWriter, "take", take)
     return taken
 
 
@@ -55,7 +56,7 @@ def fts_checked(paths: StorePaths) -> dict[str, str | None]:
     """FTS5's own integrity check of the trigram tables, and what the index's meta says."""
     conn = sqlite3.connect(paths.search_db)
     try:
-        for table in search_schema.BIG_FTS.values():
+        for table in search_schema.BIG_COLUMNS:
             conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
         return dict(conn.execute("SELECT key, value FROM meta").fetchall())
     finally:
@@ -69,7 +70,7 @@ def test_a_bulk_build_takes_the_helpers_trigrams_and_answers_as_the_scan(
     refresh(store)
     assert takes == [1]
     assert search_schema.TAKE_PENDING not in fts_checked(store)
-    assert not store.trigram_scratch.exists()
+    assert not store.side_scratch.exists()
     for options in OPTIONS:
         for query in [*QUERIES, "lantern", "answer0003", "0005 about"]:
             same_as_scan(store, query, **options)
@@ -110,7 +111,7 @@ def test_a_build_cut_short_before_the_take_is_rebuilt(
         refresh(store, progress=cut_short)
     assert takes == []
     assert fts_checked(store).get(search_schema.TAKE_PENDING) == "1"
-    assert not store.trigram_scratch.exists()
+    assert not store.side_scratch.exists()
     monkeypatch.setattr(indexer, "BULK_BYTES", 32 << 20)  # the next refresh is a small one
     refresh(store)
     assert search_schema.TAKE_PENDING not in fts_checked(store)
@@ -120,10 +121,32 @@ def test_a_build_cut_short_before_the_take_is_rebuilt(
 
 def test_without_a_helper_the_writer_writes_the_trigrams(store: StorePaths, takes: list[int]) -> None:
     store.state.mkdir(parents=True, exist_ok=True)
-    store.trigram_scratch.mkdir()  # the scratch file cannot be made
+    store.side_scratch.mkdir()  # the scratch file cannot be made
     more_sessions(store, 2)
     refresh(store)
     assert takes == []
     assert search_schema.TAKE_PENDING not in fts_checked(store)
     for query in ("lantern", "answer0001", "sqlite", "검색"):
         same_as_scan(store, query, deep=True)
+
+
+def test_ranked_answers_are_those_of_a_build_without_the_helper(
+    store: StorePaths, takes: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The archive word index and the titles come from the helper: same scores, same hits."""
+    more_sessions(store, 5)
+    questions = [
+        "why is the rotation lock stuck",
+        "lantern question",
+        "sqlite search",
+        "플러그인 회전",
+        "hooks",
+    ]
+    refresh(store)
+    assert takes == [1]
+    with_helper = [any_search(store, q, deep=True).tiers for q in questions]
+    monkeypatch.setattr(side.SideWriter, "start", classmethod(lambda _cls, _conn, _scratch: None))
+    indexer.reindex(store)
+    assert takes == [1]
+    assert [any_search(store, q, deep=True).tiers for q in questions] == with_helper
+    assert any(tier.hits for tiers in with_helper for tier in tiers)
