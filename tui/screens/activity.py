@@ -6,8 +6,9 @@ them, every key decision and unresolved issue across all L3 summaries, newest fi
 Enter opens the summary it came from. Everything is read by thread workers through
 :mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
 is on screen: the growth plot and the totals first, then the decisions, then the days while
-the sessions are counted. Per-file readings are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
-open reads only the files that changed.
+the sessions are counted (from the search index's counts for every session it has current,
+so only sessions it lacks are read). Per-file readings are kept in the store's ``.state``
+(:func:`~memkeeper.core.history.save_cache`), so the next open reads only the files that changed.
 """
 
 from __future__ import annotations
