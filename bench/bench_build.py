@@ -2,13 +2,14 @@
 
     python bench/gen_store.py /tmp/mk1g --size-gb 1
     cp -a /tmp/mk1g /tmp/mk1g-copy          # the bench deletes and rebuilds the store's index
-    python bench/bench_build.py /tmp/mk1g-copy [--no-baselines]
+    python bench/bench_build.py /tmp/mk1g-copy [--baselines ''] [--single-writer]
 
 Prints, side by side: the first build of the store's search index (the index deleted, then
 built as a first search or ``memkeeper reindex`` builds it, with progress on stderr) as wall
-time, the writer's and the reader pool's CPU time, MB/s of the files' bytes and MB per
-writer CPU-second, the index size in pages in use and per table; and over the same files
-(as ``discover`` lists them): ripgrep reading them all (``rg -z -c`` of a string that never
+time, the writer's CPU time and its children's (the reader pool and the side writer, see
+core/search/side.py), MB/s of the files' bytes and MB per CPU-second of each; with
+``--single-writer``, first the same build as it was before the side writer; the index size
+in pages in use and per table; and over the same files (as ``discover`` lists them): ripgrep reading them all (``rg -z -c`` of a string that never
 occurs: the floor of any reading of these bytes), and plain SQLite FTS5 inserts of their raw
 text (8 KB rows, one transaction, ``unicode61`` words and then ``trigram``, contentless,
 no parsing: what SQLite alone costs to index these bytes). The load average is printed
@@ -79,12 +80,19 @@ def build_progress(every: float) -> Callable[[int, int, str], None]:
     return progress
 
 
-def build(paths: StorePaths) -> tuple[int, int]:
-    """The first build: (bytes read, files read)."""
-    from memkeeper.core.search import indexer, schema
+def build(paths: StorePaths, single_writer: bool = False) -> tuple[int, int]:
+    """The first build: (bytes read, files read). ``single_writer``: as before the side writer
+    (the index's writer writes every table itself), for an A/B in one run."""
+    from memkeeper.core.search import indexer, schema, side
 
     schema.remove_db(paths.search_db)
-    stats = indexer.refresh(paths, build_progress(10))
+    start = side.SideWriter.start
+    if single_writer:
+        side.SideWriter.start = classmethod(lambda _cls, _conn, _scratch: None)  # type: ignore[method-assign,assignment]
+    try:
+        stats = indexer.refresh(paths, build_progress(10))
+    finally:
+        side.SideWriter.start = start  # type: ignore[method-assign]
     return stats.bytes_read, stats.files_read
 
 
@@ -163,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         default="rg,unicode61,trigram",
         help="comma-separated baselines to run: rg, unicode61, trigram (default all; '' for none)",
     )
+    parser.add_argument(
+        "--single-writer",
+        action="store_true",
+        help="also time the build as it was before the side writer (one process writes every table)",
+    )
     args = parser.parse_args(argv)
     paths = StorePaths(args.project.absolute())
     if not paths.root.is_dir():
@@ -170,11 +183,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"store: {paths.root}")
     print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
+    before = None
+    if args.single_writer:
+        before = measured(lambda: build(paths, single_writer=True))
+        print(f"load average after the single-writer build: {load()}")
     timing, value = measured(lambda: build(paths))
     nbytes, files = value
-    # CPU s: this process (the writer); child s: its children (the build's reader pool)
+    # CPU s: this process (the writer); child s: its children (the reader pool, the side writer)
     live, tables = index_sizes(paths)
     print(f"\n{'':46} {'wall s':>7} {'CPU s':>7} {'child s':>7} {'MB/s':>7} {'MB/CPU-s':>9} {'child':>9}")
+    if before is not None:
+        print(row("single writer (before the side writer)", before[0], nbytes))
     print(
         row(
             f"memkeeper first build ({nbytes / 1e6:.0f} MB, {files:,} files)",

@@ -12,7 +12,7 @@ hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper-hook``),
   store (:class:`memkeeper.core.recall.RecallServer`, what the MCP server runs while
   Claude Code keeps it, and the detached ``recall`` job the hook starts without it; here
   that job, ``memkeeper job recall``, in its own process), so the hook only asks over a
-  Unix socket.
+  Unix socket (and the server counts the prompt for it).
 
 The baseline is ``python -I -c pass`` of a fresh empty venv (:mod:`bench_hooks`), with
 ``python3 -I -S -c pass`` beside it. The resident lookup runs for the whole benchmark on its

@@ -1,12 +1,17 @@
-"""One event of work in a session: count it, then rotate ``memory.md`` if it is due.
+"""One event of work in a session: count it, then start its flush or rotate ``memory.md`` if due.
 
 This is the only place that does "count, then rotate if due": the PostToolUse and
 UserPromptSubmit hooks and ``memkeeper check`` (the JS ``counter.js check``) all call
 :func:`record`. It runs on every tool call, so it stays on the lean layer: the store's
-folders as strings (:mod:`memkeeper.core.layout`), counters and hook settings read with
-:mod:`memkeeper.core.fastjson`, no pathlib, json or typing. The common case is one small
-lock, one small JSON file rewritten, two config reads and one ``stat``; only a due
-rotation imports the rotation machinery (and starts the summary job for the new archive).
+folders as strings (:mod:`memkeeper.core.layout`), no pathlib, json or typing.
+
+The common event is one line appended to the counters' log (:mod:`memkeeper.core.counters`),
+which says whether anything can be due yet: nothing is until the session's flush budget or
+the log's length runs out. Then the log is folded, and only then are the hook settings read
+(two small config files), the flush decided and ``memory.md``'s size looked at (one
+``stat``): it grows only when a flush job appends to it, so a rotation is noticed at the
+next fold after that flush, as before at the next event after it. Only a due rotation
+imports the rotation machinery (and starts the summary job for the new archive).
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ import os
 
 from memkeeper.core import counters
 from memkeeper.core.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
-from memkeeper.core.settings import hook_settings_at
-from memkeeper.core.tokens import tokens_for_bytes
 
 TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from memkeeper.core.counters import Counts
     from memkeeper.core.rotation import RotationResult
     from memkeeper.core.settings import HookSettings
+    from memkeeper.core.store import StorePaths
 
 #: The longest a hook waits for the store lock before leaving a due rotation to the next event.
 ROTATE_LOCK_TIMEOUT = 1.0
@@ -31,15 +38,21 @@ ROTATE_LOCK_TIMEOUT = 1.0
 class Recorded:
     """What :func:`record` did (a plain class: no dataclasses import on the hook path)."""
 
-    __slots__ = ("busy", "counts", "rotation", "settings")
+    __slots__ = ("busy", "counts", "flush_due", "rotation", "settings")
 
     def __init__(
-        self, counts: Counts, settings: HookSettings, rotation: RotationResult | None, busy: bool
+        self,
+        counts: Counts | None,
+        settings: HookSettings | None,
+        rotation: RotationResult | None = None,
+        busy: bool = False,
+        flush_due: bool = False,
     ) -> None:
-        self.counts = counts
-        self.settings = settings
+        self.counts = counts  # the session's counts when the log was folded now, else None
+        self.settings = settings  # the store's hook settings, when they were read
         self.rotation = rotation  # the rotation done now, if any
         self.busy = busy  # a rotation was due but another process held the store
+        self.flush_due = flush_due  # the session has ``flushEvery`` unflushed events (memory on)
 
 
 def record(
@@ -50,27 +63,71 @@ def record(
     messages: int = 0,
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
     settings: HookSettings | None = None,
+    guard: Callable[[], None] | None = None,
+    token: str | None = None,
 ) -> Recorded:
-    """Count the event for ``session_id`` in the store of ``project``, then rotate if due.
+    """Count the event for ``session_id`` in the store of ``project``; when the counts were
+    folded, say whether its flush is due and rotate if due.
 
-    ``settings``: the store's hook settings when the caller has read them already.
+    ``settings``: the store's hook settings when the caller has read them already;
+    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`);
+    ``guard``: run when the counts are folded, before the settings are read or anything is
+    decided (it raises to stop there): a caller that checked only what the count writes
+    checks the rest then.
     """
     root = store_root(project)
     ensure_dirs(root)
+    read: list[HookSettings] = []
+    checks = [guard] if guard is not None else []
+
+    def flush_every() -> int | None:
+        """The flush budget, when the log is folded: the guard first, then the settings."""
+        while checks:
+            checks.pop()()
+        if not read:
+            from memkeeper.core.settings import hook_settings_at
+
+            read.append(settings or hook_settings_at(os.path.join(root, CONFIG_FILE)))
+        return read[0].flush_every if read[0].memory_enabled else None
+
     counts = counters.bump_at(
-        os.path.join(root, STATE_DIR), session_id, tool_uses=tool_uses, messages=messages
+        os.path.join(root, STATE_DIR),
+        session_id,
+        tool_uses=tool_uses,
+        messages=messages,
+        flush_every=flush_every,
+        token=token,
     )
-    if settings is None:
-        settings = hook_settings_at(os.path.join(root, CONFIG_FILE))
+    if counts is None:
+        return Recorded(None, settings)  # only logged: nothing is due before the next fold
+    every = flush_every()  # (asked by the fold already: this returns the same)
+    settings = read[0]
     rotation: RotationResult | None = None
     busy = False
     if settings.rotation_enabled and rotation_due(root, settings.threshold_tokens):
         rotation, busy = _rotate(project, settings, lock_timeout)
-    return Recorded(counts, settings, rotation, busy)
+        if busy:
+            counters.fold_soon(os.path.join(root, STATE_DIR))  # the next event tries again
+    flush_due = every is not None and counts.unflushed_messages >= every
+    return Recorded(counts, settings, rotation, busy, flush_due)
+
+
+def start_flush(
+    paths: StorePaths, session_id: str | None, options: dict[str, Any], settings: HookSettings | None = None
+) -> None:
+    """Start the ``flush`` job of a session (``options``: why, for which session/transcript)."""
+    from memkeeper.core.jobs import start_job
+
+    # Zero the count first, so the next events do not spawn the job again meanwhile.
+    every = settings.flush_every if settings is not None and settings.memory_enabled else None
+    counters.mark_flushed(paths, session_id, every)
+    start_job(paths, "flush", options)
 
 
 def rotation_due(root: str, threshold_tokens: int) -> bool:
     """One ``stat``: is ``memory.md`` at or over the threshold?"""
+    from memkeeper.core.tokens import tokens_for_bytes
+
     try:
         size = os.stat(os.path.join(root, MEMORY_FILE)).st_size
     except OSError:

@@ -19,11 +19,10 @@ because the hook path uses it (privacy is imported when there is something to re
 
 from __future__ import annotations
 
-import errno
-import itertools
 import os
 
-from memkeeper.core.boundary import O_NOFOLLOW, StoreLinkError, check_path
+from memkeeper.core.boundary import O_NOFOLLOW, check_path
+from memkeeper.core.boundary import open_no_follow as open_no_follow  # re-exported for the writers
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -32,14 +31,13 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 FILE_MODE = 0o600
-_serial = itertools.count()
 
 
 def _temp_file(path: str, mode: int) -> tuple[int, str]:
     """A new private file next to ``path`` (what tempfile.mkstemp does, without its import cost)."""
     folder, name = os.path.split(path)
     while True:
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{next(_serial)}.{os.urandom(4).hex()}.tmp")
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
             return os.open(tmp, flags, mode), tmp
@@ -190,19 +188,6 @@ def append_bytes(path: StrPath, data: bytes, mode: int = FILE_MODE, redact: bool
 
 def append_text(path: StrPath, text: str, mode: int = FILE_MODE, redact: bool = True) -> None:
     append_bytes(path, text.encode("utf-8"), mode, redact)
-
-
-def open_no_follow(path: StrPath, flags: int, mode: int = FILE_MODE) -> int:
-    """``os.open`` that refuses a link, at the path itself (``O_NOFOLLOW``) or above it in
-    the store (StoreLinkError either way)."""
-    target = os.fspath(path)
-    check_path(target)
-    try:
-        return os.open(target, flags | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise StoreLinkError(target) from None
-        raise
 
 
 def open_read(path: StrPath) -> BinaryIO:

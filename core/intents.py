@@ -9,8 +9,8 @@ interrupted operation (each kind's ``finish_interrupted`` is idempotent: run twi
 the operation had in fact finished, it changes nothing) or, when nothing visible had
 happened yet, simply drops the record.
 
-Stdlib only, and cheap when there is nothing to do (three ``stat`` calls): the hook path
-calls it. ``MEMKEEPER_CRASH_AT`` names a step at which the process kills itself, for the
+Stdlib only. Whether anything is pending is :func:`memkeeper.core.layout.pending_intents`
+(three ``stat`` calls), which every hook asks before it imports this module. ``MEMKEEPER_CRASH_AT`` names a step at which the process kills itself, for the
 crash campaign in the tests and the reliability bench; it is never set otherwise.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.layout import STATE_DIR
+from memkeeper.core.layout import intent_path, pending_intents
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
     from memkeeper.core.store import StorePaths
 
-#: kind -> "module:function(paths, intent) -> None" that completes or rolls back the kind.
+#: kind (each of layout.INTENT_KINDS) -> "module:function(paths, intent) -> None" that
+#: completes or rolls back the kind.
 FINISHERS = {
     "rotation": "memkeeper.core.rotation:finish_interrupted",
     "migration": "memkeeper.core.migrate:finish_interrupted",
@@ -36,18 +37,9 @@ FINISHERS = {
 CRASH_ENV = "MEMKEEPER_CRASH_AT"
 
 
-def intent_path(root: str, kind: str) -> str:
-    return os.path.join(root, STATE_DIR, f"intent-{kind}.json")
-
-
 def pending(paths: StorePaths) -> list[str]:
     """The kinds with an intent on disk (an operation under way, or one a kill interrupted)."""
-    return pending_at(os.fspath(paths.root))
-
-
-def pending_at(root: str) -> list[str]:
-    """:func:`pending` for the store folder ``root`` as a string (the lean hook path)."""
-    return [kind for kind in FINISHERS if os.path.exists(intent_path(root, kind))]
+    return pending_intents(os.fspath(paths.root))
 
 
 def record(paths: StorePaths, kind: str, intent: dict[str, Any]) -> None:

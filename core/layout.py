@@ -21,10 +21,29 @@ LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
 SEARCH_DB = ".search.sqlite3"
+#: Scratch file of a bulk build: tables of the index written by a second process (core/search/side.py).
+SIDE_SCRATCH = "search-side.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
 STORE_DIRS = (SESSIONS_DIR, LOGS_DIR, STATE_DIR)
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+#: The multi-step operations that keep an intent record while under way (see
+#: :mod:`memkeeper.core.intents`, which finishes an interrupted one).
+INTENT_KINDS = ("rotation", "migration", "restore")
+
+
+def intent_path(root: str, kind: str) -> str:
+    """The intent record of ``kind`` in the store folder ``root``: ``.state/intent-<kind>.json``."""
+    return os.path.join(root, STATE_DIR, f"intent-{kind}.json")
+
+
+def pending_intents(root: str) -> list[str]:
+    """The kinds with an intent on disk in the store folder ``root`` (one ``stat`` each).
+
+    Every hook asks this first, so it lives here and not in :mod:`~memkeeper.core.intents`,
+    which a hook imports only when there is something to finish.
+    """
+    return [kind for kind in INTENT_KINDS if os.path.exists(intent_path(root, kind))]
 
 
 def project_dir(

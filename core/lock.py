@@ -7,7 +7,6 @@ Named locks (``jobs.flush``, ``jobs.summary`` ...) give single-flight background
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import time
@@ -74,6 +73,8 @@ def _try_flock(fd: int) -> bool:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
     except OSError as exc:
+        import errno  # (only when the lock is held: an uncontended hook never needs it)
+
         if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             raise
         return False

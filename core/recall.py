@@ -31,6 +31,7 @@ from memkeeper.core.layout import store_root
 from memkeeper.core.lock import try_lock
 from memkeeper.core.recall_ask import (
     ANSWER,
+    COUNTED,
     QUERY_CHARS,
     SOCKET_SUFFIX,
     answer,
@@ -43,10 +44,13 @@ from memkeeper.core.recall_ask import (
 
 TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
+    import queue
+    import threading
     from collections.abc import Callable
     from typing import Any
 
     from memkeeper.core.search.model import Hit
+    from memkeeper.core.settings import HookSettings
     from memkeeper.core.store import StorePaths
 
 MAX_HITS = 3
@@ -288,6 +292,8 @@ def lookup_here(
     ``reply(text)`` (the resident server's reply) is called before the session's state is
     saved, still under its lock: the prompt does not wait for that write, and another
     prompt of the session meanwhile finds the lock taken and is skipped, never answered twice.
+    When nothing confident is found the state is not touched, and ``reply`` is not called
+    (the caller replies with the "" returned).
     ``titles``: the resident server's kept session titles (:func:`format_context`).
     """
     import sys
@@ -302,15 +308,18 @@ def lookup_here(
 
     root = store_root(project)
     paths = StorePaths(Path(project))
+    hits = _lookup(paths, prompt, min_confidence, conn)  # (read-only: the session's state is not needed yet)
+    if not hits:
+        return ""  # nothing confident: the session's state is not touched
     if not session_id:
-        return _recall(paths, None, prompt, min_confidence, {}, conn, titles)
+        return _recall(paths, None, hits, min_confidence, {}, titles)
     path = _state_path(root, session_id)
     os.makedirs(state_dir(root), mode=0o700, exist_ok=True)
     with try_lock(path[:-5] + ".lock") as held:
         if not held:
             return ""  # another prompt of this session is being answered: never wait
         state = _load(path)
-        text = _recall(paths, session_id, prompt, min_confidence, state, conn, titles)
+        text = _recall(paths, session_id, hits, min_confidence, state, titles)
         if reply is not None:
             reply(text)
         if text:
@@ -321,15 +330,12 @@ def lookup_here(
 def _recall(
     paths: StorePaths,
     session_id: str | None,
-    prompt: str,
+    hits: list[Hit],
     min_confidence: float,
     state: dict[str, Any],
-    conn: Any = None,
     titles: dict[tuple[str, int], str | None] | None = None,
 ) -> str:
-    hits = _lookup(paths, prompt, min_confidence, conn)
-    if not hits:
-        return ""
+    """The text of the hits new to this session (``state`` notes them as shown)."""
     chosen = pick(hits, session_id, state, min_confidence)
     text = format_context(paths, chosen, titles=titles)
     if text:
@@ -358,6 +364,7 @@ class RecallServer:
     """Serves :func:`lookup_here` on a Unix socket of one store, on daemon threads."""
 
     def __init__(self, paths: StorePaths) -> None:
+        import queue
         import threading
 
         self.paths = paths
@@ -372,6 +379,11 @@ class RecallServer:
         self._conn_file: tuple[int, int] | None = None
         self._closed = False
         self._titles: dict[tuple[str, int], str | None] = {}  # session titles, by L1 file and size
+        # Prompts are counted on a thread of their own while the lookup runs (each waits on
+        # file system work: a lock, a file replaced), one at a time, in the order asked.
+        self._work: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._config = KeptSettings(paths)
 
     def start(self, warm: bool = True) -> bool:
         """Listen (False when the store, the folder or the socket path does not allow it).
@@ -402,6 +414,8 @@ class RecallServer:
         self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
         self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
         sock.listen(16)
+        self._worker = threading.Thread(target=self._work_on, name="memkeeper-recall-count", daemon=True)
+        self._worker.start()
         os.replace(self.path + _BINDING, self.path)
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
         if warm:
@@ -411,8 +425,12 @@ class RecallServer:
     def warm(self) -> None:
         """Load what a lookup needs and open the index now, so the first prompt does not wait for them."""
         try:
-            from memkeeper.core import titles  # noqa: F401  (imported for their cost, once)
-            from memkeeper.core.search import engine  # noqa: F401
+            import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
+
+            from memkeeper.core import l1, titles  # noqa: F401  (a session title reads its L1 file)
+            from memkeeper.core.search import engine, words  # noqa: F401
+
+            words.porter("warming")  # loads the stemmer
 
             with self._index_lock:
                 if not self._closed:
@@ -429,6 +447,21 @@ class RecallServer:
             unlink(self.path + _BINDING)
         with self._index_lock:
             self._drop_conn()
+        if self._worker is not None:  # the counts under way are finished (a bounded wait)
+            self._work.put(None)
+            self._worker.join(timeout=CLOSE_WAIT)
+            self._worker = None
+
+    def _work_on(self) -> None:
+        """The counting thread: runs what :meth:`_answer` hands it until :meth:`close`."""
+        while True:
+            task = self._work.get()
+            if task is None:
+                return
+            try:
+                task()
+            except Exception:  # (each task logs its own failure)
+                pass
 
     def _drop_conn(self) -> None:
         if self._conn is not None:
@@ -464,21 +497,28 @@ class RecallServer:
     def _answer(self, conn: Any) -> None:
         import socket
 
+        count: PromptCount | None = None
         try:
             conn.settimeout(READ_TIMEOUT)
             if not _same_user(conn):
                 return
             request = fastjson.loads(read_all(conn)[:MAX_REQUEST])
+            if not isinstance(request, dict):
+                request = {}
+            count = PromptCount.asked(self.paths, request, self._config)
+            if count is not None:
+                self._work.put(count.run)  # counted meanwhile
             sent: list[str] = []
 
             def reply(text: str) -> None:
+                mark = COUNTED if count is not None and count.done() else ANSWER
                 self.served += 1  # counted before the hook can see the answer
                 self.last_used = time.monotonic()
-                conn.sendall(ANSWER + text.encode("utf-8"))
+                conn.sendall(mark + text.encode("utf-8"))
                 conn.shutdown(socket.SHUT_WR)  # the hook has its answer now
                 sent.append(text)
 
-            text = self._lookup(request, reply) if isinstance(request, dict) else ""
+            text = self._lookup(request, reply, count.settings if count is not None else None)
             if not sent:
                 reply(text)
         except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
@@ -486,8 +526,21 @@ class RecallServer:
         finally:
             conn.close()
 
-    def _lookup(self, request: dict[str, Any], reply: Callable[[str], None] | None = None) -> str:
+    def _lookup(
+        self,
+        request: dict[str, Any],
+        reply: Callable[[str], None] | None = None,
+        settings: HookSettings | None = None,
+    ) -> str:
+        """The answer to ``request``; its confidence is the request's ``min``, else the config's
+        (``settings``, read when not given), and none is looked up when the config turns recall off."""
         session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
+        if low is None:
+            if settings is None:
+                settings = self._config.settings()
+            if not settings.recall_enabled:
+                return ""
+            low = settings.recall_min_confidence
         if not isinstance(prompt, str) or isinstance(low, bool) or not isinstance(low, (int, float)):
             return ""
         project = os.fspath(self.paths.project)
@@ -501,6 +554,123 @@ class RecallServer:
             except Exception:
                 self._drop_conn()  # opened afresh for the next lookup
                 raise
+
+
+class KeptSettings:
+    """A store's hook settings for a long-lived process: read again only when a config file changed."""
+
+    __slots__ = ("_files", "_key", "_settings")
+
+    def __init__(self, paths: StorePaths) -> None:
+        from memkeeper.core.layout import CONFIG_FILE
+        from memkeeper.core.settings import global_config_file
+
+        self._files = (global_config_file(), os.path.join(paths.root, CONFIG_FILE))
+        self._key: tuple[tuple[int, ...] | None, ...] = ()
+        self._settings: HookSettings | None = None
+
+    def settings(self) -> HookSettings:
+        from memkeeper.core.settings import hook_settings_at
+
+        key = tuple(_signature(path) for path in self._files)
+        if self._settings is None or key != self._key:
+            self._settings, self._key = hook_settings_at(self._files[1]), key
+        return self._settings
+
+
+def _signature(path: str) -> tuple[int, ...] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+#: The longest a reply waits for its prompt's count (past it the hook counts the prompt too).
+COUNT_WAIT = 0.25
+#: The longest :meth:`RecallServer.close` waits for the counts under way.
+CLOSE_WAIT = 1.0
+#: A question asked longer ago than this is not counted by the server: its hook may have given
+#: up waiting (:data:`memkeeper.core.recall_ask.ASK_TIMEOUT`) and counted the prompt itself.
+COUNT_WITHIN = 0.2
+
+
+class PromptCount:
+    """A resident lookup counting the prompt of a hook's question (see :mod:`memkeeper.core.recall_ask`).
+
+    Counted on the server's counting thread (:meth:`run`) while the lookup runs, with the
+    hook's token, and the reply says so only once it is (:meth:`done`): the hook that never
+    gets that reply counts it again, under the same token, and it is counted once. The
+    flush the count makes due is started after that.
+    """
+
+    __slots__ = ("_counted", "_finished", "paths", "session_id", "settings", "token", "transcript")
+
+    def __init__(
+        self, paths: StorePaths, request: dict[str, Any], token: str, settings: HookSettings
+    ) -> None:
+        import threading
+
+        session, transcript = request.get("session"), request.get("transcript")
+        self.paths, self.token = paths, token
+        self.session_id = session if isinstance(session, str) and session else None
+        self.transcript = transcript if isinstance(transcript, str) and transcript else None
+        self.settings = settings
+        self._counted = False
+        self._finished = threading.Event()
+
+    @classmethod
+    def asked(cls, paths: StorePaths, request: dict[str, Any], config: KeptSettings) -> PromptCount | None:
+        """The count a question asks for (None: none asked, or asked too long ago)."""
+        token, at = request.get("count"), request.get("at")
+        if (
+            not isinstance(token, str)
+            or not token
+            or isinstance(at, bool)
+            or not isinstance(at, (int, float))
+        ):
+            return None
+        if not 0 <= time.monotonic() - at <= COUNT_WITHIN:
+            return None
+        return cls(paths, request, token, config.settings())
+
+    def run(self) -> None:
+        """Count the prompt, as the hook would (:func:`memkeeper.core.activity.record`), then
+        start the flush it makes due (never raises: on the server's counting thread)."""
+        from memkeeper.core import activity
+
+        try:
+            try:
+                done = activity.record(
+                    os.fspath(self.paths.project),
+                    self.session_id,
+                    messages=1,
+                    lock_timeout=COUNT_WAIT,
+                    settings=self.settings,
+                    token=self.token,
+                )
+                self._counted = True
+            finally:
+                self._finished.set()
+            if done.flush_due:
+                options: dict[str, Any] = {"reason": "count"}
+                if self.session_id:
+                    options["session_id"] = self.session_id
+                if self.transcript:
+                    options["transcript_path"] = self.transcript
+                activity.start_flush(self.paths, self.session_id, options, done.settings)
+        except Exception as exc:  # not counted: the reply says so, and the hook counts it
+            from memkeeper.core.jobs import log_error
+
+            log_error(self.paths, f"recall: counting a prompt: {type(exc).__name__}: {exc}")
+
+    def done(self) -> bool:
+        """True when the prompt is counted (waits for :meth:`run`, at most :data:`COUNT_WAIT`).
+
+        Not counted (yet): the hook counts it, with the same token.
+        """
+        self._finished.wait(COUNT_WAIT)
+        return self._counted
 
 
 def _same_user(conn: Any) -> bool:

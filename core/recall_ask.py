@@ -8,14 +8,23 @@ the store's ``.state/recall/`` (0600 in a 0700 folder; the peer must be the same
 
 This module is all the ``UserPromptSubmit`` hook loads for it: ``os`` and, only when a
 socket is there, ``_socket``. :func:`ask` sends the question as soon as the hook knows
-the prompt and the config, and the hook counts the prompt while the server looks it up;
-:func:`answer` then reads the reply. No server, a stale socket (removed) or a failed
-server: the caller looks up itself (:func:`memkeeper.core.recall.lookup_here`). A server
-that does not answer in time: "" (never a longer wait, never asked twice).
+the prompt; :func:`answer` then reads the reply. No server, a stale socket (removed) or a
+failed server: the caller looks up itself (:func:`memkeeper.core.recall.lookup_here`). A
+server that does not answer in time: "" (never a longer wait, never asked twice).
 
-The request is one JSON object (``session``, the first :data:`QUERY_CHARS` of the ``prompt``,
-``min``); the reply is ``=``
-followed by the text to inject (UTF-8, "" for nothing), then the server closes.
+The server also counts the prompt for the hook (it has the counting code loaded; the hook
+then loads none of it): the question carries a ``count`` token, and a reply that starts
+with :data:`COUNTED` says the prompt is counted. Any other outcome (an older server, no
+reply, a late one) leaves the counting to the hook, with the same token, and a token
+counted once is never counted again (:func:`memkeeper.core.counters.bump_at`): a prompt
+is counted exactly once, whichever process gets there.
+
+The request is one JSON object: ``session``, the first :data:`QUERY_CHARS` of the ``prompt``,
+then either ``min`` (the confidence a hit needs; the caller read the config) or, from the
+hook, ``count`` (the token), ``at`` (when it was asked, ``time.monotonic()``) and
+``transcript`` (for a flush the count makes due), the server reading the config itself.
+The reply is :data:`ANSWER` (or :data:`COUNTED`) followed by the text to inject (UTF-8,
+"" for nothing), then the server closes.
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ ASK_TIMEOUT = 0.3
 #: descriptor (``/proc/self/fd/N/name``, Linux); where that is not possible, no resident lookup.
 MAX_SOCKET_PATH = 100
 ANSWER = b"="
+#: The reply's mark when the server counted the prompt too.
+COUNTED = b"+"
 #: Only the start of a long prompt is looked up (its request is usually there).
 QUERY_CHARS = 400
 MIN_QUERY_WORDS = 2
@@ -58,23 +69,44 @@ def worth_looking_up(prompt: str) -> bool:
 
 
 class Pending:
-    """A prompt's recall under way: the question, and the socket it went out on (None: no server took it)."""
+    """A prompt's recall under way: the question, and the socket it went out on (None: no server took it).
 
-    __slots__ = ("asked", "min_confidence", "project", "prompt", "session_id")
+    ``min_confidence``: None when the server reads it from the config (the hook's question);
+    ``token``: the prompt's count token (the hook's), ``counted``: the server said it counted it.
+    """
+
+    __slots__ = ("asked", "counted", "min_confidence", "project", "prompt", "session_id", "token")
 
     def __init__(
-        self, project: str, session_id: str | None, prompt: str, min_confidence: float, asked: Any
+        self,
+        project: str,
+        session_id: str | None,
+        prompt: str,
+        min_confidence: float | None,
+        asked: Any,
+        token: str | None = None,
     ) -> None:
         self.project, self.session_id, self.prompt = project, session_id, prompt
         self.min_confidence = min_confidence
         self.asked = asked
+        self.token = token
+        self.counted = False
 
 
-def ask(project: str, session_id: str | None, prompt: str, min_confidence: float) -> Pending | None:
+def ask(
+    project: str,
+    session_id: str | None,
+    prompt: str,
+    min_confidence: float | None = None,
+    *,
+    transcript: str | None = None,
+) -> Pending | None:
     """Start this prompt's recall (None when there is nothing to look up: no index, no request).
 
     A resident lookup that serves this store gets the question now and works on it while
-    the caller goes on.
+    the caller goes on. Without ``min_confidence`` (the hook) the question asks the server
+    to count the prompt too, under a new token (:attr:`Pending.token`), and to read the
+    config itself.
     """
     if not worth_looking_up(prompt):
         return None
@@ -82,14 +114,28 @@ def ask(project: str, session_id: str | None, prompt: str, min_confidence: float
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
         return None
     # Only what is looked up goes out: a long pasted prompt stays small on the wire.
-    request = fastjson.dumps({"session": session_id, "prompt": prompt[:QUERY_CHARS], "min": min_confidence})
-    return Pending(project, session_id, prompt, min_confidence, send(root, request.encode("utf-8")))
+    question: dict[str, Any] = {"session": session_id, "prompt": prompt[:QUERY_CHARS]}
+    token = None
+    if min_confidence is None:
+        import time  # (built in, loaded at start-up)
+
+        token = os.urandom(4).hex()
+        question.update(count=token, at=time.monotonic())
+        if transcript:
+            question["transcript"] = transcript
+    else:
+        question["min"] = min_confidence
+    sock = send(root, fastjson.dumps(question).encode("utf-8"))
+    return Pending(project, session_id, prompt, min_confidence, sock, token)
 
 
 def answer(pending: Pending, here: Callable[[], str]) -> str:
-    """The resident lookup's answer to ``pending``; ``here()`` (look up in this process) when none gave one."""
+    """The resident lookup's answer to ``pending``; ``here()`` (look up in this process) when none gave one.
+
+    Sets :attr:`Pending.counted` when the server counted the prompt.
+    """
     if pending.asked is not None:
-        found = answer_of(pending.asked)
+        found, pending.counted = reply_of(pending.asked)
         if found is not None:
             return found
     return here()
@@ -98,7 +144,7 @@ def answer(pending: Pending, here: Callable[[], str]) -> str:
 def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:
     """The answer of a resident lookup serving this store ("" for none), or None if none answered."""
     sock = send(root, request, timeout)
-    return answer_of(sock) if sock is not None else None
+    return reply_of(sock)[0] if sock is not None else None
 
 
 def send(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> Any:
@@ -142,21 +188,23 @@ class _Slow:
 _SLOW = _Slow()
 
 
-def answer_of(sock: Any) -> str | None:
-    """The answer read from ``sock`` ("" when it came too late), None when the server failed."""
+def reply_of(sock: Any) -> tuple[str | None, bool]:
+    """The answer read from ``sock`` ("" when it came too late; None when the server failed),
+    and whether the server says it counted the prompt."""
     if sock is _SLOW:
-        return ""
+        return "", False
     try:
         data = read_all(sock)
     except TimeoutError:
-        return ""  # never wait longer, never look up twice
+        return "", False  # never wait longer, never look up twice
     except OSError:
-        return None
+        return None, False
     finally:
         sock.close()
-    if data.startswith(ANSWER):
-        return data[len(ANSWER) :].decode("utf-8", "replace")
-    return None
+    mark = data[:1]
+    if mark in (ANSWER, COUNTED):
+        return data[1:].decode("utf-8", "replace"), mark == COUNTED
+    return None, False
 
 
 def at(folder: str, name: str, act: Callable[[str], object]) -> None:

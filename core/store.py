@@ -22,6 +22,7 @@ from memkeeper.core.layout import (
     MEMORY_SUBDIR,
     SEARCH_DB,
     SESSIONS_DIR,
+    SIDE_SCRATCH,
     STATE_DIR,
     ensure_dirs,
     project_dir,
@@ -111,6 +112,8 @@ class StorePaths(Plain):
     trash = _StorePath(".trash")
     backups = _StorePath(".backups")
     search_db = _StorePath(SEARCH_DB)
+    #: Tables of a bulk build written by a helper process, then taken into ``search_db``.
+    side_scratch = _StorePath(SIDE_SCRATCH, under="state")
 
     def archive(self, name: str) -> Path:
         """Path of an archive or summary by basename; refuses anything outside the store."""

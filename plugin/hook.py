@@ -10,7 +10,8 @@ and hands anything heavy to a detached single-flight job:
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
   counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
-  (:mod:`memkeeper.core.recall`, read-only, never waiting); nothing else is printed: no
+  (:mod:`memkeeper.core.recall`, read-only, never waiting; a resident lookup that answers
+  it counts the prompt too, exactly once); nothing else is printed: no
   rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.
@@ -56,8 +57,9 @@ FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
 #: The store folders whose entries a hook checks for links, besides the root's own (so a
 #: linked sessions/ folder is seen): a hook writes only there, and SessionStart reads L1
-#: files with O_NOFOLLOW instead of listing every one. Jobs, the CLI and the TUI check
-#: the whole store.
+#: files with O_NOFOLLOW instead of listing every one. A tool use's count, which writes
+#: only in .state until it folds the counters' log, looks at the root's entries when it
+#: folds (the root grows with the archives). Jobs, the CLI and the TUI check the whole store.
 HOOK_FOLDERS = (".state", "logs")
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
@@ -229,14 +231,15 @@ class Call:
     handler asks for it.
     """
 
-    __slots__ = ("_paths", "payload", "pending", "project", "root", "settings")
+    __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings")
 
     def __init__(self, payload: dict[str, Any], project: str) -> None:
         self.payload = payload
         self.project = project
         self.root = store_root(project)
         self._paths: StorePaths | None = None
-        self.settings: HookSettings | None = None  # read early by a handler's FIRST step
+        self.settings: HookSettings | None = None  # the store's hook settings, once read
+        self.asked = False  # its prompt's recall question is out (or there was none to ask)
         self.pending: Pending | None = None  # its question to a resident lookup, if one took it
 
     @property
@@ -276,16 +279,20 @@ def _start(call: Call, kind: str, reason: str | None = None) -> None:
     start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
-def _start_flush(call: Call, reason: str) -> None:
-    from memkeeper.core import counters
+def _start_flush(call: Call, reason: str, settings: HookSettings | None = None) -> None:
+    from memkeeper.core.activity import start_flush
 
-    # Zero the count first, so the next events do not spawn the job again meanwhile.
-    counters.mark_flushed(call.paths, call.session_id)
-    _start(call, "flush", reason)
+    start_flush(call.paths, call.session_id, call.job_options(reason), settings)
 
 
 def _count(
-    call: Call, *, tool_uses: int = 0, messages: int = 0, settings: HookSettings | None = None
+    call: Call,
+    *,
+    tool_uses: int = 0,
+    messages: int = 0,
+    settings: HookSettings | None = None,
+    guard: Callable[[], None] | None = None,
+    token: str | None = None,
 ) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
@@ -297,9 +304,11 @@ def _count(
         messages=messages,
         lock_timeout=HOOK_LOCK_TIMEOUT,
         settings=settings,
+        guard=guard,
+        token=token,
     )
-    if done.settings.memory_enabled and done.counts.unflushed_messages >= done.settings.flush_every:
-        _start_flush(call, "count")
+    if done.flush_due:
+        _start_flush(call, "count", done.settings)
 
 
 # --- handlers -----------------------------------------------------------------------
@@ -345,45 +354,52 @@ def _print_context(call: Call, source: str) -> str:
 def ask_recall(call: Call) -> None:
     """Put a typed prompt to per-prompt recall, as early as the hook can (run by :func:`main` first).
 
-    The question goes out to a resident lookup before the rest of the hook's modules load and
-    the prompt is counted, so the lookup runs meanwhile; :func:`on_prompt` reads the answer.
+    The question goes out to a resident lookup before the rest of the hook's modules load,
+    so the lookup runs meanwhile; the server reads the config and counts the prompt too
+    (:mod:`memkeeper.core.recall_ask`). :func:`on_prompt` reads the answer.
     """
+    call.asked = True
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    from memkeeper.core.layout import CONFIG_FILE
-    from memkeeper.core.settings import hook_settings_at
+    from memkeeper.core.recall_ask import ask
 
-    call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
-    if settings.recall_enabled:
-        from memkeeper.core.recall_ask import ask
-
-        call.pending = ask(call.project, call.session_id, prompt, settings.recall_min_confidence)
+    call.pending = ask(call.project, call.session_id, prompt, transcript=call.transcript_path)
 
 
 def on_prompt(call: Call) -> None:
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    if call.settings is None:  # main ran ask_recall first (settings read); a direct call has not
+    if not call.asked:  # main ran ask_recall first; a direct call has not
         ask_recall(call)
-    _count(call, messages=1, settings=call.settings)
-    pending = call.pending
+    pending, text = call.pending, ""
     if pending is not None:
         from memkeeper.core.recall_ask import answer
 
         text = answer(pending, lambda: _answer_here(call, pending))
-        if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
-            out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-            sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
-            sys.stdout.flush()
+    if pending is None or not pending.counted:  # no resident lookup counted it (with this token)
+        _count(call, messages=1, settings=call.settings, token=pending.token if pending else None)
+    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
+        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
+        sys.stdout.flush()
 
 
 def _answer_here(call: Call, pending: Pending) -> str:
-    """No resident lookup answered: look up in this process, then start the ``recall`` job for the next prompts."""
+    """No resident lookup answered: look up in this process (if recall is on), then start the
+    ``recall`` job for the next prompts."""
+    from memkeeper.core.layout import CONFIG_FILE
+    from memkeeper.core.settings import hook_settings_at
+
+    call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
+    if not settings.recall_enabled:
+        return ""
     from memkeeper.core.recall import lookup_here
 
-    text = lookup_here(call.project, pending.session_id, pending.prompt, pending.min_confidence)
+    low = pending.min_confidence
+    low = settings.recall_min_confidence if low is None else low
+    text = lookup_here(call.project, pending.session_id, pending.prompt, low)
     _start_recall(call)
     return text
 
@@ -398,7 +414,10 @@ def _start_recall(call: Call) -> None:
 
 
 def on_tool_use(call: Call) -> None:
-    _count(call, tool_uses=1)
+    from memkeeper.core.boundary import refuse_links
+
+    # main checked .state and logs only: before anything else, a fold checks the root's entries.
+    _count(call, tool_uses=1, guard=lambda: refuse_links(call.root, HOOK_FOLDERS))
 
 
 def on_stop(call: Call) -> None:
@@ -411,7 +430,7 @@ def on_stop(call: Call) -> None:
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if settings.memory_enabled and unflushed >= settings.flush_every:
-        _start_flush(call, "stop")
+        _start_flush(call, "stop", settings)
 
 
 def on_pre_compact(call: Call) -> None:
@@ -467,7 +486,9 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
-        refuse_links(call.root, HOOK_FOLDERS)
+        # A tool use's count writes only in .state until it folds the counters' log:
+        # the root's entries are looked at then (see on_tool_use), not on every tool call.
+        refuse_links(call.root, HOOK_FOLDERS, root_entries=handler is not on_tool_use)
         first = FIRST.get(event)
         if first is not None:
             first(call)
@@ -494,9 +515,10 @@ def run(argv: list[str]) -> None:
 
 def _finish_interrupted(call: Call) -> None:
     """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
-    from memkeeper.core import intents
+    from memkeeper.core.layout import pending_intents
 
-    if intents.pending_at(call.root):
+    if pending_intents(call.root):
+        from memkeeper.core import intents
         from memkeeper.core.lock import LockTimeout
 
         try:

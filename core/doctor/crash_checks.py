@@ -246,6 +246,7 @@ class IntentsCheck(Check):
 
     def diagnose(self, ctx: Context) -> list[Finding]:
         from memkeeper.core import intents
+        from memkeeper.core.layout import intent_path
 
         if not ctx.holding_lock and is_locked(ctx.paths.lock):
             return []  # the operation may be running right now
@@ -254,7 +255,7 @@ class IntentsCheck(Check):
                 ERROR,
                 "operation-interrupted",
                 f"a {kind} was interrupted; the next store operation (or this repair) completes it",
-                rel(ctx.paths, Path(intents.intent_path(str(ctx.paths.root), kind))),
+                rel(ctx.paths, Path(intent_path(str(ctx.paths.root), kind))),
             )
             for kind in intents.pending(ctx.paths)
         ]

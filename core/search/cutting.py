@@ -338,7 +338,7 @@ def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_po
         from concurrent.futures import Future, ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        pool = ProcessPoolExecutor(max_workers=POOL_WORKERS, mp_context=_mp_context())
+        pool = ProcessPoolExecutor(max_workers=POOL_WORKERS, mp_context=mp_context())
     except (ImportError, OSError):
         pool = None
     if pool is not None:
@@ -362,7 +362,7 @@ def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_po
             yield prepare(paths, source, row)
 
 
-def _mp_context() -> BaseContext:
+def mp_context() -> BaseContext:
     """fork when this process runs one thread (nothing to re-import); spawn otherwise (a
     fork would copy locks other threads hold). A spawned child runs with our flags (-P)."""
     import multiprocessing

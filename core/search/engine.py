@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from memkeeper.core.boundary import StoreLinkError
@@ -24,8 +25,16 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import schema, terms
-from memkeeper.core.search.indexer import IndexBusy, Progress, open_for_search, vocab_cached, writer
+from memkeeper.core.search.indexer import (
+    IndexBusy,
+    Progress,
+    open_for_search,
+    pinned_generation,
+    vocab_cached,
+    writer,
+)
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
+from memkeeper.core.search.newest import newest_docs, newest_matches
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -53,6 +62,7 @@ from memkeeper.core.search.sources import (
     iter_sections,
     iter_source_docs,
     l1_doc,
+    newest_first,
     read_source,
     section_doc,
 )
@@ -62,6 +72,7 @@ DEFAULT_LIMIT = 20
 CAP = 200
 LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
+_FIRST_BATCH = 64
 _READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
 #: A short word whose trigrams' postings run over more bytes than this is looked for in the
@@ -172,15 +183,16 @@ def _wanted(doc: Doc, query: Query, filters: Filters) -> bool:
 
 
 def _scan_tier(
-    paths: StorePaths, sources: list[SourceFile], tier: str, query: Query, filters: Filters
+    paths: StorePaths, newest: Iterable[SourceFile], tier: str, query: Query, filters: Filters
 ) -> TierResult:
-    """The tier's matches, newest file first, one file at a time, until more than ``cap`` are found.
+    """The tier's matches, newest file first (``newest``: the tier's files in that order), one
+    file at a time, until more than ``cap`` are found.
 
     The newest ``cap`` matches are the ones ranked (as through the index), so older files
     need not be read once they are known; memory holds one file's matches, at most cap + 1.
     """
     found: list[Doc] = []
-    for source in reversed([s for s in sources if s.tier == tier]):
+    for source in newest:
         matched: deque[Doc] = deque(maxlen=filters.cap + 1 - len(found))
         matched.extend(doc for doc in iter_source_docs(paths, source) if _wanted(doc, query, filters))
         found.extend(reversed(matched))
@@ -204,7 +216,7 @@ def _scan(paths: StorePaths, parsed: Query, filters: Filters, warnings: tuple[st
         return _empty(parsed, filters, "scan", (*warnings, f"no memory store at {paths.root}"))
     sources = discover(paths)
     results = tuple(
-        _scan_tier(paths, sources, tier, parsed, filters)
+        _scan_tier(paths, reversed([s for s in sources if s.tier == tier]), tier, parsed, filters)
         if filters.tier_types(tier)
         else TierResult(tier, (), 0)
         for tier in filters.tiers
@@ -416,13 +428,18 @@ def _index_small_tier(
     expr: str | None,
     matched: SmallMatches,
 ) -> TierResult:
-    """``matched``: what the small index's match gave (per expression), kept for the other small tier."""
+    """The tier's newest ``cap`` matches, ranked. Walked lazily by :func:`newest.newest_matches`
+    where it can; else ``matched`` keeps what the small index's match gave (per expression)
+    for the other small tier."""
     found: list[Doc] = []
-    known = matched.get(expr)
-    if known is None:
-        known = matched[expr] = _small_matches(conn, expr)
-    for doc in _small_rows(conn, [rowid for rowid, of_tier in known if of_tier == tier]):
-        if _wanted(doc, query, filters):
+    ids = newest_docs(conn, tier) if expr is None else newest_matches(conn, tier, expr)
+    if ids is None:
+        known = matched.get(expr)
+        if known is None:
+            known = matched[expr] = _small_matches(conn, expr)
+        ids = iter([rowid for rowid, of_tier in known if of_tier == tier])
+    for doc in _small_rows(conn, ids):
+        if doc.tier == tier and _wanted(doc, query, filters):
             found.append(doc)
             if len(found) > filters.cap:
                 break
@@ -452,11 +469,13 @@ def _small_matches(conn: sqlite3.Connection, expr: str | None) -> list[tuple[int
     ).fetchall()
 
 
-def _small_rows(conn: sqlite3.Connection, ids: list[int]) -> Iterator[Doc]:
-    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early)."""
+def _small_rows(conn: sqlite3.Connection, ids: Iterator[int]) -> Iterator[Doc]:
+    """The docs of ``ids``, in that order, read a batch at a time (a caller may stop early:
+    the first batch is small, as a common word's newest matches are mostly what it keeps)."""
     columns = "d.tier, d.type, s.rel, d.loc, d.line, d.date, d.title, d.body, d.session"
-    for start in range(0, len(ids), _BATCH):
-        chunk = ids[start : start + _BATCH]
+    size = _FIRST_BATCH
+    while chunk := list(islice(ids, size)):
+        size = _BATCH
         rows = {
             row[0]: Doc(*row[1:])
             for row in conn.execute(
@@ -534,8 +553,7 @@ def _index_search(
             elif isinstance(expr, str):
                 out.append(_index_big_tier(conn, reader, tier, query, filters, expr))
             else:  # only words found nearly everywhere: the newest files hold the newest matches
-                sources = discover(paths, tiers=frozenset({tier}))
-                out.append(_scan_tier(paths, sources, tier, query, filters))
+                out.append(_scan_tier(paths, newest_first(paths, tier), tier, query, filters))
     finally:
         reader.close()
     return tuple(out)
@@ -749,11 +767,12 @@ def search_confident(
     reader = ranked.DocReader(paths, conn)
     found: list[ranked.Ranked] = []
     try:
-        for tier in TIERS:
-            items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
-            if items is None:
-                items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
-            found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
+        with pinned_generation(conn):
+            for tier in TIERS:
+                items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
+                if items is None:
+                    items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
+                found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
         found.sort(key=lambda r: (-r.confidence, -r.score))
         return list(ranked.with_lines([ranked.make_hit(item, parsed) for item in found[:limit]], paths.root))
     except (sqlite3.Error, OSError):

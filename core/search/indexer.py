@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from memkeeper.core.lock import _FileLock
     from memkeeper.core.search.cutting import Work
+    from memkeeper.core.search.side import SideWriter
 
     T = TypeVar("T")
 
@@ -184,6 +185,8 @@ class _Updater:
         self.progress = progress
         self.stats = RefreshStats()
         self.next_small_rowid = 0
+        self.side: SideWriter | None = None  # a bulk load's second writer (see side.py)
+        self.side_made: tuple[str, ...] = ()  # the tables it writes
 
     def run(self, full: bool, tiers: Iterable[str] | None = None, *, background: bool = True) -> RefreshStats:
         """Update the files of ``tiers`` (all by default: a search refreshes what it reads).
@@ -192,8 +195,10 @@ class _Updater:
         the index and make the periodic full check; a search's refresh never does.
         """
         start = time.monotonic()
-        scope = frozenset(TIERS if full or tiers is None else tiers)
         planner = Planner(self.paths, self.conn)
+        if schema.TAKE_PENDING in planner.meta:  # a build cut short before its trigram rows came in
+            full = True
+        scope = frozenset(TIERS if full or tiers is None else tiers)
         plan = planner.plan(full, scope, background)
         if not full and scope >= set(BIG_TIERS) and planner.compaction_due():
             if background:
@@ -217,8 +222,11 @@ class _Updater:
     def apply(self, plan: Plan, fresh: bool) -> None:
         """Write the plan in one transaction (a rebuild: readers keep the old index until it is
         done), or in chunks when the index starts empty or the change is incremental."""
+        side = plan.total >= BULK_BYTES and (plan.reset or plan.compact or _side_unused(self.conn))
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
+            if side:
+                self.start_side()
             if plan.reset:
                 self.reset_all()
             elif plan.compact:
@@ -229,7 +237,12 @@ class _Updater:
                 self.drop_source(row)
                 self.stats.files_removed += 1
             todo = [(s, row) for s, row in plan.todo if row is not None or not self.revive(s)]
-            self.write_files(todo, plan.total, tx, show_progress=fresh)
+            try:
+                self.write_files(todo, plan.total, tx, show_progress=fresh)
+            finally:
+                if self.side is not None:  # an error on the way: its rows are not taken
+                    self.side.abandon()
+                    self.side = None
             self.record(plan)
         if plan.reset or plan.compact or self.stats.files_removed:
             _tidy(self.conn)
@@ -253,6 +266,11 @@ class _Updater:
             self.apply_work(work)
             done += work.read
             tx.wrote(work.read, label.format(done) if label else None)
+        if self.side is not None:
+            self.side.finish()
+            self.side.take(self.conn)
+            self.side.abandon()  # the scratch file goes
+            self.side = None
         if bulk or self.bulk_left_on():
             self.bulk_settings(False)
         if self.progress:
@@ -276,10 +294,11 @@ class _Updater:
         self.reset_big()
 
     def reset_big(self) -> None:
-        for table in schema.BIG_FTS.values():
-            self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
-        for words in (*(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
-            self.conn.execute(f"INSERT INTO {words}({words}) VALUES('delete-all')")
+        for table in (*schema.BIG_FTS.values(), *(schema.WORDS[tier] for tier in BIG_TIERS), schema.TITLES):
+            if table not in self.side_made:  # a side writer's tables are replaced whole
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        if not self.side_made:
+            self.conn.execute("DELETE FROM meta WHERE key=?", (schema.TAKE_PENDING,))
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
         self.conn.execute(f"DELETE FROM {schema.L1_DAYS}")
@@ -350,9 +369,22 @@ class _Updater:
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
 
     # -- writing ----------------------------------------------------------------------------
+    def start_side(self) -> None:
+        """The rows of side.SIDE_TABLES of this bulk load go to a helper process (see side.py)."""
+        from memkeeper.core.search.side import SIDE_TABLES, SideWriter
+
+        self.side = SideWriter.start(self.conn, self.paths.side_scratch)
+        if self.side is not None:
+            self.side_made = tuple(SIDE_TABLES)
+            _set_meta(self.conn, schema.TAKE_PENDING, 1)
+
     def bulk_settings(self, on: bool) -> None:
-        """Large loads: merge segments at the end instead of as they come (about twice as fast)."""
+        """Large loads: merge segments at the end instead of as they come (about twice as fast).
+
+        Not for the tables a side writer filled: it merged them."""
         for table in ("fts_small", *schema.BIG_FTS.values(), *schema.WORDS.values()):
+            if table in self.side_made:
+                continue
             if on:
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('automerge', 0)")
                 self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('crisismerge', 2000)")
@@ -396,22 +428,8 @@ class _Updater:
             indexed = work.end
         if work.small is not None:
             self.insert_small(src, work.small)
-        elif work.blocks:
-            table = schema.BIG_FTS[source.tier]
-            key = src << schema.OFFSET_BITS
-            self.conn.executemany(
-                f"INSERT INTO {table}(rowid, body) VALUES(?, ?)",
-                [(key + off, text) for off, text in work.blocks],
-            )
-        if work.words and source.tier in BIG_TIERS:
-            words = schema.WORDS[source.tier]
-            key = src << schema.OFFSET_BITS
-            self.conn.executemany(
-                f"INSERT INTO {words}(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
-                [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words],
-            )
-        if work.title is not None and not work.append:
-            self.conn.execute(f"INSERT INTO {schema.TITLES}(rowid, title) VALUES(?, ?)", (src, work.title))
+        else:
+            self.insert_big(src, work)
         self.stats.docs_added += work.docs
         self.conn.execute(
             "UPDATE sources SET size=?, mtime_ns=?, inode=?, offset=?, next_line=?, open_tail=?, head_fp=?,"
@@ -432,6 +450,24 @@ class _Updater:
         if source.tier == "l1":
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
 
+    def insert_big(self, src: int, work: Work) -> None:
+        """An archive's or L1 file's trigram blocks, word rows and title: to the side writer if
+        it writes that table, else here."""
+        key = src << schema.OFFSET_BITS
+        tier = work.source.tier
+        rows: list[tuple[str, list[tuple[int, str]] | list[tuple[int, str, str, str]]]] = []
+        if work.blocks:
+            rows.append((schema.BIG_FTS[tier], [(key + off, text) for off, text in work.blocks]))
+        if work.words:
+            rows.append((schema.WORDS[tier], [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words]))
+        if work.title is not None and not work.append:
+            rows.append((schema.TITLES, [(src, work.title)]))
+        for table, values in rows:
+            if table in self.side_made and self.side is not None:
+                self.side.add(table, values)
+            else:
+                self.conn.executemany(schema.insert_sql(table), values)
+
     def insert_small(self, src: int, docs: list[Doc]) -> None:
         rowids = range(self.next_small_rowid, self.next_small_rowid + len(docs))
         self.next_small_rowid += len(docs)
@@ -451,6 +487,12 @@ class _Updater:
             "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
             [(rid, *small_word_fields(d)) for rid, d in zip(rowids, docs, strict=True)],
         )
+
+
+def _side_unused(conn: sqlite3.Connection) -> bool:
+    from memkeeper.core.search.side import unused
+
+    return unused(conn)
 
 
 def _tidy(conn: sqlite3.Connection) -> None:
@@ -555,8 +597,8 @@ VOCAB_CACHE_ENTRIES = 4096
 
 def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Callable[[], T]) -> T:
     """``compute()``, remembered until the index changes (its generation moves on)."""
-    ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]
-    generation = _meta(conn, "generation")
+    pinned = _PINNED.get(id(conn))
+    db, generation = pinned[1] if pinned is not None and pinned[0] is conn else _generation_of(conn)
     full = (db, generation, *key)
     if full in _VOCAB_CACHE:
         _VOCAB_CACHE.move_to_end(full)
@@ -566,6 +608,37 @@ def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Cal
     if len(_VOCAB_CACHE) > VOCAB_CACHE_ENTRIES:
         _VOCAB_CACHE.popitem(last=False)
     return value
+
+
+def _generation_of(conn: sqlite3.Connection) -> tuple[str, str | None]:
+    """The index file ``conn`` reads and its generation: what a vocabulary lookup is kept under."""
+    ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]
+    return str(db), _meta(conn, "generation")
+
+
+#: Connections whose generation is read once for a whole search (:func:`pinned_generation`).
+_PINNED: dict[int, tuple[sqlite3.Connection, tuple[str, str | None]]] = {}
+
+
+def pinned_generation(conn: sqlite3.Connection) -> _Pinned:
+    """Within the ``with``, :func:`vocab_cached` takes the generation ``conn`` had at its start
+    instead of reading it on every call (two statements each, about 20 calls a ranked lookup).
+    For one search: its lookups are of the index as it was when it began."""
+    return _Pinned(conn)
+
+
+class _Pinned:
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        _PINNED[id(self.conn)] = (self.conn, _generation_of(self.conn))
+        return self.conn
+
+    def __exit__(self, *_exc: object) -> None:
+        _PINNED.pop(id(self.conn), None)
 
 
 BUSY_NOTE = "the search index is being updated by another process: results may be a moment old"

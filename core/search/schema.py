@@ -57,6 +57,12 @@ L1_DAYS = "l1_days"
 L1_DAYS_DDL = f"CREATE TABLE IF NOT EXISTS {L1_DAYS}(src INTEGER PRIMARY KEY, days TEXT NOT NULL)"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
 WORD_COLUMNS = ("hi", "lo", "ctx")
+#: The columns (after the rowid) of the tables an archive or L1 file is written into.
+BIG_COLUMNS = {
+    **{table: ("body",) for table in BIG_FTS.values()},
+    **{WORDS[tier]: WORD_COLUMNS for tier in ("l1", "l2")},
+    TITLES: ("title",),
+}
 #: How much of the index a one-shot search maps into memory (SQLite caps it, at 2 GB by default):
 #: see ``indexer.open_for_search``.
 ONE_SHOT_MMAP_BYTES = 1 << 40
@@ -64,6 +70,14 @@ ONE_SHOT_MMAP_BYTES = 1 << 40
 #: whitespace and control characters into word breaks), so these trigrams only serve the
 #: lookup of short words at the very end of a text.
 BLOCK_TAIL = "\n\n"
+#: ``meta`` key set while a bulk build's rows wait in its helper's scratch file (see side.py).
+TAKE_PENDING = "side_pending"
+
+
+def insert_sql(table: str) -> str:
+    """The statement that adds a row (rowid first) to one of BIG_COLUMNS's tables."""
+    columns = BIG_COLUMNS[table]
+    return f"INSERT INTO {table}(rowid, {', '.join(columns)}) VALUES(?{', ?' * len(columns)})"
 
 
 def trigram_text(text: str) -> str:
@@ -79,7 +93,7 @@ def trigram_text(text: str) -> str:
 
 #: The text is lowercased by Python before indexing (the same lower() the matching uses),
 #: so the tokenizer keeps case: what the index may miss, the matcher cannot find either.
-_FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
+FTS_OPTIONS = "tokenize='trigram case_sensitive 1', content='', detail=none, columnsize=0"
 
 #: Words, stemmed by Porter's algorithm, positions kept (phrases and adjacency), no text stored.
 _WORD_OPTIONS = "tokenize='porter unicode61 remove_diacritics 2', content=''"
@@ -131,9 +145,9 @@ CREATE TABLE IF NOT EXISTS gone(
 );
 CREATE INDEX IF NOT EXISTS gone_inode ON gone(inode);
 CREATE INDEX IF NOT EXISTS gone_rel ON gone(rel);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {_FTS_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {_FTS_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {_FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_small USING fts5(body, {FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l2 USING fts5(body, {FTS_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);

@@ -181,6 +181,31 @@ def discover(
     return found
 
 
+def newest_first(paths: StorePaths, tier: str) -> Iterator[SourceFile]:
+    """The tier's files as :func:`discover` lists them, in reverse (newest first), each one
+    stat'ed only when it is reached: a caller that stops after the newest few never stats
+    the thousands of others."""
+    named = set(NAMED_MEMORY_FILES.values())
+    picked: list[tuple[os.DirEntry[str], str, str]] = []
+    try:
+        if tier == "l1":
+            for entry in os.scandir(paths.sessions):
+                l1 = l1_kind(entry.name)
+                if l1 is not None and not entry.name.startswith("."):
+                    picked.append((entry, "sessions/" + entry.name, l1))
+        else:
+            for entry in os.scandir(paths.root):
+                if tier_of(entry.name, named) == tier:
+                    picked.append((entry, entry.name, "named" if entry.name in named else tier))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    picked.sort(key=lambda item: (item[2] != "memory", item[1]), reverse=True)
+    for entry, rel, kind in picked:
+        source = _stat_source(entry, rel, tier, kind)
+        if source:
+            yield source
+
+
 def _stat_source(entry: os.DirEntry[str], rel: str, tier: str, kind: str) -> SourceFile | None:
     if entry.is_symlink():
         raise StoreLinkError(entry.path)  # the store never reads through a link

@@ -118,6 +118,8 @@ class SearchScreen(Screen[None]):
         self._queued: Request | None = None
         self._asked: Request | None = None
         self._restore_highlight = self._state.highlighted
+        #: Options of the results on screen still to be added below the first screen.
+        self._rest: list[Option] | None = None
         #: When the index was last brought up to date for a (tier, deep) choice. Keystrokes
         #: within FRESH_SECONDS of that skip the per-file freshness check (25-50 ms on a
         #: large store); the first search, a new filter and any pause in typing still do it.
@@ -212,6 +214,7 @@ class SearchScreen(Screen[None]):
             self._asked = None
             self._hits = []
             self._summary = ""
+            self._rest = None
             self.query_one(HitList).clear_options()
             self._show_filters()
             return
@@ -332,6 +335,7 @@ class SearchScreen(Screen[None]):
         self._asked = None  # asking again may work (the index was busy)
         self._hits = []
         self._summary = f"error: {error}"
+        self._rest = None
         self.query_one(HitList).clear_options()
         self._show_filters()
 
@@ -345,17 +349,37 @@ class SearchScreen(Screen[None]):
         self._terms = tuple(results.terms)
         keep = hit_list.highlighted
         hit_list.clear_options()
+        self._rest = None
+        rest: list[Option] = []
         if options:
-            hit_list.add_options(options)
             wanted = self._restore_highlight if self._restore_highlight is not None else keep
             self._restore_highlight = None
-            hit_list.highlighted = _selectable(options, wanted)
+            chosen = _selectable(options, wanted)
+            # What fills the list's height first, the rest of the page after that frame: laying
+            # out every hit's wrapped lines is most of a keystroke's drawing time (80 hits).
+            first = max(chosen + 1, first_screen(options, hit_list.size.height or self.app.size.height))
+            rest = options[first:]
+            hit_list.add_options(options[:first])
+            hit_list.highlighted = chosen
         else:
             hit_list.add_option(Option(Text("no results", style="italic"), disabled=True))
         warnings = f" · {results.warnings[0]}" if getattr(results, "warnings", ()) else ""
         self._summary = f"{len(self._hits)} hits{warnings}"
         self._show_filters()
-        self.post_message(SearchScreen.ResultsShown(len(self._hits), elapsed_ms))
+        shown = SearchScreen.ResultsShown(len(self._hits), elapsed_ms)
+        if rest:
+            self._rest = rest
+            self.call_after_refresh(self._show_rest, rest, shown)
+        else:
+            self.post_message(shown)
+
+    def _show_rest(self, rest: list[Option], shown: ResultsShown) -> None:
+        """The page's options below the first screen (unless newer results replaced them)."""
+        if self._rest is not rest or not self.is_attached:
+            return
+        self._rest = None
+        self.query_one(HitList).add_options(rest)
+        self.post_message(shown)
 
     @dataclass
     class ResultsShown(Message):
@@ -428,6 +452,17 @@ def result_options(results: Any, match_style: Style, meta_style: Style) -> tuple
             label = f"   … {more}{plus} more: Enter shows {PAGE} more"
             options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
     return options, hits
+
+
+def first_screen(options: list[Option], height: int) -> int:
+    """How many of ``options`` fill ``height`` lines at least (a hit takes two lines or more,
+    a heading or "more" line one)."""
+    lines = 0
+    for count, option in enumerate(options):
+        if lines >= height:
+            return count
+        lines += 1 if option.disabled or str(option.id).startswith("more:") else 2
+    return len(options)
 
 
 def _groups_best_first(results: Any) -> list[Any]:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
+from textual.widgets.option_list import Option
 
+from memkeeper.core.search import search as core_search
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import prefs_path
 from memkeeper.tui.screens.browse import BrowseScreen
 from memkeeper.tui.screens.hit import HitScreen
-from memkeeper.tui.screens.search import HitList, SearchScreen, split_dates
+from memkeeper.tui.screens.search import HitList, SearchScreen, first_screen, split_dates
 from memkeeper.tui.widgets.docview import DocView
 from tests.functional.tui.scenes import open_screen, press_settled, settle
 
@@ -215,3 +219,40 @@ def test_ranked_groups_start_with_the_tier_of_the_best_hit(tmp_path: Path) -> No
     options, hits = result_options(results, Style(), Style())
     assert str(options[0].prompt).startswith(f"── {TIER_NAMES.get(best.tier, best.tier)} (")
     assert hits[0].tier == best.tier
+
+
+async def test_a_page_longer_than_the_list_shows_its_first_screen_then_the_rest(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added: list[int] = []
+    real_add = HitList.add_options
+
+    def counting(self: HitList, options: Iterable[Option]) -> HitList:
+        options = list(options)
+        added.append(len(options))
+        return real_add(self, options)
+
+    monkeypatch.setattr(HitList, "add_options", counting)
+    shown: list[int] = []
+    app = MemkeeperApp(store, watch=False)
+
+    def hook(message: object) -> None:
+        if isinstance(message, SearchScreen.ResultsShown):
+            shown.append(app.screen.query_one(HitList).option_count)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        search = await _search(app, pilot, "the")
+        hit_list = search.query_one(HitList)
+        options = [hit_list.get_option_at_index(i) for i in range(hit_list.option_count)]
+        first = first_screen(options, hit_list.size.height)
+        assert first < len(options)  # the page is longer than the list
+        assert [n for n in added if n] == [first, len(options) - first]  # the first screen, then the rest
+        assert shown and set(shown) == {len(options)}  # "shown" once the whole page is in
+        # newer results replace a page before its rest came in: nothing of the old one is added
+        long, short = (core_search(store, q, deep=True) for q in ("the", "webhook"))
+        search._show_results(long, 1.0, search._serial)
+        search._show_results(short, 1.0, search._serial)
+        await settle(pilot)
+        ids = [str(hit_list.get_option_at_index(i).id) for i in range(hit_list.option_count)]
+        assert sorted(h.id for h in search.hits) == sorted(h.id for h in short.hits)
+        assert sorted(int(i) for i in ids if i.isdigit()) == list(range(len(search.hits)))

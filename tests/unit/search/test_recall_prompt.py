@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,13 @@ def test_an_unrelated_prompt_gets_nothing(indexed: StorePaths) -> None:
     assert _ask(indexed, "write a haiku about autumn leaves falling") == ""
     assert _ask(indexed, "/compact keep the upload retry") == ""  # a slash command is not looked up
     assert _ask(indexed, "ok") == ""
+    # Nothing found: the session's recall state (and its lock) is not even created.
+    assert not list((indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*"))
+    assert "exponential backoff" in _ask(indexed, QUESTION)
+    assert {p.suffix for p in (indexed.state / recall_ask.RECALL_DIR).glob(f"{CURRENT}.*")} == {
+        ".json",
+        ".lock",
+    }
 
 
 def test_a_hit_is_never_injected_twice_in_a_session(indexed: StorePaths) -> None:
@@ -326,7 +334,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     bump = counters.bump_at
     asked_when_counted: list[bool] = []
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         asked_when_counted.append(server.asked.wait(timeout=60))  # never set if the count came first
         return bump(*args, **kwargs)
 
@@ -355,7 +363,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
         steps.append(("finish", server.asked.wait(timeout=10)))  # (never set if the question came later)
         finish(call)
 
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts:
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
         steps.append(("count", server.asked.is_set()))
         return bump(*args, **kwargs)
 
@@ -366,8 +374,10 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     codes: list[int] = []
     written = server.stdout_of(lambda: codes.append(hook.main(["UserPromptSubmit"])))
     assert codes == [0]
-    assert server.received == [{"session": CURRENT, "prompt": QUESTION, "min": 0.92}]
-    assert steps == [("finish", True), ("count", True)]
+    (question,) = server.received
+    assert {k: question[k] for k in ("session", "prompt")} == {"session": CURRENT, "prompt": QUESTION}
+    assert "min" not in question and isinstance(question["count"], str)  # the server reads the config
+    assert steps == [("finish", True), ("count", True)]  # (an old server's "=": the hook counts)
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     context = json.loads(written)["hookSpecificOutput"]["additionalContext"]
     assert context == "[memkeeper] answered"
@@ -375,7 +385,6 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
 
 def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) -> None:
     """A resident lookup that takes the question and never answers: the real hook returns within its bound."""
-    import time
 
     from memkeeper.core import counters
 
@@ -391,6 +400,207 @@ def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) 
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     # A live (slow) server's socket is kept.
     assert os.path.exists(indexed.state / recall_ask.RECALL_DIR / f"1{recall_ask.SOCKET_SUFFIX}")
+
+
+# --- the resident lookup counts the prompt ---------------------------------------------------
+
+
+def _messages(store: StorePaths, session: str = CURRENT) -> int:
+    from memkeeper.core import counters
+
+    entry = counters.read_counters(store)["sessions"].get(session) or {}
+    return int(entry.get("messages", 0))
+
+
+COUNTING_MODULES = ("memkeeper.core.counters", "memkeeper.core.activity", "memkeeper.core.settings")
+
+
+def _hook_loading(store: StorePaths, prompt: str, modules: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The prompt hook run as the launcher runs it (-S, its own process): its output, and which of ``modules`` it loaded."""
+    import memkeeper
+
+    code = (
+        "import sys; from memkeeper.plugin import hook; hook.main(['UserPromptSubmit']); sys.stdout.flush();"
+        f"print(','.join(m for m in {modules!r} if m in sys.modules), file=sys.stderr)"
+    )
+    payload = {"session_id": CURRENT, "cwd": str(store.project), "prompt": prompt}
+    done = subprocess.run(
+        [sys.executable, "-P", "-S", "-c", code],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(Path(memkeeper.__file__).parent.parent)),
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = done.stderr.decode().strip().splitlines()[-1:]
+    return done.stdout.decode(), [m for m in (loaded[0].split(",") if loaded else []) if m]
+
+
+def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real hook (its own process) asks a resident lookup, which counts the prompt: once, by the server."""
+    from memkeeper.core import counters
+
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    bump = counters.bump_at
+    by_server: list[str | None] = []
+
+    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
+        by_server.append(kwargs.get("token"))
+        return bump(*args, **kwargs)
+
+    monkeypatch.setattr(counters, "bump_at", counting)  # (the server runs in this process, the hook not)
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        out, loaded = _hook_loading(indexed, QUESTION, COUNTING_MODULES)
+        assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert _messages(indexed) == 1
+        assert len(by_server) == 1 and by_server[0]  # counted by the server, with the hook's token
+        assert loaded == []  # the hook itself loaded no counting code
+        assert _hook(indexed, "UserPromptSubmit", prompt="write a haiku about autumn leaves") == ""
+        assert _messages(indexed) == 2 and len(by_server) == 2  # nothing to inject: counted all the same
+        assert _hook(indexed, "UserPromptSubmit", prompt="/compact") == ""  # nothing to ask: the hook counts
+        assert _messages(indexed) == 3 and len(by_server) == 2
+    finally:
+        server.close()
+
+
+def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> None:
+    """A resident lookup's first answer imports nothing more (it cost the first prompt about 60 ms)."""
+    code = (
+        "import sys; from pathlib import Path; from memkeeper.core import recall;"
+        "from memkeeper.core.store import StorePaths;"
+        "server = recall.RecallServer(StorePaths(Path(sys.argv[1]))); server.warm(); before = set(sys.modules);"
+        "text = server._lookup({'session': sys.argv[2], 'prompt': sys.argv[3], 'min': 0.5});"
+        "print(bool(text), sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, str(indexed.project), CURRENT, QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "[]"]
+
+
+def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
+    indexed.config.write_text(
+        json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
+    )
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
+        assert server.served == 1 and _messages(indexed) == 1
+        indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+        assert "exponential backoff" in _hook(indexed, "UserPromptSubmit", prompt=QUESTION)  # the new config
+        assert server.served == 2 and _messages(indexed) == 2
+    finally:
+        server.close()
+
+
+def test_a_count_the_server_makes_due_starts_the_flush(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server does what the hook's count would have done: the flush job, once the hook has its answer."""
+    from memkeeper.core import jobs
+
+    started: list[tuple[str, dict[str, Any] | None]] = []
+    monkeypatch.setattr(jobs, "start_job", lambda _paths, kind, options=None: started.append((kind, options)))
+    indexed.config.write_text(json.dumps({"memory": {"flushEvery": 2}}), encoding="utf-8")
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        for _ in range(2):
+            _hook(indexed, "UserPromptSubmit", prompt=QUESTION, transcript_path="/tmp/t.jsonl")
+        deadline = time.monotonic() + 30
+        while not started and time.monotonic() < deadline:  # (started after the reply)
+            time.sleep(0.01)
+    finally:
+        server.close()
+    assert started == [
+        ("flush", {"reason": "count", "session_id": CURRENT, "transcript_path": "/tmp/t.jsonl"})
+    ]
+    assert _messages(indexed) == 2
+
+
+class _CountsThenFails:
+    """A resident lookup that counts the question's prompt (as a new server does) and then loses the reply.
+
+    ``first``: "server" counts before the hook gives up; "hook": waits until the hook has counted
+    (its reply lost or late), then counts; either way with the token the question carried.
+    """
+
+    def __init__(self, store: StorePaths, first: str) -> None:
+        self.store, self.first = store, first
+        self.listener = _listening(store)
+        self.tokens: list[str] = []
+        self.thread = threading.Thread(target=self._serve)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        from memkeeper.core import counters
+
+        conn, _ = self.listener.accept()
+        question = json.loads(recall_ask.read_all(conn))
+        self.tokens.append(question["count"])
+        if self.first == "server":
+            counters.bump_at(str(self.store.state), question["session"], messages=1, token=question["count"])
+            conn.close()  # the reply is lost
+            return
+        deadline = time.monotonic() + 60
+        while _messages(self.store) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the hook, whose question was never answered, counts meanwhile
+        conn.close()
+        counters.bump_at(str(self.store.state), question["session"], messages=1, token=question["count"])
+
+    def close(self) -> None:
+        self.thread.join(timeout=60)
+        self.listener.close()
+
+
+@pytest.mark.parametrize("first", ["server", "hook"])
+def test_a_prompt_whose_reply_is_lost_is_counted_exactly_once(indexed: StorePaths, first: str) -> None:
+    server = _CountsThenFails(indexed, first)
+    try:
+        _hook(
+            indexed, "UserPromptSubmit", prompt=QUESTION
+        )  # (no reply: it looks up itself, or a late one: "")
+    finally:
+        server.close()
+    assert len(server.tokens) == 1
+    assert _messages(indexed) == 1  # the server and the hook both counted it, under the same token
+    assert server.tokens[0] in counters_tokens(indexed)
+
+
+def counters_tokens(store: StorePaths) -> list[str]:
+    from memkeeper.core import counters
+
+    return list(counters.read_counters(store)["sessions"][CURRENT]["tokens"])
+
+
+def test_a_question_asked_too_long_ago_is_not_counted_by_the_server(indexed: StorePaths) -> None:
+    """Its hook may have given up waiting and counted it already: the server leaves the count to the hook."""
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        late = {"session": CURRENT, "prompt": QUESTION, "count": "0a0b0c0d", "at": time.monotonic() - 5}
+        fresh = dict(late, count="1a1b1c1d", at=time.monotonic())
+        for question, mark in ((late, recall_ask.ANSWER), (fresh, recall_ask.COUNTED)):
+            sock = recall_ask.send(str(indexed.root), json.dumps(question).encode(), timeout=30)
+            data = recall_ask.read_all(sock)
+            sock.close()
+            assert data[:1] == mark
+    finally:
+        server.close()
+    assert _messages(indexed) == 1 and counters_tokens(indexed) == ["1a1b1c1d"]
 
 
 def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
@@ -517,7 +727,6 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
 def test_the_recall_job_serves_prompts_and_stops_when_idle(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
 
     monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
     monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)
@@ -541,7 +750,6 @@ def test_the_recall_job_stops_when_its_socket_is_removed(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the test suite's ``home`` fixture relies on to stop the jobs a test started."""
-    import time
 
     monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)  # IDLE_SECONDS stays 15 minutes
     job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
@@ -559,7 +767,6 @@ def test_the_recall_job_stops_when_its_socket_is_removed(
 def test_the_real_hook_starts_a_detached_recall_job_that_answers(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
 
     from memkeeper.core.lock import is_locked
 

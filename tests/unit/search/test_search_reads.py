@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import gzip
+import json
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memkeeper.core.search import hits, scan_search, search, sources
+from memkeeper.core.search import engine, hits, newest, scan_search, schema, search, sources
+from memkeeper.core.search.query import parse_query
 from memkeeper.core.search.sources import parse_id
 from memkeeper.core.store import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
@@ -67,3 +71,119 @@ def test_lines_are_counted_once_per_file_for_the_hits_returned(
             search(store, "quokka", deep=True, exact=True).tiers
             == scan_search(store, "quokka", deep=True).tiers
         )
+
+
+def _summary(day: int) -> str:
+    themes = [{"name": f"quokka theme {n} of day {day}", "summary": f"quokka habitat {n}"} for n in range(4)]
+    return json.dumps({"themes": themes, "overallSummary": f"quokka day {day} overall"})
+
+
+def _summaries_into(store: StorePaths) -> None:
+    for day in range(2, 31):
+        store.archive(f"memory_202610{day:02d}_090000.summary.json").write_text(_summary(day), "utf-8")
+
+
+def _summaries(tmp_path: Path) -> StorePaths:
+    """Thirty L3 summaries whose every part holds ``quokka``; one with the oldest name is
+    written after the first index build, so its docs have the newest rowids."""
+    store = store_with_memory(tmp_path / "proj", "# Memory\n\n## 2026-11-01_0900\n- [db]: a quokka note\n")
+    _summaries_into(store)
+    search(store, "quokka", deep=True)  # the index built: names and rowids in the same order
+    store.archive("memory_20261001_090000.summary.json").write_text(_summary(1), "utf-8")
+    search(store, "quokka", deep=True)  # ... but for this one
+    return store
+
+
+@pytest.mark.parametrize("batch", [1, 3, 256])
+def test_the_small_tiers_newest_matches_come_in_the_index_paths_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    store = _summaries(tmp_path)
+    monkeypatch.setattr(newest, "_BATCH", batch)  # rows walked between two looks at what can go
+    conn = schema.connect_readonly(store.search_db, 1.0)
+    assert conn is not None
+    try:
+        for text in ("quokka", "qu", "q", "habitat 3", "day 1", "없는"):
+            expr = engine._expression(conn, "small", parse_query(text))
+            assert isinstance(expr, str) or expr is False, text
+            if expr is False:
+                continue
+            everything = engine._small_matches(conn, expr)  # all matches, sorted by SQLite
+            for tier in ("memory", "l3"):
+                walked = newest.newest_matches(conn, tier, expr)
+                assert walked is not None
+                assert list(walked) == [rowid for rowid, of_tier in everything if of_tier == tier], text
+        every_doc = engine._small_matches(conn, None)  # what a word too common to ask for walks
+        for tier in ("memory", "l3"):
+            assert list(newest.newest_docs(conn, tier) or ()) == [r for r, t in every_doc if t == tier]
+    finally:
+        conn.close()
+
+
+def _noted(rowids: Iterator[int], walked: list[int]) -> Iterator[int]:
+    for rowid in rowids:
+        walked.append(rowid)
+        yield rowid
+
+
+@pytest.mark.parametrize("cap", [1, 3, 10, 200])
+def test_a_common_words_newest_matches_are_walked_not_sorted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: int
+) -> None:
+    store = _summaries(tmp_path)
+    monkeypatch.setattr(newest, "_BATCH", 4)
+    walked: list[int] = []
+    real = newest.newest_matches
+
+    def counting(*args: Any) -> Any:
+        found = real(*args)
+        return None if found is None else _noted(found, walked)
+
+    monkeypatch.setattr(engine, "newest_matches", counting)
+    monkeypatch.setattr(engine, "_small_matches", None)  # never the sort of every match
+    for text in ("quokka", "q", "day 1"):
+        walked.clear()
+        found = search(store, text, tiers=["l3"], cap=cap, exact=True)
+        assert found.tiers == scan_search(store, text, tiers=["l3"], cap=cap).tiers, (text, cap)
+        if cap < 10 and text != "day 1":
+            assert len(walked) <= engine._FIRST_BATCH < 30 * 5  # of about 150 matches
+
+
+def test_a_tier_whose_files_are_not_numbered_in_a_row_is_not_walked() -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE sources(id INTEGER PRIMARY KEY, rel TEXT, tier TEXT)")
+    conn.execute("CREATE TABLE docs(rowid INTEGER PRIMARY KEY, src INTEGER, tier TEXT)")
+    conn.execute("CREATE INDEX docs_src ON docs(src)")
+    conn.executemany(
+        "INSERT INTO sources VALUES (?, ?, ?)",
+        [(1, "b.json", "l3"), (2, "a.json", "l3"), (3, "x.jsonl", "l1")],
+    )
+    conn.executemany("INSERT INTO docs VALUES (?, ?, 'l3')", [(1, 1), (2, 1), (3, 2), (4, 2)])
+    known = newest._small_spans(conn)
+    assert known == {"l3": newest.Spans([1, 3], [2, 4], [1, 0], [1, 1])}
+    conn.execute("INSERT INTO docs VALUES (5, 1, 'l3')")  # b.json's docs: 1, 2 and 5
+    assert newest._small_spans(conn) == {"l3": None}
+
+
+def test_the_newest_files_come_as_discover_lists_them_and_only_those_read_are_stated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _many_sessions(tmp_path)
+    _summaries_into(store)
+    store.named("project").write_text("# Project\n\n## Goals\na quokka plan\n", "utf-8")
+    listed = sources.discover(store)
+    for tier in ("memory", "l3", "l2", "l1"):
+        assert list(sources.newest_first(store, tier)) == [s for s in reversed(listed) if s.tier == tier]
+    search(store, "quokka", deep=True)
+    stated: list[str] = []
+    real = sources._stat_source
+
+    def counting(entry: Any, rel: str, tier: str, kind: str) -> Any:
+        stated.append(rel)
+        return real(entry, rel, tier, kind)
+
+    monkeypatch.setattr(sources, "_stat_source", counting)
+    monkeypatch.setattr(engine, "SHORT_GRAM_BYTES", 0)  # every short word counts as everywhere
+    found = search(store, "q", tiers=["l1"], cap=5, exact=True, refresh=False)
+    assert stated == ["sessions/2026-11-20_100000_cccc3333.l1.jsonl"]  # the newest held enough
+    assert found.tiers == scan_search(store, "q", tiers=["l1"], cap=5).tiers

@@ -1,0 +1,74 @@
+"""A tool use's count looks at the store's root entries when it folds, before it reads anything there."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from memkeeper.core import counters, settings
+from memkeeper.core.store import StorePaths
+from memkeeper.plugin import hook
+
+
+def post_tool_use(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
+    payload = {"session_id": "s1", "cwd": str(store.project), "hook_event_name": "PostToolUse"}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    with redirect_stdout(io.StringIO()):
+        return hook.main(["PostToolUse"])
+
+
+def log_lines(store: StorePaths) -> list[str]:
+    log = store.logs / "memkeeper.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_linked_config_is_never_read_by_a_tool_use(
+    store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"memory": {"flushEvery": 1}}))
+    store.config.symlink_to(outside)
+    read: list[str] = []
+    real = settings.hook_settings_at
+
+    def reading(path: str) -> settings.HookSettings:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(settings, "hook_settings_at", reading)
+
+    assert post_tool_use(store, monkeypatch) == 0  # a new log: this count folds, and is refused there
+    assert read == []
+    [line] = log_lines(store)
+    assert "symbolic link" in line and str(store.config) in line
+    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 1  # counted in .state all the same
+
+
+def test_a_count_that_only_logs_does_not_list_the_store_root(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
+    assert post_tool_use(store, monkeypatch) == 0  # folds: the next log has a budget of 4
+    (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
+    assert post_tool_use(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
+    assert log_lines(store) == []
+    for _ in range(3):
+        assert post_tool_use(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
+    assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
+    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 5
+
+
+def test_a_linked_state_folder_stops_every_count(
+    store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store.state.rmdir()
+    store.state.symlink_to(elsewhere, target_is_directory=True)
+    assert post_tool_use(store, monkeypatch) == 0
+    assert list(elsewhere.iterdir()) == []
+    assert "symbolic link" in log_lines(store)[0]
