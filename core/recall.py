@@ -427,7 +427,7 @@ class RecallServer:
         try:
             import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
 
-            from memkeeper.core import l1, titles  # noqa: F401  (a session title reads its L1 file)
+            from memkeeper.core import activity, l1, titles  # noqa: F401  (counting; a title reads its L1 file)
             from memkeeper.core.search import engine, words  # noqa: F401
 
             words.porter("warming")  # loads the stemmer

@@ -34,7 +34,7 @@ from memkeeper.core.search.indexer import (
     writer,
 )
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
-from memkeeper.core.search.newest import newest_docs, newest_matches
+from memkeeper.core.search.newest import newest_docs, newest_matches, spans
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -710,6 +710,22 @@ def _ranked_scan(
         hits = tuple(ranked.make_hit(item, query) for item in items[: filters.limit])
         out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
     return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
+
+
+def warm_up(paths: StorePaths, deep: bool) -> None:
+    """What an interactive search's first keystrokes need, read once (nothing is written): the
+    index opened and its pages in the OS cache (a throwaway search), and the small tiers'
+    spans that exact mode and words without spaces walk (:func:`newest.spans`)."""
+    search(paths, "memkeeper", deep=deep, limit=1, refresh=False)
+    conn = schema.connect_readonly(paths.search_db, LOCK_WAIT_SECONDS)
+    if conn is None:
+        return
+    try:
+        spans(conn, "l3")
+    except sqlite3.Error:
+        pass  # the search itself will say what is wrong
+    finally:
+        conn.close()
 
 
 def search_readonly(
