@@ -427,7 +427,7 @@ class RecallServer:
         try:
             import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
 
-            from memkeeper.core import l1, titles  # noqa: F401  (a session title reads its L1 file)
+            from memkeeper.core import activity, l1, titles  # noqa: F401  (counting; a title reads its L1 file)
             from memkeeper.core.search import engine, words  # noqa: F401
 
             words.porter("warming")  # loads the stemmer
@@ -662,7 +662,9 @@ class PromptCount:
         except Exception as exc:  # not counted: the reply says so, and the hook counts it
             from memkeeper.core.jobs import log_error
 
-            log_error(self.paths, f"recall: counting a prompt: {type(exc).__name__}: {exc}")
+            log_error(
+                self.paths, f"recall: counting a prompt (or starting its flush): {type(exc).__name__}: {exc}"
+            )
 
     def done(self) -> bool:
         """True when the prompt is counted (waits for :meth:`run`, at most :data:`COUNT_WAIT`).

@@ -138,15 +138,15 @@ class MemkeeperApp(StoreActions):
             return
         self._read_backend(self.paths)
         try:
-            from memkeeper.core.search import search
+            from memkeeper.core.search.engine import warm_up
         except ImportError:
             return
         if not self.paths.search_db.exists():
             return  # no index yet: the first search builds it, with its progress shown
         try:
-            # A throwaway search: opens the index, reads its schema and pages into the OS
-            # cache, so the first real keystroke pays none of that (nothing is written).
-            search(self.paths, "memkeeper", deep=self.prefs.deep, limit=1, refresh=False)
+            # A throwaway search and what the first keystrokes read once (nothing is written),
+            # so the first real keystroke pays none of that.
+            warm_up(self.paths, self.prefs.deep)
         except Exception:
             pass
 

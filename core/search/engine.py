@@ -34,7 +34,7 @@ from memkeeper.core.search.indexer import (
     writer,
 )
 from memkeeper.core.search.model import Hit, SearchResults, TierResult
-from memkeeper.core.search.newest import newest_docs, newest_matches
+from memkeeper.core.search.newest import newest_docs, newest_matches, spans
 from memkeeper.core.search.query import (
     SHORT_GRAM_LIMIT,
     Query,
@@ -712,6 +712,22 @@ def _ranked_scan(
     return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
 
 
+def warm_up(paths: StorePaths, deep: bool) -> None:
+    """What an interactive search's first keystrokes need, read once (nothing is written): the
+    index opened and its pages in the OS cache (a throwaway search), and the small tiers'
+    spans that exact mode and words without spaces walk (:func:`newest.spans`)."""
+    search(paths, "memkeeper", deep=deep, limit=1, refresh=False)
+    conn = schema.connect_readonly(paths.search_db, LOCK_WAIT_SECONDS)
+    if conn is None:
+        return
+    try:
+        spans(conn, "l3")
+    except sqlite3.Error:
+        pass  # the search itself will say what is wrong
+    finally:
+        conn.close()
+
+
 def search_readonly(
     paths: StorePaths,
     query: str,
@@ -757,7 +773,8 @@ def search_confident(
     cannot be read within ``timeout``), for per-prompt recall: each tier re-scores only the
     rows that hold the words a confident hit needs (:func:`ranked.rank_confident`). A
     caller that asks often passes its own :func:`schema.connect_readonly` connection
-    (left open).
+    (left open). A big tier's hit carries no line number (counting it reads its file up to
+    the hit; per-prompt recall names a hit by its id).
     """
     parsed = ranked.parse_ranked(query)
     own = conn is None
@@ -774,7 +791,7 @@ def search_confident(
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
                 found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
         found.sort(key=lambda r: (-r.confidence, -r.score))
-        return list(ranked.with_lines([ranked.make_hit(item, parsed) for item in found[:limit]], paths.root))
+        return [ranked.make_hit(item, parsed) for item in found[:limit]]  # (no line: recall names hits by id)
     except (sqlite3.Error, OSError):
         return None
     finally:

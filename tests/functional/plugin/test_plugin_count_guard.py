@@ -1,9 +1,13 @@
-"""A tool use's count looks at the store's root entries when it folds, before it reads anything there."""
+"""A tool use's count: one line in the log, and the store's root entries looked at when it folds,
+before anything there is read."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -72,3 +76,40 @@ def test_a_linked_state_folder_stops_every_count(
     assert post_tool_use(store, monkeypatch) == 0
     assert list(elsewhere.iterdir()) == []
     assert "symbolic link" in log_lines(store)[0]
+
+
+#: What a count that only appends to the log never loads (the fold's machinery).
+FOLD_ONLY = (
+    "fcntl",
+    "memkeeper.core.lock",
+    "memkeeper.core.settings",
+    "memkeeper.core.atomic",
+    "memkeeper.core.plain",
+)
+
+
+def test_a_count_within_its_budget_loads_none_of_the_folds_machinery(store: StorePaths, home: Path) -> None:
+    import memkeeper
+
+    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
+    payload = json.dumps({"session_id": "s1", "cwd": str(store.project), "hook_event_name": "PostToolUse"})
+    code = (
+        "import sys; from memkeeper.plugin import hook; hook.main(['PostToolUse']);"
+        f"print(','.join(m for m in {FOLD_ONLY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
+    env.update(PYTHONPATH=str(Path(memkeeper.__file__).parent.parent))
+    loaded = []
+    for _ in range(2):  # the first count folds (a new log), the second only appends
+        done = subprocess.run(
+            [sys.executable, "-P", "-S", "-c", code],
+            input=payload.encode(),
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=True,
+        )
+        loaded.append(done.stderr.decode().strip().splitlines()[-1:])
+    assert loaded[0] == [",".join(FOLD_ONLY)]
+    assert loaded[1] in ([], [""])
+    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 2

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import memkeeper.core.search as search_module
+from memkeeper.core.search import engine
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import Prefs
@@ -54,6 +55,7 @@ async def test_a_key_that_changes_nothing_asks_nothing_and_the_warm_up_searched_
 
     search_module.refresh(store)  # an index exists (the warm-up never builds one)
     monkeypatch.setattr(search_module, "search", recording_search)
+    monkeypatch.setattr(engine, "search", recording_search)  # the warm-up's (engine.warm_up)
     app = MemkeeperApp(store, watch=False, prefs=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

@@ -470,13 +470,23 @@ def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
 
 def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> None:
     """A resident lookup's first answer imports nothing more (it cost the first prompt about 60 ms)."""
-    code = (
-        "import sys; from pathlib import Path; from memkeeper.core import recall;"
-        "from memkeeper.core.store import StorePaths;"
-        "server = recall.RecallServer(StorePaths(Path(sys.argv[1]))); server.warm(); before = set(sys.modules);"
-        "text = server._lookup({'session': sys.argv[2], 'prompt': sys.argv[3], 'min': 0.5});"
-        "print(bool(text), sorted(set(sys.modules) - before))"
-    )
+    indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
+    code = """
+import json, sys, time
+from pathlib import Path
+from memkeeper.core import recall, recall_ask
+from memkeeper.core.store import StorePaths
+store = StorePaths(Path(sys.argv[1]))
+server = recall.RecallServer(store)
+server.warm()
+assert server.start(warm=False)
+before = set(sys.modules)
+question = {"session": sys.argv[2], "prompt": sys.argv[3], "count": "0f0f0f0f", "at": time.monotonic()}
+sock = recall_ask.send(str(store.root), json.dumps(question).encode(), timeout=30)
+reply = recall_ask.read_all(sock)
+server.close()
+print(reply[:1].decode(), b"exponential backoff" in reply, sorted(set(sys.modules) - before))
+"""
     done = subprocess.run(
         [sys.executable, "-P", "-c", code, str(indexed.project), CURRENT, QUESTION],
         capture_output=True,
@@ -484,7 +494,7 @@ def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> N
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "[]"]
+    assert done.stdout.split() == ["+", "True", "[]"]  # counted and answered, with nothing more loaded
 
 
 def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
@@ -648,6 +658,28 @@ def test_the_confident_lookup_finds_what_the_full_ranking_finds(
     assert sorted((h.id, h.confidence) for h in got) == want
     if prompt == QUESTION:
         assert want  # the comparison is not between two empty lists
+
+
+def test_a_confident_lookup_reads_the_index_generation_once(indexed: StorePaths) -> None:
+    """Its vocabulary lookups are kept per index generation: read once per search, not once per lookup."""
+    from memkeeper.core.search import schema
+    from memkeeper.core.search.engine import search_confident
+
+    conn = schema.connect_readonly(indexed.search_db, 1.0)
+    assert conn is not None
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        for prompt in (
+            QUESTION,
+            "how did the uploader retry with backoff and jitter",
+        ):  # (new words: computed)
+            statements.clear()
+            assert search_confident(indexed, prompt, 0.5, conn=conn)
+            assert sum("FROM meta" in s for s in statements) == 1
+            assert sum("database_list" in s for s in statements) == 1
+    finally:
+        conn.close()
 
 
 def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> None:

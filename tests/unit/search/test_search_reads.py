@@ -187,3 +187,22 @@ def test_the_newest_files_come_as_discover_lists_them_and_only_those_read_are_st
     found = search(store, "q", tiers=["l1"], cap=5, exact=True, refresh=False)
     assert stated == ["sessions/2026-11-20_100000_cccc3333.l1.jsonl"]  # the newest held enough
     assert found.tiers == scan_search(store, "q", tiers=["l1"], cap=5).tiers
+
+
+def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _summaries(tmp_path)
+    made: list[int] = []
+    real = newest._small_spans
+
+    def counting(conn: sqlite3.Connection) -> Any:
+        made.append(1)
+        return real(conn)
+
+    monkeypatch.setattr(newest, "_small_spans", counting)
+    engine.warm_up(store, True)
+    assert made == [1]
+    for text in ("q", "qu", "quokka 3"):  # exact mode's small tiers: the spans already there
+        search(store, text, deep=True, exact=True, refresh=False)
+    assert made == [1]
