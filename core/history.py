@@ -1,12 +1,15 @@
 """Activity over time: sessions, prompts and tool calls per day, rotations, and every decision and issue.
 
 Plain functions over the store's files for ``memkeeper-tui``'s activity screen (and any
-other reader). L1 files are scanned as bytes (a role and a timestamp per line; no JSON
-parse), and decisions and issues are read from the L3 summaries. Both are remembered per
-file, keyed by (inode, size, mtime), in an :class:`ActivityCache` the caller keeps between
-calls and may save in the store (``.state/activity-cache.json``, derived data: a missing or
-unreadable cache only costs one full read), so an open of a large store reads only the files
-that changed since the last one. Stdlib only, apart from the summary models.
+other reader). Prompts and tool calls per day come from the search index for every L1 file
+it has current (the indexer counts the lines it reads: :mod:`memkeeper.core.search.l1days`);
+the other L1 files are scanned as bytes by the same rule (:mod:`memkeeper.core.l1_counts`: a
+role and a timestamp per line, no JSON parse). Decisions and issues are read from the L3
+summaries by the summary model's field rules (:mod:`memkeeper.core.summary_fields`), without
+building the models. Files read are remembered, keyed by (inode, size, mtime), in an
+:class:`ActivityCache` the caller keeps between calls and may save in the store
+(``.state/activity-cache.json``, derived data: a missing or unreadable cache only costs one
+full read), so an open reads only the files that changed since the last one. Stdlib only.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memkeeper.core.l1_counts import Tally, count_lines, finish
 from memkeeper.core.names import is_l1, is_l1_gz, l1_date
@@ -44,9 +47,9 @@ class Rotation:
     tokens: int
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A decision or an open issue from an L3 summary, with the archive it came from."""
+class Finding(NamedTuple):
+    """A decision or an open issue from an L3 summary, with the archive it came from (a tuple:
+    a large store has tens of thousands, made on every first open)."""
 
     kind: str  # "decision" | "issue"
     text: str
@@ -277,19 +280,20 @@ def findings(
     cache = cache if cache is not None else ActivityCache()
     found: list[Finding] = []
     seen: set[str] = set()
+    root = os.fspath(paths.root)
     for rotation in rotations(paths) if archives is None else archives:
         name = summary_name(rotation.archive)
         seen.add(name)
-        found.extend(_summary_findings(paths, name, rotation.archive, cache))
+        found.extend(_summary_findings(root, name, rotation.archive, cache))
     for gone in set(cache.summaries) - seen:
         del cache.summaries[gone]
         cache.dirty = True
     return sorted(found, key=attrgetter("date", "archive"), reverse=True)
 
 
-def _summary_findings(paths: StorePaths, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
+def _summary_findings(root: str, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
     """The decisions and open issues of one summary, from the cache while its file is unchanged."""
-    path = os.path.join(paths.root, name)
+    path = os.path.join(root, name)
     try:
         signature = _signature(os.stat(path, follow_symlinks=False))
     except OSError:

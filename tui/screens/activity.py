@@ -6,8 +6,9 @@ them, every key decision and unresolved issue across all L3 summaries, newest fi
 Enter opens the summary it came from. Everything is read by thread workers through
 :mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
 is on screen: the growth plot and the totals first, then the decisions, then the days while
-the sessions are counted. Per-file readings are kept in the store's ``.state`` (:func:`~memkeeper.core.history.save_cache`), so the next
-open reads only the files that changed.
+the sessions are counted (from the search index's counts for every session it has current,
+so only sessions it lacks are read). Per-file readings are kept in the store's ``.state``
+(:func:`~memkeeper.core.history.save_cache`), so the next open reads only the files that changed.
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ class ActivityScreen(Screen[None]):
             self.call_after_refresh(self._read_findings, message.activity, message.reading)
         elif message.then == "days":
             self.call_after_refresh(self._read_days, message.activity, message.reading)
+        elif message.then == "":
+            # Saved once all is on screen: writing the readings (redacted) is heavier than reading
+            # them from the index, and would hold the interpreter's lock while the last frame draws.
+            self.call_after_refresh(self._save_readings)
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
     def _read_totals(self, reading: int) -> None:
@@ -152,7 +157,7 @@ class ActivityScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="count sessions")
     def _read_days(self, activity: Activity, reading: int) -> None:
         """Sessions, prompts and tool calls per day, shown as the count goes; the readings saved."""
-        from memkeeper.core.history import daily_activity, save_cache
+        from memkeeper.core.history import daily_activity
 
         paths, cache = self._paths, self._cache
 
@@ -168,9 +173,17 @@ class ActivityScreen(Screen[None]):
         except _Superseded:
             return
         self.post_message(self.Read(replace(activity, days=days, counted=None), "", reading))
-        if cache is not None:
+
+    @work(
+        thread=True, exclusive=True, group="activity-save", exit_on_error=False, description="save readings"
+    )
+    def _save_readings(self) -> None:
+        """Keep what was read in the store's ``.state``: the next open reads only what changed."""
+        from memkeeper.core.history import save_cache
+
+        if self._cache is not None:
             try:
-                save_cache(paths, cache)
+                save_cache(self._paths, self._cache)
             except OSError:
                 pass  # a read-only store: the next open reads the files again
 
