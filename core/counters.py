@@ -40,7 +40,6 @@ import os
 
 from memkeeper.core.boundary import open_no_follow
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
-from memkeeper.core.plain import Plain
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the hottest path
 if TYPE_CHECKING:
@@ -69,8 +68,9 @@ DUE = b"#due\n"
 READ_LIMIT = 1 << 16
 
 
-class Counts(Plain):
-    """A session's counts just after a fold."""
+class Counts:
+    """A session's counts just after a fold (a small slotted class, as :class:`~memkeeper.core.activity.Recorded`:
+    ``plain`` is not imported by a count that only appends)."""
 
     __slots__ = ("tool_uses", "session_tool_uses", "session_messages", "unflushed_messages")
 

@@ -773,7 +773,8 @@ def search_confident(
     cannot be read within ``timeout``), for per-prompt recall: each tier re-scores only the
     rows that hold the words a confident hit needs (:func:`ranked.rank_confident`). A
     caller that asks often passes its own :func:`schema.connect_readonly` connection
-    (left open).
+    (left open). A big tier's hit carries no line number (counting it reads its file up to
+    the hit; per-prompt recall names a hit by its id).
     """
     parsed = ranked.parse_ranked(query)
     own = conn is None
@@ -790,7 +791,7 @@ def search_confident(
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
                 found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
         found.sort(key=lambda r: (-r.confidence, -r.score))
-        return list(ranked.with_lines([ranked.make_hit(item, parsed) for item in found[:limit]], paths.root))
+        return [ranked.make_hit(item, parsed) for item in found[:limit]]  # (no line: recall names hits by id)
     except (sqlite3.Error, OSError):
         return None
     finally:

@@ -79,7 +79,13 @@ def test_a_linked_state_folder_stops_every_count(
 
 
 #: What a count that only appends to the log never loads (the fold's machinery).
-FOLD_ONLY = ("fcntl", "memkeeper.core.lock", "memkeeper.core.settings", "memkeeper.core.atomic")
+FOLD_ONLY = (
+    "fcntl",
+    "memkeeper.core.lock",
+    "memkeeper.core.settings",
+    "memkeeper.core.atomic",
+    "memkeeper.core.plain",
+)
 
 
 def test_a_count_within_its_budget_loads_none_of_the_folds_machinery(store: StorePaths, home: Path) -> None:
