@@ -1,6 +1,6 @@
 """memkeeper-tui speed and memory: cold start to the first tree, keystroke → search results drawn, activity screen, peak RSS.
 
-    python bench/bench_tui.py [PROJECT_DIR] [--runs 5]
+    python bench/bench_tui.py [PROJECT_DIR] [--runs 5] [--exact]
 
 PROJECT_DIR defaults to the search benchmark's 1 GB store at ``$TMPDIR/mk-bench-store`` when it
 exists (made by ``bench/gen_store.py``); otherwise a smaller store is generated in a temporary
@@ -14,7 +14,8 @@ folder (and the output says so). Each run is a fresh process (headless app, 120�
   frame with the store and when their process went idle after it;
 - keystroke: with deep on (L1 searched too), each query typed key by key into an empty search
   box, from each key until the first frame that shows its results is drawn (the first key is
-  a one-letter query), and the process CPU time meanwhile;
+  a one-letter query), and the process CPU time meanwhile; with ``--exact``, once more with
+  exact mode on (F5: every word as a substring);
 - peak RSS of that process (ru_maxrss) after it also opened the largest L1 session;
 - activity screen (A), on a copy of the store whose big files are hard links (the screen keeps
   its per-file readings in the store's ``.state``, which starts with the session titles only,
@@ -67,6 +68,7 @@ from textual.widgets import Input
 
 paths = StorePaths(Path(sys.argv[1]))
 queries = json.loads(sys.argv[3])
+exact = len(sys.argv) > 4 and sys.argv[4] == 'exact'
 out = {}
 
 def store_shown():
@@ -119,6 +121,10 @@ async def main():
         await pilot.press("slash")
         await pilot.pause()
         assert app.screen.state.deep  # L1 sessions are searched too
+        if exact:  # every word as a substring (the F5 toggle)
+            await pilot.press('f5')
+            await pilot.pause()
+            assert app.screen.state.exact
         search_box = app.screen.query_one(Input)
         keystrokes = []  # per query: ms from each key to its results drawn
         cores = []
@@ -320,12 +326,13 @@ def spread(values: list[float]) -> str:
     return f"{min(values):6.0f} {statistics.median(values):6.0f} {max(values):6.0f}"
 
 
-def run_children(project: Path, runs: int, env: dict[str, str]) -> list[dict[str, Any]]:
+def run_children(project: Path, runs: int, env: dict[str, str], exact: bool = False) -> list[dict[str, Any]]:
     """``runs`` fresh processes: first paint, typed queries, the largest session opened."""
     results = []
     for _ in range(runs):
         t0 = time.time()
-        results.append(child_report([CHILD, str(project), repr(t0), json.dumps(QUERIES)], env))
+        mode = "exact" if exact else "ranked"
+        results.append(child_report([CHILD, str(project), repr(t0), json.dumps(QUERIES), mode], env))
     return results
 
 
@@ -422,12 +429,12 @@ def print_start(results: list[dict[str, Any]], project: Path, env: dict[str, str
     print(f"    … and its process idle:      {spread(settled)} (what starts after the first frame done)")
 
 
-def print_keystrokes(results: list[dict[str, Any]]) -> None:
+def print_keystrokes(results: list[dict[str, Any]], mode: str = "") -> None:
     keys = [k for r in results for typed in r["keystroke_ms"] for k in typed]
     cpu = [k for r in results for typed in r["keystroke_cpu_ms"] for k in typed]
     firsts = [r["keystroke_ms"][n][0] for r in results for n in range(len(QUERIES))]
     print(
-        "keystroke → results drawn, deep on (L1 included); each query typed key by key into an empty box,"
+        f"keystroke → results drawn, deep on (L1 included){mode}; each query typed key by key into an empty box,"
         " waiting for each key's results; ms min/median/max:"
     )
     print(f"  first keystroke (one letter): {spread(firsts)} over {len(firsts)} (goal ≤ 150 ms)")
@@ -480,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
     parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
+    parser.add_argument("--exact", action="store_true", help="also type the queries in exact mode (F5)")
     parser.add_argument("--activity-only", action="store_true", help="time the activity screen only")
     args = parser.parse_args(argv)
     project, note = project_dir(args.project)
@@ -509,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"L1 sessions: {first['sessions']:,}, archives: {first['archives']:,}")
     print_start(results, project, env, max(args.runs, 10))
     print_keystrokes(results)
+    if args.exact:
+        print_keystrokes(run_children(project, args.runs, env, exact=True), ", exact words (F5)")
     if "open_l1_ms" in first:
         opens = [r["open_l1_ms"] for r in results]
         print(

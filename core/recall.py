@@ -662,7 +662,9 @@ class PromptCount:
         except Exception as exc:  # not counted: the reply says so, and the hook counts it
             from memkeeper.core.jobs import log_error
 
-            log_error(self.paths, f"recall: counting a prompt: {type(exc).__name__}: {exc}")
+            log_error(
+                self.paths, f"recall: counting a prompt (or starting its flush): {type(exc).__name__}: {exc}"
+            )
 
     def done(self) -> bool:
         """True when the prompt is counted (waits for :meth:`run`, at most :data:`COUNT_WAIT`).
