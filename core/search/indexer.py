@@ -267,12 +267,18 @@ class _Updater:
             done += work.read
             tx.wrote(work.read, label.format(done) if label else None)
         if self.side is not None:
+            self.side.wind_up()
+        if bulk or self.bulk_left_on():
+            self.bulk_settings(False)
+        if self.side is not None:
+            # FTS5 writes out what it holds at a savepoint: the merges the settings above call
+            # for are made now, while the side writer finishes, not at the commit after the take
+            self.conn.execute("SAVEPOINT flush")
+            self.conn.execute("RELEASE flush")
             self.side.finish()
             self.side.take(self.conn)
             self.side.abandon()  # the scratch file goes
             self.side = None
-        if bulk or self.bulk_left_on():
-            self.bulk_settings(False)
         if self.progress:
             self.progress(max(done, total), max(done, total), "")
 

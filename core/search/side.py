@@ -103,7 +103,7 @@ def unused(conn: sqlite3.Connection) -> bool:
 class SideWriter:
     """The helper process and what was sent to it; ``start`` gives None when none can run."""
 
-    __slots__ = ("pending", "pool", "rows", "scratch", "size")
+    __slots__ = ("closing", "pending", "pool", "rows", "scratch", "size")
 
     def __init__(self, pool: ProcessPoolExecutor, scratch: Path) -> None:
         self.pool = pool
@@ -111,6 +111,7 @@ class SideWriter:
         self.pending: deque[Future[int]] = deque()
         self.rows: dict[str, list[Row]] = {}
         self.size = 0
+        self.closing: Future[None] | None = None
 
     @classmethod
     def start(cls, conn: sqlite3.Connection, scratch: Path) -> SideWriter | None:
@@ -155,13 +156,21 @@ class SideWriter:
         self.pending.append(self.pool.submit(_write, self.rows))
         self.rows, self.size = {}, 0
 
+    def wind_up(self) -> None:
+        """Send what is left and ask for the merge and commit, without waiting (the writer
+        merges its own tables meanwhile)."""
+        if self.closing is None:
+            self.send()
+            self.closing = self.pool.submit(_finish)
+
     def finish(self) -> None:
         """Everything written, merged and committed in the scratch file (raises what the helper raised)."""
         try:
-            self.send()
+            self.wind_up()
             while self.pending:
                 self.pending.popleft().result()
-            self.pool.submit(_finish).result()
+            assert self.closing is not None
+            self.closing.result()
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
