@@ -31,6 +31,7 @@ def same_as_scan(paths: StorePaths, query: str, **options: Any) -> None:
 def takes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every load counts as a bulk one; the list records each take of a helper's tables."""
     monkeypatch.setattr(indexer, "BULK_BYTES", 0)
+    monkeypatch.setattr(indexer, "SIDE_BYTES", 0)
     taken: list[int] = []
     real = side.SideWriter.take
 
@@ -113,6 +114,7 @@ def test_a_build_cut_short_before_the_take_is_rebuilt(
     assert fts_checked(store).get(search_schema.TAKE_PENDING) == "1"
     assert not store.side_scratch.exists()
     monkeypatch.setattr(indexer, "BULK_BYTES", 32 << 20)  # the next refresh is a small one
+    monkeypatch.setattr(indexer, "SIDE_BYTES", 256 << 20)
     refresh(store)
     assert search_schema.TAKE_PENDING not in fts_checked(store)
     for query in ("lantern", "answer0000", "sqlite", "flock"):
