@@ -84,6 +84,7 @@ def seed_counters(project: Path) -> None:
     from memkeeper.core import counters
 
     state = project / ".claude" / "memory" / ".state"
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)  # a store just generated has none yet
     for log in state.glob(counters.PENDING_FILE + "*"):
         log.unlink()
     rng = random.Random(11)
