@@ -16,6 +16,11 @@ refresh, so no committed file is left without its rows.
 
 The helper is sent bounded work: at most SIDE_WINDOW batches in flight, each answered before
 another is sent (as the reading pool does), so no pipe can fill up and block.
+
+A helper that fails (raises, or dies) fails that build, as a failing writer would: the rows
+it held are gone with it, and the build is rolled back or rebuilt as above. It leaves a mark
+beside the scratch file (:func:`failed_mark`), so the next builds of that store are written by
+the writer alone rather than failing the same way again.
 """
 
 from __future__ import annotations
@@ -30,8 +35,11 @@ from memkeeper.core.search import schema
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from concurrent.futures import Future, ProcessPoolExecutor
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 #: The tables a helper writes (see schema.BIG_COLUMNS); the L1 word index stays with the writer.
 SIDE_TABLES = (*schema.BIG_FTS.values(), schema.WORDS["l2"], schema.TITLES)
@@ -87,6 +95,23 @@ def _finish() -> None:
 # -- the writer's side -----------------------------------------------------------------------
 
 
+class SideFailed(Exception):
+    """The helper process failed; what it was sent is lost with it."""
+
+
+def failed_mark(scratch: Path) -> Path:
+    """Present once a helper failed for this store: its builds go without one from then on."""
+    return scratch.with_name(scratch.name + ".failed")
+
+
+def _helper_failed(scratch: Path, error: BaseException) -> SideFailed:
+    try:
+        os.close(os.open(failed_mark(scratch), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:  # the mark is a help, not a need: this build fails all the same
+        pass
+    return SideFailed(f"the search index's second writer failed: {error}")
+
+
 def remove_scratch(path: Path) -> None:
     for file in schema.db_files(path):
         try:
@@ -115,6 +140,8 @@ class SideWriter:
 
     @classmethod
     def start(cls, conn: sqlite3.Connection, scratch: Path) -> SideWriter | None:
+        if os.path.lexists(failed_mark(scratch)):
+            return None
         from concurrent.futures import ProcessPoolExecutor
 
         from memkeeper.core.search.cutting import mp_context
@@ -152,25 +179,38 @@ class SideWriter:
         if not self.rows:
             return
         while len(self.pending) >= SIDE_WINDOW:
-            self.pending.popleft().result()
-        self.pending.append(self.pool.submit(_write, self.rows))
+            self.result(self.pending.popleft())
+        self.pending.append(self.submit(_write, self.rows))
         self.rows, self.size = {}, 0
+
+    def submit(self, fn: Callable[..., T], *args: object) -> Future[T]:
+        try:
+            return self.pool.submit(fn, *args)
+        except Exception as error:  # a pool whose process died is broken
+            raise _helper_failed(self.scratch, error) from error
+
+    def result(self, future: Future[T]) -> T:
+        """What the helper answered; SideFailed (and the mark) if it raised or died."""
+        try:
+            return future.result()
+        except Exception as error:
+            raise _helper_failed(self.scratch, error) from error
 
     def wind_up(self) -> None:
         """Send what is left and ask for the merge and commit, without waiting (the writer
         merges its own tables meanwhile)."""
         if self.closing is None:
             self.send()
-            self.closing = self.pool.submit(_finish)
+            self.closing = self.submit(_finish)
 
     def finish(self) -> None:
         """Everything written, merged and committed in the scratch file (raises what the helper raised)."""
         try:
             self.wind_up()
             while self.pending:
-                self.pending.popleft().result()
+                self.result(self.pending.popleft())
             assert self.closing is not None
-            self.closing.result()
+            self.result(self.closing)
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
 

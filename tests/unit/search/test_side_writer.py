@@ -152,3 +152,25 @@ def test_ranked_answers_are_those_of_a_build_without_the_helper(
     assert takes == [1]
     assert [any_search(store, q, deep=True).tiers for q in questions] == with_helper
     assert any(tier.hits for tiers in with_helper for tier in tiers)
+
+
+def test_a_helper_that_fails_fails_that_build_and_the_next_ones_go_without_it(
+    store: StorePaths, takes: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    more_sessions(store, 4)
+    real_add = side.SideWriter.add
+
+    def add_to_no_table(self: side.SideWriter, table: str, rows: Any) -> None:
+        real_add(self, "no_such_table", rows)  # the helper's insert raises
+
+    with monkeypatch.context() as patched:
+        patched.setattr(side.SideWriter, "add", add_to_no_table)
+        with pytest.raises(side.SideFailed):
+            indexer.reindex(store)
+    assert side.failed_mark(store.side_scratch).exists()
+    assert not store.side_scratch.exists()
+    refresh(store)  # the writer alone
+    assert takes == []
+    assert search_schema.TAKE_PENDING not in fts_checked(store)
+    for query in ("lantern", "answer0003", "sqlite", "검색"):
+        same_as_scan(store, query, deep=True)
