@@ -621,6 +621,14 @@ def vocab_cached(conn: sqlite3.Connection, key: tuple[object, ...], compute: Cal
     return value
 
 
+def vocab_peek(conn: sqlite3.Connection, key: tuple[object, ...]) -> object | None:
+    """What :func:`vocab_cached` holds for ``key`` at the index's generation, or None: nothing
+    is computed (for a lookup worth its cost only once a process has it)."""
+    pinned = _PINNED.get(id(conn))
+    db, generation = pinned[1] if pinned is not None and pinned[0] is conn else _generation_of(conn)
+    return _VOCAB_CACHE.get((db, generation, *key))
+
+
 def _generation_of(conn: sqlite3.Connection) -> tuple[str, str | None]:
     """The index file ``conn`` reads and its generation: what a vocabulary lookup is kept under."""
     ((_seq, _name, db),) = conn.execute("PRAGMA database_list").fetchall()[:1]

@@ -103,6 +103,8 @@ def test_the_small_tiers_newest_matches_come_in_the_index_paths_order(
     conn = schema.connect_readonly(store.search_db, 1.0)
     assert conn is not None
     try:
+        assert newest.newest_matches(conn, "l3", "quokka") is None  # spans not read yet: sorted
+        newest.spans(conn, "l3")  # as the TUI's warm-up reads them
         for text in ("quokka", "qu", "q", "habitat 3", "day 1", "없는"):
             expr = engine._expression(conn, "small", parse_query(text))
             assert isinstance(expr, str) or expr is False, text
@@ -140,6 +142,7 @@ def test_a_common_words_newest_matches_are_walked_not_sorted(
         return None if found is None else _noted(found, walked)
 
     monkeypatch.setattr(engine, "newest_matches", counting)
+    engine.warm_up(store, deep=False)  # the spans read, as in the TUI
     monkeypatch.setattr(engine, "_small_matches", None)  # never the sort of every match
     for text in ("quokka", "q", "day 1"):
         walked.clear()
@@ -206,3 +209,23 @@ def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
     for text in ("q", "qu", "quokka 3"):  # exact mode's small tiers: the spans already there
         search(store, text, deep=True, exact=True, refresh=False)
     assert made == [1]
+
+
+def test_a_search_in_a_process_without_the_spans_does_not_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot ``memkeeper search`` sorts a word's matches: reading the spans would cost more."""
+    store = _summaries(tmp_path)
+    made: list[int] = []
+    real = newest._small_spans
+
+    def counting(conn: sqlite3.Connection) -> Any:
+        made.append(1)
+        return real(conn)
+
+    monkeypatch.setattr(newest, "_small_spans", counting)
+    for text in ("quokka", "habitat 3", "없는"):
+        found = search(store, text, deep=True, exact=True, refresh=False)
+        assert found.tiers == scan_search(store, text, deep=True).tiers
+        search(store, text, deep=True, refresh=False)  # ranked, with its trigram channel
+    assert made == []
