@@ -75,6 +75,22 @@ def l1_lines(session: str, day: str, texts: list[tuple[str, str]]) -> str:
     return "\n".join(lines)  # no trailing newline, like the JS plugin
 
 
+def refresh_cut_short(paths: StorePaths, after_files: int) -> None:
+    """A refresh interrupted as a user's Ctrl-C would, once ``after_files`` files are written."""
+    from memkeeper.core.search import refresh
+
+    calls = 0
+
+    def cut_short(_done: int, _total: int, _file: str) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == after_files + 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        refresh(paths, progress=cut_short)
+
+
 def build_store(project: Path) -> StorePaths:
     paths = StorePaths(project)
     ensure_store(paths)

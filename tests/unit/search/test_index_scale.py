@@ -22,6 +22,8 @@ from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths, ensure_store
 
+from .conftest import refresh_cut_short
+
 
 def search(*args: Any, **kwargs: Any) -> Any:
     """These tests check the index machinery through the exact mode, against the full-scan oracle."""
@@ -359,16 +361,7 @@ def test_a_large_load_cut_short_does_not_leave_merging_off(
     monkeypatch.setattr(indexer, "BULK_BYTES", 0)
     monkeypatch.setattr(indexer, "COMMIT_BYTES", 1)  # commit after every file
     small_sessions(store, 20)
-    calls = 0
-
-    def cut_short(_done: int, _total: int, _file: str) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 10:
-            raise KeyboardInterrupt  # what a user's Ctrl-C does to a reindex
-
-    with pytest.raises(KeyboardInterrupt):
-        refresh(store, progress=cut_short)
+    refresh_cut_short(store, 9)  # what a user's Ctrl-C does to a reindex
     assert ("words_l1", 0) in _merge_settings(store)  # the state the next refresh meets
     monkeypatch.setattr(indexer, "BULK_BYTES", 32 << 20)
     refresh(store)

@@ -756,11 +756,12 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
     assert started == [recall.RECALL_JOB]
 
 
-def test_the_recall_job_serves_prompts_and_stops_when_idle(
+def _serving_recall_job(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[threading.Thread, Path]:
+    """The recall job started in a thread (polling often), once its socket is there; and its folder."""
+    import time
 
-    monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
     monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)
     job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
     job.start()
@@ -768,6 +769,15 @@ def test_the_recall_job_serves_prompts_and_stops_when_idle(
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
         time.sleep(0.02)
+    return job, folder
+
+
+def test_the_recall_job_serves_prompts_and_stops_when_idle(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
+    job, folder = _serving_recall_job(indexed, monkeypatch)
     request = json.dumps(
         {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
     ).encode()
@@ -783,13 +793,7 @@ def test_the_recall_job_stops_when_its_socket_is_removed(
 ) -> None:
     """What the test suite's ``home`` fixture relies on to stop the jobs a test started."""
 
-    monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)  # IDLE_SECONDS stays 15 minutes
-    job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
-    job.start()
-    folder = indexed.state / recall_ask.RECALL_DIR
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
-        time.sleep(0.02)
+    job, folder = _serving_recall_job(indexed, monkeypatch)  # IDLE_SECONDS stays 15 minutes
     for sock in folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"):
         sock.unlink()
     job.join(timeout=60)

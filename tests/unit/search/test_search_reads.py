@@ -192,10 +192,9 @@ def test_the_newest_files_come_as_discover_lists_them_and_only_those_read_are_st
     assert found.tiers == scan_search(store, "q", tiers=["l1"], cap=5).tiers
 
 
-def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = _summaries(tmp_path)
+@pytest.fixture
+def spans_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One item for each time the small tiers' spans are read from the index."""
     made: list[int] = []
     real = newest._small_spans
 
@@ -204,6 +203,14 @@ def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
         return real(conn)
 
     monkeypatch.setattr(newest, "_small_spans", counting)
+    return made
+
+
+def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
+    tmp_path: Path, spans_read: list[int]
+) -> None:
+    store = _summaries(tmp_path)
+    made = spans_read
     engine.warm_up(store, True)
     assert made == [1]
     for text in ("q", "qu", "quokka 3"):  # exact mode's small tiers: the spans already there
@@ -212,20 +219,12 @@ def test_the_warm_up_reads_the_small_tiers_spans_once_for_the_first_keystrokes(
 
 
 def test_a_search_in_a_process_without_the_spans_does_not_read_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, spans_read: list[int]
 ) -> None:
     """A one-shot ``memkeeper search`` sorts a word's matches: reading the spans would cost more."""
     store = _summaries(tmp_path)
-    made: list[int] = []
-    real = newest._small_spans
-
-    def counting(conn: sqlite3.Connection) -> Any:
-        made.append(1)
-        return real(conn)
-
-    monkeypatch.setattr(newest, "_small_spans", counting)
     for text in ("quokka", "habitat 3", "없는"):
         found = search(store, text, deep=True, exact=True, refresh=False)
         assert found.tiers == scan_search(store, text, deep=True).tiers
         search(store, text, deep=True, refresh=False)  # ranked, with its trigram channel
-    assert made == []
+    assert spans_read == []

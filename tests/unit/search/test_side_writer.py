@@ -15,7 +15,7 @@ from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
 from memkeeper.core.store import StorePaths
 
-from .conftest import l1_lines
+from .conftest import l1_lines, refresh_cut_short
 from .test_search_index import QUERIES
 
 OPTIONS: list[dict[str, Any]] = [{}, {"deep": True}, {"tiers": ["l1"]}, {"tiers": ["l2"], "deep": True}]
@@ -100,16 +100,7 @@ def test_a_build_cut_short_before_the_take_is_rebuilt(
     the helper): the next refresh must not take them as indexed."""
     monkeypatch.setattr(indexer, "COMMIT_BYTES", 1)  # commit after every file
     more_sessions(store, 8)
-    calls = 0
-
-    def cut_short(_done: int, _total: int, _file: str) -> None:
-        nonlocal calls
-        calls += 1
-        if calls == 9:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        refresh(store, progress=cut_short)
+    refresh_cut_short(store, 8)  # what a user's Ctrl-C does to a reindex
     assert takes == []
     assert fts_checked(store).get(search_schema.TAKE_PENDING) == "1"
     assert not store.side_scratch.exists()
