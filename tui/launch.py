@@ -75,8 +75,28 @@ def main(argv: list[str] | None = None) -> int:
         MemkeeperApp(paths, watch=not args.no_watch, note=note).run()
     finally:
         if not args.keep_demo:
-            shutil.rmtree(paths.project.parent, ignore_errors=True)
+            remove_demo(paths.project.parent)
     return 0
+
+
+def remove_demo(folder: Path, tries: int = 100) -> None:
+    """Remove the demo folder even while a worker thread still writes into it (the index, the
+    activity readings). The folder is renamed first, so a file made by its old path fails instead of
+    landing in a folder ``rmtree`` has already listed; what was open keeps writing into the renamed
+    folder, which is removed again until it is gone (at most ``tries`` times, 10 ms apart)."""
+    import os
+    import time
+
+    doomed = folder.with_name(f".{folder.name}.removing")
+    try:
+        os.rename(folder, doomed)
+    except OSError:
+        doomed = folder
+    for _ in range(tries):
+        shutil.rmtree(doomed, ignore_errors=True)
+        if not os.path.lexists(doomed):
+            return
+        time.sleep(0.01)
 
 
 def _remove_on_hangup(folder: Path) -> None:
@@ -86,7 +106,7 @@ def _remove_on_hangup(folder: Path) -> None:
     import signal
 
     def hang_up(signum: int, _frame: object) -> None:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_demo(folder)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 

@@ -8,11 +8,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from memkeeper.tui.launch import remove_demo
 
 
 def _program() -> list[str]:
@@ -69,6 +72,40 @@ def test_sighup_to_the_demo_process_removes_the_demo_store(tmp_path: Path) -> No
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+def test_the_demo_folder_is_removed_while_a_worker_still_writes_into_it(tmp_path: Path) -> None:
+    """A worker thread of the app (the index, the activity readings) may make a file after ``rmtree``
+    listed its folder; the folder must still go (CI once found a hung-up demo's folder left behind)."""
+    folder = tmp_path / "memkeeper-demo-x"
+    state = folder / "ledgerline" / ".claude" / "memory" / ".state"
+    state.mkdir(parents=True)
+    for n in range(200):
+        (state / f"old-{n}").write_text("x")
+    made = 0
+    stop = threading.Event()
+
+    def worker() -> None:
+        nonlocal made
+        while not stop.is_set():
+            try:
+                (state / f"new-{made}").write_text("x")
+            except OSError:  # the folder is gone
+                return
+            made += 1
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        _wait_for(lambda: made > 50, "the worker to write")
+        remove_demo(folder)
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        assert _demo_folders(tmp_path) == []
+        assert [p for p in tmp_path.iterdir() if "memkeeper-demo" in p.name] == []
+    finally:
+        stop.set()
+        thread.join()
 
 
 @pytest.mark.tmux
