@@ -13,8 +13,8 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
-import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice

@@ -25,8 +25,8 @@ a search's refresh only starts the index job), and the free pages go back (incre
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
