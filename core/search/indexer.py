@@ -34,7 +34,7 @@ from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
-from memkeeper.core.search import l1days, schema
+from memkeeper.core.search import schema
 from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -218,6 +218,8 @@ class _Updater:
         if not plan.empty or plan.meta:
             self.apply(plan, fresh=not planner.meta_int("files") and not planner.meta.get("built"))
         if background and "l1" in scope:
+            from memkeeper.core.search import l1days  # (and json) not for a search's refresh
+
             l1days.fill(self.paths, self.conn)  # once: an index made before the day counts
         self.stats.seconds = time.monotonic() - start
         return self.stats
@@ -228,6 +230,8 @@ class _Updater:
         side = plan.total >= max(SIDE_BYTES, BULK_BYTES) and (
             plan.reset or plan.compact or _side_unused(self.conn)
         )
+        from memkeeper.core.search import l1days  # a search of an unchanged store writes nothing
+
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
             if side:
@@ -459,6 +463,8 @@ class _Updater:
             ),
         )
         if source.tier == "l1":
+            from memkeeper.core.search import l1days
+
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
 
     def insert_big(self, src: int, work: Work) -> None:

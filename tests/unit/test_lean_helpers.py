@@ -1,5 +1,6 @@
-"""core.plain.NamedTuple builds its classes without collections.namedtuple (which compiles source
-for every class): they must behave as collections' named tuples do."""
+"""The lean stand-ins the search and hook processes use instead of costly imports behave as what
+they stand for: core.plain.NamedTuple (no collections.namedtuple, which compiles source for every
+class) as collections' named tuples, core.fastjson as the json package."""
 
 from __future__ import annotations
 
@@ -91,3 +92,37 @@ def test_its_helpers_methods_and_copies() -> None:
     match point:
         case Point(x, y):
             assert (x, y) == (1, -2)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": [1, 2.5, None, True], "b": {"c": 'é\n"q"'}}, [float("nan"), float("inf")], "text", 3, [], {}],
+)
+def test_fastjson_text_is_json_dumps(value: object) -> None:
+    """The search path serialises tool inputs with core.fastjson.text, not the json package."""
+    import json
+
+    from memkeeper.core import fastjson
+
+    assert fastjson.text(value) == json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "line", ['{"a": 1}', '[1, "x"] tail', "nul", '"open', "  {}", "{} ", "1e5", "-Infinity"]
+)
+def test_fastjson_raw_decode_is_the_decoders(line: str) -> None:
+    import json
+
+    from memkeeper.core import fastjson
+
+    try:
+        expected: object = json.JSONDecoder().raw_decode(line)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: object = fastjson.raw_decode(line)
+    except ValueError:
+        got = ValueError
+    if line.startswith(" "):  # raw_decode skips leading whitespace, as json.loads does
+        expected = json.JSONDecoder().raw_decode(line, 2)
+    assert got == expected
