@@ -1,6 +1,6 @@
 """memkeeper-tui speed and memory: cold start to the first tree, keystroke → search results drawn, activity screen, peak RSS.
 
-    python bench/bench_tui.py [PROJECT_DIR] [--runs 5] [--exact]
+    python bench/bench_tui.py [PROJECT_DIR] [--runs 5] [--exact] [--cold]
 
 PROJECT_DIR defaults to the search benchmark's 1 GB store at ``$TMPDIR/mk-bench-store`` when it
 exists (made by ``bench/gen_store.py``); otherwise a smaller store is generated in a temporary
@@ -16,6 +16,9 @@ folder (and the output says so). Each run is a fresh process (headless app, 120�
   box, from each key until the first frame that shows its results is drawn (the first key is
   a one-letter query), and the process CPU time meanwhile; with ``--exact``, once more with
   exact mode on (F5: every word as a substring);
+- with ``--cold`` (root, under the bench lock), the keystrokes only, each process started
+  on an empty OS page cache (``sync; echo 3 > /proc/sys/vm/drop_caches``): the first keys as
+  after a reboot, or right after a job that read or wrote gigabytes;
 - peak RSS of that process (ru_maxrss) after it also opened the largest L1 session;
 - activity screen (A), on a copy of the store whose big files are hard links (the screen keeps
   its per-file readings in the store's ``.state``, which starts with the session titles only,
@@ -326,10 +329,26 @@ def spread(values: list[float]) -> str:
     return f"{min(values):6.0f} {statistics.median(values):6.0f} {max(values):6.0f}"
 
 
-def run_children(project: Path, runs: int, env: dict[str, str], exact: bool = False) -> list[dict[str, Any]]:
-    """``runs`` fresh processes: first paint, typed queries, the largest session opened."""
+def drop_caches() -> None:
+    """Empty the OS page cache (Linux, root only): the store and its index read from disk again,
+    as after a reboot or a job that read or wrote gigabytes. Run it under the bench lock."""
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as control:
+            control.write("3\n")
+    except OSError as exc:
+        raise SystemExit(f"--cold needs root on Linux (/proc/sys/vm/drop_caches): {exc}") from exc
+
+
+def run_children(
+    project: Path, runs: int, env: dict[str, str], exact: bool = False, cold: bool = False
+) -> list[dict[str, Any]]:
+    """``runs`` fresh processes: first paint, typed queries, the largest session opened; with
+    ``cold``, each started on an empty OS page cache."""
     results = []
     for _ in range(runs):
+        if cold:
+            drop_caches()
         t0 = time.time()
         mode = "exact" if exact else "ranked"
         results.append(child_report([CHILD, str(project), repr(t0), json.dumps(QUERIES), mode], env))
@@ -461,6 +480,17 @@ def print_keystrokes(results: list[dict[str, Any]], mode: str = "") -> None:
     )
 
 
+def print_cold(project: Path, runs: int, env: dict[str, str], exact: bool) -> None:
+    """Keystrokes on a cold OS cache: the page cache dropped before each process starts."""
+    print("cold: the OS page cache dropped (sync; echo 3 > /proc/sys/vm/drop_caches) before each process")
+    for mode, label in ((False, ""), (True, ", exact words (F5)"))[: 2 if exact else 1]:
+        results = run_children(project, runs, env, exact=mode, cold=True)
+        print(
+            f"headless app → first frame with the store, cold: {spread([r['first_frame'] * 1000 for r in results])}"
+        )
+        print_keystrokes(results, label + ", cold cache")
+
+
 def print_activity(project: Path, env: dict[str, str]) -> None:
     cold, warm, unindexed = time_activity(project, env)
     print(
@@ -489,6 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
     parser.add_argument("--exact", action="store_true", help="also type the queries in exact mode (F5)")
     parser.add_argument("--activity-only", action="store_true", help="time the activity screen only")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="keystrokes only, each process started on an empty OS page cache (root; under the bench lock)",
+    )
     args = parser.parse_args(argv)
     project, note = project_dir(args.project)
     print(note)
@@ -510,6 +545,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"search index refresh before timing: {time.time() - start:.1f} s")
     if args.activity_only:
         print_activity(project, env)
+        print(load_line("end"))
+        return 0
+    if args.cold:
+        print_cold(project, args.runs, env, args.exact)
         print(load_line("end"))
         return 0
     results = run_children(project, args.runs, env)

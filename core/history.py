@@ -274,30 +274,67 @@ def findings(
     paths: StorePaths, cache: ActivityCache | None = None, archives: list[Rotation] | None = None
 ) -> list[Finding]:
     """Every key decision and every issue not resolved, across all L3 summaries, newest first
-    (``archives``: :func:`rotations`, if the caller has read them already)."""
+    (``archives``: :func:`rotations`, if the caller has read them already).
+
+    The list of a summary comes from the search index while it has the file current (the
+    indexer reads every summary it indexes by the same rule), else from ``cache`` while the
+    file's signature is unchanged, else from reading it."""
     from memkeeper.core.names import summary_name
 
     cache = cache if cache is not None else ActivityCache()
+    indexed = _indexed_findings(paths)
     found: list[Finding] = []
     seen: set[str] = set()
     root = os.fspath(paths.root)
     for rotation in rotations(paths) if archives is None else archives:
         name = summary_name(rotation.archive)
         seen.add(name)
-        found.extend(_summary_findings(root, name, rotation.archive, cache))
+        found.extend(_summary_findings(root, name, rotation.archive, cache, indexed))
     for gone in set(cache.summaries) - seen:
         del cache.summaries[gone]
         cache.dirty = True
     return sorted(found, key=attrgetter("date", "archive"), reverse=True)
 
 
-def _summary_findings(root: str, name: str, archive: str, cache: ActivityCache) -> list[Finding]:
-    """The decisions and open issues of one summary, from the cache while its file is unchanged."""
+def _indexed_findings(paths: StorePaths) -> dict[str, tuple[Signature, str]]:
+    """{summary file name: (signature, its list as text)} of the summaries the search index
+    has read (none when there is no index of this version, or it cannot be read now)."""
+    import sqlite3
+
+    from memkeeper.core.search import l3findings, schema
+
+    if os.path.islink(paths.search_db):
+        return {}  # the store never reads through a link
+    conn = schema.connect_readonly(paths.search_db, timeout=0.5)
+    if conn is None:
+        return {}
+    try:
+        return l3findings.listed(conn)
+    except sqlite3.Error:
+        return {}  # an index made before the table, or busy: the files are read
+    finally:
+        conn.close()
+
+
+def _summary_findings(
+    root: str, name: str, archive: str, cache: ActivityCache, indexed: dict[str, tuple[Signature, str]]
+) -> list[Finding]:
+    """The decisions and open issues of one summary: from the index or the cache while its
+    file is as they saw it, else read."""
     path = os.path.join(root, name)
     try:
         signature = _signature(os.stat(path, follow_symlinks=False))
     except OSError:
         return []
+    listed = indexed.get(name)
+    if listed is not None and listed[0] == signature:
+        try:
+            return [
+                Finding(kind, text, date, archive, detail)
+                for kind, text, date, detail in json.loads(listed[1])
+            ]
+        except (ValueError, TypeError):
+            pass  # read below
     cached = cache.summaries.get(name)
     if cached is not None and cached[0] == signature:
         return cached[1]
@@ -309,24 +346,15 @@ def _summary_findings(root: str, name: str, archive: str, cache: ActivityCache) 
 
 def _read_findings(path: str, archive: str) -> list[Finding]:
     """The decisions and open issues of a summary file, read as ``core.summary.load_summary``
-    reads them (by the same field rules, :mod:`memkeeper.core.summary_fields`), without
-    building its models: importing them and validating thousands of files took most of a
-    first open's time. None of an unreadable file or one the model refuses."""
+    reads them (by the same field rules, :func:`memkeeper.core.summary_fields.findings_of`),
+    without building its models: importing them and validating thousands of files took most
+    of a first open's time. None of an unreadable file or one the model refuses."""
     from memkeeper.core.atomic import open_no_follow
-    from memkeeper.core.summary_fields import decisions_and_issues
+    from memkeeper.core.summary_fields import findings_of
 
     try:
         with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8-sig"))
-        if not isinstance(data, dict):
-            return []
-        decisions, issues = decisions_and_issues(data)
-    except (OSError, ValueError):  # summary_fields.Refused and UnicodeDecodeError are ValueErrors
+            data = handle.read()
+    except OSError:
         return []
-    found = [Finding("decision", text, date, archive, reason) for text, reason, date in decisions if text]
-    found.extend(
-        Finding("issue", text, date, archive, status)
-        for text, status, date in issues
-        if text and status != "resolved"
-    )
-    return found
+    return [Finding(kind, text, date, archive, detail) for kind, text, date, detail in findings_of(data)]

@@ -76,3 +76,30 @@ def decisions_and_issues(data: dict[str, Any]) -> tuple[list[list[str]], list[li
         issue, date = _texts(item, ("issue", "date"))
         issues.append([issue, status_text(item.get("status")), date])
     return decisions, issues
+
+
+Row = tuple[str, str, str, str]
+"""A decision or an open issue of a summary: (kind, text, date, detail); kind is "decision"
+(detail: its reason) or "issue" (detail: its status)."""
+
+
+def findings_of(data: bytes) -> list[Row]:
+    """Every key decision and every issue not resolved of a summary file's bytes, as
+    ``core.summary.load_summary`` reads them; none of a file it cannot read or refuses.
+
+    The one rule of the activity screen's list: the screen applies it to a file it reads, the
+    search indexer to every summary it indexes (:mod:`memkeeper.core.search.l3findings`)."""
+    import json
+
+    try:
+        parsed = json.loads(data.decode("utf-8-sig"))
+        if not isinstance(parsed, dict):
+            return []
+        decisions, issues = decisions_and_issues(parsed)
+    except (ValueError, RecursionError):  # Refused, UnicodeDecodeError, a JSON error; too deep
+        return []
+    found: list[Row] = [("decision", text, date, reason) for text, reason, date in decisions if text]
+    found.extend(
+        ("issue", text, date, status) for text, status, date in issues if text and status != "resolved"
+    )
+    return found

@@ -83,7 +83,7 @@ class Work:
 
     __slots__ = (
         "source", "row", "append", "read", "head_fp", "tail_fp",
-        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail", "days",
+        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail", "days", "findings",
     )  # fmt: skip
 
     def __init__(
@@ -110,6 +110,7 @@ class Work:
         self.next_line = 1
         self.open_tail = 0
         self.days: dict[str, tuple[int, int]] = {}  # an L1 file's prompts and tool calls per day read
+        self.findings: str | None = None  # an L3 summary's decisions and open issues (l3findings)
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parser = parse_line) -> Work:
@@ -124,6 +125,10 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parse
         work.small = list(docs_of(source, data))
         work.docs = len(work.small)
         work.end = len(data)
+        if source.tier == "l3":
+            from memkeeper.core.search.l3findings import of_bytes
+
+            work.findings = of_bytes(data)
         return work
     if source.tier == "l1":
         work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work, parse=parse)

@@ -24,7 +24,7 @@ from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
-from memkeeper.core.search import schema, terms
+from memkeeper.core.search import readahead, schema, terms
 from memkeeper.core.search.indexer import (
     IndexBusy,
     Progress,
@@ -712,17 +712,38 @@ def _ranked_scan(
     return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
 
 
+#: What every keystroke may read anywhere in the index, asked of the OS in :func:`warm_up`: each
+#: scored row's length (BM25), the term pages of every index, and the small tiers whole (~100 MB
+#: at 1 GB; the big tiers' postings, 1.8 GB, are read as the words typed need them).
+READ_AHEAD = (
+    *(f"{table}_docsize" for table in schema.WORDS.values()),
+    *(f"{table}_idx" for table in (*schema.WORDS.values(), "fts_small", *schema.BIG_FTS.values())),
+    "sources",
+    "docs_src",
+    "docs",
+    "fts_small_data",
+    "words_small_data",
+    f"{schema.TITLES}_docsize",
+    f"{schema.TITLES}_idx",
+)
+
+
 def warm_up(paths: StorePaths, deep: bool) -> None:
     """What an interactive search's first keystrokes need, read once (nothing is written): the
-    index opened and its pages in the OS cache (a throwaway search), and the small tiers'
-    spans that exact mode and words without spaces walk (:func:`newest.spans`)."""
+    index opened and its pages in the OS cache (a throwaway search), the small tiers' spans
+    that exact mode and words without spaces walk (:func:`newest.spans`), and the tables every
+    keystroke reads anywhere in the index asked of the OS (:mod:`.readahead`: a cold cache
+    would make each key wait for them page by page)."""
     search(paths, "memkeeper", deep=deep, limit=1, refresh=False)
     conn = schema.connect_readonly(paths.search_db, LOCK_WAIT_SECONDS)
     if conn is None:
         return
     try:
         spans(conn, "l3")
-    except sqlite3.Error:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        roots = [root for _name, root in readahead.tables(conn, READ_AHEAD)]
+        readahead.prefetch(paths.search_db, page_size, roots)
+    except (sqlite3.Error, OSError):
         pass  # the search itself will say what is wrong
     finally:
         conn.close()

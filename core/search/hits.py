@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from memkeeper.core.search import words
+from memkeeper.core.search import readahead, words
 from memkeeper.core.search.model import Hit, place_of
 from memkeeper.core.search.query import SNIPPET_CHARS, merge_spans
 from memkeeper.core.search.question import RankedQuery
@@ -36,6 +36,10 @@ def with_lines(hits: Sequence[Hit], base: Path) -> tuple[Hit, ...]:
     for hit, offset in zip(hits, offsets, strict=True):
         if offset is not None:
             wanted.setdefault(hit.file, set()).add(offset)
+    if len(wanted) > 1:  # read from disk side by side where they are not in the OS cache
+        readahead.files(
+            (base / rel, 0 if rel.endswith(".gz") else max(found)) for rel, found in wanted.items()
+        )
     lines = {
         (rel, offset): line
         for rel, found in wanted.items()

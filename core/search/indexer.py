@@ -34,7 +34,7 @@ from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
-from memkeeper.core.search import l1days, schema
+from memkeeper.core.search import l1days, l3findings, schema
 from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -217,10 +217,17 @@ class _Updater:
         plan.meta = {key: value for key, value in plan.meta.items() if planner.meta.get(key) != value}
         if not plan.empty or plan.meta:
             self.apply(plan, fresh=not planner.meta_int("files") and not planner.meta.get("built"))
-        if background and "l1" in scope:
-            l1days.fill(self.paths, self.conn)  # once: an index made before the day counts
+        if background:
+            self.fill_added(scope)
         self.stats.seconds = time.monotonic() - start
         return self.stats
+
+    def fill_added(self, scope: frozenset[str]) -> None:
+        """Once per index: the tables added since it was made, filled for the files it holds."""
+        if "l1" in scope:
+            l1days.fill(self.paths, self.conn)  # the day counts
+        if "l3" in scope:
+            l3findings.fill(self.paths, self.conn)  # the summaries' decisions and open issues
 
     def apply(self, plan: Plan, fresh: bool) -> None:
         """Write the plan in one transaction (a rebuild: readers keep the old index until it is
@@ -230,6 +237,7 @@ class _Updater:
         )
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
+            l3findings.ensure(self.conn)
             if side:
                 self.start_side()
             if plan.reset:
@@ -302,6 +310,7 @@ class _Updater:
         self.conn.execute("DELETE FROM sources")
         self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
         self.conn.execute("INSERT INTO words_small(words_small) VALUES('delete-all')")
+        l3findings.drop(self.conn)
         self.reset_big()
 
     def reset_big(self) -> None:
@@ -330,6 +339,7 @@ class _Updater:
             )
         else:
             self.delete_small_docs(row.id)
+            l3findings.drop(self.conn, row.id)
         self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
 
     def revive(self, source: SourceFile) -> bool:
@@ -460,6 +470,8 @@ class _Updater:
         )
         if source.tier == "l1":
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
+        elif work.findings is not None:  # an L3 summary's decisions and open issues
+            l3findings.write(self.conn, src, work.findings)
 
     def insert_big(self, src: int, work: Work) -> None:
         """An archive's or L1 file's trigram blocks, word rows and title: to the side writer if

@@ -28,6 +28,8 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   ``sources`` id), for ranked search to weigh a session's title with its entries.
 - ``l1_days``: each L1 file's prompts and tool calls per day, one row per ``sources`` id
   (see ``l1days``), for the activity screen. Additive: made where missing, no version bump.
+- ``l3_findings``: each L3 summary's decisions and open issues, one row per ``sources`` id
+  (see ``l3findings``), for the activity screen. Additive like ``l1_days``.
 - The trigram indexes hold each block's distinct whitespace-separated pieces once
   (``trigram_text``): exact search asks for the trigrams inside the pieces of its terms.
 
@@ -55,6 +57,9 @@ TITLES = "titles_l1"
 #: Prompts and tool calls per day of each L1 file (``l1days``): created where missing.
 L1_DAYS = "l1_days"
 L1_DAYS_DDL = f"CREATE TABLE IF NOT EXISTS {L1_DAYS}(src INTEGER PRIMARY KEY, days TEXT NOT NULL)"
+#: The decisions and open issues of each L3 summary (``l3findings``): created where missing.
+L3_FINDINGS = "l3_findings"
+L3_FINDINGS_DDL = f"CREATE TABLE IF NOT EXISTS {L3_FINDINGS}(src INTEGER PRIMARY KEY, found TEXT NOT NULL)"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
 WORD_COLUMNS = ("hi", "lo", "ctx")
 #: The columns (after the rowid) of the tables an archive or L1 file is written into.
@@ -159,6 +164,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l1 USING fts5vocab(words_l1, row);
 {L1_DAYS_DDL};
+{L3_FINDINGS_DDL};
 """
 
 

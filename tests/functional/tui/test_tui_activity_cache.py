@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 
 import memkeeper.core.history as history
 from memkeeper.core import l1_counts
@@ -15,7 +16,7 @@ from memkeeper.core.atomic import append_text
 from memkeeper.core.history import CACHE_NAME, daily_activity, findings, load_cache
 from memkeeper.core.store import StorePaths
 from memkeeper.tui.app import MemkeeperApp
-from memkeeper.tui.screens.activity import ActivityScreen
+from memkeeper.tui.screens.activity import FINDINGS_PAGE, ActivityScreen
 from tests.functional.tui.scenes import open_screen, settle
 
 
@@ -168,3 +169,41 @@ def test_saved_readings_of_every_summary_need_no_summary_parser(store: StorePath
         [sys.executable, "-P", "-c", probe, str(store.project)], capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == [str(len(found)), "False"]
+
+
+async def test_decisions_listed_from_the_search_index_open_their_summaries_unread(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the store indexed, the list comes from the index (no summary is opened for it), is
+    the list the files give, and each item still opens the summary it came from."""
+    from memkeeper.core.search import indexer
+    from memkeeper.tui.model import Target
+    from memkeeper.tui.screens.browse import BrowseScreen
+    from memkeeper.tui.widgets.docview import DocView
+
+    with monkeypatch.context() as patch:
+        patch.setattr(history, "_indexed_findings", lambda paths: {})
+        expected = findings(store)
+    indexer.refresh(store)
+    reads: list[str] = []
+    read = history._read_findings
+
+    def counting(path: str, archive: str) -> list[history.Finding]:
+        reads.append(path)
+        return read(path, archive)
+
+    monkeypatch.setattr(history, "_read_findings", counting)
+    app = MemkeeperApp(store, watch=False, prefs=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_screen(pilot, "A", ActivityScreen)
+        assert screen.findings == expected and len(expected) > 1 and reads == []
+        for index in (0, min(len(expected), FINDINGS_PAGE) - 1):  # the first and last listed
+            screen.query_one("#findings", OptionList).highlighted = index
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(app.screen, BrowseScreen)
+            document = app.screen.pane.document
+            assert document is not None and document.target == Target("summary", expected[index].archive)
+            assert app.screen.query_one(DocView).hits  # the item is highlighted in its summary
+            screen = await open_screen(pilot, "A", ActivityScreen)
+            assert screen.findings == expected and reads == []
