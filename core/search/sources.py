@@ -185,23 +185,33 @@ def newest_first(paths: StorePaths, tier: str) -> Iterator[SourceFile]:
     """The tier's files as :func:`discover` lists them, in reverse (newest first), each one
     stat'ed only when it is reached: a caller that stops after the newest few never stats
     the thousands of others."""
+    if tier == "l1":
+        yield from _newest_sessions(paths)
+        return
     named = set(NAMED_MEMORY_FILES.values())
     picked: list[tuple[os.DirEntry[str], str, str]] = []
     try:
-        if tier == "l1":
-            for entry in os.scandir(paths.sessions):
-                l1 = l1_kind(entry.name)
-                if l1 is not None and not entry.name.startswith("."):
-                    picked.append((entry, "sessions/" + entry.name, l1))
-        else:
-            for entry in os.scandir(paths.root):
-                if tier_of(entry.name, named) == tier:
-                    picked.append((entry, entry.name, "named" if entry.name in named else tier))
+        for entry in os.scandir(paths.root):
+            if tier_of(entry.name, named) == tier:
+                picked.append((entry, entry.name, "named" if entry.name in named else tier))
     except (FileNotFoundError, NotADirectoryError):
         return
     picked.sort(key=lambda item: (item[2] != "memory", item[1]), reverse=True)
     for entry, rel, kind in picked:
         source = _stat_source(entry, rel, tier, kind)
+        if source:
+            yield source
+
+
+def _newest_sessions(paths: StorePaths) -> Iterator[SourceFile]:
+    """The L1 files newest first: sorted by name alone, each one's kind told when it is reached."""
+    try:
+        entries = sorted(os.scandir(paths.sessions), key=lambda entry: entry.name, reverse=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        kind = None if entry.name.startswith(".") else l1_kind(entry.name)
+        source = None if kind is None else _stat_source(entry, "sessions/" + entry.name, "l1", kind)
         if source:
             yield source
 
