@@ -4,7 +4,6 @@ from its file at the offset the rowid holds (big tiers)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Sequence
 
 from memkeeper.core.atomic import open_no_follow
@@ -13,6 +12,10 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
 from memkeeper.core.store import StorePaths
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 _READ = 4096
 

@@ -13,9 +13,9 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
 import re
-import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
