@@ -25,6 +25,7 @@ class DocReader:
 
     def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
         self.paths = paths
+        self.root = paths.root  # (worked out on each use otherwise: a few µs a file)
         self.conn = conn
         self.sources: dict[int, tuple[str, str, str] | None] = {}
         self.fds: dict[int, int] = {}
@@ -82,7 +83,7 @@ class DocReader:
         fd = self.fds.get(src)
         if fd is None:
             try:
-                fd = self.fds[src] = open_no_follow(self.paths.root / rel, os.O_RDONLY)
+                fd = self.fds[src] = open_no_follow(self.root / rel, os.O_RDONLY)
             except StoreLinkError:
                 raise  # the store never reads through a link
             except OSError:
