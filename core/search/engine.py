@@ -13,8 +13,9 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
-import sqlite3
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -226,7 +227,7 @@ def _l1_backwards(paths: StorePaths, source: SourceFile, anchor: _Anchor) -> Ite
     while True:
         start = data.rfind(b"\n", 0, end) + 1
         piece = data[start:end]
-        if anchor.may_match(piece):
+        if anchor.may_match(_l1_text(piece)):
             doc = l1_doc(source.rel, fallback, session, start, number, piece)
             if doc is not None:
                 yield doc
@@ -276,6 +277,33 @@ def _empty(
 
 
 # -- through the index ------------------------------------------------------------------
+
+
+#: An L1 line's leading and trailing top-level members whose string values never reach its
+#: body (:func:`sources.l1_body` leaves them out): a timestamp's ``T`` and ``Z``, a session id's
+#: hex digits and a role's letters matched nearly every line's bytes, so each was parsed.
+#: (``result`` stays: an error's adds "error" to the body.)
+_L1_META = rb"(?:ts|role|session|tool_use_id|agentId|uuid)"
+_L1_HEAD = re.compile(rb'\{(?:"' + _L1_META + rb'":"[^"\\]*",)+')
+_L1_PAIR = re.compile(rb',"' + _L1_META + rb'":"[^"\\]*"')
+
+
+def _l1_text(piece: bytes) -> bytes:
+    """An L1 line without those members (what an anchor is looked for in), the rest as it is.
+
+    Only members certainly at the top level go: those right after the line's opening brace,
+    and those right before its closing one (a value with a quote or backslash is kept)."""
+    head = _L1_HEAD.match(piece)
+    start = head.end() - 1 if head else 0  # (the brace's place: "{" or the last comma kept)
+    end = len(piece)
+    while end and piece[end - 1] in b" \t\r\n":
+        end -= 1
+    if not piece.endswith(b"}", start, end):
+        return piece[start:]
+    end -= 1
+    while (cut := piece.rfind(b',"', start, end)) >= 0 and _L1_PAIR.fullmatch(piece, cut, end):
+        end = cut
+    return piece[start:end]
 
 
 class _Anchor:
@@ -366,7 +394,7 @@ class _Reader(ranked.DocReader):
             pieces = (
                 (pos, 0, piece)
                 for pos, piece in ((p, raw[p : _piece_end(raw, p, sep)]) for p in starts)
-                if self.anchor.may_match(piece)
+                if self.anchor.may_match(_l1_text(piece) if is_l1 else piece)
             )
         out: list[tuple[str, Doc | None]] = []
         session = l1_session(name) if is_l1 else None

@@ -15,13 +15,13 @@ or its place in the summary (``o``, ``t3``, ``d0``, ``i2``), so ids stay stable.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from memkeeper.core import fastjson
 from memkeeper.core.atomic import open_read
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import (
@@ -330,7 +330,7 @@ def _text(value: Any) -> str:
 def summary_docs(source: SourceFile, data: bytes) -> Iterator[Doc]:
     """One doc per overall summary, theme, decision and issue; a bad file gives none."""
     try:
-        summary = json.loads(data.decode("utf-8", "replace"))
+        summary = fastjson.loads(data.decode("utf-8", "replace"))
     except ValueError:
         return
     if not isinstance(summary, dict):
@@ -382,9 +382,8 @@ def _summary_item(rel: str, type_: str, loc: str, item: Any, fallback: str | Non
 # -- L1 sessions ------------------------------------------------------------------------
 
 
-#: ``json.dumps(value, ensure_ascii=False)`` without making an encoder per call (a build
-#: serialises a tool call's input for most entries).
-_JSON_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(value, ensure_ascii=False)`` (a build serialises a tool call's input for most entries).
+_JSON_TEXT = fastjson.text
 
 
 def l1_body(entry: dict[str, Any]) -> str:
@@ -421,7 +420,7 @@ def l1_title(entry: dict[str, Any]) -> str:
 BROKEN = object()
 
 
-_JSON_VALUE = json.JSONDecoder().raw_decode
+_JSON_VALUE = fastjson.raw_decode  # json.JSONDecoder().raw_decode, without importing json
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, readahead, scan_search, search
+from memkeeper.core.search import engine, readahead, scan_search, search, sources
 from memkeeper.core.search.query import parse_query
 from memkeeper.core.search.sources import newest_first, parse_id
 from memkeeper.core.store import StorePaths
@@ -220,3 +220,52 @@ def test_a_session_scanned_from_its_end_gives_the_newest_matches_every_line_read
     got = engine._scan_tier(store, newest_first(store, "l1"), "l1", query, filters)
     assert got == expected
     assert [h.line for h in got.hits] == [h.line for h in expected.hits]
+
+
+_LINES = [
+    {"ts": "2026-11-20T10:01:00.000Z", "role": "user", "text": "Rotate the lock", "session": "c046dade-0ef2"},
+    {
+        "ts": "2026-11-20T10:02:00.000Z",
+        "role": "tool_result",
+        "result": "error",
+        "output": "no",
+        "session": "ab12",
+    },
+    {
+        "ts": "2026-11-20T10:03:00.000Z",
+        "role": "tool",
+        "tool": "Bash",
+        "input": {"session": "zzz", "ts": "T9"},
+    },
+    {"role": "assistant", "text": 'quote " and \\ backslash', "uuid": "fff", "ts": "2026Z"},
+    {"text": "ts first? no", "ts": "2026-11-20T10:04:00.000Z", "agentId": "qq", "sidechain": True},
+    {"ts": "2026-11-20T10:05:00.000Z", "role": "user", "text": "Zebra 검색", "session": 'odd"id'},
+    {
+        "ts": "2026-11-20T10:06:00.000Z",
+        "role": "user",
+        "text": "tail",
+        "note": {"session": "deep", "role": "x"},
+    },
+    {"ts": "2026-11-20T10:07:00.000Z", "role": "assistant", "text": "번역", "extra": [1, {"uuid": "u"}]},
+]
+
+
+@pytest.mark.parametrize("entry", _LINES)
+@pytest.mark.parametrize("spaced", [False, True])
+def test_what_an_l1_line_is_searched_for_keeps_every_byte_its_body_comes_from(
+    entry: dict[str, Any], spaced: bool
+) -> None:
+    """Any piece of the body found by the full parse is found in the line's text the anchor
+    reads; only the leading and trailing bookkeeping members go."""
+    line = json.dumps(entry, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    doc = sources.l1_doc("sessions/x.l1.jsonl", None, None, 0, 1, line)
+    assert doc is not None
+    body = doc.body.lower()
+    kept = engine._l1_text(line)
+    for size in (1, 2, 3, 5):
+        for at in range(len(body) - size + 1):
+            text = body[at : at + size]
+            if text.strip() and '"' not in text:
+                assert engine._Anchor(parse_query(text)).may_match(kept), (text, kept)
+    if not spaced and line.startswith(b'{"ts":"2026-11-20T10'):
+        assert b"2026-11-20T10" not in kept  # the timestamp no longer matches every line's 't' and 'z'
