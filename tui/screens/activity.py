@@ -3,11 +3,12 @@
 Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, and
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
-Enter opens the summary it came from. Everything is read by thread workers through
-:mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
-is on screen: the growth plot and the totals first, then the decisions, then the days while
-the sessions are counted (from the search index's counts for every session it has current,
-so only sessions it lacks are read). Per-file readings are kept in the store's ``.state``
+Enter opens the summary it came from. Everything is read by a thread worker through
+:mod:`memkeeper.core.history` and painted as it arrives, the next part read while the one
+before is drawn: the growth plot and the totals first, then the decisions (from the search
+index's lists for every summary it has current), then the days while the sessions are
+counted (from the index's counts for every session it has current, so only the files it
+lacks are read). Per-file readings are kept in the store's ``.state``
 (:func:`~memkeeper.core.history.save_cache`), so the next open reads only the files that changed.
 """
 
@@ -70,6 +71,8 @@ class ActivityScreen(Screen[None]):
         self._findings: list[Finding] = []
         self._shown: Activity | None = None
         self._listed = FINDINGS_PAGE
+        self._listing = 0
+        """The making of the list under way (its second part is dropped once another starts)."""
         self._reading = 0
         """The reading under way (a reload starts another; messages of older ones are dropped)."""
         self._one_reading = threading.Lock()
@@ -231,21 +234,36 @@ class ActivityScreen(Screen[None]):
         widget.refresh()
 
     def _list_findings(self, found: list[Finding], keep: int | None = None) -> None:
-        """The decisions and open issues, newest first, a page at a time (a store may hold thousands)."""
+        """The decisions and open issues, newest first, a page at a time (a store may hold
+        thousands): the options that fill the list first, the rest of the page once that is
+        drawn (each label is measured as it is added: a page of them takes a frame's time)."""
         self._findings = found
+        self._listing += 1
         options = self.query_one("#findings", OptionList)
         keep = options.highlighted if keep is None else keep
         options.clear_options()
-        shown = found[: self._listed]
-        options.add_options([Option(_finding_label(f), id=str(i)) for i, f in enumerate(shown)])
-        more = len(found) - len(shown)
-        if more > 0:
-            label = f"   … {more:,} more: Enter shows {FINDINGS_PAGE} more"
-            options.add_option(Option(Text(label, style="italic"), id="more"))
         if not found:
             options.add_option(Option(Text("No decisions or open issues in any summary yet."), disabled=True))
-        else:
-            options.highlighted = min(keep or 0, options.option_count - 1)
+            return
+        first = max(options.size.height, keep or 0) + 1
+        self._add_findings(self._listing, 0, first)
+        options.highlighted = min(keep or 0, options.option_count - 1)
+        if first < self._listed:
+            self.call_after_refresh(self._add_findings, self._listing, first, self._listed)
+
+    def _add_findings(self, listing: int, start: int, end: int) -> None:
+        """Options ``start`` to ``end`` of the page, and "more" after its last one."""
+        if listing != self._listing:
+            return  # the list was made again meanwhile
+        found, end = self._findings, min(end, self._listed)
+        options = self.query_one("#findings", OptionList)
+        options.add_options(
+            [Option(_finding_label(f), id=str(i)) for i, f in enumerate(found[start:end], start)]
+        )
+        more = len(found) - end
+        if end == self._listed and more > 0:
+            label = f"   … {more:,} more: Enter shows {FINDINGS_PAGE} more"
+            options.add_option(Option(Text(label, style="italic"), id="more"))
 
     @on(OptionList.OptionSelected, "#findings")
     def _selected(self, event: OptionList.OptionSelected) -> None:
