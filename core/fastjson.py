@@ -4,7 +4,8 @@ CPython's C accelerator ``_json`` holds the real scanner and encoder; the ``json
 package only wraps them (and compiles a few regexes while doing so). :func:`loads` and
 :func:`dumps` call ``_json`` directly with the same settings ``json`` uses by default,
 so the results are identical; without ``_json`` (another Python) they fall back to the
-``json`` module. Only for small documents on the hot path (counters, hook settings).
+``json`` module. The hook path (counters, hook settings) and the search path (the lines of
+L1 sessions, summaries) read and write through it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ class _DecodeContext:
         return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
 
 
+#: One scanner for every call: ``_json``'s scanner keeps no state between calls (json.loads
+#: shares one the same way).
+_SCAN = None if _json is None else _json.make_scanner(_DecodeContext)  # type: ignore[arg-type]
+
+
 def _default(obj: Any) -> Any:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
@@ -56,12 +62,12 @@ def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
     ``json.JSONDecoder().raw_decode`` gives it; ValueError when there is none."""
     while start < len(text) and text[start] in _WHITESPACE:
         start += 1
-    if _json is None:  # pragma: no cover
+    if _SCAN is None:  # pragma: no cover
         import json
 
         return json.JSONDecoder().raw_decode(text, start)
     try:
-        value, end = _json.make_scanner(_DecodeContext)(text, start)  # type: ignore[arg-type]
+        value, end = _SCAN(text, start)
     except StopIteration as stop:
         raise ValueError(f"not valid JSON at character {stop.value}") from None
     return value, end
@@ -74,6 +80,16 @@ def dumps(obj: Any) -> str:
 
         return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     encode = _json.make_encoder(None, _default, _json.encode_basestring, None, ":", ",", False, False, True)
+    return "".join(encode(obj, 0))
+
+
+def text(obj: Any) -> str:
+    """Like ``json.dumps(obj, ensure_ascii=False)`` (its default separators ``", "`` and ``": "``)."""
+    if _json is None:  # pragma: no cover
+        import json
+
+        return json.dumps(obj, ensure_ascii=False)
+    encode = _json.make_encoder({}, _default, _json.encode_basestring, None, ": ", ", ", False, False, True)
     return "".join(encode(obj, 0))
 
 

@@ -31,24 +31,96 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple as NamedTuple
 else:
+    from _collections import _tuplegetter  # collections.namedtuple's field accessor (C)
+
+    _tuple_new = tuple.__new__
+
+    class _Fields(tuple):
+        """What every lean named tuple shares: collections.namedtuple's methods, written once."""
+
+        __slots__ = ()
+        _fields: tuple[str, ...] = ()
+        _field_defaults: dict[str, object] = {}
+
+        @classmethod
+        def _make(cls, iterable):
+            made = _tuple_new(cls, iterable)
+            if len(made) != len(cls._fields):
+                raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(made)}")
+            return made
+
+        def _replace(self, **changes):
+            made = self._make(map(changes.pop, self._fields, self))
+            if changes:
+                raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+            return made
+
+        def _asdict(self):
+            return dict(zip(self._fields, self, strict=True))
+
+        def __repr__(self):
+            return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self, strict=True))})"
+
+        def __getnewargs__(self):
+            return tuple(self)
+
+    def _arguments(name, fields, defaults, args, named):
+        """The values of a call that did not give every field positionally (collections'
+        rules: positional first, then by name, then the defaults)."""
+        if len(args) > len(fields):
+            raise TypeError(f"{name}() takes {len(fields)} arguments but {len(args)} were given")
+        for field in fields[: len(args)]:
+            if field in named:
+                raise TypeError(f"{name}() got multiple values for argument {field!r}")
+        first_default = len(fields) - len(defaults)
+        values = list(args)
+        for i in range(len(args), len(fields)):
+            if fields[i] in named:
+                values.append(named.pop(fields[i]))
+            elif i >= first_default:
+                values.append(defaults[i - first_default])
+            else:
+                raise TypeError(f"{name}() missing required argument: {fields[i]!r}")
+        if named:
+            raise TypeError(f"{name}() got an unexpected keyword argument {next(iter(named))!r}")
+        return tuple(values)
+
+    def _constructor(name, fields, defaults):
+        count = len(fields)
+
+        def __new__(cls, *args, **named):
+            if named or len(args) != count:
+                args = _arguments(name, fields, defaults, args, named)
+            return _tuple_new(cls, args)
+
+        return __new__
 
     class _NamedTupleMeta(type):
-        """``class Hit(NamedTuple): ...`` made into a ``collections.namedtuple``, as typing's
-        NamedTuple does (fields from the annotations, their defaults, the class's methods and
-        docstring), without importing ``typing``: the search path would pay milliseconds for it."""
+        """``class Hit(NamedTuple): ...`` made into a named tuple as typing's NamedTuple does (fields
+        from the annotations, their defaults, the class's methods and docstring), without importing
+        ``typing``, and without ``collections.namedtuple``, which compiles source for every class
+        (fifteen classes cost a search process milliseconds)."""
 
         def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, object]) -> type:
-            from collections import namedtuple
-
             annotations = ns.get("__annotations__", {})
             assert isinstance(annotations, dict) and bases == (NamedTuple,), name
-            defaults = [ns[field] for field in annotations if field in ns]
-            made: type = namedtuple(name, annotations, defaults=defaults, module=str(ns["__module__"]))
-            made.__annotations__ = annotations
-            for key, value in ns.items():
-                if key not in ("__module__", "__annotations__") and key not in annotations:
-                    setattr(made, key, value)
-            return made
+            fields = tuple(annotations)
+            defaults = tuple(ns[field] for field in fields if field in ns)
+            if any(field in ns for field in fields[: len(fields) - len(defaults)]):
+                raise TypeError(f"{name}: a field without a default follows one with a default")
+            body = {key: value for key, value in ns.items() if key not in annotations}
+            body.update(
+                {field: _tuplegetter(i, f"Alias for field number {i}") for i, field in enumerate(fields)}
+            )
+            body.update(
+                __slots__=(),
+                __new__=_constructor(name, fields, defaults),
+                _fields=fields,
+                _field_defaults=dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True)),
+                __match_args__=fields,
+                __annotations__=annotations,
+            )
+            return type.__new__(type, name, (_Fields,), body)
 
     #: A base for typed named tuples: typing.NamedTuple to the type checker, a lean class at run time.
     NamedTuple = type.__new__(_NamedTupleMeta, "NamedTuple", (), {})

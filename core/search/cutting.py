@@ -30,10 +30,11 @@ from memkeeper.core.search.sources import (
     Neighbours,
     SourceFile,
     WordRow,
+    bulk_parser,
     docs_of,
     iter_lines,
     iter_sections,
-    l1_body,
+    l1_entry,
     l1_neighbours_before,
     parse_line,
     read_source,
@@ -44,7 +45,10 @@ from memkeeper.core.store import StorePaths
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from multiprocessing.context import BaseContext
+
+    Parser = Callable[[bytes], object]
 
 FINGERPRINT_BYTES = 4096
 #: The pool reads batches of this many bytes or files; at most POOL_WINDOW are in flight.
@@ -109,9 +113,10 @@ class Work:
         self.findings: str | None = None  # an L3 summary's decisions and open issues (l3findings)
 
 
-def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
+def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parser = parse_line) -> Work:
+    """One file read and cut; ``parse`` reads its L1 lines (see sources.bulk_parser)."""
     if source.kind == "l1" and row is not None and row.kind == "l1":
-        work = _prepare_append(paths, source, row)
+        work = _prepare_append(paths, source, row, parse)
         if work is not None:
             return work
     data = read_source(paths, source)
@@ -126,7 +131,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
             work.findings = of_bytes(data)
         return work
     if source.tier == "l1":
-        work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work)
+        work.end, work.next_line, work.open_tail = _consume_l1(data, 0, 1, work, parse=parse)
         work.title = _session_title(data)
         work.days = day_counts(data, 0, None if source.kind == "l1gz" else work.end)  # a gzip: whole
     else:
@@ -137,7 +142,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None) -> Work:
     return work
 
 
-def _prepare_append(paths: StorePaths, source: SourceFile, row: Row) -> Work | None:
+def _prepare_append(paths: StorePaths, source: SourceFile, row: Row, parse: Parser) -> Work | None:
     """Only what was appended to an L1 file; None when it was rewritten instead."""
     path = paths.root / source.rel
     if source.size < row.offset:
@@ -159,7 +164,7 @@ def _prepare_append(paths: StorePaths, source: SourceFile, row: Row) -> Work | N
     if data[start:] or start:
         neighbours = l1_neighbours_before(path, row.offset)
         offset, work.next_line, work.open_tail = _consume_l1(
-            data, start, first_line, work, base=row.offset, neighbours=neighbours
+            data, start, first_line, work, base=row.offset, neighbours=neighbours, parse=parse
         )
         work.end = row.offset + offset
         work.days = day_counts(data, start, offset)
@@ -181,48 +186,6 @@ def _fingerprints(paths: StorePaths, source: SourceFile, work: Work, data: bytes
     else:
         tail = read_range(path, tail_start, end - tail_start)
     work.tail_fp = fingerprint(tail)
-
-
-class _Blocks:
-    """Groups consecutive docs into index rows by their offsets (see sources.BLOCK_BYTES)."""
-
-    def __init__(self, work: Work) -> None:
-        self.work = work
-        self.start = -1
-        self.parts: list[str] = []
-
-    def add(self, offset: int, text: str) -> None:
-        if self.start >= 0 and offset - self.start >= BLOCK_BYTES:
-            self.flush()
-        if self.start < 0:
-            self.start = offset
-        self.parts.append(text)
-        self.work.docs += 1
-
-    def flush(self) -> None:
-        if self.parts:
-            self.work.blocks.append((self.start, trigram_text("\n".join(self.parts))))
-        self.start, self.parts = -1, []
-
-
-class _WordBlocks(_Blocks):
-    """Blocks for the trigram index, and one word row per L1 entry with its neighbours."""
-
-    def __init__(self, work: Work, neighbours: Neighbours) -> None:
-        super().__init__(work)
-        self.neighbours = neighbours
-
-    def add_entry(self, offset: int, entry: dict[str, object], body: str) -> None:
-        self.add(offset, body)
-        row = self.neighbours.add(offset, entry, body)
-        if row is not None:
-            self.work.words.append(row)
-
-    def flush(self) -> None:
-        super().flush()
-        row = self.neighbours.finish()
-        if row is not None:
-            self.work.words.append(row)
 
 
 def _section_blocks(data: bytes, work: Work) -> None:
@@ -253,29 +216,62 @@ def _consume_l1(
     work: Work,
     base: int = 0,
     neighbours: Neighbours | None = None,
+    parse: Parser = parse_line,
 ) -> tuple[int, int, int]:
     """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
 
     A last line without a newline is taken if it parses (the JS plugin writes files that
     way) and the tail is then "open": the next append must begin with a newline. A last
     line that does not parse is being written: it is left for the next refresh.
+
+    The entries are grouped into blocks for the trigram index (a block holds the entries
+    that start less than BLOCK_BYTES after its first), and each gets a word row with its
+    neighbours (a block's last entry is completed without the next one). One loop with no
+    generator or helper object: a first build runs it for every line of the store.
     """
-    blocks = _WordBlocks(work, neighbours or Neighbours())
+    state = neighbours or Neighbours()
+    add, finish = state.add, state.finish
+    rows, blocks = work.words, work.blocks
+    parts: list[str] = []
+    block_start = -1
     n = len(data)
-    end, next_line, open_tail = n, first_line, 0
-    for pos, line, raw in iter_lines(data, start, first_line):
-        entry = parse_line(raw)
-        unended = pos + len(raw) == n  # the last line, without its newline
-        if unended and entry is BROKEN:
-            end, next_line = pos, line
-            break
-        if isinstance(entry, dict):
-            body = l1_body(entry)
-            if body:
-                blocks.add_entry(base + pos, entry, body)
-        next_line, open_tail = (line, 1) if unended else (line + 1, 0)
-    blocks.flush()
-    return end, next_line, open_tail
+    find = data.find
+    pos, line, open_tail = start, first_line, 0
+    while pos < n:
+        nl = find(b"\n", pos)
+        if nl < 0:  # the last line, without its newline
+            nl = n
+            entry, body = l1_entry(data[pos:], parse)
+            if entry is BROKEN:
+                n = pos  # being written: left for the next refresh
+                break
+            open_tail = 1
+        else:
+            entry, body = l1_entry(data[pos:nl], parse)
+        if body and isinstance(entry, dict):  # an object with text
+            offset = base + pos
+            if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
+                blocks.append((block_start, trigram_text("\n".join(parts))))
+                work.docs += len(parts)
+                parts, block_start = [], -1
+                row = finish()
+                if row is not None:
+                    rows.append(row)
+            if block_start < 0:
+                block_start = offset
+            parts.append(body)
+            row = add(offset, entry.get("role"), body)
+            if row is not None:
+                rows.append(row)
+        pos = nl + 1
+        line += 1
+    if parts:
+        blocks.append((block_start, trigram_text("\n".join(parts))))
+        work.docs += len(parts)
+    row = finish()
+    if row is not None:
+        rows.append(row)
+    return n, line - open_tail, open_tail
 
 
 def _session_title(data: bytes) -> str:
@@ -314,7 +310,8 @@ def gzip_matches(path: Path, row: Row) -> bool:
 
 
 def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, Row | None]]) -> list[Work]:
-    return [prepare(paths, source, row) for source, row in batch]
+    parse = bulk_parser()
+    return [prepare(paths, source, row, parse) for source, row in batch]
 
 
 def _batches(todo: list[tuple[SourceFile, Row | None]]) -> list[list[tuple[SourceFile, Row | None]]]:
@@ -363,8 +360,7 @@ def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_po
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     for batch in batches[done:]:
-        for source, row in batch:
-            yield prepare(paths, source, row)
+        yield from _prepare_batch(paths, batch)
 
 
 def mp_context() -> BaseContext:

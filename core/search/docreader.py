@@ -4,7 +4,6 @@ from its file at the offset the rowid holds (big tiers)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Sequence
 
 from memkeeper.core.atomic import open_no_follow
@@ -14,6 +13,10 @@ from memkeeper.core.search import schema
 from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
 from memkeeper.core.store import StorePaths
 
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
+
 _READ = 4096
 
 
@@ -22,6 +25,7 @@ class DocReader:
 
     def __init__(self, paths: StorePaths, conn: sqlite3.Connection) -> None:
         self.paths = paths
+        self.root = paths.root  # (worked out on each use otherwise: a few µs a file)
         self.conn = conn
         self.sources: dict[int, tuple[str, str, str] | None] = {}
         self.fds: dict[int, int] = {}
@@ -79,7 +83,7 @@ class DocReader:
         fd = self.fds.get(src)
         if fd is None:
             try:
-                fd = self.fds[src] = open_no_follow(self.paths.root / rel, os.O_RDONLY)
+                fd = self.fds[src] = open_no_follow(self.root / rel, os.O_RDONLY)
             except StoreLinkError:
                 raise  # the store never reads through a link
             except OSError:

@@ -13,8 +13,9 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
-import sqlite3
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -78,6 +79,10 @@ SMALL_GRAM_LIMIT = 100
 #: A short word whose trigrams' postings run over more bytes than this is looked for in the
 #: newest files instead (at 1 GB: ``a`` has 12 MB of them, ``x`` 1.8 MB, ``db`` 77 KB).
 SHORT_GRAM_BYTES = 4_000_000
+#: The same for the small index, whose docs are walked newest first from ``docs`` itself: past
+#: this, a MATCH of the word's trigrams costs more than reading the newest docs (at 1 GB, ``l``:
+#: 340 KB of postings, 18 ms against 4; ``to``: 105 KB, 7 against 6).
+SMALL_GRAM_BYTES = 200_000
 _TRIGRAMS = {"small": "fts_small", **schema.BIG_FTS}
 #: What the small index matched, per MATCH expression (see :func:`_small_matches`), kept for one search.
 SmallMatches = dict[str | None, list[tuple[int, str]]]
@@ -192,16 +197,43 @@ def _scan_tier(
     need not be read once they are known; memory holds one file's matches, at most cap + 1.
     """
     found: list[Doc] = []
+    anchor = _Anchor(query)
     for source in newest:
-        matched: deque[Doc] = deque(maxlen=filters.cap + 1 - len(found))
-        matched.extend(doc for doc in iter_source_docs(paths, source) if _wanted(doc, query, filters))
-        found.extend(reversed(matched))
+        want = filters.cap + 1 - len(found)
+        if source.tier == "l1":  # from its last line back: a common word's newest matches are near the end
+            lines = _l1_backwards(paths, source, anchor)
+            found.extend(islice((doc for doc in lines if _wanted(doc, query, filters)), want))
+        else:
+            matched: deque[Doc] = deque(maxlen=want)
+            matched.extend(doc for doc in iter_source_docs(paths, source) if _wanted(doc, query, filters))
+            found.extend(reversed(matched))
         if len(found) > filters.cap:
             break
     more = len(found) > filters.cap
     found = found[: filters.cap]
     found.reverse()  # oldest first
     return rank(tier, found, query, filters, more)
+
+
+def _l1_backwards(paths: StorePaths, source: SourceFile, anchor: _Anchor) -> Iterator[Doc]:
+    """A session's docs from its last line to its first (each with its line number), as
+    :func:`iter_source_docs` gives them forwards; lines the anchor rules out are not parsed."""
+    data = read_source(paths, source)
+    if not data:
+        return
+    fallback, session = name_date(source.name), l1_session(source.name)
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)  # where the last line ends
+    number = data.count(b"\n", 0, end) + 1
+    while True:
+        start = data.rfind(b"\n", 0, end) + 1
+        piece = data[start:end]
+        if anchor.may_match(_l1_text(piece)):
+            doc = l1_doc(source.rel, fallback, session, start, number, piece)
+            if doc is not None:
+                yield doc
+        if start == 0:
+            return
+        end, number = start - 1, number - 1
 
 
 def scan_search(
@@ -245,6 +277,33 @@ def _empty(
 
 
 # -- through the index ------------------------------------------------------------------
+
+
+#: An L1 line's leading and trailing top-level members whose string values never reach its
+#: body (:func:`sources.l1_body` leaves them out): a timestamp's ``T`` and ``Z``, a session id's
+#: hex digits and a role's letters matched nearly every line's bytes, so each was parsed.
+#: (``result`` stays: an error's adds "error" to the body.)
+_L1_META = rb"(?:ts|role|session|tool_use_id|agentId|uuid)"
+_L1_HEAD = re.compile(rb'\{(?:"' + _L1_META + rb'":"[^"\\]*",)+')
+_L1_PAIR = re.compile(rb',"' + _L1_META + rb'":"[^"\\]*"')
+
+
+def _l1_text(piece: bytes) -> bytes:
+    """An L1 line without those members (what an anchor is looked for in), the rest as it is.
+
+    Only members certainly at the top level go: those right after the line's opening brace,
+    and those right before its closing one (a value with a quote or backslash is kept)."""
+    head = _L1_HEAD.match(piece)
+    start = head.end() - 1 if head else 0  # (the brace's place: "{" or the last comma kept)
+    end = len(piece)
+    while end and piece[end - 1] in b" \t\r\n":
+        end -= 1
+    if not piece.endswith(b"}", start, end):
+        return piece[start:]
+    end -= 1
+    while (cut := piece.rfind(b',"', start, end)) >= 0 and _L1_PAIR.fullmatch(piece, cut, end):
+        end = cut
+    return piece[start:end]
 
 
 class _Anchor:
@@ -335,7 +394,7 @@ class _Reader(ranked.DocReader):
             pieces = (
                 (pos, 0, piece)
                 for pos, piece in ((p, raw[p : _piece_end(raw, p, sep)]) for p in starts)
-                if self.anchor.may_match(piece)
+                if self.anchor.may_match(_l1_text(piece) if is_l1 else piece)
             )
         out: list[tuple[str, Doc | None]] = []
         session = l1_session(name) if is_l1 else None
@@ -500,7 +559,8 @@ def _short_grams(conn: sqlite3.Connection, index: str, term: str) -> list[str] |
     def walk() -> list[str] | None:
         # read from the index's term pages: fts5vocab would walk every posting of each trigram
         table = _TRIGRAMS[index]
-        if terms.postings_bytes(terms.pages(conn, table, low, high + "\x00")) > SHORT_GRAM_BYTES:
+        most = SMALL_GRAM_BYTES if index == "small" else SHORT_GRAM_BYTES
+        if terms.postings_bytes(terms.pages(conn, table, low, high + "\x00")) > most:
             return None  # in nearly every text: the newest files hold the newest matches
         found = terms.between(conn, table, low, high + "\x00")
         return None if len(found) > limit else sorted(found)

@@ -9,7 +9,6 @@ listed or a file stat'ed. See :class:`Planner`.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import time
 import zlib
@@ -22,6 +21,10 @@ from memkeeper.core.names import is_l1, l1_kind
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.sources import SourceFile, discover
 from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 MIN_GARBAGE_BYTES = 64 << 20
 #: Below this many indexed files every refresh checks every file (a few ms).

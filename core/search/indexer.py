@@ -25,8 +25,8 @@ a search's refresh only starts the index job), and the free pages go back (incre
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
-from memkeeper.core.search import l1days, l3findings, schema
+from memkeeper.core.search import schema
 from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
     BIG_TIERS,
@@ -224,6 +224,8 @@ class _Updater:
 
     def fill_added(self, scope: frozenset[str]) -> None:
         """Once per index: the tables added since it was made, filled for the files it holds."""
+        from memkeeper.core.search import l1days, l3findings  # (json, regexes) not for a search's refresh
+
         if "l1" in scope:
             l1days.fill(self.paths, self.conn)  # the day counts
         if "l3" in scope:
@@ -235,6 +237,8 @@ class _Updater:
         side = plan.total >= max(SIDE_BYTES, BULK_BYTES) and (
             plan.reset or plan.compact or _side_unused(self.conn)
         )
+        from memkeeper.core.search import l1days, l3findings  # a search of an unchanged store writes nothing
+
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
             l3findings.ensure(self.conn)
@@ -310,6 +314,8 @@ class _Updater:
         self.conn.execute("DELETE FROM sources")
         self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
         self.conn.execute("INSERT INTO words_small(words_small) VALUES('delete-all')")
+        from memkeeper.core.search import l3findings
+
         l3findings.drop(self.conn)
         self.reset_big()
 
@@ -339,6 +345,8 @@ class _Updater:
             )
         else:
             self.delete_small_docs(row.id)
+            from memkeeper.core.search import l3findings
+
             l3findings.drop(self.conn, row.id)
         self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
 
@@ -468,6 +476,8 @@ class _Updater:
                 src,
             ),
         )
+        from memkeeper.core.search import l1days, l3findings
+
         if source.tier == "l1":
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
         elif work.findings is not None:  # an L3 summary's decisions and open issues

@@ -11,7 +11,6 @@ can come before it: a common word's newest matches cost a few hundred rows.
 
 from __future__ import annotations
 
-import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from functools import partial
@@ -19,6 +18,10 @@ from heapq import heappop, heappush
 
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.indexer import vocab_cached, vocab_peek
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 _BATCH = 256
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date as Date
 
 from memkeeper.core.plain import NamedTuple
 
@@ -94,8 +93,10 @@ def parse_date_arg(value: str | None, name: str) -> str | None:
     day = value.strip()[:10]
     if not _DATE_ARG_RE.match(day):
         raise QueryError(f"--{name} wants a date like 2026-01-31, not {value!r:.40}")
+    from datetime import date  # only with --since / --until
+
     try:
-        Date.fromisoformat(day)
+        date.fromisoformat(day)
     except ValueError:
         raise QueryError(f"--{name}: {day} is not a real date") from None
     return day
@@ -163,11 +164,37 @@ def relevance(lowered: str, terms: tuple[str, ...]) -> float:
     return total
 
 
+#: Days before each month, and each month's length, in a common year (the proleptic
+#: Gregorian calendar, as ``datetime`` counts it).
+_DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def day_number(value: str | None) -> int | None:
+    """The day ``value`` starts with (``YYYY-MM-DD``) as ``date.toordinal()`` counts it, or None
+    when it starts with no real date: computed here, as ``datetime`` is not worth importing for it."""
     if not value or len(value) < 10:
         return None
+    day = value[:10]
+    digits = day[:4] + day[5:7] + day[8:]
+    if day[4] != "-" or day[7] != "-" or not (digits.isascii() and digits.isdigit()):
+        return _iso_day_number(day)  # another ISO form (20240131, 2024-W05-3): datetime's reading
+    year, month, mday = int(day[:4]), int(day[5:7]), int(day[8:])
+    if year < 1 or not 1 <= month <= 12:
+        return None
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= mday <= _MONTH_DAYS[month] + (month == 2 and leap):
+        return None
+    before = year - 1
+    days = before * 365 + before // 4 - before // 100 + before // 400 + _DAYS_BEFORE_MONTH[month]
+    return days + (month > 2 and leap) + mday
+
+
+def _iso_day_number(day: str) -> int | None:
+    from datetime import date
+
     try:
-        return Date.fromisoformat(value[:10]).toordinal()
+        return date.fromisoformat(day).toordinal()
     except ValueError:
         return None
 

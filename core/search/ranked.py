@@ -26,7 +26,6 @@ close words of an empty answer.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 
 from memkeeper.core.search import schema
@@ -46,6 +45,10 @@ from memkeeper.core.search.scoring import (
 )
 from memkeeper.core.search.sources import SMALL_TIERS, Doc
 from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = [
     "CANDIDATES",

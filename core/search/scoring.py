@@ -7,7 +7,6 @@ the hit's ``confidence``. :func:`scan_rank` scores the same way without the inde
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from memkeeper.core.plain import NamedTuple
@@ -16,6 +15,10 @@ from memkeeper.core.search.query import day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
 from memkeeper.core.search.tierstats import TierStats, idf_of
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 #: bm25() weights of the columns hi, lo, ctx (see schema.WORD_COLUMNS).
 FIELD_WEIGHTS = (3.0, 1.0, 0.6)

@@ -23,7 +23,10 @@ merges its segments; callers that show a term check it against the index.
 
 from __future__ import annotations
 
-import sqlite3
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
+
 
 _LEAF_SHIFT = 37
 _MAIN = b"0"

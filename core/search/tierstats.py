@@ -8,7 +8,6 @@ scan of every posting of a common word.
 from __future__ import annotations
 
 import math
-import sqlite3
 from functools import partial
 
 from memkeeper.core.plain import NamedTuple
@@ -16,6 +15,10 @@ from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 from memkeeper.core.search.terms import varint
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 DF_COUNT_CAP = 5000
 

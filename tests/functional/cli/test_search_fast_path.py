@@ -138,3 +138,25 @@ def test_the_collector_is_back_on_after_a_fast_search(
     assert cli_main(["--project", project, "search", "x", "--since", "yesterday"]) == 2
     assert gc.isenabled()
     capsys.readouterr()
+
+
+def test_a_search_process_imports_pathlib_alone_and_urllib_stays_whole(store: StorePaths) -> None:
+    """The fast search path imports pathlib without urllib.parse (and ipaddress); afterwards
+    Path.as_uri works and ``import urllib.parse`` gives the real module."""
+    project = str(_filled(store).project)
+    assert run_memkeeper("--project", project, "search", "rotation").returncode == 0
+    code = (
+        "import io, sys, contextlib\n"
+        "from memkeeper.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    code = main(['--project', {project!r}, 'search', 'rotation'])\n"
+        "assert code == 0 and 'rotation lock' in out.getvalue(), (code, out.getvalue())\n"
+        "print(sorted(m for m in ('urllib.parse', 'ipaddress') if m in sys.modules))\n"
+        "from pathlib import Path\n"
+        "print(Path('/a b/c').as_uri())\n"
+        "import urllib.parse\n"
+        "print(urllib.parse.urlsplit('https://example.org/x?y=1').netloc, 'ipaddress' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "file:///a%20b/c", "example.org True"]

@@ -3,6 +3,8 @@ and the files whose lines it counts (side by side). Hints only: the answers stay
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -10,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, readahead, scan_search, search
-from memkeeper.core.search.sources import parse_id
+from memkeeper.core.search import engine, readahead, scan_search, search, sources
+from memkeeper.core.search.query import parse_query
+from memkeeper.core.search.sources import newest_first, parse_id
 from memkeeper.core.store import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
 
@@ -169,3 +172,100 @@ def _offset(hit_id: str) -> str:
     place = parse_id(hit_id)
     assert place is not None
     return place[2]
+
+
+def _odd_sessions(tmp_path: Path) -> StorePaths:
+    """Sessions whose lines a backwards reader could get wrong: blank, broken, BOM, CRLF, a last
+    line without its newline, one holding only a newline, a gzipped one, Korean and upper case."""
+    store = store_with_memory(tmp_path / "proj", "# Memory\n")
+    for n in range(3):
+        entries = [
+            l1_entry(
+                i, "user" if i % 3 else "assistant", text=f"Lock {n}.{i} 검색 레벨 rotation {'x' * (i % 7)}"
+            )
+            for i in range(25)
+        ]
+        write_l1(store, f"2026-11-0{n + 1}_100000_aaaa000{n}.l1.jsonl", entries)
+    odd = (
+        b"\n"
+        + json.dumps(l1_entry(1, "user", text="first lock line")).encode()
+        + b"\n\n{broken lock\n"
+        + b"\xef\xbb\xbf"
+        + json.dumps(l1_entry(2, "user", text="bom LOCK line")).encode()
+        + b"\r\n"
+        + json.dumps(l1_entry(3, "assistant", text="검색 at the end, no newline lock")).encode()
+    )
+    (store.sessions / "2026-11-05_100000_bbbb0000.l1.jsonl").write_bytes(odd)
+    (store.sessions / "2026-11-06_100000_bbbb0001.l1.jsonl").write_bytes(b"\n")
+    zipped = json.dumps(l1_entry(4, "user", text="a zipped lock 검색")).encode() + b"\n"
+    (store.sessions / "2026-11-04_100000_cccc0000.l1.jsonl.gz").write_bytes(gzip.compress(zipped * 3))
+    return store
+
+
+@pytest.mark.parametrize("text", ["lock", "l", "검", "검색 lock", "LOCK 1.2", "o", "nowhere"])
+@pytest.mark.parametrize("cap", [1, 4, 30, 1000])
+def test_a_session_scanned_from_its_end_gives_the_newest_matches_every_line_read_forwards_gives(
+    tmp_path: Path, text: str, cap: int
+) -> None:
+    store = _odd_sessions(tmp_path)
+    query = parse_query(text)
+    filters = engine.make_filters(True, cap=cap, limit=cap)
+    # the oracle: every doc of every session read forwards, the newest cap + 1 matches kept
+    forwards = [
+        d for d in engine.iter_all_docs(store) if d.tier == "l1" and engine._wanted(d, query, filters)
+    ]
+    newest = forwards[::-1][: cap + 1]
+    kept = newest[:cap][::-1]
+    expected = engine.rank("l1", kept, query, filters, len(newest) > cap)
+    got = engine._scan_tier(store, newest_first(store, "l1"), "l1", query, filters)
+    assert got == expected
+    assert [h.line for h in got.hits] == [h.line for h in expected.hits]
+
+
+_LINES = [
+    {"ts": "2026-11-20T10:01:00.000Z", "role": "user", "text": "Rotate the lock", "session": "c046dade-0ef2"},
+    {
+        "ts": "2026-11-20T10:02:00.000Z",
+        "role": "tool_result",
+        "result": "error",
+        "output": "no",
+        "session": "ab12",
+    },
+    {
+        "ts": "2026-11-20T10:03:00.000Z",
+        "role": "tool",
+        "tool": "Bash",
+        "input": {"session": "zzz", "ts": "T9"},
+    },
+    {"role": "assistant", "text": 'quote " and \\ backslash', "uuid": "fff", "ts": "2026Z"},
+    {"text": "ts first? no", "ts": "2026-11-20T10:04:00.000Z", "agentId": "qq", "sidechain": True},
+    {"ts": "2026-11-20T10:05:00.000Z", "role": "user", "text": "Zebra 검색", "session": 'odd"id'},
+    {
+        "ts": "2026-11-20T10:06:00.000Z",
+        "role": "user",
+        "text": "tail",
+        "note": {"session": "deep", "role": "x"},
+    },
+    {"ts": "2026-11-20T10:07:00.000Z", "role": "assistant", "text": "번역", "extra": [1, {"uuid": "u"}]},
+]
+
+
+@pytest.mark.parametrize("entry", _LINES)
+@pytest.mark.parametrize("spaced", [False, True])
+def test_what_an_l1_line_is_searched_for_keeps_every_byte_its_body_comes_from(
+    entry: dict[str, Any], spaced: bool
+) -> None:
+    """Any piece of the body found by the full parse is found in the line's text the anchor
+    reads; only the leading and trailing bookkeeping members go."""
+    line = json.dumps(entry, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    doc = sources.l1_doc("sessions/x.l1.jsonl", None, None, 0, 1, line)
+    assert doc is not None
+    body = doc.body.lower()
+    kept = engine._l1_text(line)
+    for size in (1, 2, 3, 5):
+        for at in range(len(body) - size + 1):
+            text = body[at : at + size]
+            if text.strip() and '"' not in text:
+                assert engine._Anchor(parse_query(text)).may_match(kept), (text, kept)
+    if not spaced and line.startswith(b'{"ts":"2026-11-20T10'):
+        assert b"2026-11-20T10" not in kept  # the timestamp no longer matches every line's 't' and 'z'

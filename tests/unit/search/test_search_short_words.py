@@ -172,13 +172,17 @@ def test_the_scan_reads_newest_files_first_and_stops(
 ) -> None:
     full = scan_search(short_store, "e", deep=True)
     read: list[str] = []
-    real = sources.iter_source_docs  # what the engine imported
 
-    def counting(paths: StorePaths, source: SourceFile) -> Any:
-        read.append(source.rel)
-        return real(paths, source)
+    def counting(real: Any) -> Any:
+        def reading(paths: StorePaths, source: SourceFile) -> Any:
+            read.append(source.rel)
+            return real(paths, source)
 
-    monkeypatch.setattr(engine, "iter_source_docs", counting)
+        return reading
+
+    # what the engine imported: sessions are read whole (and parsed from the end), the others by doc
+    monkeypatch.setattr(engine, "iter_source_docs", counting(sources.iter_source_docs))
+    monkeypatch.setattr(engine, "read_source", counting(sources.read_source))
     capped = scan_search(short_store, "e", tiers=["l1"], cap=1)
     assert capped.tiers[0].more and capped.tiers[0].total == 1
     assert read == ["sessions/2026-11-02_100000_bbbb2222.l1.jsonl"]  # the newest file held cap + 1

@@ -99,3 +99,45 @@ def test_close_terms_narrow_to_two_letters_when_the_first_letter_spans_many_page
     narrow = suggest._close_terms(conn, "words_l1", "rotet", 2)
     assert porter("rotation") in narrow and all(t.startswith("ro") for t in narrow)
     assert not any(suggest._HEXLIKE.fullmatch(t) for t in wide)
+
+
+def test_the_day_number_is_datetimes_ordinal() -> None:
+    """query.day_number counts days itself (no datetime import on the search path): the same
+    number as ``date.fromisoformat(value[:10]).toordinal()``, and None where that raises."""
+    from datetime import date, timedelta
+
+    from memkeeper.core.search.query import day_number
+
+    def reference(value: str | None) -> int | None:
+        if not value or len(value) < 10:
+            return None
+        try:
+            return date.fromisoformat(value[:10]).toordinal()
+        except ValueError:
+            return None
+
+    day = date(1, 1, 1)
+    while day < date(2401, 1, 1):
+        assert day_number(day.isoformat() + "T10:00:00Z") == day.toordinal()
+        day += timedelta(days=1)
+    odd: list[str | None] = [
+        "2024-02-30",
+        "2023-02-29",
+        "2100-02-29",
+        "2000-02-29",
+        "0000-01-01",
+        "2024-13-01",
+        "2024-00-10",
+    ]
+    odd += [
+        "2024-01-00",
+        "2024-04-31",
+        "20240131",
+        "2024-W05-3",
+        "２０２４-01-01",
+        "2024/01/01",
+        "2024-+1-01",
+    ]
+    odd += ["", None, "2024-01-1 ", "abcdefghij", "9999-12-31"]
+    for value in odd:
+        assert day_number(value) == reference(value), value
