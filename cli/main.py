@@ -105,25 +105,30 @@ def _fast_path(argv: list[str]) -> tuple[int, bool] | None:
         serve(project)
         return 0, False
     if "search" in argv or "search-memory" in argv:  # the plain forms of a search, read without argparse
+        return _fast_search(argv)
+    return None
+
+
+def _fast_search(argv: list[str]) -> tuple[int, bool] | None:
+    """A plain search line answered without argparse (see :func:`_fast_path`); None for another line."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
+    try:
         _import_pathlib_alone()
         from memkeeper.cli.search_cmds import fast_args
 
         args = fast_args(argv)
-        if args is not None:
-            import gc
+        if args is None:
+            return None
+        from memkeeper.cli.output import run_handler
 
-            from memkeeper.cli.output import run_handler
-
-            collecting = gc.isenabled()
-            gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
-            try:
-                _finish_interrupted(args)  # type: ignore[arg-type]
-                code = run_handler(args)  # type: ignore[arg-type]
-            finally:
-                if collecting:
-                    gc.enable()
-            return code, True  # its connection is closed, its answer written
-    return None
+        _finish_interrupted(args)  # type: ignore[arg-type]
+        return run_handler(args), True  # type: ignore[arg-type]  # closed and written: nothing left at exit
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _import_pathlib_alone() -> None:

@@ -16,12 +16,15 @@ look like a b-tree page ends that table's walk: it is a hint, right or wrong.
 from __future__ import annotations
 
 import os
-import sqlite3
 import struct
 from collections.abc import Iterable
 from pathlib import Path
 
 from memkeeper.core.atomic import open_no_follow
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 _INTERIOR = (2, 5)  # index, table
 _LEAF = (10, 13)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.docreader import DocReader
 from memkeeper.core.search.query import quoted
 from memkeeper.core.search.question import RankedQuery
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
 
 MAX_SUGGESTIONS = 3
 #: Close-word suggestions read the index pages of the terms with the word's first letter, or

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memkeeper.core.search import cutting
-from memkeeper.core.search.sources import bulk_parser, discover, l1_entry
+from memkeeper.core.search.sources import bulk_parser, discover, iter_sections, l1_entry
 from memkeeper.core.store import StorePaths
 from tests.l1_data import l1_entry as make_entry
 from tests.l1_data import store_with_memory, write_l1
@@ -138,3 +138,32 @@ def test_a_file_is_cut_the_same_through_the_bulk_parser(tmp_path: Path) -> None:
     cut = cutting.prepare(paths, sources[2], None, BULK)
     assert (cut.next_line, cut.open_tail, cut.docs) == (4, 0, 1)
     assert cut.end == len(b'{"role": "user", "text": "first"}\n\n[1]\n')
+
+
+def _sections_line_by_line(data: bytes) -> list[tuple[int, int, bytes]]:
+    """The sections as they were cut before: each line looked at in turn."""
+    out: list[tuple[int, int, bytes]] = []
+    start, start_line, pos, line_no, n = 0, 1, 0, 1, len(data)
+    while pos <= n:
+        nl = data.find(b"\n", pos)
+        if data.startswith(b"## ", pos) and pos > start:
+            if data[start:pos].strip():
+                out.append((start, start_line, data[start:pos]))
+            start, start_line = pos, line_no
+        if nl < 0:
+            break
+        pos, line_no = nl + 1, line_no + 1
+    if data[start:].strip():
+        out.append((start, start_line, data[start:]))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["## ", "## 2026-01-02 x", "#", " ", "\n", "\r\n", "text", "##", "검색"]), max_size=40
+    )
+)
+def test_sections_are_cut_as_line_by_line(pieces: list[str]) -> None:
+    data = "".join(pieces).encode()
+    assert list(iter_sections(data)) == _sections_line_by_line(data)
