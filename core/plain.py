@@ -64,36 +64,31 @@ else:
         def __getnewargs__(self):
             return tuple(self)
 
-    def _arguments(name, fields, defaults, args, named):
-        """The values of a call that did not give every field positionally (collections'
-        rules: positional first, then by name, then the defaults)."""
-        if len(args) > len(fields):
-            raise TypeError(f"{name}() takes {len(fields)} arguments but {len(args)} were given")
-        for field in fields[: len(args)]:
-            if field in named:
-                raise TypeError(f"{name}() got multiple values for argument {field!r}")
-        first_default = len(fields) - len(defaults)
-        values = list(args)
-        for i in range(len(args), len(fields)):
-            if fields[i] in named:
-                values.append(named.pop(fields[i]))
-            elif i >= first_default:
-                values.append(defaults[i - first_default])
-            else:
-                raise TypeError(f"{name}() missing required argument: {fields[i]!r}")
-        if named:
-            raise TypeError(f"{name}() got an unexpected keyword argument {next(iter(named))!r}")
-        return tuple(values)
-
     def _constructor(name, fields, defaults):
-        count = len(fields)
+        """A generic ``__new__``: positional calls as fast as collections' compiled one. The first
+        call by name compiles collections' (real parameters) and puts it on the class for the
+        rest, so only a class that is called so pays for compiling it."""
+        count, required = len(fields), len(fields) - len(defaults)
 
         def __new__(cls, *args, **named):
             if named or len(args) != count:
-                args = _arguments(name, fields, defaults, args, named)
+                if named or not required <= len(args) < count:
+                    compiled = _compiled(name, fields, defaults)
+                    cls.__new__ = staticmethod(compiled)
+                    return compiled(cls, *args, **named)
+                args += defaults[len(args) - required :]  # positional, the rest left to defaults
             return _tuple_new(cls, args)
 
         return __new__
+
+    def _compiled(name, fields, defaults):
+        """collections.namedtuple's ``__new__``: the fields as parameters, compiled from source."""
+        names = ", ".join(fields)
+        namespace = {"_tuple_new": _tuple_new, "__builtins__": {}, "__name__": f"namedtuple_{name}"}
+        made = eval(f"lambda _cls, {names}: _tuple_new(_cls, ({names},))", namespace)
+        made.__name__ = "__new__"
+        made.__defaults__ = defaults or None
+        return made
 
     class _NamedTupleMeta(type):
         """``class Hit(NamedTuple): ...`` made into a named tuple as typing's NamedTuple does (fields

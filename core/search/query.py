@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from memkeeper.core.plain import NamedTuple
 
@@ -172,10 +173,15 @@ _MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 def day_number(value: str | None) -> int | None:
     """The day ``value`` starts with (``YYYY-MM-DD``) as ``date.toordinal()`` counts it, or None
-    when it starts with no real date: computed here, as ``datetime`` is not worth importing for it."""
+    when it starts with no real date: computed here, as ``datetime`` is not worth importing for it
+    (and remembered: a ranking asks for the same few days over and over)."""
     if not value or len(value) < 10:
         return None
-    day = value[:10]
+    return _day_number(value[:10])
+
+
+@lru_cache(maxsize=4096)
+def _day_number(day: str) -> int | None:
     digits = day[:4] + day[5:7] + day[8:]
     if day[4] != "-" or day[7] != "-" or not (digits.isascii() and digits.isdigit()):
         return _iso_day_number(day)  # another ISO form (20240131, 2024-W05-3): datetime's reading
