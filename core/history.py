@@ -21,11 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memkeeper.core.l1_counts import Tally, count_lines, finish
 from memkeeper.core.names import is_l1, is_l1_gz, l1_date
 from memkeeper.core.store import StorePaths
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 @dataclass(frozen=True)
@@ -212,9 +215,19 @@ def _days(totals: dict[str, list[int]]) -> list[DayActivity]:
 def _indexed_counts(paths: StorePaths) -> dict[str, tuple[Signature, str]]:
     """{L1 file name: (signature, counts as text)} of the files the search index has counted
     whole (none when there is no index of this version, or it cannot be read now)."""
+    from memkeeper.core.search import l1days
+
+    return _from_index(paths, l1days.counted)
+
+
+def _from_index(
+    paths: StorePaths, read: Callable[[sqlite3.Connection], dict[str, tuple[Signature, str]]]
+) -> dict[str, tuple[Signature, str]]:
+    """What ``read`` reads from the search index: nothing when there is no index of this
+    version, or it cannot be read now (made before the table read, or busy: the files are)."""
     import sqlite3
 
-    from memkeeper.core.search import l1days, schema
+    from memkeeper.core.search import schema
 
     if os.path.islink(paths.search_db):
         return {}  # the store never reads through a link
@@ -222,9 +235,31 @@ def _indexed_counts(paths: StorePaths) -> dict[str, tuple[Signature, str]]:
     if conn is None:
         return {}
     try:
-        return l1days.counted(conn)
+        return read(conn)
     except sqlite3.Error:
-        return {}  # an index made before the day counts, or busy: the files are read
+        return {}
+    finally:
+        conn.close()
+
+
+def read_ahead(paths: StorePaths) -> None:
+    """Ask the OS to read the index's lists and day counts into its cache, without waiting
+    (a cold cache would make the first open wait for their pages one at a time)."""
+    import sqlite3
+
+    from memkeeper.core.search import readahead, schema
+
+    if os.path.islink(paths.search_db):
+        return
+    conn = schema.connect_readonly(paths.search_db, timeout=0.5)
+    if conn is None:
+        return
+    try:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        roots = [root for _name, root in readahead.tables(conn, (schema.L3_FINDINGS, schema.L1_DAYS))]
+        readahead.prefetch(paths.search_db, page_size, roots)
+    except (sqlite3.Error, OSError):
+        pass  # a hint only
     finally:
         conn.close()
 
@@ -299,21 +334,9 @@ def findings(
 def _indexed_findings(paths: StorePaths) -> dict[str, tuple[Signature, str]]:
     """{summary file name: (signature, its list as text)} of the summaries the search index
     has read (none when there is no index of this version, or it cannot be read now)."""
-    import sqlite3
+    from memkeeper.core.search import l3findings
 
-    from memkeeper.core.search import l3findings, schema
-
-    if os.path.islink(paths.search_db):
-        return {}  # the store never reads through a link
-    conn = schema.connect_readonly(paths.search_db, timeout=0.5)
-    if conn is None:
-        return {}
-    try:
-        return l3findings.listed(conn)
-    except sqlite3.Error:
-        return {}  # an index made before the table, or busy: the files are read
-    finally:
-        conn.close()
+    return _from_index(paths, l3findings.listed)
 
 
 def _summary_findings(

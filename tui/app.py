@@ -127,6 +127,7 @@ class MemkeeperApp(StoreActions):
         needs, so its keystroke is fast; then settle the garbage collector (:func:`settle_gc`)."""
         try:
             self._warm_up_search()
+            self._warm_up_activity()
         finally:
             try:
                 self.call_from_thread(settle_gc)
@@ -149,6 +150,16 @@ class MemkeeperApp(StoreActions):
             warm_up(self.paths, self.prefs.deep)
         except Exception:
             pass
+
+    def _warm_up_activity(self) -> None:
+        """The activity screen's modules (Plotext: about twenty, ~25 ms, more from a cold disk)
+        imported, and the index's lists it reads asked of the OS, while the app is idle: its
+        first open pays for neither."""
+        from memkeeper.core.history import read_ahead
+        from memkeeper.tui.screens import activity  # noqa: F401
+
+        if self.snapshot is not None and self.snapshot.exists:
+            read_ahead(self.paths)
 
     @work(thread=True, exclusive=True, group="backend", exit_on_error=False, description="backend health")
     def _backend_worker(self, paths: StorePaths) -> None:

@@ -3,16 +3,18 @@
 Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, and
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
-Enter opens the summary it came from. Everything is read by thread workers through
-:mod:`memkeeper.core.history` and painted as it arrives, each part read once the one before
-is on screen: the growth plot and the totals first, then the decisions, then the days while
-the sessions are counted (from the search index's counts for every session it has current,
-so only sessions it lacks are read). Per-file readings are kept in the store's ``.state``
+Enter opens the summary it came from. Everything is read by a thread worker through
+:mod:`memkeeper.core.history` and painted as it arrives, the next part read while the one
+before is drawn: the growth plot and the totals first, then the decisions (from the search
+index's lists for every summary it has current), then the days while the sessions are
+counted (from the index's counts for every session it has current, so only the files it
+lacks are read). Per-file readings are kept in the store's ``.state``
 (:func:`~memkeeper.core.history.save_cache`), so the next open reads only the files that changed.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -69,15 +71,20 @@ class ActivityScreen(Screen[None]):
         self._findings: list[Finding] = []
         self._shown: Activity | None = None
         self._listed = FINDINGS_PAGE
+        self._listing = 0
+        """The making of the list under way (its second part is dropped once another starts)."""
         self._reading = 0
         """The reading under way (a reload starts another; messages of older ones are dropped)."""
+        self._one_reading = threading.Lock()
+        """Held by the reading under way (the readings saved are not read by two at once)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="≡")
         yield Static("reading activity…", id="activity-summary", markup=False)
         with Horizontal(id="activity-plots"):
-            yield PlotextPlot(id="daily-plot")
-            yield PlotextPlot(id="growth-plot")
+            # Hidden (not drawn: Plotext draws in Python) until there is something to plot
+            yield PlotextPlot(id="daily-plot", classes="unplotted")
+            yield PlotextPlot(id="growth-plot", classes="unplotted")
         yield OptionList(id="findings")
         yield Footer()
 
@@ -100,78 +107,66 @@ class ActivityScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self._reading += 1
-        self._read_totals(self._reading)
+        self._read_activity(self._reading)
 
     @dataclass
     class Read(Message):
-        """A worker read part of the activity: ``then`` names the part read next ("counting":
-        sessions are being counted, "": all read)."""
+        """A worker read part of the activity (``then``: "reading": more is being read, "": all read)."""
 
         activity: Activity
-        then: Literal["findings", "days", "counting", ""]
+        then: Literal["reading", ""]
         reading: int
 
         def can_replace(self, message: Message) -> bool:
-            # Counting posts its progress often: a newer count replaces one not shown yet.
-            return isinstance(message, ActivityScreen.Read) and message.then == self.then == "counting"
+            # Each part holds the ones before, and counting posts its progress often: a newer
+            # part replaces one not shown yet.
+            return isinstance(message, ActivityScreen.Read) and message.then == self.then == "reading"
 
     @on(Read)
     def _read(self, message: Read) -> None:
         if message.reading != self._reading:
             return  # from a reading that a reload (F5) replaced
         self._show(message.activity)
-        # The next part is read once this one is on screen: a thread busy parsing would hold
-        # the interpreter's lock and keep the frame from being drawn.
-        if message.then == "findings":
-            self.call_after_refresh(self._read_findings, message.activity, message.reading)
-        elif message.then == "days":
-            self.call_after_refresh(self._read_days, message.activity, message.reading)
-        elif message.then == "":
+        if message.then == "":
             # Saved once all is on screen: writing the readings (redacted) is heavier than reading
             # them from the index, and would hold the interpreter's lock while the last frame draws.
             self.call_after_refresh(self._save_readings)
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read activity")
-    def _read_totals(self, reading: int) -> None:
-        """memory.md, its threshold and the rotations: the first paint (small files only)."""
-        from memkeeper.core.history import rotations
+    def _read_activity(self, reading: int) -> None:
+        """Read in parts, each posted as soon as it is read, the next one read while the screen
+        draws it (reading waits mostly on the disk and SQLite, which let the screen's thread run):
+
+        - memory.md, its threshold and the rotations: the first paint (small files only);
+        - every decision and open issue (the index's lists, the saved readings, then the files);
+        - sessions, prompts and tool calls per day, shown as the count goes.
+        """
+        from memkeeper.core.history import daily_activity, findings, load_cache, rotations
         from memkeeper.core.rotation import memory_tokens
         from memkeeper.core.settings import hook_settings
 
         paths = self._paths
-        activity = Activity(
-            [], rotations(paths), None, memory_tokens(paths), hook_settings(paths).threshold_tokens
-        )
-        self.post_message(self.Read(activity, "findings", reading))
-
-    @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="read decisions")
-    def _read_findings(self, activity: Activity, reading: int) -> None:
-        """Every decision and open issue (the saved readings first: only changed summaries are read)."""
-        from memkeeper.core.history import findings, load_cache
-
-        if self._cache is None:
-            self._cache = load_cache(self._paths)
-        found = findings(self._paths, self._cache, activity.rotations)
-        self.post_message(self.Read(replace(activity, findings=found), "days", reading))
-
-    @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="count sessions")
-    def _read_days(self, activity: Activity, reading: int) -> None:
-        """Sessions, prompts and tool calls per day, shown as the count goes; the readings saved."""
-        from memkeeper.core.history import daily_activity
-
-        paths, cache = self._paths, self._cache
 
         def progress(days: list[DayActivity], done: int, total: int) -> None:
             if reading != self._reading:
-                raise _Superseded  # a reload started counting again: stop this count
+                raise _Superseded  # a reload started reading again: stop this one
             self.post_message(
-                self.Read(replace(activity, days=days, counted=(done, total)), "counting", reading)
+                self.Read(replace(activity, days=days, counted=(done, total)), "reading", reading)
             )
 
-        try:
-            days = daily_activity(paths, cache, progress)
-        except _Superseded:
-            return
+        with self._one_reading:  # a reading a reload replaced stops at its next part
+            try:
+                activity = Activity(
+                    [], rotations(paths), None, memory_tokens(paths), hook_settings(paths).threshold_tokens
+                )
+                progress([], 0, 0)  # the first paint (nothing counted yet)
+                if self._cache is None:
+                    self._cache = load_cache(paths)
+                activity = replace(activity, findings=findings(paths, self._cache, activity.rotations))
+                progress([], 0, 0)
+                days = daily_activity(paths, self._cache, progress)
+            except _Superseded:
+                return
         self.post_message(self.Read(replace(activity, days=days, counted=None), "", reading))
 
     @work(
@@ -193,7 +188,7 @@ class ActivityScreen(Screen[None]):
             return
         shown, self._shown = self._shown, activity
         self.query_one("#activity-summary", Static).update(_summary_line(activity))
-        if shown is None or shown.days != activity.days:
+        if (activity.days or activity.counted is None) and (shown is None or shown.days != activity.days):
             self._plot_days(activity.days[-DAYS:])
         if shown is None or (shown.rotations, shown.memory_tokens) != (
             activity.rotations,
@@ -217,6 +212,7 @@ class ActivityScreen(Screen[None]):
             plt.plot(xs, [d.sessions for d in days], label="sessions", marker="braille")
             # Dates go in the title: Plotext places tick labels a column apart from run to run.
             plt.xticks([], [])
+        widget.remove_class("unplotted")
         widget.refresh()
 
     def _plot_growth(self, activity: Activity) -> None:
@@ -234,24 +230,40 @@ class ActivityScreen(Screen[None]):
         plt.hline(activity.threshold)
         plt.ylim(0, max([activity.threshold, *sizes]) * 1.05)
         plt.xticks([], [])
+        widget.remove_class("unplotted")
         widget.refresh()
 
     def _list_findings(self, found: list[Finding], keep: int | None = None) -> None:
-        """The decisions and open issues, newest first, a page at a time (a store may hold thousands)."""
+        """The decisions and open issues, newest first, a page at a time (a store may hold
+        thousands): the options that fill the list first, the rest of the page once that is
+        drawn (each label is measured as it is added: a page of them takes a frame's time)."""
         self._findings = found
+        self._listing += 1
         options = self.query_one("#findings", OptionList)
         keep = options.highlighted if keep is None else keep
         options.clear_options()
-        shown = found[: self._listed]
-        options.add_options([Option(_finding_label(f), id=str(i)) for i, f in enumerate(shown)])
-        more = len(found) - len(shown)
-        if more > 0:
-            label = f"   … {more:,} more: Enter shows {FINDINGS_PAGE} more"
-            options.add_option(Option(Text(label, style="italic"), id="more"))
         if not found:
             options.add_option(Option(Text("No decisions or open issues in any summary yet."), disabled=True))
-        else:
-            options.highlighted = min(keep or 0, options.option_count - 1)
+            return
+        first = max(options.size.height, keep or 0) + 1
+        self._add_findings(self._listing, 0, first)
+        options.highlighted = min(keep or 0, options.option_count - 1)
+        if first < self._listed:
+            self.call_after_refresh(self._add_findings, self._listing, first, self._listed)
+
+    def _add_findings(self, listing: int, start: int, end: int) -> None:
+        """Options ``start`` to ``end`` of the page, and "more" after its last one."""
+        if listing != self._listing:
+            return  # the list was made again meanwhile
+        found, end = self._findings, min(end, self._listed)
+        options = self.query_one("#findings", OptionList)
+        options.add_options(
+            [Option(_finding_label(f), id=str(i)) for i, f in enumerate(found[start:end], start)]
+        )
+        more = len(found) - end
+        if end == self._listed and more > 0:
+            label = f"   … {more:,} more: Enter shows {FINDINGS_PAGE} more"
+            options.add_option(Option(Text(label, style="italic"), id="more"))
 
     @on(OptionList.OptionSelected, "#findings")
     def _selected(self, event: OptionList.OptionSelected) -> None:

@@ -210,3 +210,29 @@ def test_an_index_made_before_the_table_gets_the_lists_from_a_background_refresh
     conn = schema.connect(store.search_db)
     assert conn.execute("SELECT value FROM meta WHERE key=?", (l3findings.FILLED,)).fetchone() == ("1",)
     conn.close()
+
+
+def test_the_screens_tables_are_asked_of_the_os_ahead(
+    empty_store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.search import readahead
+
+    asked: list[tuple[Path, list[int]]] = []
+
+    def record(path: Path, page_size: int, roots: list[int], max_pages: int = 0) -> int:
+        asked.append((path, list(roots)))
+        return 0
+
+    monkeypatch.setattr(readahead, "prefetch", record)
+    history.read_ahead(empty_store)  # no index yet: nothing asked, nothing made
+    assert asked == [] and not empty_store.search_db.exists()
+    generate(empty_store, 3)
+    indexer.refresh(empty_store)
+    history.read_ahead(empty_store)
+    conn = schema.connect_readonly(empty_store.search_db, 1.0)
+    assert conn is not None
+    try:
+        roots = [root for _name, root in readahead.tables(conn, (schema.L3_FINDINGS, schema.L1_DAYS))]
+    finally:
+        conn.close()
+    assert len(roots) == 2 and asked == [(empty_store.search_db, roots)]
