@@ -480,15 +480,15 @@ def print_keystrokes(results: list[dict[str, Any]], mode: str = "") -> None:
     )
 
 
-def print_cold(project: Path, runs: int, env: dict[str, str], exact: bool) -> None:
-    """Keystrokes on a cold OS cache: the page cache dropped before each process starts."""
-    print("cold: the OS page cache dropped (sync; echo 3 > /proc/sys/vm/drop_caches) before each process")
+def print_keys(project: Path, runs: int, env: dict[str, str], exact: bool, cold: bool) -> None:
+    """Keystrokes alone, ranked (and exact); with ``cold``, the OS page cache dropped before each process."""
+    if cold:
+        print("cold: the OS page cache dropped (sync; echo 3 > /proc/sys/vm/drop_caches) before each process")
     for mode, label in ((False, ""), (True, ", exact words (F5)"))[: 2 if exact else 1]:
-        results = run_children(project, runs, env, exact=mode, cold=True)
-        print(
-            f"headless app → first frame with the store, cold: {spread([r['first_frame'] * 1000 for r in results])}"
-        )
-        print_keystrokes(results, label + ", cold cache")
+        results = run_children(project, runs, env, exact=mode, cold=cold)
+        frames = spread([r["first_frame"] * 1000 for r in results])
+        print(f"headless app → first frame with the store{', cold' if cold else ''}: {frames}")
+        print_keystrokes(results, label + (", cold cache" if cold else ""))
 
 
 def print_activity(project: Path, env: dict[str, str]) -> None:
@@ -520,6 +520,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exact", action="store_true", help="also type the queries in exact mode (F5)")
     parser.add_argument("--activity-only", action="store_true", help="time the activity screen only")
     parser.add_argument(
+        "--keys-only",
+        action="store_true",
+        help="time the keystrokes only (no start-up, activity or RSS rows)",
+    )
+    parser.add_argument(
         "--cold",
         action="store_true",
         help="keystrokes only, each process started on an empty OS page cache (root; under the bench lock)",
@@ -547,8 +552,8 @@ def main(argv: list[str] | None = None) -> int:
         print_activity(project, env)
         print(load_line("end"))
         return 0
-    if args.cold:
-        print_cold(project, args.runs, env, args.exact)
+    if args.cold or args.keys_only:
+        print_keys(project, args.runs, env, args.exact, args.cold)
         print(load_line("end"))
         return 0
     results = run_children(project, args.runs, env)

@@ -788,12 +788,28 @@ READ_AHEAD = (
 )
 
 
+#: The newest files of each big tier asked of the OS by the warm-up: a word nearly everywhere
+#: (exact mode's one-letter keys) is looked for in the newest 1–2 sessions and 1–5 archives.
+NEWEST_FILES = {"l1": 2, "l2": 8}
+
+
+def _newest_files(conn: sqlite3.Connection) -> list[str]:
+    """The big tiers' newest indexed files (by name: by date), NEWEST_FILES of each."""
+    return [
+        rel
+        for tier, count in NEWEST_FILES.items()
+        for (rel,) in conn.execute(
+            "SELECT rel FROM sources WHERE tier=? ORDER BY rel DESC LIMIT ?", (tier, count)
+        )
+    ]
+
+
 def warm_up(paths: StorePaths, deep: bool) -> None:
     """What an interactive search's first keystrokes need, read once (nothing is written): the
     index opened and its pages in the OS cache (a throwaway search), the small tiers' spans
     that exact mode and words without spaces walk (:func:`newest.spans`), and the tables every
-    keystroke reads anywhere in the index asked of the OS (:mod:`.readahead`: a cold cache
-    would make each key wait for them page by page)."""
+    keystroke reads anywhere in the index and the newest files asked of the OS (:mod:`.readahead`:
+    a cold cache would make each key wait for them page by page)."""
     search(paths, "memkeeper", deep=deep, limit=1, refresh=False)
     conn = schema.connect_readonly(paths.search_db, LOCK_WAIT_SECONDS)
     if conn is None:
@@ -803,6 +819,7 @@ def warm_up(paths: StorePaths, deep: bool) -> None:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
         roots = [root for _name, root in readahead.tables(conn, READ_AHEAD)]
         readahead.prefetch(paths.search_db, page_size, roots)
+        readahead.files((paths.root / rel, 0) for rel in _newest_files(conn))
     except (sqlite3.Error, OSError):
         pass  # the search itself will say what is wrong
     finally:

@@ -160,3 +160,19 @@ def test_a_search_process_imports_pathlib_alone_and_urllib_stays_whole(store: St
     done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[]", "file:///a%20b/c", "example.org True"]
+
+
+def test_a_pathlib_that_wants_more_of_urllib_is_imported_as_usual() -> None:
+    """Another Python's pathlib may ask urllib.parse for more than the stand-in holds: the
+    half-imported pathlib is dropped and imported again with the real urllib.parse."""
+    code = (
+        "import sys\n"
+        "from memkeeper.cli.main import _import_pathlib_alone\n"
+        "_import_pathlib_alone({})\n"  # a stand-in without quote_from_bytes: pathlib's import fails
+        "import pathlib, urllib.parse\n"
+        "quote = getattr(pathlib, 'urlquote_from_bytes', urllib.parse.quote_from_bytes)\n"  # 3.11's name
+        "print(pathlib.Path('/a b/c').as_uri(), quote is urllib.parse.quote_from_bytes)\n"
+    )
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["file:///a%20b/c", "True"]

@@ -125,6 +125,9 @@ def test_the_warm_up_asks_for_every_table_a_keystroke_reads_anywhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = _sessions(tmp_path)
+    archives = [store.root / f"memory_202611{day:02d}_090000.md" for day in range(1, 12)]
+    for path in archives:
+        path.write_text("# Memory\n\n## 2026-11-01_0900\n- [db]: an archived wombat\n", "utf-8")
     search(store, "wombat", deep=True)  # the index built
     asked: list[list[int]] = []
 
@@ -133,7 +136,12 @@ def test_the_warm_up_asks_for_every_table_a_keystroke_reads_anywhere(
         return 0
 
     monkeypatch.setattr(readahead, "prefetch", recording)
+    files: list[tuple[Path, int]] = []
+    monkeypatch.setattr(readahead, "files", lambda wanted: files.extend(wanted))
     engine.warm_up(store, True)
+    newest = sorted(store.sessions.iterdir(), reverse=True)[: engine.NEWEST_FILES["l1"]]
+    newest += archives[::-1][: engine.NEWEST_FILES["l2"]]
+    assert files == [(path, 0) for path in newest]
     conn = sqlite3.connect(store.search_db)
     roots = dict(conn.execute("SELECT name, rootpage FROM sqlite_schema"))
     conn.close()
