@@ -155,7 +155,10 @@ class MemkeeperApp(StoreActions):
         """The activity screen's modules (Plotext: about twenty, ~25 ms, more from a cold disk)
         imported, and the index's lists it reads asked of the OS, while the app is idle: its
         first open pays for neither."""
+        import rich.ansi  # noqa: F401  (a plot is drawn as ANSI text, read back by Rich)
+
         from memkeeper.core.history import read_ahead
+        from memkeeper.core.search import l1days, l3findings  # noqa: F401  (the lists' readers)
         from memkeeper.tui.screens import activity  # noqa: F401
 
         if self.snapshot is not None and self.snapshot.exists:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memkeeper.core.search import cutting
@@ -82,7 +82,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.dictionaries(st.sampled_from(["role", "ts", "text", "output", "input", "n", "result"]), _VALUES),
     st.booleans(),
@@ -94,7 +94,7 @@ def test_any_json_object_reads_the_same_through_the_bulk_parser(
     assert _same(l1_entry(raw, BULK), l1_entry(raw))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.from_regex(r"\A-?(0|[1-9][0-9]{0,30})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?\Z", fullmatch=True),
 )
@@ -158,7 +158,7 @@ def _sections_line_by_line(data: bytes) -> list[tuple[int, int, bytes]]:
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.sampled_from(["## ", "## 2026-01-02 x", "#", " ", "\n", "\r\n", "text", "##", "검색"]), max_size=40
