@@ -261,8 +261,8 @@ class _Updater:
                     self.side.abandon()
                     self.side = None
             self.record(plan)
-        if plan.reset or plan.compact or self.stats.files_removed:
-            _tidy(self.conn)
+        if fresh or plan.reset or plan.compact or self.stats.files_removed:
+            _tidy(self.conn)  # a first build's chunks free what FTS5's merges replaced too
         if plan.removed or plan.todo:
             _rotate_journal(self.paths, self.conn)
 
