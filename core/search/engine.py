@@ -14,8 +14,6 @@ Words of one or two characters are looked up as the trigrams they begin (see
 from __future__ import annotations
 
 import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
-import os
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -26,6 +24,7 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import readahead, schema, terms
+from memkeeper.core.search.blocks import Anchor, BlockReader, l1_text
 from memkeeper.core.search.indexer import (
     IndexBusy,
     Progress,
@@ -51,7 +50,6 @@ from memkeeper.core.search.query import (
     snippet,
 )
 from memkeeper.core.search.sources import (
-    BLOCK_BYTES,
     SMALL_TIERS,
     TIERS,
     TYPES_BY_TIER,
@@ -59,13 +57,10 @@ from memkeeper.core.search.sources import (
     SourceFile,
     discover,
     docs_of,
-    iter_lines,
-    iter_sections,
     iter_source_docs,
     l1_doc,
     newest_first,
     read_source,
-    section_doc,
 )
 from memkeeper.core.store import StorePaths
 
@@ -74,7 +69,6 @@ CAP = 200
 LOCK_WAIT_SECONDS = 0.25
 _BATCH = 256
 _FIRST_BATCH = 64
-_READ_CHUNK = 8192
 SMALL_GRAM_LIMIT = 100
 #: A short word whose trigrams' postings run over more bytes than this is looked for in the
 #: newest files instead (at 1 GB: ``a`` has 12 MB of them, ``x`` 1.8 MB, ``db`` 77 KB).
@@ -197,7 +191,7 @@ def _scan_tier(
     need not be read once they are known; memory holds one file's matches, at most cap + 1.
     """
     found: list[Doc] = []
-    anchor = _Anchor(query)
+    anchor = Anchor(query)
     for source in newest:
         want = filters.cap + 1 - len(found)
         if source.tier == "l1":  # from its last line back: a common word's newest matches are near the end
@@ -215,7 +209,7 @@ def _scan_tier(
     return rank(tier, found, query, filters, more)
 
 
-def _l1_backwards(paths: StorePaths, source: SourceFile, anchor: _Anchor) -> Iterator[Doc]:
+def _l1_backwards(paths: StorePaths, source: SourceFile, anchor: Anchor) -> Iterator[Doc]:
     """A session's docs from its last line to its first (each with its line number), as
     :func:`iter_source_docs` gives them forwards; lines the anchor rules out are not parsed."""
     data = read_source(paths, source)
@@ -227,7 +221,7 @@ def _l1_backwards(paths: StorePaths, source: SourceFile, anchor: _Anchor) -> Ite
     while True:
         start = data.rfind(b"\n", 0, end) + 1
         piece = data[start:end]
-        if anchor.may_match(_l1_text(piece)):
+        if anchor.may_match(l1_text(piece)):
             doc = l1_doc(source.rel, fallback, session, start, number, piece)
             if doc is not None:
                 yield doc
@@ -279,174 +273,8 @@ def _empty(
 # -- through the index ------------------------------------------------------------------
 
 
-#: An L1 line's leading and trailing top-level members whose string values never reach its
-#: body (:func:`sources.l1_body` leaves them out): a timestamp's ``T`` and ``Z``, a session id's
-#: hex digits and a role's letters matched nearly every line's bytes, so each was parsed.
-#: (``result`` stays: an error's adds "error" to the body.)
-_L1_META = rb"(?:ts|role|session|tool_use_id|agentId|uuid)"
-_L1_HEAD = re.compile(rb'\{(?:"' + _L1_META + rb'":"[^"\\]*",)+')
-_L1_PAIR = re.compile(rb',"' + _L1_META + rb'":"[^"\\]*"')
-
-
-def _l1_text(piece: bytes) -> bytes:
-    """An L1 line without those members (what an anchor is looked for in), the rest as it is.
-
-    Only members certainly at the top level go: those right after the line's opening brace,
-    and those right before its closing one (a value with a quote or backslash is kept)."""
-    head = _L1_HEAD.match(piece)
-    start = head.end() - 1 if head else 0  # (the brace's place: "{" or the last comma kept)
-    end = len(piece)
-    while end and piece[end - 1] in b" \t\r\n":
-        end -= 1
-    if not piece.endswith(b"}", start, end):
-        return piece[start:]
-    end -= 1
-    while (cut := piece.rfind(b',"', start, end)) >= 0 and _L1_PAIR.fullmatch(piece, cut, end):
-        end = cut
-    return piece[start:end]
-
-
-class _Anchor:
-    """Finds, in a block's raw bytes, the only lines or sections that can match, without parsing.
-
-    The anchor is one query term whose lowercase form must appear literally in the raw
-    bytes of any entry that matches: an ASCII term (JSON never escapes printable ASCII),
-    or a caseless one (Korean, digits) where the bytes hold no ``\\u`` escape. Terms with
-    ``"``, a backslash, ``", "`` or ``": "`` (nested values are re-serialised) never anchor.
-    """
-
-    def __init__(self, query: Query) -> None:
-        usable = [t for t in query.terms if not any(x in t for x in ('"', "\\", ", ", ": "))]
-        ascii_terms = [t for t in usable if t.isascii()]
-        caseless = [t for t in usable if not t.isascii() and all(c.lower() == c.upper() for c in t)]
-        self.ascii = max(ascii_terms, key=len).encode() if ascii_terms else None
-        self.caseless = max(caseless, key=len).encode() if caseless else None
-        self.all_ascii = tuple(t.encode() for t in ascii_terms)
-        self.all_caseless = tuple(t.encode() for t in caseless)
-
-    def may_match(self, piece: bytes) -> bool:
-        """False when some term is certainly missing from this one line or section."""
-        if self.all_ascii:
-            lowered = piece.lower()
-            if any(t not in lowered for t in self.all_ascii):
-                return False
-        if self.all_caseless and b"\\u" not in piece:
-            return all(t in piece for t in self.all_caseless)
-        return True
-
-    def starts(self, raw: bytes, sep: bytes) -> list[int] | None:
-        """Start offsets (in ``raw``) of the docs that may match; None when it cannot tell."""
-        if self.ascii is not None:
-            term, haystack = self.ascii, raw.lower()
-        elif self.caseless is not None and b"\\u" not in raw:
-            term, haystack = self.caseless, raw
-        else:
-            return None
-        found: list[int] = []
-        pos = haystack.find(term)
-        while pos >= 0:
-            begin = raw.rfind(sep, 0, pos + len(sep) - 1)
-            begin = 0 if begin < 0 else begin + 1
-            if not found or found[-1] != begin:
-                found.append(begin)
-            end = raw.find(sep, pos)
-            if end < 0:
-                break
-            pos = haystack.find(term, end + 1)
-        return found
-
-
-class _Reader(ranked.DocReader):
-    """Reads the docs of an index block back from its archive or L1 file, each file opened once.
-
-    A block is every doc starting less than BLOCK_BYTES after the block's first one (the
-    writer may have ended it sooner; reading on is harmless, the caller drops repeats).
-    Yields (locator, doc), with doc None for one the prefilter rules out.
-    """
-
-    def __init__(self, paths: StorePaths, conn: sqlite3.Connection, query: Query) -> None:
-        super().__init__(paths, conn)
-        self.anchor = _Anchor(query)
-
-    def block(self, rowid: int) -> list[tuple[str, Doc | None]]:
-        src = rowid >> schema.OFFSET_BITS
-        offset = rowid & schema.OFFSET_MASK
-        known = self._source(src)
-        if known is None:  # a dead row of a removed or rewritten file
-            return []
-        rel, tier, kind = known
-        if kind == "l1gz":
-            data = self._whole(src, rel, tier, kind)
-            raw = data[offset : _line_end(data, offset + BLOCK_BYTES)]
-        else:
-            fd = self._open(src, rel)
-            if fd is None:
-                return []
-            raw = _read_block(fd, offset, b"\n" if tier == "l1" else b"\n## ")
-        name = rel.rsplit("/", 1)[-1]
-        fallback = name_date(name)
-        is_l1 = tier == "l1"
-        sep = b"\n" if is_l1 else b"\n## "
-        starts = self.anchor.starts(raw, sep)
-        if starts is None:
-            pieces: Iterable[tuple[int, int, bytes]] = iter_lines(raw) if is_l1 else iter_sections(raw)
-        else:
-            pieces = (
-                (pos, 0, piece)
-                for pos, piece in ((p, raw[p : _piece_end(raw, p, sep)]) for p in starts)
-                if self.anchor.may_match(_l1_text(piece) if is_l1 else piece)
-            )
-        out: list[tuple[str, Doc | None]] = []
-        session = l1_session(name) if is_l1 else None
-        for pos, _line, piece in pieces:
-            if pos >= BLOCK_BYTES:
-                break
-            if is_l1:
-                doc = l1_doc(rel, fallback, session, offset + pos, None, piece)
-            elif piece.strip():
-                doc = section_doc("l2", "section", rel, offset + pos, 0, piece, fallback)
-            else:
-                doc = None
-            out.append((str(offset + pos), doc))
-        return out
-
-
-def _piece_end(raw: bytes, pos: int, sep: bytes) -> int:
-    end = raw.find(sep, pos if sep == b"\n" else pos + 1)
-    if end < 0:
-        return len(raw)
-    return end if sep == b"\n" else end + 1
-
-
-def _line_end(data: bytes, pos: int) -> int:
-    """End of the line holding ``pos`` (exclusive of its newline)."""
-    if pos >= len(data):
-        return len(data)
-    end = data.find(b"\n", pos)
-    return len(data) if end < 0 else end
-
-
-def _read_block(fd: int, offset: int, sep: bytes) -> bytes:
-    """Bytes from ``offset`` through the last doc starting before ``offset + BLOCK_BYTES``.
-
-    A doc ends where the next ``sep`` (a newline, or a newline and ``## ``) begins one; a
-    doc longer than the first read (a large tool result) is read on until its end.
-    """
-    buf = os.pread(fd, BLOCK_BYTES + _READ_CHUNK, offset)
-    start = BLOCK_BYTES - 1
-    while True:
-        cut = buf.find(sep, start)
-        if cut >= 0:
-            return buf[: cut + 1]
-        more = os.pread(fd, max(len(buf), _READ_CHUNK), offset + len(buf))
-        if not more:
-            return buf
-        start = max(start, len(buf) - len(sep))
-        buf += more
-
-
 def _index_big_tier(
-    conn: sqlite3.Connection, reader: _Reader, tier: str, query: Query, filters: Filters, expr: str
+    conn: sqlite3.Connection, reader: BlockReader, tier: str, query: Query, filters: Filters, expr: str
 ) -> TierResult:
     table = schema.BIG_FTS[tier]
     cur = conn.execute(
@@ -588,7 +416,7 @@ def _index_search(
     filters: Filters,
     small_matched: SmallMatches | None = None,
 ) -> tuple[TierResult, ...]:
-    reader = _Reader(paths, conn, query)
+    reader = BlockReader(paths, conn, query)
     small: str | None | bool = None
     small_known = False
     small_matched = {} if small_matched is None else small_matched

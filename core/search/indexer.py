@@ -244,11 +244,7 @@ class _Updater:
             l3findings.ensure(self.conn)
             if side:
                 self.start_side()
-            if plan.reset:
-                self.reset_all()
-            elif plan.compact:
-                self.reset_big()
-                self.stats.notes.append("search index compacted (rebuilt the archive and L1 indexes)")
+            self.clear(plan)
             self.next_small_rowid = (self.conn.execute("SELECT max(rowid) FROM docs").fetchone()[0] or 0) + 1
             for row in plan.removed:
                 self.drop_source(row)
@@ -265,6 +261,14 @@ class _Updater:
             _tidy(self.conn)  # a first build's chunks free what FTS5's merges replaced too
         if plan.removed or plan.todo:
             _rotate_journal(self.paths, self.conn)
+
+    def clear(self, plan: Plan) -> None:
+        """Empty what a rebuild or a compaction writes anew."""
+        if plan.reset:
+            self.reset_all()
+        elif plan.compact:
+            self.reset_big()
+            self.stats.notes.append("search index compacted (rebuilt the archive and L1 indexes)")
 
     def write_files(
         self, todo: list[tuple[SourceFile, Row | None]], total: int, tx: _Transaction, show_progress: bool

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import engine, readahead, scan_search, search, sources
+from memkeeper.core.search import blocks, engine, readahead, scan_search, search, sources
 from memkeeper.core.search.query import parse_query
 from memkeeper.core.search.sources import newest_first, parse_id
 from memkeeper.core.store import StorePaths
@@ -269,11 +269,11 @@ def test_what_an_l1_line_is_searched_for_keeps_every_byte_its_body_comes_from(
     doc = sources.l1_doc("sessions/x.l1.jsonl", None, None, 0, 1, line)
     assert doc is not None
     body = doc.body.lower()
-    kept = engine._l1_text(line)
+    kept = blocks.l1_text(line)
     for size in (1, 2, 3, 5):
         for at in range(len(body) - size + 1):
             text = body[at : at + size]
             if text.strip() and '"' not in text:
-                assert engine._Anchor(parse_query(text)).may_match(kept), (text, kept)
+                assert blocks.Anchor(parse_query(text)).may_match(kept), (text, kept)
     if not spaced and line.startswith(b'{"ts":"2026-11-20T10'):
         assert b"2026-11-20T10" not in kept  # the timestamp no longer matches every line's 't' and 'z'
