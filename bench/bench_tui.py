@@ -517,18 +517,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("project", type=Path, nargs="?", help="project directory holding .claude/memory")
     parser.add_argument("--runs", type=int, default=5, help="fresh processes to time (default 5)")
-    parser.add_argument("--exact", action="store_true", help="also type the queries in exact mode (F5)")
-    parser.add_argument("--activity-only", action="store_true", help="time the activity screen only")
-    parser.add_argument(
-        "--keys-only",
-        action="store_true",
-        help="time the keystrokes only (no start-up, activity or RSS rows)",
-    )
-    parser.add_argument(
-        "--cold",
-        action="store_true",
-        help="keystrokes only, each process started on an empty OS page cache (root; under the bench lock)",
-    )
+    for flag, text in (
+        ("--exact", "also type the queries in exact mode (F5)"),
+        ("--activity-only", "time the activity screen only"),
+        ("--keys-only", "time the keystrokes only (no start-up, activity or RSS rows)"),
+        (
+            "--cold",
+            "keystrokes only, each process started on an empty OS page cache (root; under the bench lock)",
+        ),
+    ):
+        parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(argv)
     project, note = project_dir(args.project)
     print(note)

@@ -31,3 +31,22 @@ def store_with_memory(project: Path, memory: str) -> StorePaths:
     ensure_store(store)
     store.memory.write_text(memory, "utf-8")
     return store
+
+
+#: Lines a store meets: blank, a BOM, invalid UTF-8, two values, a cut one, not an object.
+ODD_LINES = [
+    b"",
+    b"  \r",
+    b'{"role": "user", "text": "hi"}',
+    ' {"text": "무지개다리 ok"} \r'.encode(),
+    b'\xef\xbb\xbf{"text": "after a byte-order mark"}',
+    b'{"text": "bad \xff byte"}',
+    b'{"text": "one"} {"text": "two"}',
+    b'{"text": "one"} trailing',
+    b'{"text": "cut',
+    b'"a string"',
+    b"1 2",
+    b'{"text": "ok"}\x0c',
+    b"[1, 2]",
+    b"nul",
+]

@@ -26,6 +26,7 @@ from memkeeper.core.store import StorePaths
 TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable, Iterable
 
 #: ``meta`` key set once every L1 file indexed before the table existed has been counted.
 FILLED = "l1_days_filled"
@@ -68,23 +69,40 @@ def fill(paths: StorePaths, conn: sqlite3.Connection) -> int:
         f"SELECT s.id, s.rel, s.kind, s.offset FROM sources s LEFT JOIN {L1_DAYS} d ON d.src = s.id"
         " WHERE s.tier='l1' AND d.src IS NULL"
     ).fetchall()
+    rows = ((src, _indexed_bytes(paths, rel, kind == "l1gz", offset)) for src, rel, kind, offset in missing)
+    return fill_rows(conn, FILLED, rows, lambda src, data: _write_counts(conn, src, data), FILL_COMMIT_BYTES)
+
+
+def _write_counts(conn: sqlite3.Connection, src: int, data: bytes) -> None:
+    conn.execute(
+        f"INSERT OR REPLACE INTO {L1_DAYS}(src, days) VALUES(?, ?)", (src, to_text(day_counts(data)))
+    )
+
+
+def fill_rows(
+    conn: sqlite3.Connection,
+    flag: str,
+    rows: Iterable[tuple[int, bytes | None]],
+    write_row: Callable[[int, bytes], None],
+    commit_bytes: int,
+) -> int:
+    """Write each (source id, its bytes) with ``write_row`` (None: gone, changed or unreadable,
+    left to the next refresh), committing every ``commit_bytes``; then set meta ``flag``.
+    Returns the rows written; an error rolls back what is not committed."""
     done = pending = 0
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for src, rel, kind, offset in missing:
-            data = _indexed_bytes(paths, rel, kind == "l1gz", offset)
+        for src, data in rows:
             if data is None:
-                continue  # gone or unreadable: the next refresh sees to it
-            conn.execute(
-                f"INSERT OR REPLACE INTO {L1_DAYS}(src, days) VALUES(?, ?)", (src, to_text(day_counts(data)))
-            )
+                continue
+            write_row(src, data)
             done += 1
             pending += len(data)
-            if pending >= FILL_COMMIT_BYTES:
+            if pending >= commit_bytes:
                 conn.execute("COMMIT")
                 conn.execute("BEGIN IMMEDIATE")
                 pending = 0
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, '1')", (FILLED,))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, '1')", (flag,))
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -22,6 +22,7 @@ import os
 import sqlite3
 
 from memkeeper.core.atomic import open_read
+from memkeeper.core.search.l1days import fill_rows
 from memkeeper.core.search.schema import L3_FINDINGS, L3_FINDINGS_DDL
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summary_fields import Row, findings_of
@@ -70,21 +71,12 @@ def fill(paths: StorePaths, conn: sqlite3.Connection) -> int:
         f"SELECT s.id, s.rel, s.inode, s.size, s.mtime_ns FROM sources s LEFT JOIN {L3_FINDINGS} f"
         " ON f.src = s.id WHERE s.tier='l3' AND f.src IS NULL"
     ).fetchall()
-    done = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for src, rel, inode, size, mtime in missing:
-            data = _indexed_bytes(paths, rel, (inode, size, mtime))
-            if data is not None:  # else changed, gone or unreadable: the next refresh reads it
-                write(conn, src, of_bytes(data))
-                done += 1
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, '1')", (FILLED,))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return done
+    rows = (
+        (src, _indexed_bytes(paths, rel, (inode, size, mtime))) for src, rel, inode, size, mtime in missing
+    )
+    return fill_rows(
+        conn, FILLED, rows, lambda src, data: write(conn, src, of_bytes(data)), 1 << 62
+    )  # one transaction
 
 
 def _indexed_bytes(paths: StorePaths, rel: str, signature: Signature) -> bytes | None:

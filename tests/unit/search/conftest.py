@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import pytest
 
 from memkeeper.core.store import StorePaths, ensure_store
+
+T = TypeVar("T")
 
 MEMORY_MD = """# Project memory
 
@@ -138,3 +143,65 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
     return build_store(tmp_path / "proj")
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
+    """A store with nothing in it yet, no jobs started, HOME in the test's folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
+    paths = StorePaths(tmp_path / "proj")
+    ensure_store(paths)
+    return paths
+
+
+@dataclass(frozen=True)
+class Screen(Generic[T]):
+    """How a test watches the activity screen build one of its lists: ``show(paths)`` builds it,
+    ``module.read(path, ...)`` reads one file for it, ``module.indexed(paths)`` asks the index."""
+
+    module: object
+    read: str
+    indexed: str
+    show: Callable[[StorePaths], T]
+
+    def reads(self, store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> tuple[T, list[str]]:
+        """The list, and the names of the files read for it."""
+        reads: list[str] = []
+        original = getattr(self.module, self.read)
+
+        def counting(path: str | Path, *rest: Any) -> Any:
+            reads.append(Path(path).name)
+            return original(path, *rest)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(self.module, self.read, counting)
+            return self.show(store), reads
+
+    def without_index(self, store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> T:
+        """The list when the index has nothing (every file read)."""
+        with monkeypatch.context() as patch:
+            patch.setattr(self.module, self.indexed, lambda paths: {})
+            return self.show(store)
+
+
+def as_made_before(store: StorePaths, table: str, flag: str) -> None:
+    """The store's index as an index made before ``table`` was added (nor filled: meta ``flag``)."""
+    from memkeeper.core.search import schema
+
+    conn = schema.connect(store.search_db)
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute("DELETE FROM meta WHERE key=?", (flag,))
+    conn.close()
+
+
+def from_index(store: StorePaths, read: Callable[[Any], T]) -> T:
+    """``read(conn)`` on a read-only connection to the store's index."""
+    from memkeeper.core.search import schema
+
+    conn = schema.connect_readonly(store.search_db, 1.0)
+    assert conn is not None
+    try:
+        return read(conn)
+    finally:
+        conn.close()

@@ -13,26 +13,13 @@ from hypothesis import strategies as st
 from memkeeper.core.search import cutting
 from memkeeper.core.search.sources import bulk_parser, discover, iter_sections, l1_entry
 from memkeeper.core.store import StorePaths
+from tests.l1_data import ODD_LINES, store_with_memory, write_l1
 from tests.l1_data import l1_entry as make_entry
-from tests.l1_data import store_with_memory, write_l1
 
 BULK = bulk_parser()
 
 LINES = [
-    b"",
-    b"  \r",
-    b'{"role": "user", "text": "hi"}',
-    ' {"text": "무지개다리 ok"} \r'.encode(),
-    b'\xef\xbb\xbf{"text": "after a byte-order mark"}',
-    b'{"text": "bad \xff byte"}',
-    b'{"text": "one"} {"text": "two"}',
-    b'{"text": "one"} trailing',
-    b'{"text": "cut',
-    b'"a string"',
-    b"1 2",
-    b'{"text": "ok"}\x0c',
-    b"[1, 2]",
-    b"nul",
+    *ODD_LINES,
     # integers beyond 64 bits: orjson makes them floats, json keeps them
     b'{"role": "tool", "n": 123456789012345678901234567890}',
     b'{"role": "tool", "input": {"offset": 18446744073709551616, "limit": -9223372036854775809}}',

@@ -16,7 +16,7 @@ from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search.words import camel_parts, plain_words, with_parts
 from memkeeper.core.store import StorePaths, ensure_store, paths_for
 from memkeeper.core.titles import session_titles
-from tests.l1_data import l1_entry, store_with_memory, write_l1
+from tests.l1_data import ODD_LINES, l1_entry, store_with_memory, write_l1
 
 
 def _filler(n: int) -> list[dict[str, Any]]:
@@ -180,25 +180,7 @@ def _json_loads_line(raw: bytes) -> object:
             return BROKEN
 
 
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b"",
-        b"  \r",
-        b'{"role": "user", "text": "hi"}',
-        ' {"text": "무지개다리 ok"} \r'.encode(),
-        b'\xef\xbb\xbf{"text": "after a byte-order mark"}',
-        b'{"text": "bad \xff byte"}',
-        b'{"text": "one"} {"text": "two"}',
-        b'{"text": "one"} trailing',
-        b'{"text": "cut',
-        b'"a string"',
-        b"1 2",
-        b'{"text": "ok"}\x0c',
-        b"[1, 2]",
-        b"nul",
-    ],
-)
+@pytest.mark.parametrize("raw", ODD_LINES)
 def test_lines_parse_as_json_loads_parses_them(raw: bytes) -> None:
     from memkeeper.core.search.sources import parse_line
 

@@ -22,20 +22,18 @@ from memkeeper.core.l1 import compress, refine_transcript
 from memkeeper.core.names import is_l1
 from memkeeper.core.search import indexer, l1days, schema
 from memkeeper.core.search.engine import search
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store import StorePaths
 from tests.unit.l1.l1_kit import all_fixture_transcripts, shared_transcripts
+
+from .conftest import Screen, as_made_before, from_index
 
 DayCounts = dict[str, tuple[int, int]]
 
 
 def index_counts(store: StorePaths) -> dict[str, DayCounts]:
     """What the index holds, per file it has counted whole."""
-    conn = schema.connect_readonly(store.search_db, 1.0)
-    assert conn is not None
-    try:
-        return {name: l1_counts.from_text(text) for name, (_sig, text) in l1days.counted(conn).items()}
-    finally:
-        conn.close()
+    counted = from_index(store, l1days.counted)
+    return {name: l1_counts.from_text(text) for name, (_sig, text) in counted.items()}
 
 
 def scanned(store: StorePaths) -> dict[str, DayCounts]:
@@ -43,48 +41,20 @@ def scanned(store: StorePaths) -> dict[str, DayCounts]:
     return {p.name: history._scan(p) for p in sorted(store.sessions.iterdir()) if is_l1(p.name)}
 
 
-def screen_reads(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[history.DayActivity], list[str]]:
-    """The activity screen's days, and the files it read for them."""
-    reads: list[str] = []
-    scan = history._scan
-
-    def counting(path: Path) -> DayCounts:
-        reads.append(path.name)
-        return scan(path)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(history, "_scan", counting)
-        return history.daily_activity(store), reads
-
-
-def activity_without_index(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> list[history.DayActivity]:
-    with monkeypatch.context() as patch:
-        patch.setattr(history, "_indexed_counts", lambda paths: {})
-        return history.daily_activity(store)
+SCREEN = Screen(history, "_scan", "_indexed_counts", history.daily_activity)
 
 
 def assert_counted_as_scanned(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> dict[str, DayCounts]:
     """Every file is in the index with the scan's counts, and the screen reads none of them."""
     expected = scanned(store)
     assert index_counts(store) == expected
-    days, reads = screen_reads(store, monkeypatch)
+    days, reads = SCREEN.reads(store, monkeypatch)
     assert reads == []
-    assert days == activity_without_index(store, monkeypatch)
+    assert days == SCREEN.without_index(store, monkeypatch)
     return expected
 
 
 # -- stores ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def empty_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    paths = StorePaths(tmp_path / "proj")
-    ensure_store(paths)
-    return paths
 
 
 def generated_lines(rng: random.Random, session: str, day: str, n: int) -> list[str]:
@@ -202,13 +172,13 @@ def test_a_search_counts_what_it_indexes_and_the_screen_reads_only_what_the_inde
     append_text(files[0], "\n" + "\n".join(generated_lines(random.Random(1), "s", files[0].name[:10], 5)))
     being_written = '{"ts":"2026-05-01T00:00:00Z","role":"user","text":"half'
     append_text(files[1], ("" if files[1].read_bytes().endswith(b"\n") else "\n") + being_written)
-    days, reads = screen_reads(store, monkeypatch)
+    days, reads = SCREEN.reads(store, monkeypatch)
     assert sorted(reads) == sorted([files[0].name, files[1].name])
-    assert days == activity_without_index(store, monkeypatch)
+    assert days == SCREEN.without_index(store, monkeypatch)
     # refreshed: the grown file is current again; the half-written line keeps its file out
     indexer.refresh(store)
     assert files[0].name in index_counts(store) and files[1].name not in index_counts(store)
-    again, reads = screen_reads(store, monkeypatch)
+    again, reads = SCREEN.reads(store, monkeypatch)
     assert again == days and reads == [files[1].name]
 
 
@@ -221,12 +191,9 @@ def test_an_index_made_before_the_day_counts_gets_them_from_a_background_refresh
     gz.write_bytes(gzip.compress(files[2].read_bytes()))
     files[2].unlink()
     indexer.refresh(store)
-    conn = schema.connect(store.search_db)
-    conn.execute(f"DROP TABLE {schema.L1_DAYS}")
-    conn.execute("DELETE FROM meta WHERE key=?", (l1days.FILLED,))
-    conn.close()
+    as_made_before(store, schema.L1_DAYS, l1days.FILLED)
     assert history._indexed_counts(store) == {}  # no table: the screen reads the files
-    assert history.daily_activity(store) == activity_without_index(store, monkeypatch)
+    assert history.daily_activity(store) == SCREEN.without_index(store, monkeypatch)
     search(store, "lock", deep=True)  # a search's refresh does not read the whole store for them
     assert history._indexed_counts(store) == {}
     stats = indexer.refresh(store)  # the index job's refresh does, once

@@ -22,22 +22,20 @@ from memkeeper.core.index import rebuild_index
 from memkeeper.core.names import is_summary, summary_name
 from memkeeper.core.search import indexer, l3findings, schema
 from memkeeper.core.search.engine import search
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store import StorePaths
 from memkeeper.core.summary import generate_summary
 from memkeeper.core.summary_fields import Row, findings_of
 from tests.unit.summary.test_summary_fields_plain import junk_summary
+
+from .conftest import Screen, as_made_before, from_index
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "summaries"
 
 
 def index_lists(store: StorePaths) -> dict[str, list[list[str]]]:
     """What the index holds, per summary it has read."""
-    conn = schema.connect_readonly(store.search_db, 1.0)
-    assert conn is not None
-    try:
-        return {name: json.loads(text) for name, (_sig, text) in l3findings.listed(conn).items()}
-    finally:
-        conn.close()
+    listed = from_index(store, l3findings.listed)
+    return {name: json.loads(text) for name, (_sig, text) in listed.items()}
 
 
 def read_lists(store: StorePaths) -> dict[str, list[list[str]]]:
@@ -49,49 +47,21 @@ def read_lists(store: StorePaths) -> dict[str, list[list[str]]]:
     }
 
 
-def screen_reads(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[history.Finding], list[str]]:
-    """The activity screen's list, and the summaries it opened for it."""
-    reads: list[str] = []
-    read = history._read_findings
-
-    def counting(path: str, archive: str) -> list[history.Finding]:
-        reads.append(Path(path).name)
-        return read(path, archive)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(history, "_read_findings", counting)
-        return history.findings(store), reads
-
-
-def findings_without_index(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> list[history.Finding]:
-    with monkeypatch.context() as patch:
-        patch.setattr(history, "_indexed_findings", lambda paths: {})
-        return history.findings(store)
+SCREEN = Screen(history, "_read_findings", "_indexed_findings", history.findings)
 
 
 def assert_listed_as_read(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> list[history.Finding]:
     """Every summary is in the index with the files' list, the screen opens none of them, and
     each item names a summary that holds it."""
     assert index_lists(store) == read_lists(store)
-    found, reads = screen_reads(store, monkeypatch)
+    found, reads = SCREEN.reads(store, monkeypatch)
     assert reads == []
-    assert found == findings_without_index(store, monkeypatch)
+    assert found == SCREEN.without_index(store, monkeypatch)
     assert all((store.root / summary_name(f.archive)).is_file() for f in found)  # each opens its source
     return found
 
 
 # -- stores ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def empty_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
-    paths = StorePaths(tmp_path / "proj")
-    ensure_store(paths)
-    return paths
 
 
 def archive_with_summary(store: StorePaths, n: int, summary: object) -> str:
@@ -145,35 +115,34 @@ def test_real_summaries_are_listed_by_the_index_as_the_screen_reads_them(
 def test_a_generated_store_is_listed_alike_through_writes_regenerations_forgets_restores_and_rebuilds(
     empty_store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = empty_store
-    names = generate(store, 40)
-    indexer.refresh(store)
-    first = assert_listed_as_read(store, monkeypatch)
+    names = generate(empty_store, 40)
+    indexer.refresh(empty_store)
+    first = assert_listed_as_read(empty_store, monkeypatch)
     assert len(first) > 20
     # a summary written (the model's answer replaces the extractive one) and one regenerated
     rows: list[Row] = [("decision", "written later", "2026-12-01", "a reason")]
     decision = {"decision": rows[0][1], "date": rows[0][2], "reason": rows[0][3]}
-    write_summary(store, names[0], {"keyDecisions": [decision]})
-    generate_summary(store, names[1], backend="extractive")
-    found, reads = screen_reads(store, monkeypatch)  # before the index has seen them
+    write_summary(empty_store, names[0], {"keyDecisions": [decision]})
+    generate_summary(empty_store, names[1], backend="extractive")
+    found, reads = SCREEN.reads(empty_store, monkeypatch)  # before the index has seen them
     assert sorted(reads) == sorted(summary_name(n) for n in names[:2])
-    assert found == findings_without_index(store, monkeypatch)
-    indexer.refresh(store)
-    again = assert_listed_as_read(store, monkeypatch)
-    assert index_lists(store)[summary_name(names[0])] == [list(rows[0])]
+    assert found == SCREEN.without_index(empty_store, monkeypatch)
+    indexer.refresh(empty_store)
+    again = assert_listed_as_read(empty_store, monkeypatch)
+    assert index_lists(empty_store)[summary_name(names[0])] == [list(rows[0])]
     assert "written later" in [f.text for f in again]
     # forgotten archives take their summaries' lists with them; restored, they come back
-    item = forget_archive(store, names[2])
-    forget_archive(store, names[3])
-    indexer.refresh(store)
-    assert_listed_as_read(store, monkeypatch)
-    assert summary_name(names[2]) not in index_lists(store)
-    restore(store, item.id)
-    indexer.refresh(store)
-    assert summary_name(names[2]) in index_lists(store)
-    before = assert_listed_as_read(store, monkeypatch)
-    indexer.reindex(store)
-    assert assert_listed_as_read(store, monkeypatch) == before
+    item = forget_archive(empty_store, names[2])
+    forget_archive(empty_store, names[3])
+    indexer.refresh(empty_store)
+    assert_listed_as_read(empty_store, monkeypatch)
+    assert summary_name(names[2]) not in index_lists(empty_store)
+    restore(empty_store, item.id)
+    indexer.refresh(empty_store)
+    assert summary_name(names[2]) in index_lists(empty_store)
+    before = assert_listed_as_read(empty_store, monkeypatch)
+    indexer.reindex(empty_store)
+    assert assert_listed_as_read(empty_store, monkeypatch) == before
 
 
 def test_a_search_lists_what_it_indexes(empty_store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,12 +157,9 @@ def test_an_index_made_before_the_table_gets_the_lists_from_a_background_refresh
     store = empty_store
     names = generate(store, 12, seed=5)
     indexer.refresh(store)
-    conn = schema.connect(store.search_db)
-    conn.execute(f"DROP TABLE {schema.L3_FINDINGS}")
-    conn.execute("DELETE FROM meta WHERE key=?", (l3findings.FILLED,))
-    conn.close()
+    as_made_before(store, schema.L3_FINDINGS, l3findings.FILLED)
     assert history._indexed_findings(store) == {}  # no table: the screen reads the files
-    assert history.findings(store) == findings_without_index(store, monkeypatch)
+    assert history.findings(store) == SCREEN.without_index(store, monkeypatch)
     search(store, "decision", deep=True)  # a search's refresh does not read every summary for them
     assert history._indexed_findings(store) == {}
     # one summary replaced since it was indexed: the fill leaves it to the refresh that reads it

@@ -230,31 +230,19 @@ def test_a_session_scanned_from_its_end_gives_the_newest_matches_every_line_read
     assert [h.line for h in got.hits] == [h.line for h in expected.hits]
 
 
+#: Lines as the L1 writer and the JS plugin write them, and odd ones (JSON, one a line).
 _LINES = [
-    {"ts": "2026-11-20T10:01:00.000Z", "role": "user", "text": "Rotate the lock", "session": "c046dade-0ef2"},
-    {
-        "ts": "2026-11-20T10:02:00.000Z",
-        "role": "tool_result",
-        "result": "error",
-        "output": "no",
-        "session": "ab12",
-    },
-    {
-        "ts": "2026-11-20T10:03:00.000Z",
-        "role": "tool",
-        "tool": "Bash",
-        "input": {"session": "zzz", "ts": "T9"},
-    },
-    {"role": "assistant", "text": 'quote " and \\ backslash', "uuid": "fff", "ts": "2026Z"},
-    {"text": "ts first? no", "ts": "2026-11-20T10:04:00.000Z", "agentId": "qq", "sidechain": True},
-    {"ts": "2026-11-20T10:05:00.000Z", "role": "user", "text": "Zebra 검색", "session": 'odd"id'},
-    {
-        "ts": "2026-11-20T10:06:00.000Z",
-        "role": "user",
-        "text": "tail",
-        "note": {"session": "deep", "role": "x"},
-    },
-    {"ts": "2026-11-20T10:07:00.000Z", "role": "assistant", "text": "번역", "extra": [1, {"uuid": "u"}]},
+    json.loads(line)
+    for line in (
+        '{"ts": "2026-11-20T10:01:00.000Z", "role": "user", "text": "Rotate the lock", "session": "c046dade-0ef2"}',
+        '{"ts": "2026-11-20T10:02:00.000Z", "role": "tool_result", "result": "error", "output": "no", "session": "ab12"}',
+        '{"ts": "2026-11-20T10:03:00.000Z", "role": "tool", "tool": "Bash", "input": {"session": "zzz", "ts": "T9"}}',
+        '{"role": "assistant", "text": "quote \\" and \\\\ backslash", "uuid": "fff", "ts": "2026Z"}',
+        '{"text": "ts first? no", "ts": "2026-11-20T10:04:00.000Z", "agentId": "qq", "sidechain": true}',
+        '{"ts": "2026-11-20T10:05:00.000Z", "role": "user", "text": "Zebra 검색", "session": "odd\\"id"}',
+        '{"ts": "2026-11-20T10:06:00.000Z", "role": "user", "text": "tail", "note": {"session": "deep", "role": "x"}}',
+        '{"ts": "2026-11-20T10:07:00.000Z", "role": "assistant", "text": "번역", "extra": [1, {"uuid": "u"}]}',
+    )
 ]
 
 
