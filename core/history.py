@@ -255,9 +255,7 @@ def read_ahead(paths: StorePaths) -> None:
     if conn is None:
         return
     try:
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        roots = [root for _name, root in readahead.tables(conn, (schema.L3_FINDINGS, schema.L1_DAYS))]
-        readahead.prefetch(paths.search_db, page_size, roots)
+        readahead.prefetch_tables(conn, paths.search_db, (schema.L3_FINDINGS, schema.L1_DAYS))
     except (sqlite3.Error, OSError):
         pass  # a hint only
     finally:

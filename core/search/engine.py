@@ -644,9 +644,7 @@ def warm_up(paths: StorePaths, deep: bool) -> None:
         return
     try:
         spans(conn, "l3")
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        roots = [root for _name, root in readahead.tables(conn, READ_AHEAD)]
-        readahead.prefetch(paths.search_db, page_size, roots)
+        readahead.prefetch_tables(conn, paths.search_db, READ_AHEAD)
         readahead.files((paths.root / rel, 0) for rel in _newest_files(conn))
     except (sqlite3.Error, OSError):
         pass  # the search itself will say what is wrong

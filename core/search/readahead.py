@@ -67,6 +67,12 @@ def prefetch(path: Path, page_size: int, roots: Iterable[int], max_pages: int = 
         os.close(fd)
 
 
+def prefetch_tables(conn: sqlite3.Connection, path: Path, names: Iterable[str]) -> int:
+    """:func:`prefetch` of the named tables and indexes of the database ``conn`` reads (file ``path``)."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    return prefetch(path, page_size, [root for _name, root in tables(conn, names)])
+
+
 def files(wanted: Iterable[tuple[Path, int]]) -> None:
     """Ask the OS to cache the first ``length`` bytes of each file (0: all of it), all at once,
     so that reading them one after another waits for the disk about once, not once a file."""
