@@ -55,7 +55,7 @@ _DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _HEADER_DATE_RE = re.compile(rb"^## +(\d{4}-\d{2}-\d{2})")
 _SECTION_RE = re.compile(rb"\n## ")
 #: L1 keys that are bookkeeping, not content.
-_L1_META_KEYS = frozenset({"ts", "role", "session", "tool_use_id", "agentId", "sidechain", "uuid", "result"})
+L1_META_KEYS = frozenset({"ts", "role", "session", "tool_use_id", "agentId", "sidechain", "uuid", "result"})
 TITLE_CHARS = 100
 #: Archive sections and L1 entries are indexed in blocks: a block holds the docs that start
 #: less than BLOCK_BYTES after its first doc (a block may end sooner, at the end of a file
@@ -390,7 +390,7 @@ def l1_body(entry: dict[str, Any]) -> str:
     """The searchable text of an L1 entry: its text and tool fields, bookkeeping left out."""
     parts: list[str] = []
     for key, value in entry.items():
-        if key in _L1_META_KEYS or value is None or value is True or value is False:
+        if key in L1_META_KEYS or value is None or value is True or value is False:
             continue
         if isinstance(value, str):
             if value:
