@@ -9,17 +9,9 @@ import re
 from collections.abc import Iterable
 
 from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.search import ranked, schema
+from memkeeper.core.search import ranked, schema, sources
 from memkeeper.core.search.query import Query
-from memkeeper.core.search.sources import (
-    BLOCK_BYTES,
-    L1_META_KEYS,
-    Doc,
-    iter_lines,
-    iter_sections,
-    l1_doc,
-    section_doc,
-)
+from memkeeper.core.search.sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
@@ -34,7 +26,9 @@ _READ_CHUNK = 8192
 #: body (``sources.L1_META_KEYS``, which :func:`sources.l1_body` leaves out): a timestamp's ``T`` and ``Z``, a session id's
 #: hex digits and a role's letters matched nearly every line's bytes, so each was parsed.
 #: (``result`` stays: an error's adds "error" to the body; ``sidechain`` is never a string.)
-_L1_META = b"(?:" + "|".join(sorted(L1_META_KEYS - {"sidechain", "result"})).encode() + b")"  # (strings only)
+_L1_META = (
+    b"(?:" + "|".join(sorted(sources.L1_META_KEYS - {"sidechain", "result"})).encode() + b")"
+)  # (strings only)
 _L1_HEAD = re.compile(rb'\{(?:"' + _L1_META + rb'":"[^"\\]*",)+')
 _L1_PAIR = re.compile(rb',"' + _L1_META + rb'":"[^"\\]*"')
 
