@@ -28,7 +28,6 @@ from memkeeper.core.search.sources import (
     BROKEN,
     WORD_FIELD_CHARS,
     Doc,
-    Neighbours,
     SourceFile,
     WordRow,
     bulk_parser,
@@ -36,9 +35,9 @@ from memkeeper.core.search.sources import (
     iter_lines,
     iter_sections,
     l1_entry,
-    l1_neighbours_before,
     parse_line,
     read_source,
+    word_row,
 )
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import StorePaths
@@ -84,7 +83,7 @@ class Work:
 
     __slots__ = (
         "source", "row", "append", "read", "head_fp", "tail_fp",
-        "small", "blocks", "words", "title", "docs", "end", "next_line", "open_tail", "days", "findings",
+        "small", "blocks", "words", "prompts", "title", "docs", "end", "next_line", "open_tail", "days", "findings",
     )  # fmt: skip
 
     def __init__(
@@ -105,6 +104,7 @@ class Work:
         self.small: list[Doc] | None = None
         self.blocks: list[tuple[int, str]] = []  # (offset, schema.trigram_text)
         self.words: list[WordRow] = []  # one row per entry for the word index
+        self.prompts: list[int] = []  # the offsets of the typed prompts among them (schema.PROMPTS)
         self.title: str | None = None  # an L1 session's title, when read from its start
         self.docs = 0
         self.end = 0
@@ -189,10 +189,7 @@ def _prepare_append(paths: StorePaths, source: SourceFile, row: Row, parse: Pars
     work = Work(source, row, append=True, read=len(data), head_fp=row.head_fp, tail_fp=row.tail_fp)
     work.end, work.next_line, work.open_tail = row.offset, row.next_line, row.open_tail
     if data[start:] or start:
-        neighbours = l1_neighbours_before(path, row.offset)
-        offset, work.next_line, work.open_tail = _consume_l1(
-            data, start, first_line, work, base=row.offset, neighbours=neighbours, parse=parse
-        )
+        offset, work.next_line, work.open_tail = _consume_l1(data, start, first_line, work, row.offset, parse)
         work.end = row.offset + offset
         work.days = day_counts(data, start, offset)
         _fingerprints(paths, source, work, data, row.offset)
@@ -220,7 +217,7 @@ def _section_blocks(data: bytes, work: Work) -> None:
     block_start = block_end = -1
     for offset, _line, chunk in iter_sections(data):
         text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
-        work.words.append((offset, with_parts(text), "", ""))
+        work.words.append((offset, with_parts(text), ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
             work.blocks.append(
                 (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
@@ -242,7 +239,6 @@ def _consume_l1(
     first_line: int,
     work: Work,
     base: int = 0,
-    neighbours: Neighbours | None = None,
     parse: Parser = parse_line,
 ) -> tuple[int, int, int]:
     """Index whole lines of ``data`` from ``start``; returns (offset after them, next line, open tail).
@@ -252,13 +248,11 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
 
     The entries are grouped into blocks for the trigram index (a block holds the entries
-    that start less than BLOCK_BYTES after its first), and each gets a word row with its
-    neighbours (a block's last entry is completed without the next one). One loop with no
-    generator or helper object: a first build runs it for every line of the store.
+    that start less than BLOCK_BYTES after its first), and each gets a word row; the typed
+    prompts are listed. One loop with no generator or helper object: a first build runs it
+    for every line of the store.
     """
-    state = neighbours or Neighbours()
-    add, finish = state.add, state.finish
-    rows, blocks = work.words, work.blocks
+    rows, blocks, prompts = work.words, work.blocks, work.prompts
     parts: list[str] = []
     block_start = -1
     n = len(data)
@@ -281,23 +275,18 @@ def _consume_l1(
                 blocks.append((block_start, trigram_text("\n".join(parts))))
                 work.docs += len(parts)
                 parts, block_start = [], -1
-                row = finish()
-                if row is not None:
-                    rows.append(row)
             if block_start < 0:
                 block_start = offset
             parts.append(body)
-            row = add(offset, entry.get("role"), body)
-            if row is not None:
-                rows.append(row)
+            role = entry.get("role")
+            rows.append(word_row(offset, role, body))
+            if role == "user":
+                prompts.append(offset)
         pos = nl + 1
         line += 1
     if parts:
         blocks.append((block_start, trigram_text("\n".join(parts))))
         work.docs += len(parts)
-    row = finish()
-    if row is not None:
-        rows.append(row)
     return n, line - open_tail, open_tail
 
 

@@ -332,6 +332,7 @@ class _Updater:
         self.conn.execute("DELETE FROM sources WHERE tier IN ('l1', 'l2')")
         self.conn.execute("DELETE FROM gone")
         self.conn.execute(f"DELETE FROM {schema.L1_DAYS}")
+        self.conn.execute(f"DELETE FROM {schema.PROMPTS}")
         _set_meta(self.conn, "garbage_bytes", 0)
         self.stats.rebuilt = True
 
@@ -396,7 +397,7 @@ class _Updater:
             [(row[0], schema.trigram_text(row[7])) for row in old],
         )
         self.conn.executemany(
-            "INSERT INTO words_small(words_small, rowid, hi, lo, ctx) VALUES('delete', ?, ?, ?, ?)",
+            "INSERT INTO words_small(words_small, rowid, hi, lo) VALUES('delete', ?, ?, ?)",
             [(row[0], *small_word_fields(Doc(row[1], row[2], "", *row[3:]))) for row in old],
         )
         self.conn.execute("DELETE FROM docs WHERE src=?", (src,))
@@ -492,11 +493,16 @@ class _Updater:
         it writes that table, else here."""
         key = src << schema.OFFSET_BITS
         tier = work.source.tier
-        rows: list[tuple[str, list[tuple[int, str]] | list[tuple[int, str, str, str]]]] = []
+        rows: list[tuple[str, list[tuple[int, str]] | list[tuple[int, str, str]]]] = []
         if work.blocks:
             rows.append((schema.BIG_FTS[tier], [(key + off, text) for off, text in work.blocks]))
         if work.words:
-            rows.append((schema.WORDS[tier], [(key + off, hi, lo, ctx) for off, hi, lo, ctx in work.words]))
+            rows.append((schema.WORDS[tier], [(key + off, hi, lo) for off, hi, lo in work.words]))
+        if work.prompts:
+            self.conn.executemany(
+                f"INSERT OR IGNORE INTO {schema.PROMPTS}(id) VALUES(?)",
+                [(key + off,) for off in work.prompts],
+            )
         if work.title is not None and not work.append:
             rows.append((schema.TITLES, [(src, work.title)]))
         for table, values in rows:
@@ -521,7 +527,7 @@ class _Updater:
             [(rid, schema.trigram_text(d.body)) for rid, d in zip(rowids, docs, strict=True)],
         )
         self.conn.executemany(
-            "INSERT INTO words_small(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
+            "INSERT INTO words_small(rowid, hi, lo) VALUES(?, ?, ?)",
             [(rid, *small_word_fields(d)) for rid, d in zip(rowids, docs, strict=True)],
         )
 

@@ -4,10 +4,11 @@ The default of ``search``. The query's words (stop words left out) are ORed, eac
 forms Porter's stemmer keeps apart (``decision`` → also ``decide``), plus each pair of
 adjacent words as a phrase (a bonus where they stand together). Each tier's word index
 (see :mod:`.schema`) ranks its rows by BM25 with field weights (what a person or Claude
-wrote above tool output, an entry's neighbours below both) and returns the top
-``CANDIDATES`` through ``ORDER BY … LIMIT``: no Python loop over the store. Words found
-in almost every entry are left out of the candidate search (they narrow nothing and cost
-the most) unless nothing else is left.
+wrote above tool output) and returns the top ``CANDIDATES`` through ``ORDER BY … LIMIT``:
+no Python loop over the store. An L1 entry is also a candidate for the rare words its
+neighbours hold (:mod:`.near`: the entries before and after it, its turn's prompt), at a
+lower weight. Words found in almost every entry are left out of the candidate search
+(they narrow nothing and cost the most) unless nothing else is left.
 
 The candidates are then re-scored: a coordination factor (the share of the query's words,
 weighted by rarity, the entry holds, half for words only its neighbours hold) and the
@@ -31,6 +32,7 @@ from collections.abc import Callable, Sequence
 from memkeeper.core.search import schema
 from memkeeper.core.search.docreader import DocReader
 from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet, with_lines
+from memkeeper.core.search.near import Near, near_words
 from memkeeper.core.search.query import BM25_B, BM25_K1, quoted
 from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
 from memkeeper.core.search.scoring import (
@@ -185,17 +187,19 @@ def rank_tier(
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
+    near = near_words(conn, query, stats.df) if index == "l1" else None
     # memory and L3 share the small index: its candidates are asked for once per search
     key = (index, query.text, limit)
     found = reader.candidates.get(key)
     if found is None:
         found = reader.candidates[key] = [
-            (c.rowid, c.score) for c in _index_candidates(conn, index, query, stats, groups, both, limit)
+            (c.rowid, c.score)
+            for c in _index_candidates(conn, index, query, stats, (groups, both), limit, near)
         ]
     cands = [Candidate(rowid, score) for rowid, score in found]
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
-    coverage_marks(conn, index, query, cands, stats)
+    coverage_marks(conn, index, query, cands, near)
     return rescored(query, cands, {g.stem: idf_of(stats, g) for g in query.groups}), known
 
 
@@ -204,19 +208,34 @@ def _index_candidates(
     index: str,
     query: RankedQuery,
     stats: TierStats,
-    groups: list[Group],
-    both: bool,
+    chosen: tuple[list[Group], bool],
     limit: int,
+    near: Near | None,
 ) -> list[Candidate]:
-    """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25."""
+    """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25
+    (for L1, with what each entry's neighbours hold: ``near``)."""
+    groups, both = chosen
     expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
     if not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
+        if near is not None and near.context:
+            idf = {g.stem: idf_of(stats, g) for g in query.groups}
+            return _with_context(_top_rows(conn, index, expr, SCORE_BUDGET), near, idf, limit)
         return _top_rows(conn, index, expr, limit)
     cands = _phrase_rows(conn, index, query, stats, limit)
     seen = {c.rowid for c in cands}
     units = [(group_expr(g), idf_of(stats, g)) for g in groups]
     more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
     return cands + [c for c in more if c.rowid not in seen][: limit - len(cands)]
+
+
+def _with_context(own: list[Candidate], near: Near, idf: dict[str, float], limit: int) -> list[Candidate]:
+    """The best ``limit`` of the rows their own words score (``own``) and the rows next to the
+    query's rare words (``near``), each with what its context adds."""
+    scores = {c.rowid: c.score for c in own}
+    for rowid in near.context:
+        scores[rowid] = scores.get(rowid, 0.0) + near.context_score(rowid, idf)
+    best = sorted(scores, key=lambda r: (-scores[r], -r))[:limit]
+    return [Candidate(rowid, scores[rowid]) for rowid in best]
 
 
 #: Rows per tier :func:`rank_confident` re-scores (all of them hold every word it requires).
@@ -251,16 +270,38 @@ def rank_confident(
     if any(stats.df.get(g.stem, 0) == 0 for g in required):
         return []  # a required word occurs nowhere in this tier
     required.sort(key=lambda g: stats.df[g.stem])
+    near = near_words(conn, query, stats.df) if index == "l1" else None
+    cands = _confident_rows(conn, index, (required, stats), idf, near)
+    _read_docs(reader, tier, cands)
+    cands = [c for c in cands if c.doc is not None]
+    coverage_marks(conn, index, query, cands, near)
+    return [r for r in rescored(query, cands, idf) if r.confidence >= min_confidence]
+
+
+def _confident_rows(
+    conn: sqlite3.Connection,
+    index: str,
+    asked: tuple[list[Group], TierStats],
+    idf: dict[str, float],
+    near: Near | None,
+) -> list[Candidate]:
+    """The best CONFIDENT_CANDIDATES rows holding every required group, themselves or (L1,
+    each group rarer than near.CONTEXT_MAX_ROWS) in their context."""
+    required, stats = asked
+    if near is not None and all(g.stem in near.held for g in required):
+        rows: set[int] | None = None
+        for group in required:
+            holding = near.held[group.stem] | {r for r, s in near.context.items() if group.stem in s}
+            rows = holding if rows is None else rows & holding
+        own = {c.rowid: c.score for c in _top_rows(conn, index, match_expression(required, ()), SCORE_BUDGET)}
+        scores = {r: own.get(r, 0.0) + near.context_score(r, idf) for r in rows or ()}
+        best = sorted(scores, key=lambda r: (-scores[r], -r))[:CONFIDENT_CANDIDATES]
+        return [Candidate(r, scores[r]) for r in best]
     expr = " AND ".join(group_expr(g) for g in required)
     if stats.df[required[0].stem] > SCORE_BUDGET:  # common words: the newest rows, scored without bm25()
         units = [(group_expr(g), idf[g.stem]) for g in required]
-        cands = _newest_rows(conn, index, expr, units, CONFIDENT_CANDIDATES)
-    else:
-        cands = _top_rows(conn, index, expr, CONFIDENT_CANDIDATES)
-    _read_docs(reader, tier, cands)
-    cands = [c for c in cands if c.doc is not None]
-    coverage_marks(conn, index, query, cands, stats)
-    return [r for r in rescored(query, cands, idf) if r.confidence >= min_confidence]
+        return _newest_rows(conn, index, expr, units, CONFIDENT_CANDIDATES)
+    return _top_rows(conn, index, expr, CONFIDENT_CANDIDATES)
 
 
 def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:

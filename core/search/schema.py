@@ -18,12 +18,15 @@ derived data: it can be deleted at any time and is rebuilt from the files. Table
   two characters is looked up as the trigrams it begins, listed by ``vocab_small``,
   ``vocab_l2`` and ``vocab_l1`` (fts5vocab views, no storage of their own).
 - ``words_small`` / ``words_l2`` / ``words_l1``: the word indexes of ranked search, one
-  row per entry (not per block), contentless, Porter-stemmed, with three columns: ``hi``
-  (typed prompts, assistant text, summaries, memory), ``lo`` (tool calls and output) and
-  ``ctx`` (the entry's conversational neighbours). A row's rowid is its doc's: the
-  ``docs`` rowid, or ``source id << 36 | byte offset`` of the section or L1 line. The
-  text of ``hi`` and ``lo`` carries the parts of its camelCase words after it
-  (``words.with_parts``).
+  row per entry (not per block), contentless, Porter-stemmed, with two columns: ``hi``
+  (typed prompts, assistant text, summaries, memory) and ``lo`` (tool calls and output).
+  A row's rowid is its doc's: the ``docs`` rowid, or ``source id << 36 | byte offset``
+  of the section or L1 line. The text carries the parts of its camelCase words after it
+  (``words.with_parts``). An entry's neighbours are not copied into its row: ranked
+  search finds them at query time (``near``) from the rowids of ``words_l1_docsize``
+  and ``prompts_l1``.
+- ``prompts_l1``: the rowids of the typed prompts among the L1 entries (a plain table):
+  the entries after a prompt, up to the next one, are its turn.
 - ``titles_l1``: each L1 session's title, a word index of one row per file (rowid: the
   ``sources`` id), for ranked search to weigh a session's title with its entries.
 - ``l1_days``: each L1 file's prompts and tool calls per day, one row per ``sources`` id
@@ -43,7 +46,7 @@ import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapter
 import os
 from pathlib import Path
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 OFFSET_BITS = 36
 OFFSET_MASK = (1 << OFFSET_BITS) - 1
 BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
@@ -54,6 +57,8 @@ WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
 #: Session titles (``core.titles``) as a field of their own: one row per L1 file, its
 #: rowid the file's ``sources`` id (a row of a file that left stays, dead, like its entries).
 TITLES = "titles_l1"
+#: The rowids of the typed prompts among the L1 entries (a row of a file that left stays, dead).
+PROMPTS = "prompts_l1"
 #: Prompts and tool calls per day of each L1 file (``l1days``): created where missing.
 L1_DAYS = "l1_days"
 L1_DAYS_DDL = f"CREATE TABLE IF NOT EXISTS {L1_DAYS}(src INTEGER PRIMARY KEY, days TEXT NOT NULL)"
@@ -61,7 +66,7 @@ L1_DAYS_DDL = f"CREATE TABLE IF NOT EXISTS {L1_DAYS}(src INTEGER PRIMARY KEY, da
 L3_FINDINGS = "l3_findings"
 L3_FINDINGS_DDL = f"CREATE TABLE IF NOT EXISTS {L3_FINDINGS}(src INTEGER PRIMARY KEY, found TEXT NOT NULL)"
 #: Columns of a word index, weighed by bm25() in this order (see query.FIELD_WEIGHTS).
-WORD_COLUMNS = ("hi", "lo", "ctx")
+WORD_COLUMNS = ("hi", "lo")
 #: The columns (after the rowid) of the tables an archive or L1 file is written into.
 BIG_COLUMNS = {
     **{table: ("body",) for table in BIG_FTS.values()},
@@ -156,9 +161,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_l1 USING fts5(body, {FTS_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_small USING fts5vocab(fts_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l2 USING fts5vocab(fts_l2, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS vocab_l1 USING fts5vocab(fts_l1, row);
-CREATE VIRTUAL TABLE IF NOT EXISTS words_small USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS words_l2 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
-CREATE VIRTUAL TABLE IF NOT EXISTS words_l1 USING fts5(hi, lo, ctx, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_small USING fts5(hi, lo, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l2 USING fts5(hi, lo, {_WORD_OPTIONS});
+CREATE VIRTUAL TABLE IF NOT EXISTS words_l1 USING fts5(hi, lo, {_WORD_OPTIONS});
+CREATE TABLE IF NOT EXISTS {PROMPTS}(id INTEGER PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS titles_l1 USING fts5(title, {_WORD_OPTIONS});
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_small USING fts5vocab(words_small, row);
 CREATE VIRTUAL TABLE IF NOT EXISTS wvocab_l2 USING fts5vocab(words_l2, row);

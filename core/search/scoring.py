@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
+from memkeeper.core.search.near import Near
 from memkeeper.core.search.query import day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
@@ -20,12 +21,11 @@ TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search
 if TYPE_CHECKING:
     import sqlite3
 
-#: bm25() weights of the columns hi, lo, ctx (see schema.WORD_COLUMNS).
-FIELD_WEIGHTS = (3.0, 1.0, 0.6)
+#: bm25() weights of the columns hi, lo (see schema.WORD_COLUMNS); an entry's neighbours: near.CONTEXT_WEIGHT.
+FIELD_WEIGHTS = (3.0, 1.0)
 #: Coordination: the score is multiplied by COORD_BASE + (1 - COORD_BASE) * coverage.
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5
-CONTEXT_MAX_ROWS = 3000
 RECENCY_WEIGHT = 0.1
 #: A one-word query cannot tell much: its best confidence is "suggested", not "high".
 ONE_WORD_CONFIDENCE = 0.9
@@ -49,29 +49,14 @@ class Ranked(NamedTuple):
 
 
 def coverage_marks(
-    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: TierStats
+    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], near: Near | None = None
 ) -> None:
-    """Which groups each candidate holds itself (its text, read anyway), and which only its neighbours hold.
-
-    Neighbours are asked of the index for the words rarer than CONTEXT_MAX_ROWS only: one
-    query per word walks its rows, cheap for a rare word, and a common word found only
-    next to an entry says little about it.
-    """
-    table = schema.WORDS[index]
+    """Which groups each candidate holds itself (its text, read anyway), and which only its
+    context holds: an L1 entry's neighbours (``near``: its rare words) or its session's title."""
     _own_marks(query, cands)
-    for group in query.groups:
-        if group.spaceless or not 0 < stats.df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
-            continue
-        lacking = {c.rowid: c for c in cands if group.stem not in c.own}
-        if not lacking:
-            continue
-        marks = ",".join("?" * len(lacking))
-        rows = conn.execute(
-            f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
-            (f"ctx : {group_expr(group)}", *lacking),
-        ).fetchall()
-        for (rowid,) in rows:
-            lacking[rowid].context.add(group.stem)
+    if near is not None:
+        for cand in cands:
+            cand.context.update(s for s in near.context.get(cand.rowid, ()) if s not in cand.own)
     if index == "l1":
         _title_marks(conn, query, cands)
 

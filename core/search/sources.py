@@ -515,90 +515,24 @@ def l1_doc(
 
 # -- what the word index holds (ranked search) -------------------------------------------
 
-#: Characters of an entry read into its own word fields, and of a neighbour into its context.
+#: Characters of an entry read into its own word fields.
 WORD_FIELD_CHARS = 4000
-CONTEXT_CHARS = 150
 _HIGH_ROLES = ("user", "assistant")
 
-WordRow = tuple[int, str, str, str]  # (byte offset, hi, lo, ctx)
+WordRow = tuple[int, str, str]  # (byte offset, hi, lo)
 
 
-class Neighbours:
-    """Builds the word rows of consecutive L1 entries, each with its neighbours as context.
-
-    An entry's ``ctx`` holds the start of the entry before it, of the entry after it and of
-    the last typed prompt (the question a tool result or an answer belongs to): one turn
-    rarely holds every word of the question that needs it. A row waits for its next entry;
-    ``finish`` gives the last one. ``hi`` is what a person or Claude wrote (prompts,
-    answers), ``lo`` the tool calls and their output.
-    """
-
-    __slots__ = ("pending", "prev", "prompt")
-
-    def __init__(self, prev: str = "", prompt: str = "") -> None:
-        self.prev = prev
-        self.prompt = prompt
-        self.pending: WordRow | None = None
-
-    def add(self, offset: int, role: object, body: str) -> WordRow | None:
-        """The row of the entry before this one (now complete), if any. ``role`` is the entry's."""
-        pending = self.pending
-        head = body[:CONTEXT_CHARS]
-        text = with_parts(body[:WORD_FIELD_CHARS])
-        prev, prompt = self.prev, self.prompt
-        ctx = (prev if prompt in prev else f"{prompt}\n{prev}").strip()
-        self.pending = (offset, text, "", ctx) if role in _HIGH_ROLES else (offset, "", text, ctx)
-        self.prev = head
-        if role == "user":
-            self.prompt = head
-        if pending is None:
-            return None
-        # the text as it is: splitting it into pieces to keep each once cost the build more
-        # (in Python, a third of the reader's time) than the 13 % more text costs SQLite
-        return (pending[0], pending[1], pending[2], f"{pending[3]}\n{head}")
-
-    def finish(self) -> WordRow | None:
-        """The last entry's row, with no entry after it."""
-        pending = self.pending
-        if pending is None:
-            return None
-        self.pending = None
-        return (pending[0], pending[1], pending[2], f"{pending[3]}\n")
+def word_row(offset: int, role: object, body: str) -> WordRow:
+    """An L1 entry's word row: ``hi`` is what a person or Claude wrote (prompts, answers),
+    ``lo`` the tool calls and their output. Its neighbours are found at query time
+    (:mod:`.near`), not copied into it."""
+    text = with_parts(body[:WORD_FIELD_CHARS])
+    return (offset, text, "") if role in _HIGH_ROLES else (offset, "", text)
 
 
-def l1_neighbours_before(path: Path, offset: int, window: int = 65536) -> Neighbours:
-    """The neighbour state at ``offset`` of an L1 file (for an append): read from up to ``window`` bytes back."""
-    if offset <= 0:
-        return Neighbours()
-    start = max(0, offset - window)
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read(offset - start)
-    except OSError:
-        return Neighbours()
-    state = Neighbours()
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first one is cut
-    for raw in lines:
-        entry = _entry_of(raw)
-        if entry is not None:
-            body = l1_body(entry)
-            if body:
-                state.add(0, entry.get("role"), body)
-    state.pending = None
-    return state
-
-
-def _entry_of(raw: bytes) -> dict[str, Any] | None:
-    entry = parse_line(raw)
-    return entry if isinstance(entry, dict) else None
-
-
-def small_word_fields(doc: Doc) -> tuple[str, str, str]:
+def small_word_fields(doc: Doc) -> tuple[str, str]:
     """The word fields of a memory or L3 doc: all of it is written by a person or a summary."""
-    return (with_parts(doc.body), "", "")
+    return (with_parts(doc.body), "")
 
 
 def iter_lines(data: bytes, start: int = 0, first_line: int = 1) -> Iterator[tuple[int, int, bytes]]:

@@ -187,8 +187,12 @@ def test_lines_parse_as_json_loads_parses_them(raw: bytes) -> None:
     assert parse_line(raw) == _json_loads_line(raw)
 
 
-def test_an_entry_is_found_by_words_only_its_neighbours_hold(tmp_path: Path) -> None:
-    """The context field: the entry before, the one after and the turn's prompt (not the entry)."""
+def test_an_entrys_context_is_the_entry_before_the_one_after_and_its_turns_prompt(tmp_path: Path) -> None:
+    """Found at query time from the rowids (the index copies no neighbour's words into a row)."""
+    from memkeeper.core.search.near import near_words
+    from memkeeper.core.search.question import parse_ranked
+    from memkeeper.core.search.tierstats import tier_stats
+
     paths = store_with_memory(tmp_path / "proj", "# Memory\n")
     write_l1(
         paths,
@@ -198,27 +202,58 @@ def test_an_entry_is_found_by_words_only_its_neighbours_hold(tmp_path: Path) -> 
             l1_entry(1, "tool_call", name="Bash", cmd="ls -la sessions"),
             l1_entry(2, "tool_result", output="zebrafile.txt listed"),
             l1_entry(3, "assistant", text="the answer is in the lock"),
+            l1_entry(4, "user", text="and the otters"),
+            l1_entry(5, "assistant", text="the otters are fine"),
         ],
     )
+    write_l1(paths, "2026-11-21_100000_cafe0002.l1.jsonl", [l1_entry(0, "user", text="otters again")])
     reindex(paths)
     conn = search_schema.connect(paths.search_db)
     try:
-        rows = {
-            word: {
-                r
-                for (r,) in conn.execute(
-                    "SELECT rowid FROM words_l1 WHERE words_l1 MATCH ?", (f"ctx : {word}",)
-                )
-            }
-            for word in ("quokkaledger", "zebrafile", "answer", "sessions")
-        }
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(words_l1)")]
+        held: dict[str, set[int]] = {}
+        context: dict[str, set[int]] = {}
+        for word in ("quokkaledger", "zebrafile", "answer", "sessions", "otters"):
+            query = parse_ranked(word)
+            near = near_words(conn, query, tier_stats(conn, "l1", query).df)
+            (held[word],) = near.held.values()
+            context[word] = set(near.context)
     finally:
         conn.close()
-    offsets = sorted(r & search_schema.OFFSET_MASK for r in set().union(*rows.values()))
-    assert len(offsets) == 4
-    prompt, call, result, answer = offsets
-    by_offset = {word: sorted(r & search_schema.OFFSET_MASK for r in found) for word, found in rows.items()}
-    assert by_offset["quokkaledger"] == [call, result, answer]  # the prompt: context of its whole turn
-    assert by_offset["zebrafile"] == [call, answer]  # the entries before and after the result
-    assert by_offset["sessions"] == [prompt, result]
-    assert by_offset["answer"] == [result]
+    assert columns == ["hi", "lo"]
+    (prompt,), (call,), (result,), (answer,) = (
+        held[w] for w in ("quokkaledger", "sessions", "zebrafile", "answer")
+    )
+    second_prompt, _reply, _other_file = sorted(held["otters"])
+    assert context["quokkaledger"] == {
+        call,
+        result,
+        answer,
+    }  # the prompt: context of its whole turn, no further
+    assert context["zebrafile"] == {call, answer}  # the entries before and after the result
+    assert context["sessions"] == {prompt, result}
+    assert context["answer"] == {result, second_prompt}
+    assert context["otters"] == {answer}  # not its own holders; the other file's prompt has no neighbour
+
+
+def test_a_prompt_is_context_of_at_most_turn_rows_entries_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.search import near as near_module
+    from memkeeper.core.search.question import parse_ranked
+    from memkeeper.core.search.tierstats import tier_stats
+
+    paths = store_with_memory(tmp_path / "proj", "# Memory\n")
+    entries = [l1_entry(0, "user", text="why does the quokkaledger rotate twice")]
+    entries += [l1_entry(i, "assistant", text=f"step {i}") for i in range(1, 6)]
+    write_l1(paths, "2026-11-20_100000_cafe0001.l1.jsonl", entries)
+    reindex(paths)
+    monkeypatch.setattr(near_module, "TURN_ROWS", 2)
+    conn = search_schema.connect(paths.search_db)
+    try:
+        query = parse_ranked("quokkaledger")
+        near = near_module.near_words(conn, query, tier_stats(conn, "l1", query).df)
+        every = sorted(r for (r,) in conn.execute("SELECT id FROM words_l1_docsize"))
+    finally:
+        conn.close()
+    assert sorted(near.context) == every[1:3]  # the two entries after the prompt

@@ -115,7 +115,7 @@ def _sessions(tmp_path: Path) -> StorePaths:
     store = store_with_memory(tmp_path / "proj", "# Memory\n\n## 2026-11-01_0900\n- [db]: a wombat note\n")
     for n in range(4):
         entries = [
-            l1_entry(i, "user", text=f"session {n} question {i} about the wombat burrow") for i in range(30)
+            l1_entry(i, "user", text=f"session {n} question {i} about the wombat burrow") for i in range(3)
         ]
         write_l1(store, f"2026-11-1{n}_100000_aaaa000{n}.l1.jsonl", entries)
     return store

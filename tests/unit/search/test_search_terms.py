@@ -34,8 +34,8 @@ def _fill(conn: sqlite3.Connection, seed: int, segments: int = 4, rows: int = 30
             text = " ".join(rng.choices(vocabulary, k=rng.randint(1, 40)))
             common = " ".join(["rotation"] * rng.randint(0, 30))  # long postings, over several pages
             conn.execute(
-                "INSERT INTO words_l1(rowid, hi, lo, ctx) VALUES(?, ?, ?, ?)",
-                (rowid, text, common, text[:20]),
+                "INSERT INTO words_l1(rowid, hi, lo) VALUES(?, ?, ?)",
+                (rowid, text, common),
             )
             conn.execute("INSERT INTO fts_l1(rowid, body) VALUES(?, ?)", (rowid, text + " " + common))
         conn.execute("COMMIT")
@@ -65,7 +65,7 @@ def test_terms_in_a_range_are_the_vocabulary_of_the_index(tmp_path: Path, seed: 
 def test_a_common_term_has_larger_postings_than_a_rare_one(tmp_path: Path) -> None:
     conn = _db(tmp_path)
     _fill(conn, 3)
-    conn.execute("INSERT INTO words_l1(rowid, hi, lo, ctx) VALUES(100000, 'rotund', '', '')")
+    conn.execute("INSERT INTO words_l1(rowid, hi, lo) VALUES(100000, 'rotund', '')")
     sizes = terms.between(conn, "words_l1", "rot", "rou")
     assert sizes[porter("rotation")] > 10 * sizes["rotund"]
 

@@ -1,0 +1,94 @@
+"""An L1 entry's context at query time: the entries next to it and the prompt of its turn.
+
+One entry rarely holds every word of the question it answers: the reply says "switched
+to orjson", the prompt before it asked why the build was slow. A query word held by the
+entry just before or just after an entry, or by the typed prompt of its turn, is that
+entry's context: it makes the entry a candidate (as if a field weighted CONTEXT_WEIGHT
+held it) and counts for part of its coverage (``scoring.CONTEXT_CREDIT``).
+
+The index keeps no copy of the neighbours' words (copying them made the L1 word index
+three times its entries' text, and the build that much slower). The entries holding a
+word are asked of the word index; their neighbours follow from the rowids alone: every
+entry's rowid (``source id << 36 | byte offset``) is in ``words_l1_docsize``, so the
+entries of one file are one rowid range in file order, and ``prompts_l1`` tells which
+of them are typed prompts. Only words held by at most CONTEXT_MAX_ROWS entries are
+followed: a common word next to an entry says little about it.
+"""
+
+from __future__ import annotations
+
+from memkeeper.core.search import schema
+from memkeeper.core.search.question import RankedQuery, group_expr
+
+TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Mapping
+
+#: Words held by more entries than this are not followed to their neighbours.
+CONTEXT_MAX_ROWS = 3000
+#: A word its context holds scores an entry as in a field of this bm25() weight (hi 3, lo 1).
+CONTEXT_WEIGHT = 0.6
+#: Entries of a turn, after its prompt, that take the prompt's words as context.
+TURN_ROWS = 200
+
+_ROWS = f"{schema.WORDS['l1']}_docsize"
+_FILE = f"(({{0}} >> {schema.OFFSET_BITS}) + 1) << {schema.OFFSET_BITS}"  # the next file's first rowid
+_SIDES = (
+    f"SELECT (SELECT id FROM {_ROWS} WHERE id < m.value AND id >= (m.value >> {schema.OFFSET_BITS})"
+    f" << {schema.OFFSET_BITS} ORDER BY id DESC LIMIT 1),"
+    f" (SELECT id FROM {_ROWS} WHERE id > m.value AND id < {_FILE.format('m.value')} ORDER BY id LIMIT 1)"
+    " FROM json_each(?) m"
+)
+_TURNS = (
+    "SELECT id FROM (SELECT d.id AS id, row_number() OVER (PARTITION BY p.id ORDER BY d.id) AS n"
+    f" FROM json_each(?) m JOIN {schema.PROMPTS} p ON p.id = m.value"
+    f" JOIN {_ROWS} d ON d.id > p.id AND d.id < coalesce((SELECT q.id FROM {schema.PROMPTS} q"
+    f" WHERE q.id > p.id AND q.id < {_FILE.format('p.id')} ORDER BY q.id LIMIT 1), {_FILE.format('p.id')}))"
+    " WHERE n <= ?"
+)
+
+
+class Near:
+    """The L1 entries holding each rare word of a query, and the entries each is context of."""
+
+    __slots__ = ("context", "held")
+
+    def __init__(self) -> None:
+        self.held: dict[str, set[int]] = {}  # stem -> the entries holding it
+        self.context: dict[int, set[str]] = {}  # entry -> the stems only its neighbours hold
+
+    def context_score(self, rowid: int, idf: Mapping[str, float]) -> float:
+        """What the entry's context adds to its BM25 score: each word as held once in a
+        field weighted CONTEXT_WEIGHT, of average length."""
+        boost = CONTEXT_WEIGHT * 2.2 / (CONTEXT_WEIGHT + 1.2)  # tf (k1 + 1) / (tf + k1), k1 = 1.2
+        return sum(idf.get(stem, 0.0) for stem in self.context.get(rowid, ())) * boost
+
+
+def near_words(conn: sqlite3.Connection, query: RankedQuery, df: Mapping[str, int]) -> Near:
+    """The entries holding each query word rarer than CONTEXT_MAX_ROWS, and their neighbours."""
+    near = Near()
+    table = schema.WORDS["l1"]
+    for group in query.groups:
+        if group.spaceless or not 0 < df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
+            continue
+        held = {
+            r
+            for (r,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (group_expr(group),))
+        }
+        near.held[group.stem] = held
+        for rowid in neighbours(conn, held):
+            if rowid not in held:
+                near.context.setdefault(rowid, set()).add(group.stem)
+    return near
+
+
+def neighbours(conn: sqlite3.Connection, rowids: Iterable[int]) -> set[int]:
+    """The entries just before and after each entry in its file, and the entries of the turns
+    the typed prompts among them begin (at most TURN_ROWS each)."""
+    listed = "[" + ",".join(map(str, rowids)) + "]"
+    if listed == "[]":
+        return set()
+    found = {r for pair in conn.execute(_SIDES, (listed,)) for r in pair if r is not None}
+    found.update(r for (r,) in conn.execute(_TURNS, (listed, TURN_ROWS)))
+    return found
