@@ -39,7 +39,7 @@ from memkeeper.core.search.sources import (
     read_source,
     word_row,
 )
-from memkeeper.core.search.words import with_parts
+from memkeeper.core.search.words import has_turn, with_parts
 from memkeeper.core.store import StorePaths
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
@@ -248,12 +248,13 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
 
     The entries are grouped into blocks for the trigram index (a block holds the entries
-    that start less than BLOCK_BYTES after its first), and each gets a word row; the typed
-    prompts are listed. One loop with no generator or helper object: a first build runs it
-    for every line of the store.
+    that start less than BLOCK_BYTES after its first), and each gets a word row, made with
+    its block (see :func:`_add_block`); the typed prompts are listed. One loop with no
+    generator or helper object: a first build runs it for every line of the store.
     """
-    rows, blocks, prompts = work.words, work.blocks, work.prompts
-    parts: list[str] = []
+    prompts = work.prompts
+    parts: list[str] = []  # the block's bodies
+    block: list[tuple[int, object, str]] = []  # its entries: (offset, role, body)
     block_start = -1
     n = len(data)
     find = data.find
@@ -272,22 +273,32 @@ def _consume_l1(
         if body and isinstance(entry, dict):  # an object with text
             offset = base + pos
             if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-                blocks.append((block_start, trigram_text("\n".join(parts))))
-                work.docs += len(parts)
-                parts, block_start = [], -1
+                _add_block(work, block_start, parts, block)
+                parts, block, block_start = [], [], -1
             if block_start < 0:
                 block_start = offset
             parts.append(body)
             role = entry.get("role")
-            rows.append(word_row(offset, role, body))
+            block.append((offset, role, body))
             if role == "user":
                 prompts.append(offset)
         pos = nl + 1
         line += 1
     if parts:
-        blocks.append((block_start, trigram_text("\n".join(parts))))
-        work.docs += len(parts)
+        _add_block(work, block_start, parts, block)
     return n, line - open_tail, open_tail
+
+
+def _add_block(work: Work, start: int, parts: list[str], block: list[tuple[int, object, str]]) -> None:
+    """A block of L1 entries: its trigram text and its entries' word rows. Whether an entry
+    may hold a camelCase word is asked once of the whole block (a turn in an entry is one in
+    the block: the bodies are joined by newlines): most blocks have none, and their entries'
+    rows are then made without asking each (sources.word_row)."""
+    text = "\n".join(parts)
+    work.blocks.append((start, trigram_text(text)))
+    work.docs += len(parts)
+    turns = has_turn(text)
+    work.words.extend([word_row(offset, role, body, turns) for offset, role, body in block])
 
 
 def _session_title(data: bytes) -> str:

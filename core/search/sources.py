@@ -522,11 +522,12 @@ _HIGH_ROLES = ("user", "assistant")
 WordRow = tuple[int, str, str]  # (byte offset, hi, lo)
 
 
-def word_row(offset: int, role: object, body: str) -> WordRow:
+def word_row(offset: int, role: object, body: str, turns: bool = True) -> WordRow:
     """An L1 entry's word row: ``hi`` is what a person or Claude wrote (prompts, answers),
     ``lo`` the tool calls and their output. Its neighbours are found at query time
-    (:mod:`.near`), not copied into it."""
-    text = with_parts(body[:WORD_FIELD_CHARS])
+    (:mod:`.near`), not copied into it. ``turns=False``: the body is known to hold no
+    camelCase word (``words.has_turn`` of a text holding it said so)."""
+    text = with_parts(body[:WORD_FIELD_CHARS]) if turns else body[:WORD_FIELD_CHARS]
     return (offset, text, "") if role in _HIGH_ROLES else (offset, "", text)
 
 

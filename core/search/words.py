@@ -264,29 +264,34 @@ def _word_at(text: str, at: int, size: int) -> tuple[int, int]:
     return at, at + 1  # not reached: text[at] is a letter
 
 
-#: For :func:`_has_turn`: each byte as a class, a lowercase letter ``a``, a digit ``0``, a
-#: capital ``A``, anything else a space (UTF-8's bytes of other characters too).
-_CASE_CLASSES = bytes(
-    97 if 97 <= c <= 122 else 48 if 48 <= c <= 57 else 65 if 65 <= c <= 90 else 32 for c in range(256)
-)
-_turn_bytes: re.Pattern[bytes] | None = None  # compiled on first use: the search path never asks
+#: has_turn's regex, and each byte as its class: a lowercase letter ``a``, a digit ``0``, a
+#: capital ``A``, anything else a space (UTF-8's bytes of other characters too). Made on
+#: first use: the search path never asks.
+_turns: tuple[re.Pattern[bytes], bytes] | None = None
 
 
-def _has_turn(text: str) -> bool:
+def has_turn(text: str) -> bool:
     """Whether ``_CAMEL_RE`` finds a turn in ``text``, asked of its UTF-8 with each byte as
-    its class (``_CASE_CLASSES``): the same answer (the regex's classes are ASCII, and no
-    other character's bytes are ASCII), twice as fast on prose, where the regex tries every
-    capital; a build asks it of every entry."""
-    global _turn_bytes
-    if _turn_bytes is None:
-        _turn_bytes = re.compile(rb"A(?:(?<=[a0]A)|(?<=AA)(?=aa))")
-    return _turn_bytes.search(text.encode("utf-8", "surrogatepass").translate(_CASE_CLASSES)) is not None
+    its class: the same answer (the regex's classes are ASCII, and no other character's
+    bytes are ASCII), about twice as fast on prose, where the regex tries every capital; a
+    build asks it of every block of L1 entries."""
+    global _turns
+    if _turns is None:
+        _turns = (
+            re.compile(rb"A(?:(?<=[a0]A)|(?<=AA)(?=aa))"),
+            bytes(
+                97 if 97 <= c <= 122 else 48 if 48 <= c <= 57 else 65 if 65 <= c <= 90 else 32
+                for c in range(256)
+            ),
+        )
+    pattern, classes = _turns
+    return pattern.search(text.encode("utf-8", "surrogatepass").translate(classes)) is not None
 
 
 def with_parts(text: str) -> str:
     """``text`` for the word index: the parts of its camelCase words after it, so that
     ``rotate memory`` finds ``rotateMemory`` (the whole word stays where it was)."""
-    if not _has_turn(text):
+    if not has_turn(text):
         return text
     parts = camel_parts(text)
     return f"{text}\n{' '.join(parts)}" if parts else text

@@ -4,6 +4,7 @@ work sent back from a pool worker as marshal's plain values."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from memkeeper.core import l1_counts
 from memkeeper.core.search import cutting
 from memkeeper.core.search.freshness import Row
-from memkeeper.core.search.sources import bulk_parser, discover
+from memkeeper.core.search.sources import bulk_parser, discover, l1_entry, word_row
 from memkeeper.core.search.words import MAX_WORD_CHARS, camel_parts, with_parts
 
 from .conftest import build_store
@@ -141,3 +142,28 @@ def test_a_work_crosses_the_pipe_whole(tmp_path: Path) -> None:
     assert type(sent[-1].row) is Row
     smalls = [w.small for w in sent if w.small]
     assert smalls and all(type(doc) is type(works[0].small[0]) for docs in smalls for doc in docs)  # type: ignore[index]
+
+
+def test_each_entry_gets_its_own_word_row_whether_its_block_has_camel_case_or_not(tmp_path: Path) -> None:
+    paths = build_store(tmp_path / "proj")
+    filler = "plain words about the Archive writer and the README " * 30
+    entries = [
+        {"role": "user" if i % 5 == 0 else "tool", "text": f"{filler} {i}"} for i in range(40)
+    ]  # several blocks with no camelCase
+    entries[20]["text"] = "the helper is now rotateMemory"  # a block with one camelCase word
+    entries[30]["text"] = "x " * 2000 + " loadSessionIndex"  # one past the word fields' 4000 characters
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in entries)
+    (paths.sessions / "2026-11-05_100000_dddd4444.l1.jsonl").write_bytes(data)
+    source = next(s for s in discover(paths) if s.rel.endswith("dddd4444.l1.jsonl"))
+    work = cutting.prepare(paths, source, None, bulk_parser())
+
+    expected: list[tuple[int, str, str]] = []
+    offset = 0
+    for raw in data.splitlines(keepends=True):
+        entry, body = l1_entry(raw.rstrip(b"\n"))
+        assert isinstance(entry, dict)
+        expected.append(word_row(offset, entry.get("role"), body))
+        offset += len(raw)
+    assert work.words == expected
+    assert len(work.blocks) > 3
+    assert expected[20][1].endswith("\nrotate memory") and "load" not in expected[30][2].split("\n")[-1]
