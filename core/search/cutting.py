@@ -213,24 +213,31 @@ def _fingerprints(paths: StorePaths, source: SourceFile, work: Work, data: bytes
 
 
 def _section_blocks(data: bytes, work: Work) -> None:
-    """Archive sections grouped into blocks; the text of a block is its byte range, decoded."""
+    """Archive sections grouped into blocks; the text of a block is its byte range, decoded.
+    A section's word row holds its first 2 * WORD_FIELD_CHARS bytes, decoded, and is made
+    with its block, asked once whether it may hold a camelCase word (as L1 blocks are)."""
     block_start = block_end = -1
+    sections: list[tuple[int, str]] = []  # the block's sections: (offset, word text)
     for offset, _line, chunk in iter_sections(data):
-        text = chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")
-        work.words.append((offset, with_parts(text), ""))
         if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-            work.blocks.append(
-                (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
-            )
-            block_start = -1
+            _add_sections(work, block_start, data[block_start:block_end], sections)
+            block_start, sections = -1, []
         if block_start < 0:
             block_start = offset
+        sections.append((offset, chunk[: 2 * WORD_FIELD_CHARS].decode("utf-8", "replace")))
         block_end = offset + len(chunk)
         work.docs += 1
     if block_start >= 0:
-        work.blocks.append(
-            (block_start, trigram_text(data[block_start:block_end].decode("utf-8", "replace")))
-        )
+        _add_sections(work, block_start, data[block_start:block_end], sections)
+
+
+def _add_sections(work: Work, start: int, raw: bytes, sections: list[tuple[int, str]]) -> None:
+    """A block of archive sections: its trigram text and the sections' word rows (a
+    section's text is decoded from the start of its bytes: its letters are the block's)."""
+    text = raw.decode("utf-8", "replace")
+    work.blocks.append((start, trigram_text(text)))
+    turns = has_turn(text)
+    work.words.extend([(offset, with_parts(words) if turns else words, "") for offset, words in sections])
 
 
 def _consume_l1(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memkeeper.core import l1_counts
 from memkeeper.core.search import cutting
 from memkeeper.core.search.freshness import Row
-from memkeeper.core.search.sources import bulk_parser, discover, l1_entry, word_row
+from memkeeper.core.search.sources import bulk_parser, discover, iter_sections, l1_entry, word_row
 from memkeeper.core.search.words import MAX_WORD_CHARS, camel_parts, with_parts
 
 from .conftest import build_store
@@ -167,3 +167,24 @@ def test_each_entry_gets_its_own_word_row_whether_its_block_has_camel_case_or_no
     assert work.words == expected
     assert len(work.blocks) > 3
     assert expected[20][1].endswith("\nrotate memory") and "load" not in expected[30][2].split("\n")[-1]
+
+
+def test_each_archive_section_gets_its_own_word_row_whether_its_block_has_camel_case_or_not(
+    tmp_path: Path,
+) -> None:
+    paths = build_store(tmp_path / "proj")
+    plain = "- the Archive writer keeps the README short\n" * 60
+    sections = [f"## 2026-10-{1 + i:02d} 10:00\n{plain}" for i in range(12)]
+    sections[5] += "- renamed to rotateMemory\n"
+    sections[9] = "## 2026-10-10 10:00\n" + "검색 " * 3000 + "loadSessionIndex\n"  # past 8000 bytes
+    data = ("# memory\n\n" + "".join(sections)).encode()
+    paths.archive("memory_20261012_090000.md").write_bytes(data)
+    source = next(s for s in discover(paths) if s.rel.endswith("memory_20261012_090000.md"))
+    work = cutting.prepare(paths, source, None)
+
+    expected = [
+        (offset, with_parts(chunk[:8000].decode("utf-8", "replace")), "")
+        for offset, _line, chunk in iter_sections(data)
+    ]
+    assert work.words == expected
+    assert len(work.blocks) > 3 and "rotate memory" in expected[6][1]
