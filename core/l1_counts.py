@@ -18,6 +18,7 @@ import re
 ROLE = re.compile(rb'"role": ?"(user|tool)"')
 TS = re.compile(rb'"ts": ?"(\d{4}-\d{2}-\d{2})')
 SIDE = re.compile(rb'"sidechain": ?true')
+_ROLE_TO_END = re.compile(ROLE.pattern + rb"[^\n]*")  # a line's first role, and the rest of it
 
 DayCounts = dict[str, tuple[int, int]]
 """{UTC day: (prompts, tool calls)}."""
@@ -32,23 +33,22 @@ def count_lines(data: bytes, days: Tally, start: int = 0, end: int | None = None
     not its own. ``start`` and ``end`` must fall on line starts (or the end of ``data``).
     """
     stop = len(data) if end is None else end
-    after = start  # the end of the last line counted
-    find, rfind = data.find, data.rfind
-    for role in ROLE.finditer(data, start, stop):
+    rfind, ts, side = data.rfind, TS.search, SIDE.search
+    # each match runs on to the end of its line: the next one is on a later line
+    for role in _ROLE_TO_END.finditer(data, start, stop):
         first = rfind(b"\n", start, role.start()) + 1
         if first < start:
             first = start
-        if first < after:
+        last = role.end()
+        day = ts(data, first, last)
+        if day is None:
             continue
-        last = find(b"\n", role.end(), stop)
-        after = last = stop if last < 0 else last
-        day = TS.search(data, first, last)
-        user = role.group(1) == b"user"
-        if day is None or (user and SIDE.search(data, first, last)):
+        user = role[1] == b"user"
+        if user and side(data, first, last):
             continue
-        counts = days.get(day.group(1))
+        counts = days.get(day[1])
         if counts is None:
-            counts = days[day.group(1)] = [0, 0]
+            counts = days[day[1]] = [0, 0]
         counts[0 if user else 1] += 1
 
 

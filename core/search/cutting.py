@@ -9,6 +9,7 @@ are in flight, each answered before another is sent, so no pipe can fill up and 
 
 from __future__ import annotations
 
+import marshal
 import os
 import struct
 import zlib
@@ -38,7 +39,7 @@ from memkeeper.core.search.sources import (
     read_source,
     word_row,
 )
-from memkeeper.core.search.words import with_parts
+from memkeeper.core.search.words import has_turn, with_parts
 from memkeeper.core.store import StorePaths
 
 TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
@@ -111,6 +112,32 @@ class Work:
         self.open_tail = 0
         self.days: dict[str, tuple[int, int]] = {}  # an L1 file's prompts and tool calls per day read
         self.findings: str | None = None  # an L3 summary's decisions and open issues (l3findings)
+
+    def plain(self) -> tuple[object, ...]:
+        """The work as plain values (what marshal writes): its named tuples as tuples."""
+        row, small = self.row, self.small
+        return (
+            tuple(self.source),
+            None if row is None else tuple(row),
+            None if small is None else [tuple(doc) for doc in small],
+            *[getattr(self, name) for name in _PLAIN_SLOTS],
+        )
+
+    @classmethod
+    def from_plain(cls, plain: tuple[object, ...]) -> Work:
+        """What :meth:`plain` gave, as a Work again."""
+        work = cls.__new__(cls)
+        source, row, small, *rest = plain
+        work.source = SourceFile(*source)  # type: ignore[misc]
+        work.row = None if row is None else Row(*row)  # type: ignore[misc]
+        work.small = None if small is None else [Doc(*doc) for doc in small]  # type: ignore[attr-defined]
+        for name, value in zip(_PLAIN_SLOTS, rest, strict=True):
+            setattr(work, name, value)
+        return work
+
+
+#: The slots :meth:`Work.plain` sends as they are (every one but the named tuples).
+_PLAIN_SLOTS = tuple(name for name in Work.__slots__ if name not in ("source", "row", "small"))
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parser = parse_line) -> Work:
@@ -221,12 +248,13 @@ def _consume_l1(
     line that does not parse is being written: it is left for the next refresh.
 
     The entries are grouped into blocks for the trigram index (a block holds the entries
-    that start less than BLOCK_BYTES after its first), and each gets a word row; the typed
-    prompts are listed. One loop with no generator or helper object: a first build runs it
-    for every line of the store.
+    that start less than BLOCK_BYTES after its first), and each gets a word row, made with
+    its block (see :func:`_add_block`); the typed prompts are listed. One loop with no
+    generator or helper object: a first build runs it for every line of the store.
     """
-    rows, blocks, prompts = work.words, work.blocks, work.prompts
-    parts: list[str] = []
+    prompts = work.prompts
+    parts: list[str] = []  # the block's bodies
+    block: list[tuple[int, object, str]] = []  # its entries: (offset, role, body)
     block_start = -1
     n = len(data)
     find = data.find
@@ -245,22 +273,32 @@ def _consume_l1(
         if body and isinstance(entry, dict):  # an object with text
             offset = base + pos
             if block_start >= 0 and offset - block_start >= BLOCK_BYTES:
-                blocks.append((block_start, trigram_text("\n".join(parts))))
-                work.docs += len(parts)
-                parts, block_start = [], -1
+                _add_block(work, block_start, parts, block)
+                parts, block, block_start = [], [], -1
             if block_start < 0:
                 block_start = offset
             parts.append(body)
             role = entry.get("role")
-            rows.append(word_row(offset, role, body))
+            block.append((offset, role, body))
             if role == "user":
                 prompts.append(offset)
         pos = nl + 1
         line += 1
     if parts:
-        blocks.append((block_start, trigram_text("\n".join(parts))))
-        work.docs += len(parts)
+        _add_block(work, block_start, parts, block)
     return n, line - open_tail, open_tail
+
+
+def _add_block(work: Work, start: int, parts: list[str], block: list[tuple[int, object, str]]) -> None:
+    """A block of L1 entries: its trigram text and its entries' word rows. Whether an entry
+    may hold a camelCase word is asked once of the whole block (a turn in an entry is one in
+    the block: the bodies are joined by newlines): most blocks have none, and their entries'
+    rows are then made without asking each (sources.word_row)."""
+    text = "\n".join(parts)
+    work.blocks.append((start, trigram_text(text)))
+    work.docs += len(parts)
+    turns = has_turn(text)
+    work.words.extend([word_row(offset, role, body, turns) for offset, role, body in block])
 
 
 def _session_title(data: bytes) -> str:
@@ -303,6 +341,22 @@ def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, Row | None]]
     return [prepare(paths, source, row, parse) for source, row in batch]
 
 
+def _pool_batch(paths: StorePaths, batch: list[tuple[SourceFile, Row | None]]) -> bytes:
+    """A batch prepared in a pool worker, sent back packed (see :func:`_packed`)."""
+    return _packed(_prepare_batch(paths, batch))
+
+
+def _packed(works: list[Work]) -> bytes:
+    """Works as one marshal blob of plain values: marshal writes and reads them in about half
+    pickle's time (pickle keeps a memo of every string), and the pool worker and the writer
+    each pay for every string sent. Both ends run the same Python."""
+    return marshal.dumps([work.plain() for work in works])
+
+
+def _unpacked(blob: bytes) -> list[Work]:
+    return [Work.from_plain(plain) for plain in marshal.loads(blob)]
+
+
 def _batches(todo: list[tuple[SourceFile, Row | None]]) -> list[list[tuple[SourceFile, Row | None]]]:
     batches: list[list[tuple[SourceFile, Row | None]]] = [[]]
     size = 0
@@ -334,16 +388,16 @@ def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_po
         pool = None
     if pool is not None:
         try:
-            pending: deque[Future[list[Work]]] = deque()
+            pending: deque[Future[bytes]] = deque()
             for batch in batches[:POOL_WINDOW]:
-                pending.append(pool.submit(_prepare_batch, paths, batch))
+                pending.append(pool.submit(_pool_batch, paths, batch))
             while pending:
-                works = pending.popleft().result()
+                blob = pending.popleft().result()
                 following = done + len(pending) + 1
                 if following < len(batches):
-                    pending.append(pool.submit(_prepare_batch, paths, batches[following]))
+                    pending.append(pool.submit(_pool_batch, paths, batches[following]))
                 done += 1
-                yield from works
+                yield from _unpacked(blob)
         except (BrokenProcessPool, OSError, EOFError):
             pass  # finish here, nothing lost
         finally:

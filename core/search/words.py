@@ -122,6 +122,7 @@ _PART_RE = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]{2})|[A-Z]?[a-z]+|[A-Z]+[a-z]?|[0-
 MAX_QUERY_WORDS = 32
 
 _memo: dict[str, str] = {}
+_parts_memo: dict[str, tuple[str, ...]] = {}  # a camelCase word's parts (code repeats its names)
 _stemmer: Any = None
 
 
@@ -220,19 +221,78 @@ def plain_words(text: str) -> list[str]:
 
 
 def camel_parts(text: str) -> list[str]:
-    """The parts of the camelCase words of ``text``, lowercased, each once (most texts have none)."""
-    if not _CAMEL_RE.search(text):
-        return []
+    """The parts of the camelCase words of ``text``, lowercased, each once (most texts have none).
+
+    The words are found from their turns (one ``_CAMEL_RE`` pass over the text), not by
+    asking the regex of every word: code holds many words and few of them camelCase. A turn
+    lies inside its word on both counts (the classes around a turn are letters and digits).
+    """
     parts: dict[str, None] = {}
-    for word in _WORD_RE.findall(text):
-        if len(word) <= MAX_WORD_CHARS and _CAMEL_RE.search(word):
-            parts.update(dict.fromkeys(part.lower() for part in _PART_RE.findall(word)))
+    seen: set[str] = set()
+    done = 0  # the end of the word of the last turn
+    size = len(text)
+    for turn in _CAMEL_RE.finditer(text):
+        at = turn.start()
+        if at < done:
+            continue
+        start, done = _word_at(text, at, size)
+        word = text[start:done]
+        if done - start <= MAX_WORD_CHARS and word not in seen:
+            seen.add(word)
+            of_word = _parts_memo.get(word)
+            if of_word is None:
+                if len(_parts_memo) >= _MEMO_LIMIT:
+                    _parts_memo.clear()
+                of_word = _parts_memo[word] = tuple(part.lower() for part in _PART_RE.findall(word))
+            parts.update(dict.fromkeys(of_word))
     return list(parts)
+
+
+def _word_at(text: str, at: int, size: int) -> tuple[int, int]:
+    """(start, end) of the word holding ``text[at]`` (a letter), exact when the word has at
+    most MAX_WORD_CHARS characters; a longer one comes out longer than that too."""
+    low = max(0, at - MAX_WORD_CHARS)
+    high = at + MAX_WORD_CHARS + 1
+    for word in _WORD_RE.finditer(text, low, high):
+        if word.end() > at:
+            start, end = word.span()
+            if end == high and high < size:  # cut by the window: read on to its real end
+                end = _WORD_RE.match(text, at).end()  # type: ignore[union-attr]
+            if start == low and low > 0:  # cut by the window: longer than MAX_WORD_CHARS
+                start = low - 1
+            return start, end
+    return at, at + 1  # not reached: text[at] is a letter
+
+
+#: has_turn's regex, and each byte as its class: a lowercase letter ``a``, a digit ``0``, a
+#: capital ``A``, anything else a space (UTF-8's bytes of other characters too). Made on
+#: first use: the search path never asks.
+_turns: tuple[re.Pattern[bytes], bytes] | None = None
+
+
+def has_turn(text: str) -> bool:
+    """Whether ``_CAMEL_RE`` finds a turn in ``text``, asked of its UTF-8 with each byte as
+    its class: the same answer (the regex's classes are ASCII, and no other character's
+    bytes are ASCII), about twice as fast on prose, where the regex tries every capital; a
+    build asks it of every block of L1 entries."""
+    global _turns
+    if _turns is None:
+        _turns = (
+            re.compile(rb"A(?:(?<=[a0]A)|(?<=AA)(?=aa))"),
+            bytes(
+                97 if 97 <= c <= 122 else 48 if 48 <= c <= 57 else 65 if 65 <= c <= 90 else 32
+                for c in range(256)
+            ),
+        )
+    pattern, classes = _turns
+    return pattern.search(text.encode("utf-8", "surrogatepass").translate(classes)) is not None
 
 
 def with_parts(text: str) -> str:
     """``text`` for the word index: the parts of its camelCase words after it, so that
     ``rotate memory`` finds ``rotateMemory`` (the whole word stays where it was)."""
+    if not has_turn(text):
+        return text
     parts = camel_parts(text)
     return f"{text}\n{' '.join(parts)}" if parts else text
 
