@@ -289,19 +289,26 @@ def _confident_rows(
     each group rarer than near.CONTEXT_MAX_ROWS) in their context."""
     required, stats = asked
     if near is not None and all(g.stem in near.held for g in required):
-        rows: set[int] | None = None
-        for group in required:
-            holding = near.held[group.stem] | {r for r, s in near.context.items() if group.stem in s}
-            rows = holding if rows is None else rows & holding
-        own = {c.rowid: c.score for c in _top_rows(conn, index, match_expression(required, ()), SCORE_BUDGET)}
-        scores = {r: own.get(r, 0.0) + near.context_score(r, idf) for r in rows or ()}
-        best = sorted(scores, key=lambda r: (-scores[r], -r))[:CONFIDENT_CANDIDATES]
-        return [Candidate(r, scores[r]) for r in best]
+        return _confident_near(conn, index, required, idf, near)
     expr = " AND ".join(group_expr(g) for g in required)
     if stats.df[required[0].stem] > SCORE_BUDGET:  # common words: the newest rows, scored without bm25()
         units = [(group_expr(g), idf[g.stem]) for g in required]
         return _newest_rows(conn, index, expr, units, CONFIDENT_CANDIDATES)
     return _top_rows(conn, index, expr, CONFIDENT_CANDIDATES)
+
+
+def _confident_near(
+    conn: sqlite3.Connection, index: str, required: list[Group], idf: dict[str, float], near: Near
+) -> list[Candidate]:
+    """The best CONFIDENT_CANDIDATES L1 rows holding every required group themselves or next to them."""
+    rows: set[int] | None = None
+    for group in required:
+        holding = near.held[group.stem] | {r for r, s in near.context.items() if group.stem in s}
+        rows = holding if rows is None else rows & holding
+    own = {c.rowid: c.score for c in _top_rows(conn, index, match_expression(required, ()), SCORE_BUDGET)}
+    scores = {r: own.get(r, 0.0) + near.context_score(r, idf) for r in rows or ()}
+    best = sorted(scores, key=lambda r: (-scores[r], -r))[:CONFIDENT_CANDIDATES]
+    return [Candidate(r, scores[r]) for r in best]
 
 
 def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:
