@@ -206,13 +206,29 @@ SYSTEM = "python3 -I -c pass"
 RECALL_CASES = ("recall off", "recall on, resident: hit", "recall on, resident: unrelated")
 
 
+def _index_current(path: Path) -> bool:
+    """The cached store's index exists and is of this code's schema (an older one is rebuilt by a
+    search or a job, never by a hook: timed against it, recall would look up nothing)."""
+    import sqlite3
+
+    from memkeeper.core.search import schema
+
+    if not path.exists():
+        return False
+    conn = sqlite3.connect(path)
+    try:
+        return schema.schema_version(conn) == schema.SCHEMA_VERSION
+    finally:
+        conn.close()
+
+
 def recall_store(cache: Path, sessions: int, env: dict[str, str]) -> Path:
     """The store of the recall rows: bench_prompt_recall's earlier session planted, its index built (kept)."""
     from bench_prompt_recall import add_earlier_session
 
     project = make_store(cache / "recall", sessions)
     root = project / ".claude" / "memory"
-    if not (root / ".search.sqlite3").exists():
+    if not _index_current(root / ".search.sqlite3"):  # a hook never builds it: recall would find nothing
         add_earlier_session(root)
         subprocess.run(
             [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
