@@ -18,12 +18,12 @@ followed: a common word next to an entry says little about it.
 from __future__ import annotations
 
 from memkeeper.core.search import schema
-from memkeeper.core.search.question import RankedQuery, group_expr
+from memkeeper.core.search.question import Group, RankedQuery, group_expr
 
 TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
 #: Words held by more entries than this are not followed to their neighbours.
 CONTEXT_MAX_ROWS = 3000
@@ -33,12 +33,19 @@ CONTEXT_WEIGHT = 0.6
 TURN_ROWS = 200
 
 _ROWS = f"{schema.WORDS['l1']}_docsize"
+_START = f"({{0}} >> {schema.OFFSET_BITS}) << {schema.OFFSET_BITS}"  # the file's first rowid
 _FILE = f"(({{0}} >> {schema.OFFSET_BITS}) + 1) << {schema.OFFSET_BITS}"  # the next file's first rowid
-_SIDES = (
-    f"SELECT (SELECT id FROM {_ROWS} WHERE id < m.value AND id >= (m.value >> {schema.OFFSET_BITS})"
-    f" << {schema.OFFSET_BITS} ORDER BY id DESC LIMIT 1),"
-    f" (SELECT id FROM {_ROWS} WHERE id > m.value AND id < {_FILE.format('m.value')} ORDER BY id LIMIT 1)"
-    " FROM json_each(?) m"
+_BEFORE = f"(SELECT id FROM {_ROWS} WHERE id < m.value AND id >= {_START.format('m.value')} ORDER BY id DESC LIMIT 1)"
+_AFTER = f"(SELECT id FROM {_ROWS} WHERE id > m.value AND id < {_FILE.format('m.value')} ORDER BY id LIMIT 1)"
+_SIDES = f"SELECT {_BEFORE}, {_AFTER} FROM json_each(?) m"
+#: Each entry's neighbours the other way round: before, after, and its turn's prompt (none for
+#: a prompt) if the entry is one of the TURN_ROWS after it (the TURN_ROWS-th is not before it).
+_AROUND = (
+    f"SELECT r, before, after, CASE WHEN ((SELECT id FROM {_ROWS} WHERE id > p ORDER BY id LIMIT 1 OFFSET ?)"
+    f" >= r) IS NOT 0 THEN p END FROM (SELECT m.value AS r, {_BEFORE} AS before, {_AFTER} AS after,"
+    f" (SELECT id FROM {schema.PROMPTS} WHERE id < m.value AND id >= {_START.format('m.value')}"
+    f" AND NOT EXISTS (SELECT 1 FROM {schema.PROMPTS} WHERE id = m.value) ORDER BY id DESC LIMIT 1) AS p"
+    " FROM json_each(?) m)"
 )
 _TURNS = (
     "SELECT id FROM (SELECT d.id AS id, row_number() OVER (PARTITION BY p.id ORDER BY d.id) AS n"
@@ -65,13 +72,16 @@ class Near:
         return sum(idf.get(stem, 0.0) for stem in self.context.get(rowid, ())) * boost
 
 
-def near_words(conn: sqlite3.Connection, query: RankedQuery, df: Mapping[str, int]) -> Near:
-    """The entries holding each query word rarer than CONTEXT_MAX_ROWS, and their neighbours."""
+def followed(query: RankedQuery, df: Mapping[str, int]) -> list[Group]:
+    """The query's words followed to their neighbours: those rarer than CONTEXT_MAX_ROWS."""
+    return [g for g in query.groups if not g.spaceless and 0 < df.get(g.stem, 0) <= CONTEXT_MAX_ROWS]
+
+
+def near_words(conn: sqlite3.Connection, groups: Iterable[Group]) -> Near:
+    """The entries holding each of ``groups`` (see :func:`followed`), and the entries next to them."""
     near = Near()
     table = schema.WORDS["l1"]
-    for group in query.groups:
-        if group.spaceless or not 0 < df.get(group.stem, 0) <= CONTEXT_MAX_ROWS:
-            continue
+    for group in groups:
         held = {
             r
             for (r,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (group_expr(group),))
@@ -92,3 +102,35 @@ def neighbours(conn: sqlite3.Connection, rowids: Iterable[int]) -> set[int]:
     found = {r for pair in conn.execute(_SIDES, (listed,)) for r in pair if r is not None}
     found.update(r for (r,) in conn.execute(_TURNS, (listed, TURN_ROWS)))
     return found
+
+
+def context_marks(
+    conn: sqlite3.Connection, rowids: Collection[int], groups: Iterable[Group]
+) -> dict[int, set[str]]:
+    """For a few entries, the stems of ``groups`` only their neighbours hold: what
+    :func:`near_words` finds of them, asked the other way round (each entry's neighbours,
+    then which of those hold each word), at the cost of a few entries rather than of every
+    entry holding the words."""
+    if not rowids:
+        return {}
+    around = {
+        r: [n for n in (before, after, prompt) if n is not None]
+        for r, before, after, prompt in conn.execute(
+            _AROUND, (TURN_ROWS - 1, "[" + ",".join(map(str, rowids)) + "]")
+        )
+    }
+    asked = "[" + ",".join(map(str, {n for near in around.values() for n in near} | set(rowids))) + "]"
+    table = schema.WORDS["l1"]
+    marks: dict[int, set[str]] = {}
+    for group in groups:
+        held = {
+            r
+            for (r,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                (group_expr(group), asked),
+            )
+        }
+        for rowid, near in around.items():
+            if rowid not in held and not held.isdisjoint(near):
+                marks.setdefault(rowid, set()).add(group.stem)
+    return marks

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from memkeeper.core.search import schema
 from memkeeper.core.search.docreader import DocReader
 from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet, with_lines
-from memkeeper.core.search.near import Near, near_words
+from memkeeper.core.search.near import Near, followed, near_words
 from memkeeper.core.search.query import BM25_B, BM25_K1, quoted
 from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
 from memkeeper.core.search.scoring import (
@@ -187,19 +187,17 @@ def rank_tier(
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
-    near = near_words(conn, query, stats.df) if index == "l1" else None
     # memory and L3 share the small index: its candidates are asked for once per search
     key = (index, query.text, limit)
     found = reader.candidates.get(key)
     if found is None:
         found = reader.candidates[key] = [
-            (c.rowid, c.score)
-            for c in _index_candidates(conn, index, query, stats, (groups, both), limit, near)
+            (c.rowid, c.score) for c in _index_candidates(conn, index, query, stats, (groups, both), limit)
         ]
     cands = [Candidate(rowid, score) for rowid, score in found]
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
-    coverage_marks(conn, index, query, cands, near)
+    coverage_marks(conn, index, query, cands, stats)
     return rescored(query, cands, {g.stem: idf_of(stats, g) for g in query.groups}), known
 
 
@@ -210,13 +208,13 @@ def _index_candidates(
     stats: TierStats,
     chosen: tuple[list[Group], bool],
     limit: int,
-    near: Near | None,
 ) -> list[Candidate]:
     """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25
-    (for L1, with what each entry's neighbours hold: ``near``)."""
+    (for L1, with what each entry's neighbours hold: :mod:`.near`)."""
     groups, both = chosen
     expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
     if not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
+        near = near_words(conn, followed(query, stats.df)) if index == "l1" else None
         if near is not None and near.context:
             idf = {g.stem: idf_of(stats, g) for g in query.groups}
             return _with_context(_top_rows(conn, index, expr, SCORE_BUDGET), near, idf, limit)
@@ -270,11 +268,15 @@ def rank_confident(
     if any(stats.df.get(g.stem, 0) == 0 for g in required):
         return []  # a required word occurs nowhere in this tier
     required.sort(key=lambda g: stats.df[g.stem])
-    near = near_words(conn, query, stats.df) if index == "l1" else None
+    near = None
+    if index == "l1":
+        rare = followed(query, stats.df)
+        if all(g in rare for g in required):
+            near = near_words(conn, required)  # the rows next to them are candidates too
     cands = _confident_rows(conn, index, (required, stats), idf, near)
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None]
-    coverage_marks(conn, index, query, cands, near)
+    coverage_marks(conn, index, query, cands, stats)
     return [r for r in rescored(query, cands, idf) if r.confidence >= min_confidence]
 
 

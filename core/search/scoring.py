@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
-from memkeeper.core.search.near import Near
+from memkeeper.core.search.near import context_marks, followed
 from memkeeper.core.search.query import day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
@@ -49,15 +49,16 @@ class Ranked(NamedTuple):
 
 
 def coverage_marks(
-    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], near: Near | None = None
+    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: TierStats
 ) -> None:
     """Which groups each candidate holds itself (its text, read anyway), and which only its
-    context holds: an L1 entry's neighbours (``near``: its rare words) or its session's title."""
+    context holds: an L1 entry's neighbours (its words rarer than near.CONTEXT_MAX_ROWS) or
+    its session's title."""
     _own_marks(query, cands)
-    if near is not None:
-        for cand in cands:
-            cand.context.update(s for s in near.context.get(cand.rowid, ()) if s not in cand.own)
     if index == "l1":
+        marks = context_marks(conn, [c.rowid for c in cands], followed(query, stats.df))
+        for cand in cands:
+            cand.context.update(s for s in marks.get(cand.rowid, ()) if s not in cand.own)
         _title_marks(conn, query, cands)
 
 

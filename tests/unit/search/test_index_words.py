@@ -189,7 +189,7 @@ def test_lines_parse_as_json_loads_parses_them(raw: bytes) -> None:
 
 def test_an_entrys_context_is_the_entry_before_the_one_after_and_its_turns_prompt(tmp_path: Path) -> None:
     """Found at query time from the rowids (the index copies no neighbour's words into a row)."""
-    from memkeeper.core.search.near import near_words
+    from memkeeper.core.search.near import context_marks, followed, near_words
     from memkeeper.core.search.question import parse_ranked
     from memkeeper.core.search.tierstats import tier_stats
 
@@ -215,9 +215,13 @@ def test_an_entrys_context_is_the_entry_before_the_one_after_and_its_turns_promp
         context: dict[str, set[int]] = {}
         for word in ("quokkaledger", "zebrafile", "answer", "sessions", "otters"):
             query = parse_ranked(word)
-            near = near_words(conn, query, tier_stats(conn, "l1", query).df)
+            groups = followed(query, tier_stats(conn, "l1", query).df)
+            near = near_words(conn, groups)
             (held[word],) = near.held.values()
             context[word] = set(near.context)
+            every = [r for (r,) in conn.execute("SELECT id FROM words_l1_docsize")]
+            # asked the other way round, entry by entry: the same
+            assert set(context_marks(conn, every, groups)) == context[word]
     finally:
         conn.close()
     assert columns == ["hi", "lo"]
@@ -252,8 +256,11 @@ def test_a_prompt_is_context_of_at_most_turn_rows_entries_after_it(
     conn = search_schema.connect(paths.search_db)
     try:
         query = parse_ranked("quokkaledger")
-        near = near_module.near_words(conn, query, tier_stats(conn, "l1", query).df)
+        groups = near_module.followed(query, tier_stats(conn, "l1", query).df)
+        near = near_module.near_words(conn, groups)
         every = sorted(r for (r,) in conn.execute("SELECT id FROM words_l1_docsize"))
+        marked = near_module.context_marks(conn, every, groups)
     finally:
         conn.close()
     assert sorted(near.context) == every[1:3]  # the two entries after the prompt
+    assert sorted(marked) == every[1:3]  # the same, asked entry by entry
