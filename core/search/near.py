@@ -38,15 +38,15 @@ _FILE = f"(({{0}} >> {schema.OFFSET_BITS}) + 1) << {schema.OFFSET_BITS}"  # the 
 _BEFORE = f"(SELECT id FROM {_ROWS} WHERE id < m.value AND id >= {_START.format('m.value')} ORDER BY id DESC LIMIT 1)"
 _AFTER = f"(SELECT id FROM {_ROWS} WHERE id > m.value AND id < {_FILE.format('m.value')} ORDER BY id LIMIT 1)"
 _SIDES = f"SELECT {_BEFORE}, {_AFTER} FROM json_each(?) m"
-#: Each entry's neighbours the other way round: before, after, and its turn's prompt (none for
-#: a prompt) if the entry is one of the TURN_ROWS after it (the TURN_ROWS-th is not before it).
+#: Each entry's neighbours the other way round: before, after, and the last prompt before it
+#: in its file (none for a prompt), which is its turn's (see _WITHIN).
 _AROUND = (
-    f"SELECT r, before, after, CASE WHEN ((SELECT id FROM {_ROWS} WHERE id > p ORDER BY id LIMIT 1 OFFSET ?)"
-    f" >= r) IS NOT 0 THEN p END FROM (SELECT m.value AS r, {_BEFORE} AS before, {_AFTER} AS after,"
-    f" (SELECT id FROM {schema.PROMPTS} WHERE id < m.value AND id >= {_START.format('m.value')}"
-    f" AND NOT EXISTS (SELECT 1 FROM {schema.PROMPTS} WHERE id = m.value) ORDER BY id DESC LIMIT 1) AS p"
-    " FROM json_each(?) m)"
+    f"SELECT m.value, {_BEFORE}, {_AFTER}, (SELECT id FROM {schema.PROMPTS} WHERE id < m.value"
+    f" AND id >= {_START.format('m.value')} AND NOT EXISTS (SELECT 1 FROM {schema.PROMPTS} WHERE id = m.value)"
+    " ORDER BY id DESC LIMIT 1) FROM json_each(?) m"
 )
+#: Fewer than TURN_ROWS entries between a prompt and an entry: the prompt's words are its context.
+_WITHIN = f"SELECT count(*) < ? FROM (SELECT 1 FROM {_ROWS} WHERE id > ? AND id < ? LIMIT ?)"
 _TURNS = (
     "SELECT id FROM (SELECT d.id AS id, row_number() OVER (PARTITION BY p.id ORDER BY d.id) AS n"
     f" FROM json_each(?) m JOIN {schema.PROMPTS} p ON p.id = m.value"
@@ -96,7 +96,7 @@ def near_words(conn: sqlite3.Connection, groups: Iterable[Group]) -> Near:
 def neighbours(conn: sqlite3.Connection, rowids: Iterable[int]) -> set[int]:
     """The entries just before and after each entry in its file, and the entries of the turns
     the typed prompts among them begin (at most TURN_ROWS each)."""
-    listed = "[" + ",".join(map(str, rowids)) + "]"
+    listed = _listed(rowids)
     if listed == "[]":
         return set()
     found = {r for pair in conn.execute(_SIDES, (listed,)) for r in pair if r is not None}
@@ -114,13 +114,11 @@ def context_marks(
     if not rowids:
         return {}
     around = {
-        r: [n for n in (before, after, prompt) if n is not None]
-        for r, before, after, prompt in conn.execute(
-            _AROUND, (TURN_ROWS - 1, "[" + ",".join(map(str, rowids)) + "]")
-        )
+        r: (before, after, prompt) for r, before, after, prompt in conn.execute(_AROUND, (_listed(rowids),))
     }
-    asked = "[" + ",".join(map(str, {n for near in around.values() for n in near} | set(rowids))) + "]"
+    asked = _listed({n for near in around.values() for n in near if n is not None} | set(rowids))
     table = schema.WORDS["l1"]
+    within: dict[int, bool] = {}  # entry -> one of the TURN_ROWS after its prompt (asked when it matters)
     marks: dict[int, set[str]] = {}
     for group in groups:
         held = {
@@ -130,7 +128,20 @@ def context_marks(
                 (group_expr(group), asked),
             )
         }
-        for rowid, near in around.items():
-            if rowid not in held and not held.isdisjoint(near):
+        for rowid, (before, after, prompt) in around.items():
+            if rowid in held:
+                continue
+            if before in held or after in held or (prompt in held and _within(conn, within, prompt, rowid)):
                 marks.setdefault(rowid, set()).add(group.stem)
     return marks
+
+
+def _within(conn: sqlite3.Connection, known: dict[int, bool], prompt: int, rowid: int) -> bool:
+    if rowid not in known:
+        ((known[rowid],),) = conn.execute(_WITHIN, (TURN_ROWS, prompt, rowid, TURN_ROWS)).fetchall()
+    return known[rowid]
+
+
+def _listed(rowids: Iterable[int]) -> str:
+    """Rowids as a JSON array, for ``json_each``."""
+    return "[" + ",".join(map(str, rowids)) + "]"

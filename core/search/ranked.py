@@ -187,17 +187,20 @@ def rank_tier(
     if not groups:
         return [], known
     limit = FILTERED_CANDIDATES if filtered else CANDIDATES
+    # the rows next to its rare words: candidates (by BM25) and the candidates' context marks
+    near = near_words(conn, followed(query, stats.df)) if index == "l1" else None
     # memory and L3 share the small index: its candidates are asked for once per search
     key = (index, query.text, limit)
     found = reader.candidates.get(key)
     if found is None:
         found = reader.candidates[key] = [
-            (c.rowid, c.score) for c in _index_candidates(conn, index, query, stats, (groups, both), limit)
+            (c.rowid, c.score)
+            for c in _index_candidates(conn, index, query, stats, (groups, both), limit, near)
         ]
     cands = [Candidate(rowid, score) for rowid, score in found]
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None and keep(c.doc)]
-    coverage_marks(conn, index, query, cands, stats)
+    coverage_marks(conn, index, query, cands, (stats, near))
     return rescored(query, cands, {g.stem: idf_of(stats, g) for g in query.groups}), known
 
 
@@ -208,13 +211,13 @@ def _index_candidates(
     stats: TierStats,
     chosen: tuple[list[Group], bool],
     limit: int,
+    near: Near | None,
 ) -> list[Candidate]:
     """The index's best ``limit`` rows for the chosen groups (ANDed when ``both``), by BM25
-    (for L1, with what each entry's neighbours hold: :mod:`.near`)."""
+    (for L1, with what each entry's neighbours hold: ``near``, see :mod:`.near`)."""
     groups, both = chosen
     expr = " AND ".join(group_expr(g) for g in groups) if both else match_expression(groups, query.pairs)
-    if not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET):
-        near = near_words(conn, followed(query, stats.df)) if index == "l1" else None
+    if _by_bm25(stats, groups, both):
         if near is not None and near.context:
             idf = {g.stem: idf_of(stats, g) for g in query.groups}
             return _with_context(_top_rows(conn, index, expr, SCORE_BUDGET), near, idf, limit)
@@ -224,6 +227,11 @@ def _index_candidates(
     units = [(group_expr(g), idf_of(stats, g)) for g in groups]
     more = _newest_rows(conn, index, expr, units, limit) if len(cands) < limit else []
     return cands + [c for c in more if c.rowid not in seen][: limit - len(cands)]
+
+
+def _by_bm25(stats: TierStats, groups: list[Group], both: bool) -> bool:
+    """Whether the candidates are the rows SQLite's bm25() ranks best (rare words), not the newest."""
+    return not both and not (len(groups) == 1 and stats.df[groups[0].stem] > SCORE_BUDGET)
 
 
 def _with_context(own: list[Candidate], near: Near, idf: dict[str, float], limit: int) -> list[Candidate]:
@@ -276,7 +284,7 @@ def rank_confident(
     cands = _confident_rows(conn, index, (required, stats), idf, near)
     _read_docs(reader, tier, cands)
     cands = [c for c in cands if c.doc is not None]
-    coverage_marks(conn, index, query, cands, stats)
+    coverage_marks(conn, index, query, cands, (stats, None))
     return [r for r in rescored(query, cands, idf) if r.confidence >= min_confidence]
 
 

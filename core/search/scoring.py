@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
-from memkeeper.core.search.near import context_marks, followed
+from memkeeper.core.search.near import Near, context_marks, followed
 from memkeeper.core.search.query import day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
@@ -49,14 +49,24 @@ class Ranked(NamedTuple):
 
 
 def coverage_marks(
-    conn: sqlite3.Connection, index: str, query: RankedQuery, cands: list[Candidate], stats: TierStats
+    conn: sqlite3.Connection,
+    index: str,
+    query: RankedQuery,
+    cands: list[Candidate],
+    context: tuple[TierStats, Near | None],
 ) -> None:
     """Which groups each candidate holds itself (its text, read anyway), and which only its
-    context holds: an L1 entry's neighbours (its words rarer than near.CONTEXT_MAX_ROWS) or
+    context holds: an L1 entry's neighbours (its words rarer than near.CONTEXT_MAX_ROWS: from
+    ``near`` when the candidate search followed them all, else asked for the candidates) or
     its session's title."""
     _own_marks(query, cands)
     if index == "l1":
-        marks = context_marks(conn, [c.rowid for c in cands], followed(query, stats.df))
+        stats, near = context
+        rare = followed(query, stats.df)
+        if near is not None and all(g.stem in near.held for g in rare):
+            marks = near.context
+        else:
+            marks = context_marks(conn, [c.rowid for c in cands], rare)
         for cand in cands:
             cand.context.update(s for s in marks.get(cand.rowid, ()) if s not in cand.own)
         _title_marks(conn, query, cands)
