@@ -18,6 +18,7 @@ followed: a common word next to an entry says little about it.
 from __future__ import annotations
 
 from memkeeper.core.search import schema
+from memkeeper.core.search.query import BM25_K1
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 
 TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
@@ -68,7 +69,7 @@ class Near:
     def context_score(self, rowid: int, idf: Mapping[str, float]) -> float:
         """What the entry's context adds to its BM25 score: each word as held once in a
         field weighted CONTEXT_WEIGHT, of average length."""
-        boost = CONTEXT_WEIGHT * 2.2 / (CONTEXT_WEIGHT + 1.2)  # tf (k1 + 1) / (tf + k1), k1 = 1.2
+        boost = CONTEXT_WEIGHT * (BM25_K1 + 1.0) / (CONTEXT_WEIGHT + BM25_K1)  # tf (k1 + 1) / (tf + k1)
         return sum(idf.get(stem, 0.0) for stem in self.context.get(rowid, ())) * boost
 
 
