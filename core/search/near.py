@@ -32,6 +32,9 @@ CONTEXT_MAX_ROWS = 3000
 CONTEXT_WEIGHT = 0.6
 #: Entries of a turn, after its prompt, that take the prompt's words as context.
 TURN_ROWS = 200
+#: What one word of its context adds to an entry's BM25 per unit of idf: held once in a field
+#: weighted CONTEXT_WEIGHT, of average length (tf (k1 + 1) / (tf + k1)).
+_CONTEXT_BOOST = CONTEXT_WEIGHT * (BM25_K1 + 1.0) / (CONTEXT_WEIGHT + BM25_K1)
 
 _ROWS = f"{schema.WORDS['l1']}_docsize"
 _START = f"({{0}} >> {schema.OFFSET_BITS}) << {schema.OFFSET_BITS}"  # the file's first rowid
@@ -67,10 +70,8 @@ class Near:
         self.context: dict[int, set[str]] = {}  # entry -> the stems only its neighbours hold
 
     def context_score(self, rowid: int, idf: Mapping[str, float]) -> float:
-        """What the entry's context adds to its BM25 score: each word as held once in a
-        field weighted CONTEXT_WEIGHT, of average length."""
-        boost = CONTEXT_WEIGHT * (BM25_K1 + 1.0) / (CONTEXT_WEIGHT + BM25_K1)  # tf (k1 + 1) / (tf + k1)
-        return sum(idf.get(stem, 0.0) for stem in self.context.get(rowid, ())) * boost
+        """What the entry's context adds to its BM25 score (see _CONTEXT_BOOST)."""
+        return sum(idf.get(stem, 0.0) for stem in self.context.get(rowid, ())) * _CONTEXT_BOOST
 
 
 def followed(query: RankedQuery, df: Mapping[str, int]) -> list[Group]:

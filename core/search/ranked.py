@@ -143,8 +143,7 @@ def _newest_rows(
         for rowid in ids:
             tfw = high_weight if rowid in held else low_weight
             scores[rowid] += boosted * tfw / (tfw + norms[rowid])
-    best = sorted(ids, key=lambda r: (-scores[r], -r))[:limit]
-    return [Candidate(rowid, scores[rowid]) for rowid in best]
+    return _best(scores, limit)
 
 
 def _phrase_rows(
@@ -240,6 +239,11 @@ def _with_context(own: list[Candidate], near: Near, idf: dict[str, float], limit
     scores = {c.rowid: c.score for c in own}
     for rowid in near.context:
         scores[rowid] = scores.get(rowid, 0.0) + near.context_score(rowid, idf)
+    return _best(scores, limit)
+
+
+def _best(scores: dict[int, float], limit: int) -> list[Candidate]:
+    """The ``limit`` best-scored rows, the newest first among equals."""
     best = sorted(scores, key=lambda r: (-scores[r], -r))[:limit]
     return [Candidate(rowid, scores[rowid]) for rowid in best]
 
@@ -296,9 +300,9 @@ def _confident_rows(
     near: Near | None,
 ) -> list[Candidate]:
     """The best CONFIDENT_CANDIDATES rows holding every required group, themselves or (L1,
-    each group rarer than near.CONTEXT_MAX_ROWS) in their context."""
+    ``near``: the rows next to every required group) in their context."""
     required, stats = asked
-    if near is not None and all(g.stem in near.held for g in required):
+    if near is not None:
         return _confident_near(conn, index, required, idf, near)
     expr = " AND ".join(group_expr(g) for g in required)
     if stats.df[required[0].stem] > SCORE_BUDGET:  # common words: the newest rows, scored without bm25()
@@ -316,9 +320,7 @@ def _confident_near(
         holding = near.held[group.stem] | {r for r, s in near.context.items() if group.stem in s}
         rows = holding if rows is None else rows & holding
     own = {c.rowid: c.score for c in _top_rows(conn, index, match_expression(required, ()), SCORE_BUDGET)}
-    scores = {r: own.get(r, 0.0) + near.context_score(r, idf) for r in rows or ()}
-    best = sorted(scores, key=lambda r: (-scores[r], -r))[:CONFIDENT_CANDIDATES]
-    return [Candidate(r, scores[r]) for r in best]
+    return _best({r: own.get(r, 0.0) + near.context_score(r, idf) for r in rows or ()}, CONFIDENT_CANDIDATES)
 
 
 def _read_docs(reader: DocReader, tier: str, cands: list[Candidate]) -> None:

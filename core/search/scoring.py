@@ -57,16 +57,15 @@ def coverage_marks(
 ) -> None:
     """Which groups each candidate holds itself (its text, read anyway), and which only its
     context holds: an L1 entry's neighbours (its words rarer than near.CONTEXT_MAX_ROWS: from
-    ``near`` when the candidate search followed them all, else asked for the candidates) or
-    its session's title."""
+    ``near`` when the candidate search followed them all, ``near_words(conn, followed(…))``,
+    else asked for the candidates) or its session's title."""
     _own_marks(query, cands)
     if index == "l1":
         stats, near = context
-        rare = followed(query, stats.df)
-        if near is not None and all(g.stem in near.held for g in rare):
+        if near is not None:
             marks = near.context
         else:
-            marks = context_marks(conn, [c.rowid for c in cands], rare)
+            marks = context_marks(conn, [c.rowid for c in cands], followed(query, stats.df))
         for cand in cands:
             cand.context.update(s for s in marks.get(cand.rowid, ()) if s not in cand.own)
         _title_marks(conn, query, cands)
