@@ -1,7 +1,7 @@
 """Detached, single-flight background jobs: hooks decide, jobs do.
 
 A hook never does heavy work itself: it calls :func:`start_job`, which spawns
-``python -P -m memkeeper.cli.main --project P job KIND`` in a new session with stdio on
+``memkeeper --project P job KIND`` (:func:`memkeeper.core.interpreter.memkeeper_command`) in a new session with stdio on
 /dev/null, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
 The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
 it records a rerun request and exits, and the holder runs once more before it quits,
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from importlib import import_module
 from pathlib import Path
 
 from memkeeper.core.atomic import append_text
 from memkeeper.core.boundary import check_path
+from memkeeper.core.interpreter import memkeeper_command
 from memkeeper.core.lock import try_lock
 from memkeeper.core.store import StorePaths, ensure_store, guard
 
@@ -91,8 +91,7 @@ def start_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = Non
     """Spawn the job ``kind`` for this store in the background; None if jobs are disabled."""
     if jobs_disabled():
         return None
-    # -P: the job starts in the project folder, whose files must never shadow a module.
-    argv = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "job", kind]
+    argv = memkeeper_command("--project", str(paths.project), "job", kind)
     if options:
         argv += ["--options", json.dumps(options)]
     env = dict(os.environ)

@@ -4,7 +4,8 @@ The plugin folder (this package's directory, minus its Python files) is copied i
 local marketplace, ``~/.claude/memkeeper-marketplace/`` (``.claude-plugin/marketplace.json``
 plus ``plugins/memkeeper/``), next to a ``.memkeeper-python`` file naming the Python
 that runs memkeeper and the folder holding the package, so the hook launcher finds
-them even when Claude Code's PATH lacks the virtualenv. Then, when ``claude`` is on
+them even when Claude Code's PATH lacks the virtualenv; the copy's hooks.json and .mcp.json run that
+Python directly (:func:`exec_form`). Then, when ``claude`` is on
 PATH, ``claude plugin marketplace add`` and ``claude plugin install memkeeper@…``
 register it (user scope by default); otherwise the manual steps are returned.
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import memkeeper
+from memkeeper.core.interpreter import PLUGIN_ROOT, plugin_entry
 
 MARKETPLACE_NAME = "memkeeper-local"
 PLUGIN_NAME = "memkeeper"
@@ -76,7 +78,7 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
     for launcher in (staging / "bin").iterdir():
         launcher.chmod(0o755)
     (staging / PYTHON_RECORD).write_text(f"{python}\n{package_parent()}\n", "utf-8")
-    exec_form_hooks(staging / "hooks" / "hooks.json", python, package_parent())
+    exec_form(staging, python)
     if target.exists():
         shutil.rmtree(target)
     os.replace(staging, target)
@@ -100,33 +102,30 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
     return InstallReport(marketplace=root, plugin_dir=target, python=python)
 
 
-#: What the plugin's hooks.json runs for every hook (``/bin/sh`` this, EVENT).
-HOOK_LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/bin/memkeeper-hook"
+#: How a checkout's hooks.json runs a hook: ``"${CLAUDE_PLUGIN_ROOT}/bin/memkeeper.cmd" EVENT``.
+CHECKOUT_HOOK = f'"{PLUGIN_ROOT}/bin/memkeeper.cmd" '
 
 
-def exec_form_hooks(hooks_json: Path, python: str, package: Path) -> None:
-    """Rewrite the copy's hooks.json so Claude Code starts ``python`` itself for every hook.
-
-    The shell launcher (``/bin/sh bin/memkeeper-hook EVENT``) costs a shell's start-up and the
-    Python discovery on every tool call; here both are known, so each hook becomes
-    ``python -I -P -S -c <lib/hook-boot> PACKAGE EVENT`` in Claude Code's exec form (``args``,
-    no shell). The boot code exits 0 whatever happens in it. Moving or deleting that Python
-    needs ``memkeeper install`` again (the launcher, still in bin/, would fall back to another).
+def exec_form(plugin: Path, python: str) -> None:
+    """Rewrite the copy's hooks.json and .mcp.json so Claude Code starts ``python`` itself, in exec
+    form (``command`` + ``args``, no shell): ``python -E -P ${CLAUDE_PLUGIN_ROOT}/lib/boot EVENT``
+    for each hook and ``… lib/boot mcp`` for the MCP server. The checkout's copy goes through
+    ``bin/memkeeper.cmd``, which looks for a Python first; here the Python is known. Moving or
+    deleting that Python needs ``memkeeper install`` again (``memkeeper doctor`` says so).
     """
-    boot = (plugin_source() / "lib" / "hook-boot").read_text("utf-8")
+    hooks_json = plugin / "hooks" / "hooks.json"
     config = json.loads(hooks_json.read_text("utf-8"))
     for groups in config["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
-                args = handler.get("args")
-                if (
-                    handler.get("command") == "/bin/sh"
-                    and isinstance(args, list)
-                    and args[:1] == [HOOK_LAUNCHER]
-                ):
-                    handler["command"] = python
-                    handler["args"] = ["-I", "-P", "-S", "-c", boot, str(package), *args[1:]]
+                command = handler.get("command")
+                if isinstance(command, str) and command.startswith(CHECKOUT_HOOK):
+                    handler.update(plugin_entry(python, command.removeprefix(CHECKOUT_HOOK)))
     hooks_json.write_text(json.dumps(config, indent=2) + "\n", "utf-8")
+    mcp_json = plugin / ".mcp.json"
+    servers = json.loads(mcp_json.read_text("utf-8"))
+    servers["mcpServers"][PLUGIN_NAME].update(plugin_entry(python, "mcp"))
+    mcp_json.write_text(json.dumps(servers, indent=2) + "\n", "utf-8")
 
 
 def _run(argv: list[str]) -> Step:

@@ -1,15 +1,6 @@
 #!/usr/bin/env bash
-# Set up .venv (runtime dependencies only) and open memkeeper-tui on this project's memory store, or on a
-# generated demo store when the project has none. Extra arguments go to memkeeper-tui.
+# Set up .venv (runtime dependencies only) and open memkeeper-tui on this folder's project memory store,
+# or on a generated demo store when it has none. Extra arguments go to memkeeper-tui.
+# The work is scripts/setup.py's (Windows: scripts\run.ps1, or py scripts\setup.py run).
 set -euo pipefail
-here="$(pwd)"
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh --run
-project="${MEMKEEPER_PROJECT:-$here}"
-if [ $# -gt 0 ]; then
-  exec .venv/bin/memkeeper-tui "$@"
-elif [ -d "$project/.claude/memory" ]; then
-  exec .venv/bin/memkeeper-tui "$project"
-else
-  exec .venv/bin/memkeeper-tui --demo
-fi
+exec "${PYTHON:-python3}" "$(dirname "$0")/setup.py" run "$@"
