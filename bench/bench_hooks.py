@@ -4,7 +4,7 @@
 
 Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), two ways:
 
-- ``launcher``: the plugin's ``bin/memkeeper-hook EVENT`` from this source checkout, what
+- ``launcher``: the plugin's ``bin/memkeeper.cmd EVENT`` from this source checkout, what
   Claude Code runs for a developer (``--plugin-dir plugin/``: ``/bin/sh`` finds the Python);
 - ``wheel``: what the hooks.json of the plugin copy ``memkeeper install`` writes runs, from a
   wheel of this checkout installed with pip into a fresh venv of ``python3`` (what a user
@@ -55,7 +55,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))  # bench_prompt_recall, also under python -P
 FIXTURE = REPO / "tests" / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
-LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
+LAUNCHER = REPO / "plugin" / "bin" / "memkeeper.cmd"
 EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
 GOALS = {"PostToolUse": 1.3, "UserPromptSubmit": 1.5}
 
@@ -125,7 +125,7 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     """A fresh venv with this checkout's wheel installed by pip, and its plugin copy's launcher."""
     venv = cache / "wheel-venv"
     home = cache / "wheel-home"
-    launcher = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper" / "bin" / "memkeeper-hook"
+    launcher = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper" / "bin" / "memkeeper.cmd"
     stamp = venv / ".built-from"
     head = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
@@ -161,13 +161,15 @@ def wheel_launcher(cache: Path, python: str) -> Path:
     return launcher
 
 
-STAMP = " exec-form"  # a venv built by an older bench (a shell launcher in hooks.json) is rebuilt
+STAMP = " exec-form boot"  # a venv built by an older bench (a shell launcher in hooks.json) is rebuilt
 
 
 def hooks_json_argv(launcher: Path, event: str) -> list[str]:
     """The command and args the plugin's hooks.json gives ``event``, as Claude Code spawns them."""
     plugin = launcher.parent.parent
     handler = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"][event][0]["hooks"][0]
+    if "args" not in handler:  # a checkout's command string: Claude Code runs it with the shell
+        return ["/bin/sh", "-c", handler["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))]
     return [
         part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
         for part in [handler["command"], *handler.get("args", [])]

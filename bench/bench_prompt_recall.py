@@ -2,7 +2,7 @@
 
 The store is :mod:`bench_hooks`' (``gen_store.py`` with SESSIONS small sessions and 40
 archives) plus one earlier session holding the answer, with its search index built. The
-hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper-hook``), four ways:
+hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper.cmd``), four ways:
 
 - ``recall off``: ``recall.enabled: false`` (the counting hook alone);
 - ``in-hook, hit`` / ``in-hook, unrelated``: recall on, no MCP server running, so the hook
@@ -50,7 +50,7 @@ from bench_hooks import BARE, BASELINE, clean_python, make_store
 from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
 
 REPO = Path(__file__).resolve().parents[1]
-LAUNCHER = REPO / "plugin" / "bin" / "memkeeper-hook"
+LAUNCHER = REPO / "plugin" / "bin" / "memkeeper.cmd"
 SESSIONS = 50
 HIT = "how did we fix the flaky S3 upload retry?"
 UNRELATED = "write a haiku about autumn leaves falling"
@@ -139,7 +139,7 @@ def main() -> int:
                 stdout=subprocess.DEVNULL,
             )
         clean = clean_python(cache, sys.executable)
-        hook = ["/bin/sh", str(LAUNCHER), "UserPromptSubmit"]
+        hook = ["/bin/sh", "-c", f'"{LAUNCHER}" UserPromptSubmit']  # as Claude Code runs a checkout's hook
         cases: dict[str, tuple[list[str], str, bool]] = {
             BASELINE: ([clean, "-I", "-c", "pass"], "", True),
             BARE: ([sys.executable, "-I", "-S", "-c", "pass"], "", True),

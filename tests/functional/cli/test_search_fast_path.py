@@ -89,13 +89,14 @@ def test_the_command_answers_and_exits_as_before(store: StorePaths) -> None:
 
 
 def test_the_installed_script_flushes_its_answer_before_it_leaves(store: StorePaths, tmp_path: Path) -> None:
-    """bin/memkeeper leaves a search without the interpreter's teardown: nothing written is lost."""
+    """The memkeeper console script leaves a search without the interpreter's teardown: nothing written is
+    lost."""
     project = str(_filled(store).project)
-    script = Path(__file__).parents[3] / "bin" / "memkeeper"
+    script = Path(sys.executable).with_name("memkeeper")
     out = tmp_path / "out.txt"
     with out.open("w") as handle:  # a file: block-buffered, the flush at exit is all that writes it
         done = subprocess.run(
-            [sys.executable, "-P", str(script), "--project", project, "search", "rotation", "--json"],
+            [str(script), "--project", project, "search", "rotation", "--json"],
             stdout=handle,
             stderr=subprocess.PIPE,
             text=True,

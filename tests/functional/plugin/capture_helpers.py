@@ -28,6 +28,19 @@ TRANSCRIPT_43B = (
 SESSION_43B = "43b864ff-0cc4-405d-97b6-b0657afa9839"
 
 
+def hook_command(plugin: Path, event: str) -> list[str]:
+    """The process Claude Code starts for ``event`` of the plugin at ``plugin``: its hooks.json handler in
+    exec form (``command`` + ``args``: an installed copy), or a command string run by the shell (a
+    checkout's ``"${CLAUDE_PLUGIN_ROOT}/bin/memkeeper.cmd" EVENT``), the plugin's root put in."""
+    handler = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"][event][0]["hooks"][0]
+    if "args" in handler:
+        return [
+            part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
+            for part in [handler["command"], *handler["args"]]
+        ]
+    return ["/bin/sh", "-c", handler["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))]
+
+
 def load_hook_inputs() -> list[dict[str, Any]]:
     lines = (FIXTURES / "hook-inputs.jsonl").read_text("utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
@@ -62,7 +75,7 @@ def claude_env(
     PATH holds the CLI and the system only, so the plugin's launchers must find our Python by themselves;
     with ``memkeeper_on_path`` it also holds this Python's bin folder (``memkeeper`` there, as after
     ``pip install memkeeper``). The launchers of ``plugin/`` find the checkout's own ``.venv`` by
-    themselves (``plugin/lib/find-python.sh``); a venv anywhere else is named to them in
+    themselves (``plugin/bin/memkeeper.cmd``); a venv anywhere else is named to them in
     ``MEMKEEPER_PYTHON``, as a user would, so the tests pass wherever the venv lives.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ANTHROPIC", "MEMKEEPER"))}

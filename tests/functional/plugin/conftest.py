@@ -14,6 +14,17 @@ from tests.functional.plugin.capture_helpers import CLIS, find_claude, load_hook
 from tests.functional.plugin.capture_mock_api import MockAnthropic
 
 
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The interpreter of a fresh venv with nothing installed: a Python that has no memkeeper."""
+    import subprocess
+    import sys
+
+    venv = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], check=True)
+    return str(next(p for p in (venv / "bin" / "python", venv / "Scripts" / "python.exe") if p.exists()))
+
+
 @pytest.fixture
 def hook_inputs() -> list[dict[str, Any]]:
     return load_hook_inputs()

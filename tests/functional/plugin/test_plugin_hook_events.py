@@ -15,7 +15,7 @@ import pytest
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import hook
-from tests.functional.plugin.capture_helpers import REPO, payload_for, write_config
+from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for, write_config
 
 RunHook = Callable[[str, dict[str, Any] | bytes], tuple[int, str]]
 Jobs = list[tuple[str, dict[str, Any] | None]]
@@ -224,56 +224,58 @@ def _subprocess_env(home: Path) -> dict[str, str]:
     return env
 
 
+def copy_plugin(target: Path) -> Path:
+    """The launcher files of plugin/ (bin/memkeeper.cmd, lib/boot, hooks/hooks.json) copied to ``target``."""
+    for folder, name in (("bin", "memkeeper.cmd"), ("lib", "boot"), ("hooks", "hooks.json")):
+        (target / folder).mkdir(parents=True, exist_ok=True)
+        (target / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
+    (target / "bin" / "memkeeper.cmd").chmod(0o755)
+    return target
+
+
 def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) -> None:
-    """bin/memkeeper-hook finds our Python with no venv on PATH and never fails."""
+    """bin/memkeeper.cmd finds our Python with no venv on PATH and never fails."""
     store.memory.write_text("## 2026-11-20_1000\n- [x]: launcher memory marker\n")
     env = _subprocess_env(home)
     env["PATH"] = "/usr/bin:/bin"
     env["MEMKEEPER_PYTHON"] = sys.executable
-    launcher = REPO / "plugin" / "bin" / "memkeeper-hook"
     start = json.dumps(payload_for("SessionStart", store.project)).encode()
     done = subprocess.run(
-        ["/bin/sh", str(launcher), "SessionStart"], input=start, capture_output=True, env=env, timeout=60
+        hook_command(REPO / "plugin", "SessionStart"), input=start, capture_output=True, env=env, timeout=60
     )
     assert done.returncode == 0
     assert "launcher memory marker" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    # Without MEMKEEPER_PYTHON: the Python and package folder `memkeeper install` records
-    # beside the plugin (wherever this test's venv lives), started with -S.
+    # Without MEMKEEPER_PYTHON: the Python `memkeeper install` records beside the plugin (wherever
+    # this test's venv lives).
     import memkeeper
 
     env.pop("MEMKEEPER_PYTHON")
-    installed = home / "plugin"
-    (installed / "bin").mkdir(parents=True)
-    (installed / "bin" / "memkeeper-hook").write_bytes(launcher.read_bytes())
-    (installed / "lib").mkdir()
-    for name in ("find-python.sh", "hook-boot"):
-        (installed / "lib" / name).write_bytes((REPO / "plugin" / "lib" / name).read_bytes())
+    installed = copy_plugin(home / "plugin")
     package_parent = Path(memkeeper.__file__).absolute().parent.parent
     (installed / ".memkeeper-python").write_text(f"{sys.executable}\n{package_parent}\n")
     tool = json.dumps(payload_for("PostToolUse", store.project)).encode()
     done = subprocess.run(
-        ["/bin/sh", str(installed / "bin" / "memkeeper-hook"), "PostToolUse"],
-        input=tool,
-        capture_output=True,
-        env=env,
-        timeout=60,
+        hook_command(installed, "PostToolUse"), input=tool, capture_output=True, env=env, timeout=60
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["toolUses"] == 1
 
 
-def test_launcher_exits_zero_when_no_python_has_memkeeper(tmp_path: Path, home: Path) -> None:
-    plugin = tmp_path / "plugin"
-    (plugin / "bin").mkdir(parents=True)
-    launcher = plugin / "bin" / "memkeeper-hook"
-    launcher.write_bytes((REPO / "plugin" / "bin" / "memkeeper-hook").read_bytes())
+def test_launcher_exits_zero_when_no_python_is_found(tmp_path: Path, home: Path) -> None:
+    plugin = copy_plugin(tmp_path / "plugin")
     env = _subprocess_env(home)
     env["PATH"] = str(tmp_path / "empty")
     env["MEMKEEPER_PYTHON"] = str(tmp_path / "missing-python")
     done = subprocess.run(
-        ["/bin/sh", str(launcher), "PostToolUse"], input=b"{}", capture_output=True, env=env, timeout=60
+        hook_command(plugin, "PostToolUse"), input=b"{}", capture_output=True, env=env, timeout=60
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    # SessionStart, the first hook of a session, tells the user (no Python to parse its stdin: every time)
+    done = subprocess.run(
+        hook_command(plugin, "SessionStart"), input=b"{}", capture_output=True, env=env, timeout=60
+    )
+    assert done.returncode == 0
+    assert "no Python was found" in json.loads(done.stdout)["systemMessage"]
 
 
 def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
@@ -437,22 +439,24 @@ def test_run_exits_zero_whatever_main_does(store: StorePaths, home: Path) -> Non
     assert done.returncode == 0
 
 
-def test_launcher_exits_zero_when_the_package_fails_to_import(tmp_path: Path, home: Path) -> None:
-    """Python replaces the launcher's shell (exec): a package that breaks on import still ends in exit 0."""
-    plugin = tmp_path / "plugin"
-    for folder, name in (("bin", "memkeeper-hook"), ("lib", "find-python.sh"), ("lib", "hook-boot")):
-        (plugin / folder).mkdir(parents=True, exist_ok=True)
-        (plugin / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
+def test_launcher_exits_zero_when_the_package_fails_to_import(
+    tmp_path: Path, home: Path, bare_python: str
+) -> None:
+    """A package that breaks on import still ends in exit 0, and only SessionStart says so."""
+    plugin = copy_plugin(tmp_path / "plugin")
     broken = tmp_path / "site" / "memkeeper"
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text("raise RuntimeError('broken install')\n")
-    (plugin / ".memkeeper-python").write_text(f"{sys.executable}\n{broken.parent}\n")
+    (plugin / ".memkeeper-python").write_text(f"{bare_python}\n{broken.parent}\n")
     env = _subprocess_env(home)
-    done = subprocess.run(
-        ["/bin/sh", str(plugin / "bin" / "memkeeper-hook"), "PostToolUse"],
-        input=b"{}",
-        capture_output=True,
-        env=env,
-        timeout=60,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    start = json.dumps({"source": "startup"}).encode()
+    for event, stdin in (("PostToolUse", b"{}"), ("SessionStart", start)):
+        done = subprocess.run(
+            hook_command(plugin, event), input=stdin, capture_output=True, env=env, timeout=60
+        )
+        assert done.returncode == 0 and done.stderr == b""
+        if event == "SessionStart":
+            message = json.loads(done.stdout)["systemMessage"]
+            assert "RuntimeError: broken install" in message and "`memkeeper install`" in message
+        else:
+            assert done.stdout == b""

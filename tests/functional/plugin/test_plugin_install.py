@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core import counters
+from memkeeper.core import counters, interpreter
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import install
-from tests.functional.plugin.capture_helpers import payload_for
+from tests.functional.plugin.capture_helpers import hook_command, payload_for
 
 
 def fake_claude(tmp_path: Path, fail_add: bool = False) -> tuple[Path, Path]:
@@ -121,7 +121,7 @@ def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePa
     env.pop("CLAUDE_PROJECT_DIR", None)
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-1")).encode()
     done = subprocess.run(
-        [str(report.plugin_dir / "bin" / "memkeeper-hook"), "PostToolUse"],
+        hook_command(report.plugin_dir, "PostToolUse"),
         input=tool,
         capture_output=True,
         env=env,
@@ -146,21 +146,27 @@ def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePa
     assert "- [note]: a note from the launcher" in store.memory.read_text()
 
 
-def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePaths, tmp_path: Path) -> None:
+def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePaths) -> None:
     report = install.write_marketplace(home)
     source = json.loads((install.plugin_source() / "hooks" / "hooks.json").read_text("utf-8"))
     config = json.loads((report.plugin_dir / "hooks" / "hooks.json").read_text("utf-8"))
     assert config["hooks"].keys() == source["hooks"].keys()
     for event, groups in config["hooks"].items():
         handler = groups[0]["hooks"][0]
-        assert handler["command"] == report.python  # exec form: Claude Code starts it, no /bin/sh
-        assert handler["args"][:4] == ["-I", "-P", "-S", "-c"] and handler["args"][-1] == event
+        # exec form: Claude Code starts the recorded Python itself, no shell, no Python source inline
+        assert handler["command"] == report.python
+        assert handler["args"] == [*interpreter.FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", event]
         assert handler["timeout"] == source["hooks"][event][0]["hooks"][0]["timeout"]
-    post = config["hooks"]["PostToolUse"][0]["hooks"][0]
+        assert len(" ".join([handler["command"], *handler["args"]])) <= 200
+    server = json.loads((report.plugin_dir / ".mcp.json").read_text("utf-8"))["mcpServers"]["memkeeper"]
+    assert server == {
+        "command": report.python,
+        "args": [*interpreter.FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", "mcp"],
+    }
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MEMKEEPER_NO_JOBS": "1"}
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-2")).encode()
     done = subprocess.run(
-        [post["command"], *post["args"]],
+        hook_command(report.plugin_dir, "PostToolUse"),
         input=tool,
         capture_output=True,
         env=env,
@@ -169,7 +175,14 @@ def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePath
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert counters.read_counters(store)["sessions"]["inst-2"]["toolUses"] == 1
-    # a package folder that is gone (the venv moved): still exit 0, and nothing on stderr
-    gone = [post["command"], *post["args"][:-2], str(tmp_path / "gone"), "PostToolUse"]
-    done = subprocess.run(gone, input=tool, capture_output=True, env=env, cwd=store.project, timeout=60)
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() -> None:
+    """bin/memkeeper.cmd (sh and cmd parts) runs lib/boot with interpreter.FLAGS, as an installed copy does."""
+    text = (install.plugin_source() / "bin" / "memkeeper.cmd").read_text("utf-8")
+    flags = " ".join(interpreter.FLAGS)
+    assert f'exec "$py" {flags} "$root/lib/boot" "$@"' in text
+    assert f'"%py%" {flags} "%root%\\lib\\boot" %*' in text
+    hooks = json.loads((install.plugin_source() / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
+    for event, groups in hooks.items():
+        assert groups[0]["hooks"][0]["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/memkeeper.cmd" {event}'

@@ -1,6 +1,7 @@
 """A project whose top level holds ``json.py``, ``types.py``, ``select.py``… shadows nothing.
 
-Every Python memkeeper starts runs with ``-P`` (the launchers, the background jobs), so
+Every Python memkeeper starts runs with ``-P`` (``memkeeper.core.interpreter``: the launchers, the
+background jobs), so
 the project folder, which is the current directory of hooks, jobs and slash commands,
 never comes first on ``sys.path``. Each planted module records that it was imported and
 breaks what it replaces; the hooks still count, a job still runs, and a slash command
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from memkeeper.core import counters
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import REPO, payload_for
+from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for
 
 SHADOWS = ("json", "types", "select", "subprocess", "pathlib", "re", "fcntl", "argparse")
 
@@ -46,10 +47,9 @@ def test_project_modules_never_shadow_ours(store: StorePaths, home: Path, tmp_pa
     marker = tmp_path / "imported.txt"
     _plant(store.project, marker)
     env = _env(home)
-    hook = REPO / "plugin" / "bin" / "memkeeper-hook"
     for event in ("UserPromptSubmit", "PostToolUse", "PostToolUse"):
         done = subprocess.run(
-            ["/bin/sh", str(hook), event],
+            hook_command(REPO / "plugin", event),
             input=json.dumps(payload_for(event, store.project, session_id="s-shadow")).encode(),
             cwd=store.project,
             capture_output=True,
@@ -62,7 +62,7 @@ def test_project_modules_never_shadow_ours(store: StorePaths, home: Path, tmp_pa
     # A job spawned the way hooks spawn them (cwd: the project) still runs: PreCompact starts a flush.
     store.memory.write_text("")
     done = subprocess.run(
-        ["/bin/sh", str(hook), "SessionEnd"],
+        hook_command(REPO / "plugin", "SessionEnd"),
         input=json.dumps(payload_for("SessionEnd", store.project, session_id="s-shadow")).encode(),
         cwd=store.project,
         capture_output=True,
@@ -78,11 +78,11 @@ def test_project_modules_never_shadow_ours(store: StorePaths, home: Path, tmp_pa
 
     launcher = REPO / "plugin" / "bin" / "memkeeper"
     done = subprocess.run(
-        ["/bin/sh", str(launcher), "status"], cwd=store.project, capture_output=True, env=env, timeout=60
+        [str(launcher), "status"], cwd=store.project, capture_output=True, env=env, timeout=60
     )
     assert done.returncode == 0, done.stderr
     done = subprocess.run(
-        ["/bin/sh", str(launcher), "save", "shadowing is harmless"],
+        [str(launcher), "save", "shadowing is harmless"],
         cwd=store.project,
         capture_output=True,
         env=env,
