@@ -8,9 +8,12 @@ Prints, for the store given: the first index build (MB/s, with progress on stder
 index size in pages in use, a refresh of the unchanged store in process (min/median/max),
 an incremental update, in-process query latency, and then, query by query, the whole
 ``memkeeper search --deep`` process against ``rg -nF`` and ``grep -rnF`` over the same
-files and a clean interpreter (``python3 -I -c pass``, the floor of any Python command),
-each as min/median/max of ``--runs`` runs, with the median CPU time beside (the stable figure
-on a loaded machine). The queries are the generator's planted words, its vocabulary, path-like
+files and a clean interpreter (``python -I -c pass`` of a fresh venv this bench makes, the floor of
+any Python command), each as min/median/max of ``--runs`` runs alternated side by side (each round
+runs every side once, in a turning order), with the median CPU time beside (the stable figure on a
+loaded machine). A side that errored on a query (memkeeper exit other than 0 or 3, no results; rg
+or grep exit >= 2) gets no
+figure for it, no ratio, and the bench exits 1. The queries are the generator's planted words, its vocabulary, path-like
 words, words it never writes, one- and two-letter words, Korean and queries with no hit, in
 two sets: the ones the search was tuned against, and HELD_OUT, never tuned against (report
 both). memkeeper runs with its modules compiled, as pip installs it. Goals: at 1 GB memkeeper >= 3x ripgrep at the
@@ -28,10 +31,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_build (a first build), also under python -P
 
+from memkeeper.cli.output import EXIT_NOTHING
 from memkeeper.core.store import StorePaths
 
 #: (query, kind): kind says where the words come from. The search was tuned against these.
@@ -182,65 +187,112 @@ def in_process(paths: StorePaths, runs: int) -> None:
             )
 
 
-def run_process(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of one process, its output read from a pipe."""
+def run_process(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """Wall and CPU (user + system) seconds of one process, its output read from a pipe, and its exit code."""
     start = time.perf_counter()
     # a pipe, not /dev/null: GNU grep stops at the first match when its output is /dev/null
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdout is not None
     while proc.stdout.read(1 << 16):
         pass
-    _pid, _status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
-def timed_process(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[list[float], float]:
-    """Wall times of ``runs`` runs and their median CPU time."""
-    walls: list[float] = []
-    cpus: list[float] = []
-    for _ in range(runs):
-        wall, cpu = run_process(argv, env)
-        walls.append(wall)
-        cpus.append(cpu)
-    return walls, statistics.median(cpus)
+@dataclass
+class Side:
+    """One side of the comparison: its command, the exit codes that mean it did its work, and its runs.
+    A side with one failed run gets no figure: ``error`` says why."""
+
+    name: str
+    argv: list[str]
+    ok: tuple[int, ...] = (0,)
+    env: dict[str, str] | None = None
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    def run(self) -> None:
+        wall, cpu, code = run_process(self.argv, self.env)
+        if code not in self.ok:
+            self.error = self.error or f"exit {code}"
+        self.walls.append(wall)
+        self.cpus.append(cpu)
+
+    @property
+    def measured(self) -> bool:
+        return self.error is None and bool(self.walls)
+
+    def median(self) -> float:
+        return statistics.median(self.walls)
+
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
+
+    def columns(self) -> str:
+        """min/median/max and the median CPU, or the error in their place."""
+        if not self.measured:
+            return f"{'no figure: ' + (self.error or 'not run'):>30}"
+        return f"{spread(self.walls)} {self.cpu() * 1000:6.1f}"
 
 
-def whole_process(paths: StorePaths, runs: int) -> None:
+def alternated(sides: list[Side], runs: int) -> None:
+    """``runs`` rounds, each running every side once, the order turned by one each round: load that
+    drifts lands on every side alike (pairs, not blocks)."""
+    for round_ in range(runs):
+        k = round_ % len(sides)
+        for side in sides[k:] + sides[:k]:
+            side.run()
+
+
+def clean_python(cache: Path) -> str:
+    """The interpreter of a fresh venv with nothing installed (made here once): the baseline. Not the
+    system ``python3 -I``, whose site-packages may hold a .pth that imports something at every start."""
+    venv = cache / "clean-venv"
+    python = next((p for p in (venv / "bin" / "python", venv / "Scripts" / "python.exe") if p.exists()), None)
+    if python is None:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], check=True)
+        python = next(p for p in (venv / "bin" / "python", venv / "Scripts" / "python.exe") if p.exists())
+    return str(python)
+
+
+def whole_process(paths: StorePaths, runs: int, cache: Path) -> int:
+    """The whole-process table; 1 when a side errored (and got no figure), else 0."""
     root = str(paths.root)
     # As installed (pip compiles the modules): a development shell's PYTHONDONTWRITEBYTECODE
     # would make every run compile memkeeper from source, which no user's install does.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["MEMKEEPER_NO_JOBS"] = "1"
-    # the interpreter itself (the venv's python resolved), not a version manager's shim script
-    python = os.path.realpath(sys.executable)
+    clean = clean_python(cache)
     # the installed command, as a user runs it (pip's script beside this interpreter)
     memkeeper = Path(sys.executable).with_name("memkeeper")
     cli = [str(memkeeper), "--project", str(paths.project), "search"]
     rg = shutil.which("rg")
     grep = shutil.which("grep") or "grep"
-    floor, floor_cpu = timed_process([python, "-I", "-c", "pass"], runs * 3)
-    print(f"\nwhole process, ms min/median/max of {runs} runs (CPU: median ms); output read from a pipe")
-    print(f"  clean interpreter ({python} -I -c pass): {spread(floor)}  CPU {floor_cpu * 1000:.1f}")
+    print(
+        f"\nwhole process, ms min/median/max of {runs} runs (CPU: median ms); output read from a pipe;"
+        " the sides of each query alternated run by run"
+    )
+    print(f"  clean interpreter: {clean} -I -c pass (a fresh venv this bench made, nothing installed)")
     print(
         f"  memkeeper: {memkeeper} (the installed command), its modules compiled as pip installs them,"
         " after one warm-up run per query"
     )
     if rg is None:
         print("  ripgrep is not installed (apt-get install ripgrep): its column is empty")
+    failed = False
     for label, queries in (("tuned", QUERIES), ("held out", HELD_OUT)):
         print(f"\n  {label}:")
         print(
             f"  {'query':34} {'kind':14} {'memkeeper --deep':>23} {'CPU':>6} {'rg -nF':>23} {'CPU':>6}"
-            f" {'grep -rnF':>23}  rg/mk"
+            f" {'grep -rnF':>23} {'CPU':>6} {'python -I':>23} {'CPU':>6}  rg/mk"
         )
         ratios: list[float] = []
         cpu_ratios: list[float] = []  # the same in CPU time: what load on the machine distorts least
         slower: list[str] = []
         for query, kind in queries:
             pattern = grep_pattern(query)
-            mk_argv = [*cli, query, "--deep"]
-            rg_argv = [rg or "rg", "-nF", "--", pattern, root]
             # the index and the trash are not what a person means to search
             grep_argv = [
                 grep,
@@ -249,30 +301,43 @@ def whole_process(paths: StorePaths, runs: int) -> None:
                 "--exclude-dir=.state",
                 "--exclude-dir=.trash",
             ]
-            grep_argv += ["--", pattern, root]
-            run_process(mk_argv, env)  # warm the page cache the same for all three
-            m, m_cpu = timed_process(mk_argv, runs, env)
-            r, r_cpu = timed_process(rg_argv, runs) if rg else ([], 0.0)
-            g, _g_cpu = timed_process(grep_argv, runs)
-            ratio = statistics.median(r) / statistics.median(m) if r else 0.0
-            ratios.append(ratio)
-            cpu_ratios.append(r_cpu / m_cpu if r and m_cpu > 0 else 0.0)
-            if r and statistics.median(m) > statistics.median(r):
-                slower.append(query)
-            rg_cols = f"{spread(r)} {r_cpu * 1000:6.1f}" if r else " " * 30
+            mk = Side("memkeeper", [*cli, query, "--deep"], ok=(0, EXIT_NOTHING), env=env)  # 3: no results
+            sides = [mk]
+            # rg and grep exit 1 when nothing matched: work done all the same; 2 is an error
+            rg_side = Side("rg", [rg, "-nF", "--", pattern, root], ok=(0, 1)) if rg else None
+            sides += [rg_side] if rg_side else []
+            sides += [Side("grep", [*grep_argv, "--", pattern, root], ok=(0, 1))]
+            sides += [Side("clean", [clean, "-I", "-c", "pass"])]
+            run_process(mk.argv, env)  # warm the page cache the same for all three
+            alternated(sides, runs)
+            failed = failed or any(not side.measured for side in sides)
+            both = rg_side is not None and rg_side.measured and mk.measured
+            ratio = rg_side.median() / mk.median() if both and rg_side else None
+            if ratio is not None and rg_side is not None:
+                ratios.append(ratio)
+                cpu_ratios.append(rg_side.cpu() / mk.cpu() if mk.cpu() > 0 else 0.0)
+                if mk.median() > rg_side.median():
+                    slower.append(query)
+            rg_cols = rg_side.columns() if rg_side else " " * 30
+            shown = f"{ratio:5.1f}x" if ratio is not None else "    -"
             print(
-                f"  {query!r:34} {kind:14} {spread(m)} {m_cpu * 1000:6.1f} {rg_cols} {spread(g)} {ratio:5.1f}x"
+                f"  {query!r:34} {kind:14} {mk.columns()} {rg_cols} {sides[-2].columns()} {sides[-1].columns()}"
+                f" {shown}"
             )
-        if rg:
+        if ratios:
             print(
-                f"  {label}: ripgrep/memkeeper median over the queries {statistics.median(ratios):.1f}x, "
-                f"worst {min(ratios):.1f}x; slower than ripgrep on: {', '.join(map(repr, slower)) or 'none'}"
+                f"  {label}: ripgrep/memkeeper median over the {len(ratios)} queries measured on both sides "
+                f"{statistics.median(ratios):.1f}x, worst {min(ratios):.1f}x; slower than ripgrep on: "
+                f"{', '.join(map(repr, slower)) or 'none'}"
             )
             print(
                 f"  {label}: in CPU time (user + system, median of the runs; ripgrep reads with several threads)"
                 f" ripgrep/memkeeper median "
                 f"{statistics.median(cpu_ratios):.1f}x, worst {min(cpu_ratios):.1f}x"
             )
+    if failed:
+        print("\nbench_search: a side errored on some query: no figure printed for it (see 'no figure')")
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,6 +345,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("project", type=Path, help="project directory holding .claude/memory")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (default 3)")
     parser.add_argument("--keep-index", action="store_true", help="do not rebuild the index first")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(__file__).resolve().parent / "out",
+        help="where the clean venv of the baseline is made (default bench/out)",
+    )
     args = parser.parse_args(argv)
 
     paths = StorePaths(args.project.absolute())
@@ -296,9 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_index or not paths.search_db.exists():
         build(paths)
     in_process(paths, args.runs)
-    whole_process(paths, args.runs)
+    failed = whole_process(paths, args.runs, args.cache)
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    return 0
+    return failed
 
 
 if __name__ == "__main__":
