@@ -29,9 +29,11 @@ def register(commands: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
     from memkeeper.core.doctor import diagnose, problems_left, repair
+    from memkeeper.plugin.install import check_installed
 
     paths = paths_from(args, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
+    plugin = check_installed()
     left = problems_left(findings)
     code = EXIT_OK if not left else EXIT_ERROR
     if args.json:
@@ -42,10 +44,15 @@ def run(args: argparse.Namespace) -> int:
                 "healthy": not left,
                 "repairRan": bool(args.repair),
                 "findings": [f.to_dict() for f in findings],
+                "plugin": plugin.to_dict(),
             }
         )
         return code
     out = console()
+    # whether the plugin Claude Code will run finds memkeeper: the store's health does not depend on it
+    out.print(
+        literal(f"Plugin: {plugin.message}."), style=None if plugin.finds_memkeeper else "red", soft_wrap=True
+    )
     if not paths.exists():
         from memkeeper.cli.output import no_store_message
         from memkeeper.cli.output import sentence as _sentence

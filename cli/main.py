@@ -166,7 +166,7 @@ def _quote_from_bytes(bs: bytes, safe: str = "/") -> str:
 
 
 def run() -> None:
-    """The ``memkeeper`` process (``bin/memkeeper``): :func:`main`, then exit with its code.
+    """The ``memkeeper`` process (the console script): :func:`main`, then exit with its code.
 
     A search answered on the fast path leaves without the interpreter's teardown (freeing
     every module it loaded costs it milliseconds); its output is flushed first.

@@ -196,9 +196,11 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
 
     backend = backend_report(paths, config)
     from memkeeper.core.keeping import not_kept_reasons
+    from memkeeper.plugin.install import check_installed
 
     return {
         "notKept": not_kept_reasons(paths) if exists else [],
+        "plugin": check_installed().to_dict(),
         "backend": backend,
         "project": str(paths.project),
         "store": str(paths.root),
@@ -286,6 +288,8 @@ def run_status(args: argparse.Namespace) -> int:
     grid.add_row("summarizer", literal(_backend_text(status["backend"])))
     grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
+    plugin = status["plugin"]
+    grid.add_row("plugin", literal(plugin["message"]), style=None if plugin["findsMemkeeper"] else "red")
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
         grid.add_row(label, literal(status[key] or "never"))
     out.print(grid)

@@ -128,10 +128,70 @@ def exec_form(plugin: Path, python: str) -> None:
     mcp_json.write_text(json.dumps(servers, indent=2) + "\n", "utf-8")
 
 
-def _run(argv: list[str]) -> Step:
+@dataclass
+class PluginCheck:
+    """Whether the plugin Claude Code will run (the installed copy) finds a memkeeper, and which."""
+
+    installed: bool
+    plugin_dir: str
+    python: str | None = None
+    finds_memkeeper: bool = False
+    this_memkeeper: bool = False
+    message: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "installed": self.installed,
+            "dir": self.plugin_dir,
+            "python": self.python,
+            "findsMemkeeper": self.finds_memkeeper,
+            "thisMemkeeper": self.this_memkeeper,
+            "message": self.message,
+        }
+
+
+def check_installed(home: Path | None = None, timeout: float = 30.0) -> PluginCheck:
+    """Run the installed plugin's launcher the way its hooks.json does (the recorded Python, exec form),
+    asking for ``--version`` instead of a hook: it answers only if that Python finds memkeeper."""
+    plugin = marketplace_dir(home) / "plugins" / PLUGIN_NAME
+    check = PluginCheck(installed=plugin.is_dir(), plugin_dir=str(plugin))
+    if not check.installed:
+        check.message = (
+            "not installed in Claude Code (run `memkeeper install`); a checkout's plugin "
+            "(`claude --plugin-dir plugin/`) looks for its Python by itself"
+        )
+        return check
+    try:
+        hooks = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
+        handler = hooks["SessionStart"][0]["hooks"][0]
+        argv = [
+            str(part).replace(PLUGIN_ROOT, str(plugin)) for part in [handler["command"], *handler["args"]]
+        ]
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        check.message = f"its hooks.json is unreadable ({exc}): run `memkeeper install`"
+        return check
+    check.python = argv[0]
+    probe = _run([*argv[:-1], "--version"], timeout)
+    check.finds_memkeeper = probe.returncode == 0 and probe.output.startswith("memkeeper ")
+    check.this_memkeeper = check.finds_memkeeper and os.path.abspath(argv[0]) == os.path.abspath(
+        sys.executable
+    )
+    if not check.finds_memkeeper:
+        check.message = f"the installed plugin cannot find memkeeper: {probe.output or 'no answer'}"
+    elif check.this_memkeeper:
+        check.message = f"the installed plugin runs this memkeeper ({argv[0]})"
+    else:
+        check.message = (
+            f"the installed plugin runs memkeeper with another Python ({argv[0]}); "
+            "run `memkeeper install` to make it this one"
+        )
+    return check
+
+
+def _run(argv: list[str], timeout: float = CLAUDE_TIMEOUT) -> Step:
     try:
         done = subprocess.run(  # noqa: S603 - argv list, no shell
-            argv, capture_output=True, text=True, timeout=CLAUDE_TIMEOUT, stdin=subprocess.DEVNULL
+            argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Step(argv, 1, f"{type(exc).__name__}: {exc}")

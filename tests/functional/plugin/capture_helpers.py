@@ -63,7 +63,7 @@ def write_config(paths: StorePaths, config: dict[str, Any]) -> None:
 
 
 #: The real Claude Code CLIs the end-to-end tests run: pinned, and the newest tested.
-CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.330")}
+CLIS = {"pinned": (".e2e", "2.1.197"), "newest": (".e2e-newest", "2.1.332")}
 
 
 def claude_env(

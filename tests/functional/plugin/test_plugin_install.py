@@ -186,3 +186,40 @@ def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() ->
     hooks = json.loads((install.plugin_source() / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
     for event, groups in hooks.items():
         assert groups[0]["hooks"][0]["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/memkeeper.cmd" {event}'
+
+
+def test_doctor_and_status_say_whether_the_installed_plugin_finds_memkeeper(
+    home: Path, store: StorePaths, bare_python: str
+) -> None:
+    assert not install.check_installed(home).installed
+    install.write_marketplace(home)
+    check = install.check_installed(home)
+    assert (check.finds_memkeeper, check.this_memkeeper) == (True, True), check.message
+    # the recorded Python lost memkeeper, and the recorded package folder is gone: the check runs the
+    # launcher as Claude Code does
+    report = install.write_marketplace(home, python=bare_python)
+    (report.plugin_dir / ".memkeeper-python").write_text(f"{bare_python}\n{home / 'gone'}\n")
+    check = install.check_installed(home)
+    assert (check.installed, check.finds_memkeeper) == (True, False)
+    assert (
+        f"{bare_python} cannot import memkeeper" in check.message and "`memkeeper install`" in check.message
+    )
+    env = dict(os.environ, HOME=str(home))
+    for command in ("status", "doctor"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "memkeeper.cli.main",
+                "--project",
+                str(store.project),
+                command,
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert json.loads(done.stdout)["plugin"]["findsMemkeeper"] is False, done.stdout + done.stderr
