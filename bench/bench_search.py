@@ -257,6 +257,65 @@ def clean_python(cache: Path) -> str:
     return str(python)
 
 
+def query_sides(
+    query: str, cli: list[str], env: dict[str, str], rg: str | None, grep: str, clean: str, root: str
+) -> list[Side]:
+    """memkeeper, ripgrep (when installed), grep and the clean interpreter for one query."""
+    pattern = grep_pattern(query)
+    # the index and the trash are not what a person means to search
+    grep_argv = [grep, "-rnF", "--exclude=.search.sqlite3*", "--exclude-dir=.state", "--exclude-dir=.trash"]
+    sides = [Side("memkeeper", [*cli, query, "--deep"], ok=(0, EXIT_NOTHING), env=env)]  # 3: no results
+    if rg:  # rg and grep exit 1 when nothing matched: work done all the same; 2 is an error
+        sides.append(Side("rg", [rg, "-nF", "--", pattern, root], ok=(0, 1)))
+    sides.append(Side("grep", [*grep_argv, "--", pattern, root], ok=(0, 1)))
+    sides.append(Side("clean", [clean, "-I", "-c", "pass"]))
+    return sides
+
+
+def table(
+    label: str, queries: list[tuple[str, str]], sides_for: Callable[[str], list[Side]], runs: int
+) -> bool:
+    """One set of queries, each side alternated with the others; True when a side errored somewhere."""
+    print(f"\n  {label}:")
+    print(
+        f"  {'query':34} {'kind':14} {'memkeeper --deep':>23} {'CPU':>6} {'rg -nF':>23} {'CPU':>6}"
+        f" {'grep -rnF':>23} {'CPU':>6} {'python -I':>23} {'CPU':>6}  rg/mk"
+    )
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []  # the same in CPU time: what load on the machine distorts least
+    slower: list[str] = []
+    failed = False
+    for query, kind in queries:
+        sides = sides_for(query)
+        run_process(sides[0].argv, sides[0].env)  # warm the page cache the same for every side
+        alternated(sides, runs)
+        failed = failed or any(not side.measured for side in sides)
+        mk, rg_side = sides[0], next((side for side in sides if side.name == "rg"), None)
+        ratio = rg_side.median() / mk.median() if rg_side and rg_side.measured and mk.measured else None
+        if ratio is not None and rg_side is not None:
+            ratios.append(ratio)
+            cpu_ratios.append(rg_side.cpu() / mk.cpu() if mk.cpu() > 0 else 0.0)
+            if mk.median() > rg_side.median():
+                slower.append(query)
+        rg_cols = rg_side.columns() if rg_side else " " * 30
+        shown = f"{ratio:5.1f}x" if ratio is not None else "    -"
+        print(
+            f"  {query!r:34} {kind:14} {mk.columns()} {rg_cols} {sides[-2].columns()} {sides[-1].columns()}"
+            f" {shown}"
+        )
+    if ratios:
+        print(
+            f"  {label}: ripgrep/memkeeper median over the {len(ratios)} queries measured on both sides "
+            f"{statistics.median(ratios):.1f}x, worst {min(ratios):.1f}x; slower than ripgrep on: "
+            f"{', '.join(map(repr, slower)) or 'none'}"
+        )
+        print(
+            f"  {label}: in CPU time (user + system, median of the runs; ripgrep reads with several threads)"
+            f" ripgrep/memkeeper median {statistics.median(cpu_ratios):.1f}x, worst {min(cpu_ratios):.1f}x"
+        )
+    return failed
+
+
 def whole_process(paths: StorePaths, runs: int, cache: Path) -> int:
     """The whole-process table; 1 when a side errored (and got no figure), else 0."""
     root = str(paths.root)
@@ -281,60 +340,13 @@ def whole_process(paths: StorePaths, runs: int, cache: Path) -> int:
     )
     if rg is None:
         print("  ripgrep is not installed (apt-get install ripgrep): its column is empty")
+
+    def sides_for(query: str) -> list[Side]:
+        return query_sides(query, cli, env, rg, grep, clean, root)
+
     failed = False
     for label, queries in (("tuned", QUERIES), ("held out", HELD_OUT)):
-        print(f"\n  {label}:")
-        print(
-            f"  {'query':34} {'kind':14} {'memkeeper --deep':>23} {'CPU':>6} {'rg -nF':>23} {'CPU':>6}"
-            f" {'grep -rnF':>23} {'CPU':>6} {'python -I':>23} {'CPU':>6}  rg/mk"
-        )
-        ratios: list[float] = []
-        cpu_ratios: list[float] = []  # the same in CPU time: what load on the machine distorts least
-        slower: list[str] = []
-        for query, kind in queries:
-            pattern = grep_pattern(query)
-            # the index and the trash are not what a person means to search
-            grep_argv = [
-                grep,
-                "-rnF",
-                "--exclude=.search.sqlite3*",
-                "--exclude-dir=.state",
-                "--exclude-dir=.trash",
-            ]
-            mk = Side("memkeeper", [*cli, query, "--deep"], ok=(0, EXIT_NOTHING), env=env)  # 3: no results
-            sides = [mk]
-            # rg and grep exit 1 when nothing matched: work done all the same; 2 is an error
-            rg_side = Side("rg", [rg, "-nF", "--", pattern, root], ok=(0, 1)) if rg else None
-            sides += [rg_side] if rg_side else []
-            sides += [Side("grep", [*grep_argv, "--", pattern, root], ok=(0, 1))]
-            sides += [Side("clean", [clean, "-I", "-c", "pass"])]
-            run_process(mk.argv, env)  # warm the page cache the same for all three
-            alternated(sides, runs)
-            failed = failed or any(not side.measured for side in sides)
-            both = rg_side is not None and rg_side.measured and mk.measured
-            ratio = rg_side.median() / mk.median() if both and rg_side else None
-            if ratio is not None and rg_side is not None:
-                ratios.append(ratio)
-                cpu_ratios.append(rg_side.cpu() / mk.cpu() if mk.cpu() > 0 else 0.0)
-                if mk.median() > rg_side.median():
-                    slower.append(query)
-            rg_cols = rg_side.columns() if rg_side else " " * 30
-            shown = f"{ratio:5.1f}x" if ratio is not None else "    -"
-            print(
-                f"  {query!r:34} {kind:14} {mk.columns()} {rg_cols} {sides[-2].columns()} {sides[-1].columns()}"
-                f" {shown}"
-            )
-        if ratios:
-            print(
-                f"  {label}: ripgrep/memkeeper median over the {len(ratios)} queries measured on both sides "
-                f"{statistics.median(ratios):.1f}x, worst {min(ratios):.1f}x; slower than ripgrep on: "
-                f"{', '.join(map(repr, slower)) or 'none'}"
-            )
-            print(
-                f"  {label}: in CPU time (user + system, median of the runs; ripgrep reads with several threads)"
-                f" ripgrep/memkeeper median "
-                f"{statistics.median(cpu_ratios):.1f}x, worst {min(cpu_ratios):.1f}x"
-            )
+        failed = table(label, queries, sides_for, runs) or failed
     if failed:
         print("\nbench_search: a side errored on some query: no figure printed for it (see 'no figure')")
     return 1 if failed else 0

@@ -288,8 +288,7 @@ def run_status(args: argparse.Namespace) -> int:
     grid.add_row("summarizer", literal(_backend_text(status["backend"])))
     grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
-    plugin = status["plugin"]
-    grid.add_row("plugin", literal(plugin["message"]), style=None if plugin["findsMemkeeper"] else "red")
+    _plugin_row(grid, status["plugin"])
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
         grid.add_row(label, literal(status[key] or "never"))
     out.print(grid)
@@ -310,6 +309,13 @@ def run_status(args: argparse.Namespace) -> int:
     for warning in status["warnings"]:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return 0
+
+
+def _plugin_row(grid: Any, plugin: dict[str, Any]) -> None:
+    """Whether the plugin Claude Code will run finds memkeeper (red when it does not)."""
+    from memkeeper.cli.output import literal
+
+    grid.add_row("plugin", literal(plugin["message"]), style=None if plugin["findsMemkeeper"] else "red")
 
 
 def _backend_text(backend: dict[str, Any]) -> str:

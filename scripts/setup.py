@@ -17,6 +17,7 @@ before the venv exists.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".venv"
 STAMP = VENV / ".memkeeper-installed"
 CLAUDE_PINNED = "2.1.197"
-CLAUDE_NEWEST = "2.1.330"
+CLAUDE_NEWEST = "2.1.332"
 #: The folders of the package: a new or removed file needs the (strict) editable install again.
 PACKAGE_FOLDERS = ("pkg", "core", "cli", "plugin", "tui")
 DEV_EXTRAS = "[dev,anthropic]"
@@ -119,12 +120,21 @@ def install_tmux() -> None:
         print("setup: tmux is missing (the tmux smoke tests will be skipped)", file=sys.stderr)
 
 
+def installed_claude(folder: Path) -> str | None:
+    """The version of the Claude Code CLI npm installed in ``folder``, if any."""
+    package = folder / "node_modules" / "@anthropic-ai" / "claude-code" / "package.json"
+    try:
+        return str(json.loads(package.read_text("utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def install_claude_clis() -> None:
-    """The real Claude Code CLIs, pinned and newest, for the end-to-end plugin and summarizer tests."""
+    """The real Claude Code CLIs, pinned and newest, for the end-to-end plugin and summarizer tests (installed
+    again when the version there is not the one named here)."""
     npm = shutil.which("npm")
     for folder, version in ((".e2e", CLAUDE_PINNED), (".e2e-newest", CLAUDE_NEWEST)):
-        bin_dir = REPO / folder / "node_modules" / ".bin"
-        if (bin_dir / "claude").exists() or (bin_dir / "claude.cmd").exists():
+        if installed_claude(REPO / folder) == version:
             continue
         if npm is None:
             print("setup: npm is missing (the end-to-end tests will be skipped)", file=sys.stderr)
