@@ -226,7 +226,7 @@ def _median_run(argv: list[str]) -> tuple[float, float]:
     # every memkeeper run compile itself from source
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     runs = [run_process(argv, env) for _ in range(3)]
-    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+    return statistics.median(w for w, _, _ in runs), statistics.median(c for _, c, _ in runs)
 
 
 def _missing_share(question: str, body: str) -> float:
