@@ -145,6 +145,19 @@ def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
     raise AssertionError("timed out waiting for the background jobs to finish")
 
 
+def validate_strictly(claude_bin: Path, env: dict[str, str], plugin: Path) -> None:
+    """``claude plugin validate --strict PLUGIN`` passes."""
+    done = subprocess.run(
+        [str(claude_bin), "plugin", "validate", "--strict", str(plugin)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation passed" in done.stdout
+
+
 def find_claude(cli: str) -> Path:
     """The real Claude Code CLI ``cli`` (a key of ``CLIS``), checked; the test is skipped when it is
     not installed (``scripts/setup.sh --test`` installs it: a test never does)."""

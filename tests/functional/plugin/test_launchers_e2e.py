@@ -27,6 +27,7 @@ from tests.functional.plugin.capture_helpers import (
     RUN_TIMEOUT,
     claude_env,
     memory_project,
+    validate_strictly,
     wait_for,
     wait_quiet,
 )
@@ -87,14 +88,7 @@ def test_an_installed_plugin_runs_every_hook_with_no_shell_and_no_source_in_the_
     done = run_memkeeper("install", "--json", env=installing)
     assert done.returncode == 0 and json.loads(done.stdout)["registered"], done.stdout + done.stderr
     plugin = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper"
-    valid = subprocess.run(
-        [str(claude_bin), "plugin", "validate", "--strict", str(plugin)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert valid.returncode == 0, valid.stdout + valid.stderr
+    validate_strictly(claude_bin, env, plugin)
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
     commands = [" ".join([h["command"], *h["args"]]) for groups in hooks.values() for h in groups[0]["hooks"]]
     assert max(len(c) for c in commands) <= LONGEST_COMMAND
@@ -132,14 +126,7 @@ def test_a_checkout_plugin_runs_every_hook(
 ) -> None:
     env = claude_env(home, claude_bin, mock.url)
     env["MEMKEEPER_NO_JOBS"] = "1"
-    valid = subprocess.run(
-        [str(claude_bin), "plugin", "validate", "--strict", str(PLUGIN)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert valid.returncode == 0, valid.stdout + valid.stderr
+    validate_strictly(claude_bin, env, PLUGIN)
     events = claude(
         claude_bin, env, project.project, "-p", "USE_TOOL: run echo", "--allowedTools", "Bash", plugin=PLUGIN
     )

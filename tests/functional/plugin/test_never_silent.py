@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.cli.plugin_cmds import HOOK_EVENTS
 from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for
 
-EVENTS_AFTER_START = (
-    "UserPromptSubmit",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "PreCompact",
-    "SessionEnd",
-)
+EVENTS_AFTER_START = HOOK_EVENTS[1:]  # SessionStart comes first
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from tests.functional.plugin.capture_helpers import (
     find_claude,
     memory_project,
     run_claude,
+    validate_strictly,
     wait_for,
     wait_quiet,
 )
@@ -89,15 +90,7 @@ def plugin_list(claude_bin: Path, env: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def test_plugin_validates_strictly(claude_bin: Path, e2e_env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [str(claude_bin), "plugin", "validate", "--strict", str(PLUGIN)],
-        env=e2e_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "Validation passed" in done.stdout
+    validate_strictly(claude_bin, e2e_env, PLUGIN)
 
 
 def test_init_only_puts_memory_into_session_start_context(
@@ -211,14 +204,7 @@ def test_memkeeper_install_registers_the_plugin(
     assert report["registered"] is True
     marketplace = home / ".claude" / "memkeeper-marketplace"
     assert (marketplace / ".claude-plugin" / "marketplace.json").is_file()
-    valid = subprocess.run(
-        [str(claude_bin), "plugin", "validate", "--strict", str(marketplace / "plugins" / "memkeeper")],
-        env=e2e_env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-    )
-    assert valid.returncode == 0, valid.stdout + valid.stderr
+    validate_strictly(claude_bin, e2e_env, marketplace / "plugins" / "memkeeper")
     assert any(
         p["id"] == "memkeeper@memkeeper-local" and p["enabled"] for p in plugin_list(claude_bin, e2e_env)
     )

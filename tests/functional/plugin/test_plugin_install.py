@@ -12,6 +12,7 @@ from memkeeper.core import counters, interpreter
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import install
 from tests.functional.plugin.capture_helpers import hook_command, payload_for
+from tests.memkeeper_cli import run_memkeeper
 
 
 def fake_claude(tmp_path: Path, fail_add: bool = False) -> tuple[Path, Path]:
@@ -206,20 +207,5 @@ def test_doctor_and_status_say_whether_the_installed_plugin_finds_memkeeper(
     )
     env = dict(os.environ, HOME=str(home))
     for command in ("status", "doctor"):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-P",
-                "-m",
-                "memkeeper.cli.main",
-                "--project",
-                str(store.project),
-                command,
-                "--json",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_memkeeper("--project", str(store.project), command, "--json", env=env)
         assert json.loads(done.stdout)["plugin"]["findsMemkeeper"] is False, done.stdout + done.stderr
