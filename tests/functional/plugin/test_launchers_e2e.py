@@ -172,5 +172,5 @@ def test_a_plugin_that_finds_no_memkeeper_tells_the_user_once(
         if '"hook_system_message"' in line
     ]
     assert len(messages) == 1 and messages[0].startswith("memkeeper: memory is not being kept:")
-    assert f"python3 {checkout / 'scripts' / 'setup.py'} --run" in messages[0]
+    assert f"`{path_bin / 'python3'} {checkout / 'scripts' / 'setup.py'} --run`" in messages[0]
     assert list(project.iterdir()) == []  # nothing written to the project

@@ -65,7 +65,8 @@ def test_the_first_hook_names_the_fix_and_the_later_ones_stay_quiet(
     message = json.loads(done.stdout)["systemMessage"]
     assert message.startswith("memkeeper: memory is not being kept: ")
     assert "cannot import memkeeper" in message
-    assert f"`python3 {lone_checkout / 'scripts' / 'setup.py'} --run`" in message
+    found = tmp_path / "path-bin" / "python3"  # the Python the launcher found, named exactly
+    assert f"`{found} {lone_checkout / 'scripts' / 'setup.py'} --run`" in message
     for event in EVENTS_AFTER_START:
         payload = payload_for("PostToolUse" if event == "PostToolUseFailure" else event, project)
         later = run(
