@@ -1,8 +1,9 @@
 """Detached, single-flight background jobs: hooks decide, jobs do.
 
 A hook never does heavy work itself: it calls :func:`start_job`, which spawns
-``memkeeper --project P job KIND`` (:func:`memkeeper.core.interpreter.memkeeper_command`) in a new session with stdio on
-/dev/null, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
+``memkeeper --project P job KIND`` (started as :func:`memkeeper.core.interpreter.memkeeper_command`
+says) in a new session with stdio on /dev/null, so it survives Claude Code killing the hook
+(SessionEnd allows 1.5 s).
 The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
 it records a rerun request and exits, and the holder runs once more before it quits,
 so work is never dropped and never done twice at once. Runners are plain functions
