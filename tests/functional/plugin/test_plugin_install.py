@@ -184,6 +184,11 @@ def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() ->
     flags = " ".join(interpreter.FLAGS)
     assert f'exec "$py" {flags} "$root/lib/boot" "$@"' in text
     assert f'"%py%" {flags} "%root%\\lib\\boot" %*' in text
+    for name in (
+        "hooks/hooks.json",
+        ".mcp.json",
+    ):  # no shell named, in the checkout's copy as in the installed one
+        assert "/bin/sh" not in (install.plugin_source() / name).read_text("utf-8")
     hooks = json.loads((install.plugin_source() / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
     for event, groups in hooks.items():
         assert groups[0]["hooks"][0]["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/bin/memkeeper.cmd" {event}'
