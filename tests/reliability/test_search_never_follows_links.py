@@ -11,6 +11,7 @@ import json
 import os
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,10 +144,10 @@ def test_a_linked_memory_file_is_refused_before_its_target_is_looked_at(
     followed: list[str] = []
     real_stat = os.stat
 
-    def stat(path: object, *args: object, follow_symlinks: bool = True, **kwargs: object) -> os.stat_result:
-        if follow_symlinks and not isinstance(path, int) and os.path.islink(path):  # type: ignore[arg-type]
-            followed.append(os.fspath(path))  # type: ignore[arg-type]
-        return real_stat(path, *args, follow_symlinks=follow_symlinks, **kwargs)  # type: ignore[arg-type]
+    def stat(path: Any, *args: Any, follow_symlinks: bool = True, **kwargs: Any) -> os.stat_result:
+        if follow_symlinks and not isinstance(path, int) and os.path.islink(path):
+            followed.append(str(os.fspath(path)))
+        return real_stat(path, *args, follow_symlinks=follow_symlinks, **kwargs)
 
     monkeypatch.setattr(os, "stat", stat)
     code, _out, err = _search(store, "rotation")
