@@ -411,6 +411,11 @@ def words_store(project: Path, name: str, lines: int, seed: int) -> StorePaths:
     return paths
 
 
+def _memkeeper(paths: StorePaths, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), *args]
+    return subprocess.run(command, capture_output=True, env=env, timeout=60, check=False)
+
+
 def _index_files(paths: StorePaths) -> dict[str, int]:
     return {p.name: p.stat().st_size for p in paths.root.iterdir() if p.name.startswith(".search.sqlite3")}
 
@@ -423,34 +428,14 @@ def test_a_reindex_that_fills_the_disk_gives_the_space_back(tmp_path: Path) -> N
         paths = words_store(mount / "project", "2026-11-01_100000_aaaa1111.l1.jsonl", 2500, 1)
         env = kit.child_env(tmp_path / "home")
         free = os.statvfs(mount).f_bavail
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-P",
-                "-m",
-                "memkeeper.cli.main",
-                "--project",
-                str(paths.project),
-                "reindex",
-                "--json",
-            ],
-            capture_output=True,
-            env=env,
-            timeout=60,
-        )
+        proc = _memkeeper(paths, env, "reindex", "--json")
         assert_one_line_error(proc, "full")
         assert not any(name.endswith("-wal") for name in _index_files(paths)), _index_files(paths)
         assert os.statvfs(mount).f_bavail >= free - 8  # a log line at most
         word = json.loads(
             (paths.sessions / "2026-11-01_100000_aaaa1111.l1.jsonl").read_text().splitlines()[7]
         )
-        found = subprocess.run(
-            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), "search"]
-            + word["text"].split()[:3],
-            capture_output=True,
-            env=env,
-            timeout=60,
-        )
+        found = _memkeeper(paths, env, "search", *word["text"].split()[:3])
         assert found.returncode == 0, found.stderr  # the files are still searched
 
 
