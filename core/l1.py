@@ -273,8 +273,8 @@ def refine_transcript(
 
         log_line(
             paths.logs,
-            f"L1: {result.oversize_lines} line(s) of {transcript.name} over {MAX_LINE_BYTES >> 20} MB"
-            " kept as stub entries (too large to keep)",
+            f"L1: {result.oversize_lines} line(s) of {transcript.name} over {MAX_LINE_BYTES >> 20} MB,"
+            " too large to keep: a stub entry stands for each of a kind L1 keeps",
         )
     if result.l1_path is not None:  # appended in place: the search index is told which file
         changes.record(paths, result.l1_path)

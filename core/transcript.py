@@ -148,7 +148,11 @@ def _oversize_record(ends: bytes, length: int) -> dict[str, Any]:
         if (m := p.search(ends))
     }
     tool_use = _OVERSIZE_TOOL_USE.search(ends)
-    if re.search(rb'"type"\s*:\s*"tool_result"', ends):
+    types = {t.decode() for t in re.findall(rb'"type"\s*:\s*"([\w-]{1,40})"', ends)}
+    skipped = sorted(types & KNOWN_SKIPPED_TYPES)
+    if skipped and not types & {"user", "assistant"}:
+        what = skipped[0]  # a line of a type L1 does not keep (a huge attachment): no stub
+    elif "tool_result" in types:
         what = "tool_result"
     elif tool_use:
         what = "tool_use"
@@ -412,7 +416,10 @@ def iter_events(
             if stats.session_id is None and isinstance(record.get("sessionId"), str):
                 stats.session_id = record["sessionId"]
             if kind == OVERSIZE_TYPE:
-                yield _oversize_event(record, end)
+                if record["what"] in KNOWN_SKIPPED_TYPES:
+                    stats.skipped_types[record["what"]] += 1
+                else:
+                    yield _oversize_event(record, end)
                 continue
             if kind not in ("user", "assistant", "system", "summary", "tool_use"):
                 if kind in KNOWN_SKIPPED_TYPES:

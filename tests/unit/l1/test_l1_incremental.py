@@ -393,9 +393,11 @@ def test_a_line_too_large_to_keep_leaves_a_stub_entry_and_one_log_line(
         "timestamp": "2026-03-01T10:00:03.000Z",
     }
     big = [_line(call), _line(result), _line(_user("p" * 5000, "2026-03-01T10:00:04.000Z"))]
-    _append(transcript, b"".join(big) + _line(_user("after the big ones", "2026-03-01T10:00:05.000Z")))
+    attachment = _line({"type": "attachment", "sessionId": SESSION, "attachment": {"content": "a" * 9000}})
+    after = _line(_user("after the big ones", "2026-03-01T10:00:05.000Z"))
+    _append(transcript, b"".join(big) + attachment + after)  # a line L1 never keeps: no stub
     refined = l1.refine_transcript(store, transcript)
-    assert refined.oversize_lines == 3
+    assert refined.oversize_lines == 4
     entries = list(l1.read_l1(refined.l1_path))  # type: ignore[arg-type]
     assert [e["role"] for e in entries] == ["user", "assistant", "tool", "tool_result", "user", "user"]
     tool, output, prompt = entries[2:5]
