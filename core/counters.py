@@ -259,6 +259,34 @@ def _closed_logs(state_dir: str) -> list[tuple[str, str]]:
     return [(name, os.path.join(state_dir, name)) for name in sorted(names) if name.startswith(prefix)]
 
 
+def tidy_at(state_dir: str) -> None:
+    """Remove the closed logs read to their end and quiet (see :func:`_fold_logs`), without a
+    fold: for a natural point (SessionStart) after a burst of folds, each of which closed a
+    log too fresh to remove then, so they waited for the next fold. Skipped, leaving them,
+    when the counters lock stays held or counters.json does not parse."""
+    import time
+
+    from memkeeper.core.lock import LockTimeout
+
+    if not _closed_logs(state_dir):
+        return
+    try:
+        with _lock_at(state_dir):
+            data, readable = _load_at(state_dir)
+            marks = _marks(data) if readable else {}
+            gone: list[str] = []
+            for name, path in _closed_logs(state_dir):
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if marks.get(name) == info.st_size and time.time() - info.st_mtime >= QUIET_SECONDS:
+                    gone.append(path)
+            _remove(gone)
+    except LockTimeout:
+        pass
+
+
 def _remove(paths: list[str]) -> None:
     for path in paths:
         try:

@@ -55,6 +55,7 @@ from memkeeper.core.names import (
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now, parse_iso, utc_now
 from memkeeper.core.transcript import (
+    MAX_LINE_BYTES,
     ParseStats,
     find_transcript,
     first_session_id,
@@ -82,11 +83,13 @@ class RefineResult:
     partial_tail: bool = False
     reconciled: bool = False  # offsets were missing or stale; existing lines were compared
     unknown_types: dict[str, int] = field(default_factory=dict)
+    oversize_lines: int = 0  # over transcript.MAX_LINE_BYTES: kept as stub entries
 
     def add_stats(self, stats: ParseStats) -> None:
         """Count one more source read with ``stats``."""
         self.sources += 1
         self.broken_lines += stats.broken_lines
+        self.oversize_lines += stats.oversize_lines
         self.bytes_read += stats.bytes_read
         self.partial_tail = self.partial_tail or stats.partial_tail
         for name, count in stats.unknown_types.items():
@@ -105,6 +108,7 @@ class RefineResult:
             "partialTail": self.partial_tail,
             "reconciled": self.reconciled,
             "unknownTypes": self.unknown_types,
+            "oversizeLines": self.oversize_lines,
         }
 
 
@@ -264,6 +268,14 @@ def refine_transcript(
     _state_dir(paths).mkdir(mode=0o700, parents=True, exist_ok=True)
     with file_lock(_session_lock(paths, session), timeout=60.0):
         result = _refine_locked(paths, transcript, session)
+    if result.oversize_lines:
+        from memkeeper.core.jobs import log_line
+
+        log_line(
+            paths.logs,
+            f"L1: {result.oversize_lines} line(s) of {transcript.name} over {MAX_LINE_BYTES >> 20} MB,"
+            " too large to keep: a stub entry stands for each of a kind L1 keeps",
+        )
     if result.l1_path is not None:  # appended in place: the search index is told which file
         changes.record(paths, result.l1_path)
         from memkeeper.core.l1_newest import newest_l1_names

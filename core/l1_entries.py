@@ -198,6 +198,8 @@ def entry_from_event(
         output = clip(_result_output(event.content), OUTPUT_LIMIT)
         if output or event.is_error:
             entry["output"] = output
+    elif kind == "oversize":
+        entry = _oversize_entry(event, ts)
     else:
         return None
     if sidechain or event.sidechain:
@@ -206,6 +208,39 @@ def entry_from_event(
         if agent:
             entry["agentId"] = agent
     entry["session"] = session_id
+    return entry
+
+
+#: The role of the stub of a transcript line too large to keep, by what the line was, and the
+#: field that says so.
+_OVERSIZE_ROLES = {
+    "tool_result": ("tool_result", "output"),
+    "tool_use": ("tool", "detail"),
+    "assistant": ("assistant", "text"),
+    "user": ("user", "text"),
+}
+
+
+def _oversize_entry(event: TranscriptEvent, ts: str) -> dict[str, Any]:
+    """A stub for a transcript line over ``MAX_LINE_BYTES``: what it was, its size, that it was
+    too large (``"kind": "oversize"``, ``"bytes"``); its text was never read."""
+    from memkeeper.core.transcript import MAX_LINE_BYTES
+
+    size = int(event.meta.get("bytes", 0))
+    role, field = _OVERSIZE_ROLES.get(str(event.meta.get("what")), _OVERSIZE_ROLES["user"])
+    entry: dict[str, Any] = {"ts": ts, "role": role}
+    if role == "tool" and event.name:
+        entry["name"] = redact(event.name)
+    if event.tool_use_id and role in ("tool", "tool_result"):
+        entry["tool_use_id"] = event.tool_use_id
+    if role == "tool_result":
+        entry["result"] = "ok"
+    entry[field] = (
+        f"[a transcript line of {size / (1 << 20):.1f} MB, over the {MAX_LINE_BYTES >> 20} MB a line may have:"
+        " too large to keep]"
+    )
+    entry["kind"] = "oversize"
+    entry["bytes"] = size
     return entry
 
 

@@ -14,7 +14,9 @@ file, memory.md sections flushed since the session started (past the size memory
 then), anything whose text is in the session's start context, and anything recalled
 before in this session. :func:`note_session_start` keeps what that takes in a small
 per-session state file, ``.state/recall/<session>.json`` (written atomically under its
-lock; a prompt whose state is busy is skipped, never waited for).
+lock; a prompt whose state is busy is skipped, never waited for), removed when the session
+ends (:func:`note_session_end`) and, for a session that never ended, once it is
+:data:`STATE_MAX_AGE_SECONDS` old.
 
 Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.92,
 seed 003's "high" tier), read by :func:`memkeeper.core.settings.hook_settings`.
@@ -126,6 +128,22 @@ def note_session_start(paths: StorePaths, session_id: str | None, context: str) 
             },
             durable=False,
         )
+
+
+def note_session_end(paths: StorePaths, session_id: str | None) -> None:
+    """The session is over: its state file and that file's lock go (a session resumed later
+    starts a new one; what it was shown before is in its transcript). Left when busy."""
+    if not session_id:
+        return
+    path = _state_path(os.fspath(paths.root), session_id)
+    lock = path[:-5] + ".lock"
+    if not os.path.lexists(lock) and not os.path.lexists(path):
+        return
+    with try_lock(lock) as held:
+        if not held:
+            return
+        unlink(path)
+    unlink(lock)  # released first: a lock file cannot be removed while open everywhere
 
 
 def _prune(folder: str) -> None:

@@ -69,6 +69,12 @@ def _basic_credentials(value: str) -> bool:
     return b":" in decoded and all(32 <= byte < 127 for byte in decoded)
 
 
+def _mixed_case(value: str) -> bool:
+    """True when the part of ``value`` after its last colon holds both cases (a random token)."""
+    part = value.rpartition(":")[2]
+    return part.lower() != part and part.upper() != part
+
+
 def _not_placeholder(value: str) -> bool:
     return value.lower().strip("'\"") not in PLACEHOLDER_WORDS and not value.startswith(("$", "{", "<", "%"))
 
@@ -138,13 +144,18 @@ RULES: tuple[Rule, ...] = (
     Rule("pypi", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     Rule("huggingface", ("hf_",), r"hf_[A-Za-z0-9]{30,}" + _TOKEN_END),
     Rule("digitalocean", ("_v1_",), r"do[opr]_v1_[a-f0-9]{64}"),
+    # The bot's id, a colon and 35 characters of base64url (Bot API, "Authorizing your bot"):
+    # found from its colon, the id (digits, no leading zero) to its left. Random, so it mixes cases.
     Rule(
         "telegram",
-        (":AA",),
-        r":AA[A-Za-z0-9_-]{32,33}" + _TOKEN_END,
-        left=(8, 10, _DIGITS, _DIGITS),
+        (":",),
+        r":[A-Za-z0-9_-]{34,35}(?![A-Za-z0-9_-])",
+        left=(5, 16, _DIGITS, "123456789"),
         boundary=False,
+        validate=_mixed_case,
     ),
+    # Mailgun's private API key: "key-" and 32 hexadecimal digits.
+    Rule("mailgun", ("key-",), r"key-[0-9a-f]{32}" + _TOKEN_END),
     Rule("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     Rule("shopify", ("shp",), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     Rule("square", ("EAAA",), r"EAAA[A-Za-z0-9_-]{60}"),

@@ -11,7 +11,9 @@ conversation lines into typed :class:`TranscriptEvent` objects:
 * ``tool_result``: one per ``tool_result`` block, with its ``tool_use_id``;
 * ``assistant_text`` and ``tool_use``: one per block, also when a message mixes them;
 * ``compact_boundary``, ``compact_summary`` (the summary Claude Code writes after
-  compaction) and ``summary`` (the 1.0.x title line).
+  compaction) and ``summary`` (the 1.0.x title line);
+* ``oversize``: a line over :data:`MAX_LINE_BYTES`, never parsed: what its first and last
+  bytes say it was (a tool result, a tool call, an assistant or user message) and its size.
 
 Skipped: unknown line types, ``isMeta`` lines, ``<local-command-…>`` / ``<system-reminder>``
 / ``<task-notification>`` noise, thinking blocks, images, progress, attachments, snapshots
@@ -104,27 +106,73 @@ class ParseStats:
 #: whole: parsing it would cost several times its size in memory.
 MAX_LINE_BYTES = 32 * 1024 * 1024
 SKIP_CHUNK = 1 << 20
+#: What is kept of a line over MAX_LINE_BYTES, at each end, to tell what it was.
+OVERSIZE_ENDS = 4096
+#: The record :func:`iter_lines` yields for such a line (no transcript line has this type).
+OVERSIZE_TYPE = "memkeeper-oversize"
 
 
 def _next_line(handle: BinaryIO) -> tuple[bytes | None, int]:
-    """(the next line, or None when it is over :data:`MAX_LINE_BYTES`; its length in bytes)."""
+    """(the next line, or None when it is over :data:`MAX_LINE_BYTES` and not yet ended; its
+    length in bytes). A line over the limit comes back as its first and last OVERSIZE_ENDS bytes."""
     raw = handle.readline(MAX_LINE_BYTES + 1)
-    if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+    if len(raw) <= MAX_LINE_BYTES:
         return raw, len(raw)
     length = len(raw)
+    head, tail = raw[:OVERSIZE_ENDS], raw[-OVERSIZE_ENDS:]
     del raw
-    while True:
+    chunk = b"\n" if tail.endswith(b"\n") else b""
+    while not chunk.endswith(b"\n"):
         chunk = handle.readline(SKIP_CHUNK)
+        if not chunk:
+            return None, length
         length += len(chunk)
-        if not chunk or chunk.endswith(b"\n"):
-            return (b"" if chunk else None), length
+        tail = (tail + chunk)[-OVERSIZE_ENDS:]
+    return head + b"\n" + tail, length
+
+
+_OVERSIZE_FIELDS = {
+    key: re.compile(rb'"' + key.encode() + rb'"\s*:\s*"([^"\\]{1,200})"')
+    for key in ("timestamp", "sessionId", "agentId", "tool_use_id", "role")
+}
+_OVERSIZE_TOOL_USE = re.compile(
+    rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"([^"\\]{1,200})"\s*,\s*"name"\s*:\s*"([^"\\]{1,200})"'
+)
+
+
+def _oversize_record(ends: bytes, length: int) -> dict[str, Any]:
+    """What a line too long to parse was, told from its first and last bytes (``ends``)."""
+    found = {
+        key: m.group(1).decode("utf-8", "replace")
+        for key, p in _OVERSIZE_FIELDS.items()
+        if (m := p.search(ends))
+    }
+    tool_use = _OVERSIZE_TOOL_USE.search(ends)
+    types = {t.decode() for t in re.findall(rb'"type"\s*:\s*"([\w-]{1,40})"', ends)}
+    skipped = sorted(types & KNOWN_SKIPPED_TYPES)
+    if skipped and not types & {"user", "assistant"}:
+        what = skipped[0]  # a line of a type L1 does not keep (a huge attachment): no stub
+    elif "tool_result" in types:
+        what = "tool_result"
+    elif tool_use:
+        what = "tool_use"
+        found["tool_use_id"], found["name"] = (g.decode("utf-8", "replace") for g in tool_use.groups())
+    else:
+        what = "assistant" if found.get("role") == "assistant" else "user"
+        found.pop("tool_use_id", None)
+    record: dict[str, Any] = {"type": OVERSIZE_TYPE, "bytes": length, "what": what}
+    kept = ("timestamp", "sessionId", "agentId", "tool_use_id", "name")
+    record.update((key, found[key]) for key in kept if found.get(key))
+    record["isSidechain"] = bool(re.search(rb'"isSidechain"\s*:\s*true', ends))
+    return record
 
 
 def iter_lines(handle: BinaryIO, start: int, stats: ParseStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(end_offset, record)`` for each whole JSON-object line from ``start``.
 
-    Broken lines are counted and skipped, and so are lines over :data:`MAX_LINE_BYTES`
-    (``stats.oversize_lines``); ``stats.end_offset`` always marks the end of the last
+    Broken lines are counted and skipped; a line over :data:`MAX_LINE_BYTES` is counted
+    (``stats.oversize_lines``) and stands as an OVERSIZE_TYPE record of what it was (see
+    :func:`_oversize_record`); ``stats.end_offset`` always marks the end of the last
     consumed line.
     """
     handle.seek(start)
@@ -142,6 +190,7 @@ def iter_lines(handle: BinaryIO, start: int, stats: ParseStats) -> Iterator[tupl
             offset = stats.end_offset = end
             stats.lines += 1
             stats.oversize_lines += 1
+            yield end, _oversize_record(raw, length)
             continue
         terminated = raw.endswith(b"\n")
         body = raw.strip()
@@ -366,6 +415,12 @@ def iter_events(
             kind = record.get("type")
             if stats.session_id is None and isinstance(record.get("sessionId"), str):
                 stats.session_id = record["sessionId"]
+            if kind == OVERSIZE_TYPE:
+                if record["what"] in KNOWN_SKIPPED_TYPES:
+                    stats.skipped_types[record["what"]] += 1
+                else:
+                    yield _oversize_event(record, end)
+                continue
             if kind not in ("user", "assistant", "system", "summary", "tool_use"):
                 if kind in KNOWN_SKIPPED_TYPES:
                     stats.skipped_types[str(kind)] += 1
@@ -373,6 +428,20 @@ def iter_events(
                     stats.unknown_types[str(kind)] += 1
                 continue
             yield from events_from_record(record, end)
+
+
+def _oversize_event(record: dict[str, Any], end: int) -> TranscriptEvent:
+    return TranscriptEvent(
+        "oversize",
+        record.get("timestamp"),
+        name=record.get("name", ""),
+        tool_use_id=record.get("tool_use_id"),
+        session_id=record.get("sessionId"),
+        sidechain=record["isSidechain"],
+        agent_id=record.get("agentId"),
+        end_offset=end,
+        meta={"bytes": record["bytes"], "what": record["what"]},
+    )
 
 
 def read_events(path: Path, start_offset: int = 0) -> tuple[list[TranscriptEvent], ParseStats]:

@@ -330,6 +330,9 @@ def on_session_start(call: Call) -> None:
         note_session_start(call.paths, call.session_id, text)  # per-prompt recall leaves out what it holds
     if stale and source in ("startup", "clear"):
         _start(call, "flush", "stale-sessions")
+    from memkeeper.core.counters import tidy_at
+
+    tidy_at(os.fspath(call.paths.state))  # the closed count logs a burst of folds left
 
 
 def _print_context(call: Call, source: str) -> str:
@@ -448,6 +451,9 @@ def on_session_end(call: Call) -> None:
     ensure_store(call.paths)
     if call.session_id:
         live_sessions.note_session(call.paths, call.session_id, call.transcript_path, ended=True)
+        from memkeeper.core.recall import note_session_end
+
+        note_session_end(call.paths, call.session_id)  # its per-prompt recall state
     # Two detached processes, so the L1 copy does not wait behind a running flush; the
     # flush refines the same transcript first anyway (refining is idempotent).
     _start(call, "l1", "session-end")

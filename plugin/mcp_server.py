@@ -263,7 +263,7 @@ def tool_search(paths: StorePaths, args: dict[str, Any]) -> str:
             exact=bool(_arg(args, "exact", bool, False)),
         )
     except QueryError as exc:
-        return f"error: {exc}"
+        raise ToolError(f"error: {exc}") from None
     return format_results(results, paths)
 
 
@@ -276,7 +276,7 @@ def tool_show(paths: StorePaths, args: dict[str, Any]) -> str:
     try:
         entry = show(paths, hit_id)
     except NotFound as exc:
-        return f"error: {exc}"
+        raise ToolError(f"error: {exc}") from None
     title = None
     if entry.tier == "l1":
         from memkeeper.core.titles import session_title
@@ -296,7 +296,7 @@ def tool_timeline(paths: StorePaths, args: dict[str, Any]) -> str:
     try:
         found = timeline(paths, hit_id, before, after)
     except NotFound as exc:
-        return f"error: {exc}"
+        raise ToolError(f"error: {exc}") from None
     return format_timeline(found)
 
 

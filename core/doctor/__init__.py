@@ -22,6 +22,7 @@ from memkeeper.core.doctor.base import (
     Check,
     Context,
     Finding,
+    writable,
 )
 from memkeeper.core.doctor.crash_checks import (
     FlushJournalCheck,
@@ -86,13 +87,28 @@ def _link_findings(paths: StorePaths) -> list[Finding]:
     ]
 
 
+def _read_only_findings(paths: StorePaths) -> list[Finding]:
+    """A store this process cannot write: said once; the checks, which only read, still run."""
+    if writable(paths):
+        return []
+    return [
+        Finding(
+            WARNING,
+            "store-read-only",
+            f"the store is read-only here ({paths.root}): nothing can be saved into it or repaired"
+            " until it is writable (doctor checked what it can read)",
+            fixable=False,
+        )
+    ]
+
+
 def _diagnose(ctx: Context) -> list[Finding]:
     if not ctx.paths.root.is_dir():
         return []
     links = _link_findings(ctx.paths)
     if links:
         return links
-    return [finding for check in CHECKS for finding in check.diagnose(ctx)]
+    return _read_only_findings(ctx.paths) + [finding for check in CHECKS for finding in check.diagnose(ctx)]
 
 
 def diagnose(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> list[Finding]:
@@ -125,6 +141,8 @@ def repair(paths: StorePaths, *, stale_seconds: float = TEMP_STALE_SECONDS) -> l
     links = _link_findings(paths)
     if links:
         return links  # nothing is repaired, moved or backed up through a link
+    if not writable(paths):
+        return diagnose(paths, stale_seconds=stale_seconds)  # says so; nothing can be repaired
     ctx = Context(paths, stale_seconds, holding_lock=True, backup=Backup(paths))
     failures: list[str] = []
     with reentrant_lock(paths.lock):

@@ -125,6 +125,27 @@ class Check:
         """Fix ``findings`` (this check's, fresh from :meth:`diagnose`); default: report only."""
 
 
+def lock_held(path: Path) -> bool:
+    """Whether another process holds the lock at ``path`` right now. A lock that cannot be
+    opened for writing (a read-only store) is not held: nothing can be changing that store."""
+    import errno
+
+    from memkeeper.core.lock import is_locked
+
+    try:
+        return is_locked(path)
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return False
+        raise
+
+
+def writable(paths: StorePaths) -> bool:
+    """Whether this process can write the store (its folder and, where there is one, its lock)."""
+    lock = os.fspath(paths.lock)
+    return os.access(paths.root, os.W_OK) and (not os.path.lexists(lock) or os.access(lock, os.W_OK))
+
+
 def load_json(path: Path) -> Any:
     """Parse a JSON file; a nesting too deep for the parser is a ValueError like any corruption."""
     try:

@@ -20,10 +20,11 @@ from memkeeper.core.doctor.base import (
     Finding,
     listed_archives,
     load_json,
+    lock_held,
     rel,
 )
 from memkeeper.core.index import list_archives
-from memkeeper.core.lock import file_lock, is_locked
+from memkeeper.core.lock import file_lock
 from memkeeper.core.store import StorePaths, is_safe_basename
 from memkeeper.core.tokens import CARRYOVER_TOKENS, extract_tail_bytes
 
@@ -178,7 +179,7 @@ class L1PendingCheck(Check):
                 rel(ctx.paths, path),
             )
             for path, state in _l1_states(ctx.paths)
-            if isinstance(state.get("pending"), dict) and not is_locked(path.with_suffix(".lock"))
+            if isinstance(state.get("pending"), dict) and not lock_held(path.with_suffix(".lock"))
         ]
 
     def repair(self, ctx: Context, findings: list[Finding]) -> None:
@@ -220,7 +221,7 @@ class FlushJournalCheck(Check):
         if (
             journal.exists()
             and ctx.age(journal) > ctx.stale_seconds
-            and (ctx.holding_lock or not is_locked(ctx.paths.lock))
+            and (ctx.holding_lock or not lock_held(ctx.paths.lock))
         ):
             return [
                 Finding(
@@ -248,7 +249,7 @@ class IntentsCheck(Check):
         from memkeeper.core import intents
         from memkeeper.core.layout import intent_path
 
-        if not ctx.holding_lock and is_locked(ctx.paths.lock):
+        if not ctx.holding_lock and lock_held(ctx.paths.lock):
             return []  # the operation may be running right now
         return [
             Finding(

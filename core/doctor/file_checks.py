@@ -18,10 +18,11 @@ from memkeeper.core.doctor.base import (
     Context,
     Finding,
     load_json,
+    lock_held,
     rel,
     store_files,
 )
-from memkeeper.core.lock import file_lock, is_locked
+from memkeeper.core.lock import file_lock
 from memkeeper.core.names import is_l1
 from memkeeper.core.store import DIR_MODE, FILE_MODE
 
@@ -51,7 +52,7 @@ class LeftoversCheck(Check):
         flags = sorted(paths.state.glob("job-*.rerun")) if paths.state.is_dir() else []
         for flag in flags:
             kind = flag.name[len("job-") : -len(".rerun")]
-            if not is_locked(paths.state / f"job-{kind}.lock") and ctx.age(flag) > ctx.stale_seconds:
+            if not lock_held(paths.state / f"job-{kind}.lock") and ctx.age(flag) > ctx.stale_seconds:
                 out.append(
                     Finding(
                         WARNING,

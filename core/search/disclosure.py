@@ -17,10 +17,21 @@ from memkeeper.core.tokens import estimate_tokens
 DEFAULT_WINDOW = 3
 
 
+#: How much of an id an error message repeats (an id comes from a caller: it may be anything).
+ID_ECHO_CHARS = 80
+
+
+def _said(hit_id: str) -> str:
+    """``hit_id`` as an error message repeats it: quoted, and cut if long."""
+    if len(hit_id) <= ID_ECHO_CHARS:
+        return repr(hit_id)
+    return f"{hit_id[:ID_ECHO_CHARS]!r}… ({len(hit_id)} characters)"
+
+
 def _locate(paths: StorePaths, hit_id: str) -> tuple[list[Doc], int]:
     parsed = parse_id(hit_id)
     if parsed is None:
-        raise NotFound(f"not an entry id: {hit_id!r:.80} (ids look like l2-3fa2b9c1d0-1234)")
+        raise NotFound(f"not an entry id: {_said(hit_id)} (ids look like l2-3fa2b9c1d0-1234)")
     tier, fhash, loc = parsed
     source: SourceFile | None = None
     for candidate in discover(paths):
@@ -28,12 +39,12 @@ def _locate(paths: StorePaths, hit_id: str) -> tuple[list[Doc], int]:
             source = candidate
             break
     if source is None:
-        raise NotFound(f"no entry {hit_id}: its file is gone (try searching again)")
+        raise NotFound(f"no entry {_said(hit_id)}: its file is gone (try searching again)")
     docs = list(docs_of(source, read_source(paths, source)))
     for i, doc in enumerate(docs):
         if doc.loc == loc:
             return docs, i
-    raise NotFound(f"no entry {hit_id} in {source.rel}: the file changed (try searching again)")
+    raise NotFound(f"no entry {_said(hit_id)} in {source.rel}: the file changed (try searching again)")
 
 
 def _entry(doc: Doc) -> Entry:

@@ -62,9 +62,10 @@ class Row(NamedTuple):
 
 
 def _mark(path: Path, with_size: bool = False) -> str:
-    """inode:mtime_ns (and size) of a path, or "-" when it is missing."""
+    """inode:mtime_ns (and size) of a path, or "-" when it is missing; a link's own (never its
+    target's: the store never follows a link, not even to read its metadata)."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except OSError:
         return "-"
     return f"{st.st_ino}:{st.st_mtime_ns}" + (f":{st.st_size}" if with_size else "")
@@ -73,7 +74,7 @@ def _mark(path: Path, with_size: bool = False) -> str:
 def _dir_mark(path: Path, listed_at_ns: int) -> str:
     """A folder's mark as recorded after listing it: empty (never equal) while it is racy."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except OSError:
         return "-"
     if st.st_mtime_ns >= listed_at_ns - RACY_NS:

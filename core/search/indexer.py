@@ -606,10 +606,38 @@ def refresh(
         conn, notes = schema.open_index(paths.search_db)
         try:
             stats = _Updater(paths, conn, progress).run(full)
+        except BaseException:
+            _give_back(conn, paths.search_db)
+            raise
         finally:
             conn.close()
     stats.notes[:0] = notes
     return stats
+
+
+def _give_back(conn: sqlite3.Connection, path: Path) -> None:
+    """After a failed update (rolled back): the space its write-ahead log took goes back.
+
+    A failure on a full disk leaves the log holding the pages written before it (committed
+    chunks, and the rolled-back rest); closing would not remove it, since its checkpoint
+    cannot grow the database, so the disk would stay full. The log is checkpointed and
+    truncated; where even that fails for want of space, the index (derived data) is removed
+    whole, to be rebuilt once there is room: searches meanwhile read the files.
+    """
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error as exc:
+        if not _is_full(exc):
+            return
+        conn.close()
+        schema.remove_db(path)
+
+
+def _is_full(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name == "SQLITE_FULL" or "disk is full" in str(exc).lower()
 
 
 def refresh_locked(

@@ -83,10 +83,13 @@ def near_words(conn: sqlite3.Connection, groups: Iterable[Group]) -> Near:
     """The entries holding each of ``groups`` (see :func:`followed`), and the entries next to them."""
     near = Near()
     table = schema.WORDS["l1"]
+    live = schema.live_only(conn, table)  # a dead row's neighbours are dead too
     for group in groups:
         held = {
             r
-            for (r,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (group_expr(group),))
+            for (r,) in conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ?{live}", (group_expr(group),)
+            )
         }
         near.held[group.stem] = held
         for rowid in neighbours(conn, held):

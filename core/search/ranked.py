@@ -105,7 +105,8 @@ def _top_rows(conn: sqlite3.Connection, index: str, expr: str, limit: int) -> li
     """The best ``limit`` rows by SQLite's BM25 (for rare words: it walks every row of each word)."""
     table = schema.WORDS[index]
     rank = f"bm25({table}, {', '.join(str(w) for w in FIELD_WEIGHTS)})"
-    sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ? ORDER BY {rank} LIMIT ?"
+    live = schema.live_only(conn, table)
+    sql = f"SELECT rowid, {rank} FROM {table} WHERE {table} MATCH ?{live} ORDER BY {rank} LIMIT ?"
     return [Candidate(rowid, -score) for rowid, score in conn.execute(sql, (expr, limit))]
 
 

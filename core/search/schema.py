@@ -53,6 +53,8 @@ BIG_FTS = {"l1": "fts_l1", "l2": "fts_l2"}
 VOCAB = {"small": "vocab_small", "l1": "vocab_l1", "l2": "vocab_l2"}
 #: The word indexes of ranked search, one per index above, and their vocabularies.
 WORDS = {"small": "words_small", "l1": "words_l1", "l2": "words_l2"}
+#: The tables of the small tier (memory, project and L3): their rows are deleted with their docs.
+SMALL_TABLES = ("fts_small", WORDS["small"])
 WORD_VOCAB = {"small": "wvocab_small", "l1": "wvocab_l1", "l2": "wvocab_l2"}
 #: Session titles (``core.titles``) as a field of their own: one row per L1 file, its
 #: rowid the file's ``sources`` id (a row of a file that left stays, dead, like its entries).
@@ -88,6 +90,19 @@ def insert_sql(table: str) -> str:
     """The statement that adds a row (rowid first) to one of BIG_COLUMNS's tables."""
     columns = BIG_COLUMNS[table]
     return f"INSERT INTO {table}(rowid, {', '.join(columns)}) VALUES(?{', ?' * len(columns)})"
+
+
+def live_only(conn: sqlite3.Connection, table: str) -> str:
+    """What to AND to a MATCH of ``table`` so that it leaves out the rows of files that left.
+
+    An archive's or L1 file's rows stay in its indexes, dead, when the file goes (its
+    ``sources`` row is set aside in ``gone``): a search that asks SQLite for its best or
+    newest N rows must not let them take the places of live ones. Empty when no file left
+    (the usual case: no cost) or the table is of the small tier (its rows are deleted).
+    """
+    if table in SMALL_TABLES or conn.execute("SELECT 1 FROM gone LIMIT 1").fetchone() is None:
+        return ""
+    return f" AND (rowid >> {OFFSET_BITS}) NOT IN (SELECT id FROM gone)"
 
 
 def trigram_text(text: str) -> str:

@@ -83,11 +83,11 @@ def idf_of(stats: TierStats, group: Group) -> float:
 
 
 def newest_lengths(conn: sqlite3.Connection, table: str, expr: str, limit: int) -> dict[int, float | None]:
-    """The newest ``limit`` rows ``expr`` matches, newest first, each with its tokens (all columns)
+    """The newest ``limit`` live rows ``expr`` matches, newest first, each with its tokens (all columns)
     from FTS5's ``docsize`` table (None when it has no record): one statement, the rowids
     never sent back to SQLite."""
     rows = conn.execute(
-        f"SELECT m.r, d.id, d.sz FROM (SELECT rowid AS r FROM {table} WHERE {table} MATCH ?"
+        f"SELECT m.r, d.id, d.sz FROM (SELECT rowid AS r FROM {table} WHERE {table} MATCH ?{schema.live_only(conn, table)}"
         f" ORDER BY rowid DESC LIMIT {int(limit)}) m"
         f" LEFT JOIN {table}_docsize d ON d.id = m.r ORDER BY m.r DESC",
         (expr,),

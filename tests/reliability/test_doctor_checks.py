@@ -302,3 +302,81 @@ def test_an_interrupted_rotation_intent_is_reported_and_completed(store: StorePa
     assert store.memory.read_bytes() == carry and store.archive(name).read_bytes() == content
     assert [e["file"] for e in read_index(store)["rotatedFiles"]] == [name]
     assert not intents.pending(store) and doctor.diagnose(store) == []
+
+
+def _simulate_read_only(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store as on a read-only file system: any open for writing under it fails with EROFS
+    (and ``access`` says so), whoever runs the test."""
+    import errno
+
+    root = str(store.root)
+    real_open, real_access = os.open, os.access
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def under(path: Any) -> bool:
+        return not isinstance(path, int) and os.path.abspath(os.fspath(path)).startswith(root)
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & writes and under(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def access(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+        return False if mode & os.W_OK and under(path) else real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "access", access)
+
+
+def _really_read_only(store: StorePaths) -> Any:
+    """The store on a read-only bind mount of itself (root, where mounts are allowed); else a skip.
+    Not by modes: memkeeper restores the modes of its own folders."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def read_only() -> Any:
+        if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+            pytest.skip("a read-only store needs a read-only mount (root)")
+        root = str(store.root)
+        if subprocess.run(["mount", "--bind", root, root], capture_output=True, check=False).returncode:
+            pytest.skip("no mount allowed here")
+        try:
+            remount = ["mount", "-o", "remount,bind,ro", root]
+            if subprocess.run(remount, capture_output=True, check=False).returncode != 0:
+                pytest.skip("no read-only bind mount here")
+            yield
+        finally:
+            subprocess.run(["umount", root], capture_output=True, check=False)
+
+    return read_only()
+
+
+def _with_a_leftover(store: StorePaths) -> Path:
+    rotated_store(store)
+    tmp = store.root / ".memory.md.abcd.tmp"
+    tmp.write_bytes(b"half a write")
+    os.chmod(tmp, 0o600)
+    old = time.time() - 3600
+    os.utime(tmp, (old, old))
+    return tmp
+
+
+@pytest.mark.parametrize("how", ["simulated", "real"])
+def test_a_read_only_store_is_diagnosed_as_such_and_still_checked(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``doctor`` used to fail on its first lock (opened for writing); now it says the store is
+    read-only, runs the checks that only read, and a repair changes nothing."""
+    tmp = _with_a_leftover(store)
+    before = {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()}
+    if how == "simulated":
+        _simulate_read_only(store, monkeypatch)
+        found, repaired = doctor.diagnose(store), doctor.repair(store)
+    else:
+        with _really_read_only(store):
+            found, repaired = doctor.diagnose(store), doctor.repair(store)
+            cli = run_cli(store.project)
+        assert cli.returncode == 1 and "read-only" in cli.stdout, cli.stdout + cli.stderr
+    assert codes(found) == {"store-read-only", "leftover-temp"}  # said, and the others still ran
+    assert codes(repaired) == codes(found) and not any(f.repaired for f in repaired)
+    assert tmp.exists() and {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == before

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -341,6 +342,7 @@ def test_flush_with_a_dead_summarizer_keeps_the_entries(tmp_path: Path) -> None:
 FLUSH_UNDER_LIMIT = r"""
 import resource, signal, sys
 from pathlib import Path
+from typing import Any
 from memkeeper.core import flush
 from memkeeper.core.store import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
@@ -385,3 +387,87 @@ def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     body = text[len(before) :]
     for line in body.split(b"\n"):  # only whole section headers and whole bullets
         assert line == b"" or line.startswith(b"## ") or re.match(rb"^- \[trial\]: F\d{6} ", line), line
+
+
+# --------------------------------------------------------------------------- the search index, disk full
+
+
+def words_store(project: Path, name: str, lines: int, seed: int) -> StorePaths:
+    """A store with one session of ``lines`` prompts of varied words (an index several times its size)."""
+    import random
+
+    from memkeeper.core.store import ensure_store
+
+    project.mkdir(parents=True, exist_ok=True)
+    paths = StorePaths(project)
+    ensure_store(paths)
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 10))) for _ in range(20000)]
+    with open(paths.sessions / name, "w", encoding="utf-8") as handle:
+        for _ in range(lines):
+            text = " ".join(rng.choice(words) for _ in range(40))
+            handle.write(json.dumps({"ts": "2026-11-01T10:00:00.000Z", "role": "user", "text": text}) + "\n")
+    return paths
+
+
+def _memkeeper(paths: StorePaths, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(paths.project), *args]
+    return subprocess.run(command, capture_output=True, env=env, timeout=60, check=False)
+
+
+def _index_files(paths: StorePaths) -> dict[str, int]:
+    return {p.name: p.stat().st_size for p in paths.root.iterdir() if p.name.startswith(".search.sqlite3")}
+
+
+@pytest.mark.skipif(not MOUNT_OK, reason="needs root and tmpfs mounts to fill a real file system")
+def test_a_reindex_that_fills_the_disk_gives_the_space_back(tmp_path: Path) -> None:
+    """It used to leave its write-ahead log (the pages written before the failure) behind, and the
+    disk full: closing cannot check the log into a database that has no room to grow."""
+    with tmpfs(tmp_path / "small", "2M") as mount:
+        paths = words_store(mount / "project", "2026-11-01_100000_aaaa1111.l1.jsonl", 2500, 1)
+        env = kit.child_env(tmp_path / "home")
+        free = os.statvfs(mount).f_bavail
+        proc = _memkeeper(paths, env, "reindex", "--json")
+        assert_one_line_error(proc, "full")
+        assert not any(name.endswith("-wal") for name in _index_files(paths)), _index_files(paths)
+        assert os.statvfs(mount).f_bavail >= free - 8  # a log line at most
+        word = json.loads(
+            (paths.sessions / "2026-11-01_100000_aaaa1111.l1.jsonl").read_text().splitlines()[7]
+        )
+        found = _memkeeper(paths, env, "search", *word["text"].split()[:3])
+        assert found.returncode == 0, found.stderr  # the files are still searched
+
+
+def test_a_reindex_out_of_room_keeps_the_old_index_and_leaves_no_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same failure anywhere (SQLite's page limit stands for a full disk): rolled back, the index
+    as it was, its write-ahead log emptied."""
+    from memkeeper.core.search import refresh, reindex, schema, search
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
+    paths = words_store(tmp_path / "project", "2026-11-01_100000_aaaa1111.l1.jsonl", 300, 1)
+    refresh(paths)
+    first = json.loads((paths.sessions / "2026-11-01_100000_aaaa1111.l1.jsonl").read_text().splitlines()[7])
+    more = words_store(tmp_path / "more", "2026-11-02_100000_bbbb2222.l1.jsonl", 300, 2)
+    shutil.copyfile(
+        more.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl",
+        paths.sessions / "2026-11-02_100000_bbbb2222.l1.jsonl",
+    )
+    real = schema.connect
+
+    def out_of_room(path: Path, timeout: float = 1.0) -> Any:
+        conn = real(path, timeout)
+        ((pages,),) = conn.execute("PRAGMA page_count").fetchall()
+        conn.execute(f"PRAGMA max_page_count={pages + 16}")
+        return conn
+
+    monkeypatch.setattr(schema, "connect", out_of_room)
+    with pytest.raises(Exception, match="full"):
+        reindex(paths)
+    monkeypatch.setattr(schema, "connect", real)
+    assert _index_files(paths).get(".search.sqlite3-wal", 0) == 0
+    results = search(paths, " ".join(first["text"].split()[:3]))
+    assert results.source == "index" and results.hits

@@ -11,6 +11,7 @@ import json
 import os
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,35 @@ def test_a_search_of_a_clean_store_lists_no_folder(
     monkeypatch.setattr(boundary, "store_links", listed)
     code, out, _err = _search(store, "rotation", "lock")
     assert code == 0 and "rotation lock" in out
+
+
+@pytest.mark.parametrize("indexed_first", [False, True], ids=["before-the-first-search", "after-indexing"])
+@pytest.mark.parametrize("placement", ["memory.md", "project.md"])
+def test_a_linked_memory_file_is_refused_before_its_target_is_looked_at(
+    placement: str, indexed_first: bool, store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not even the target's metadata is read (a stat through the link), let alone the target opened:
+    the link is seen by ``lstat`` and refused first. The target is a FIFO where the OS has them
+    (opening one for reading would block the search)."""
+    _fill(store)
+    if indexed_first:
+        refresh(store)
+    target = tmp_path / "outside" / "fifo"
+    target.parent.mkdir()
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(target)
+    else:
+        target.write_text(SECRET)
+    link = link_in_place(store.root, placement, target)
+    followed: list[str] = []
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, follow_symlinks: bool = True, **kwargs: Any) -> os.stat_result:
+        if follow_symlinks and not isinstance(path, int) and os.path.islink(path):
+            followed.append(str(os.fspath(path)))
+        return real_stat(path, *args, follow_symlinks=follow_symlinks, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    code, _out, err = _search(store, "rotation")
+    assert code not in (0, 3) and str(link) in err  # refused, naming the link
+    assert followed == []

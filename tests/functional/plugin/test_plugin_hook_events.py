@@ -460,3 +460,28 @@ def test_launcher_exits_zero_when_the_package_fails_to_import(
             assert "RuntimeError: broken install" in message and "`memkeeper install`" in message
         else:
             assert done.stdout == b""
+
+
+def test_a_sessions_recall_state_goes_when_it_ends_and_a_bursts_closed_count_logs_at_the_next_start(
+    store: StorePaths, run_hook: RunHook, started_jobs: Jobs
+) -> None:
+    """Neither piles up: the per-session recall state (and its lock) is removed at SessionEnd; the
+    closed count logs a burst of folds left (each too fresh when its fold ran) at SessionStart."""
+    from memkeeper.core.recall_ask import state_dir
+
+    recall = Path(state_dir(str(store.root)))
+    start = payload_for("SessionStart", store.project, session_id="s-burst")
+    run_hook("SessionStart", start)
+    assert {p.suffix for p in recall.iterdir()} >= {".json"}
+    for _ in range(20):  # every count folds: each fold closes a log
+        counters.bump_at(str(store.state), "s-burst", messages=1, fold=True)
+    closed = [p for p in store.state.iterdir() if p.name.endswith(counters.CLOSED_SUFFIX)]
+    assert len(closed) >= 19
+    totals = session_counts(store, "s-burst")
+    run_hook("SessionEnd", payload_for("SessionEnd", store.project, session_id="s-burst"))
+    assert [p.name for p in recall.iterdir() if not p.name.endswith(".sock")] == []
+    for path in closed:  # quiet by now, as after the burst
+        os.utime(path, (path.stat().st_mtime - 60, path.stat().st_mtime - 60))
+    run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="s-next"))
+    assert [p.name for p in store.state.iterdir() if p.name.endswith(counters.CLOSED_SUFFIX)] == []
+    assert session_counts(store, "s-burst") == totals  # nothing counted twice or lost

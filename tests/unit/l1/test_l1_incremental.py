@@ -361,3 +361,55 @@ def test_old_layout_agent_file_beside_the_session(store: StorePaths, home: Path)
     assert [e["text"] for e in entries] == ["parent prompt", "ok", "agent prompt", "agent answer"]
     assert entries[2]["sidechain"] is True and entries[2]["agentId"] == "1a2b3c4d"
     assert sum(r.new_entries for r in l1.refine_all(store)) == 0
+
+
+def test_a_line_too_large_to_keep_leaves_a_stub_entry_and_one_log_line(
+    store: StorePaths, transcript: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line over MAX_LINE_BYTES (32 MB; lowered here) is never parsed, but L1 says it was there:
+    what it was, its size, that it was too large; and the log says so once."""
+    from memkeeper.core import transcript as transcript_module
+
+    monkeypatch.setattr(transcript_module, "MAX_LINE_BYTES", 2000)
+    monkeypatch.setattr(transcript_module, "SKIP_CHUNK", 256)
+    call = {
+        "type": "assistant",
+        "timestamp": "2026-03-01T10:00:02.000Z",
+        "sessionId": SESSION,
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_big1", "name": "Write", "input": {"content": "w" * 9000}}
+            ],
+        },
+    }
+    result = {
+        "type": "user",
+        "sessionId": SESSION,
+        "message": {
+            "role": "user",
+            "content": [{"tool_use_id": "toolu_big1", "type": "tool_result", "content": "r" * 9000}],
+        },
+        "timestamp": "2026-03-01T10:00:03.000Z",
+    }
+    big = [_line(call), _line(result), _line(_user("p" * 5000, "2026-03-01T10:00:04.000Z"))]
+    attachment = _line({"type": "attachment", "sessionId": SESSION, "attachment": {"content": "a" * 9000}})
+    after = _line(_user("after the big ones", "2026-03-01T10:00:05.000Z"))
+    _append(transcript, b"".join(big) + attachment + after)  # a line L1 never keeps: no stub
+    refined = l1.refine_transcript(store, transcript)
+    assert refined.oversize_lines == 4
+    entries = list(l1.read_l1(refined.l1_path))  # type: ignore[arg-type]
+    assert [e["role"] for e in entries] == ["user", "assistant", "tool", "tool_result", "user", "user"]
+    tool, output, prompt = entries[2:5]
+    assert tool["name"] == "Write" and tool["tool_use_id"] == "toolu_big1"
+    assert output["tool_use_id"] == "toolu_big1" and output["ts"] == "2026-03-01T10:00:03.000Z"
+    for stub, line, field in zip((tool, output, prompt), big, ("detail", "output", "text"), strict=True):
+        assert stub["kind"] == "oversize" and stub["bytes"] == len(line)
+        assert "too large to keep" in stub[field] and "www" not in stub[field]
+    assert entries[5]["text"] == "after the big ones"
+    log = (store.logs / "memkeeper.log").read_text("utf-8").splitlines()
+    assert len([x for x in log if "too large" in x]) == 1 and transcript.name in log[-1]
+    again = l1.refine_transcript(store, transcript)
+    assert again.new_entries == 0 and len(
+        (store.logs / "memkeeper.log").read_text("utf-8").splitlines()
+    ) == len(log)

@@ -66,6 +66,9 @@ def test_assignments_keep_the_key_name_and_values_end_where_they_really_end(text
         "http://user:password@example.com/",
         'api_key = "Bearer " + token',
         "max_tokens=100 input_tokens: 25",
+        "at 2026-11-29T10:22:33 row 1234567:abcdefghijklmnopqrstuvwxyzabcdefghi",  # one case: not random
+        "build 0123456:AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhI",  # a leading zero: not a bot id
+        "cache key-value pairs; monkey-0123456789abcdef0123456789abcdef",
     ],
 )
 def test_ordinary_text_code_and_placeholders_are_left_alone(text: str) -> None:

@@ -130,3 +130,36 @@ def test_plugin_declares_the_mcp_server() -> None:
     assert declared["args"] == ["mcp"]
     launcher = plugin / declared["command"].replace("${CLAUDE_PLUGIN_ROOT}/", "")
     assert launcher.is_file() and os.access(launcher, os.X_OK)
+
+
+@pytest.mark.parametrize(
+    ("tool", "hit_id"),
+    [
+        ("show", "x" * 5_000_000),  # not an id at all
+        ("timeline", "l2-3fa2b9c1d0-" + "9" * 5_000_000),  # an id's shape, no such entry
+        ("show", "l1-0000000000-12"),  # an ordinary id of nothing
+    ],
+    ids=["garbage", "shaped", "gone"],
+)
+def test_mcp_a_bad_id_is_a_tool_error_repeated_in_short(store: StorePaths, tool: str, hit_id: str) -> None:
+    """What the caller sent is not echoed back whole (it was, 5 MB of it), and an id that names no
+    entry is a tool error (``isError``, as the MCP spec has tool failures reported)."""
+    import io
+
+    from memkeeper.plugin.mcp_server import Server
+
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {"id": hit_id}},
+    }
+    out = io.BytesIO()
+    server = Server(store, io.BytesIO(json.dumps(call).encode() + b"\n"), out, warm=False)
+    server.run()
+    (answer,) = [json.loads(line) for line in out.getvalue().splitlines()]
+    result = answer["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("error:") and ("not an entry id" in text or "no entry" in text)
+    assert len(text) < 300, len(text)

@@ -232,3 +232,29 @@ def test_suggestions_skip_hex_ids_and_words_no_entry_holds(tmp_path: Path) -> No
     results = search(store, "exceded")
     assert not results and "exceeded" in results.suggestions
     assert not any(any(c.isdigit() for c in s) or s == "abcdef" for s in results.suggestions)
+
+
+@pytest.mark.parametrize("budget", [ranked.SCORE_BUDGET, 0], ids=["rare-words", "common-words"])
+def test_a_session_added_then_deleted_leaves_the_same_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """A copy of a session, added then deleted (bench_search's incremental update), leaves its
+    rows dead in the index: they must not take the places of the live rows they copy."""
+    from memkeeper.core.search import refresh
+
+    store = _store(tmp_path)
+    monkeypatch.setattr(ranked, "SCORE_BUDGET", budget)  # 0: every word counts as common
+    session = store.sessions / "2026-11-20_100000_aaaa1111.l1.jsonl"
+
+    def hits() -> list[tuple[str, int | None, str]]:
+        return [(h.file, h.line, h.snippet) for h in search(store, "passed", limit=100).ranked]
+
+    before = hits()
+    assert before
+    copy = store.sessions / "2099-01-01_000000_benchnew.l1.jsonl"
+    copy.write_bytes(session.read_bytes())
+    refresh(store)
+    assert any(f == "sessions/" + copy.name for f, _l, _s in hits())
+    copy.unlink()
+    refresh(store)
+    assert hits() == before
