@@ -17,13 +17,13 @@ import os
 import sys
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import append_text
 from memkeeper.core.boundary import check_path
 from memkeeper.core.lock import try_lock
 from memkeeper.core.store import StorePaths, ensure_store, guard
 
-TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable

@@ -84,7 +84,6 @@ FOLD_ONLY = (
     "memkeeper.core.lock",
     "memkeeper.core.settings",
     "memkeeper.core.atomic",
-    "memkeeper.core.plain",
 )
 
 
