@@ -1,4 +1,4 @@
-"""A tool use's count: one line in the log, and the store's root entries looked at when it folds,
+"""A count (a tool use, a prompt): one line in the log, and the store's root entries looked at when it folds,
 before anything there is read."""
 
 from __future__ import annotations
@@ -112,3 +112,43 @@ def test_a_count_within_its_budget_loads_none_of_the_folds_machinery(store: Stor
     assert loaded[0] == [",".join(FOLD_ONLY)]
     assert loaded[1] in ([], [""])
     assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
+
+
+def user_prompt(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
+    payload = {"session_id": "s1", "cwd": str(store.project), "prompt": "what did we decide about the lock?"}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    with redirect_stdout(io.StringIO()):
+        return hook.main(["UserPromptSubmit"])
+
+
+def test_a_prompt_counted_within_its_budget_does_not_list_the_store_root(
+    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt no lookup reads the root for is counted as a tool use is: the root's entries (4,000
+    in a 1 GB store) are looked at when the count folds, not on every prompt."""
+    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
+    assert user_prompt(store, monkeypatch) == 0  # folds: the next log has a budget of 4
+    (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
+    assert user_prompt(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
+    assert log_lines(store) == []
+    for _ in range(3):
+        assert user_prompt(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
+    assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
+    assert counters.read_counters(store)["sessions"]["s1"]["messages"] == 5
+
+
+def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(
+    store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.boundary import StoreLinkError
+    from memkeeper.core.recall_ask import Pending
+
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"recall": {"enabled": True}}))
+    store.config.symlink_to(outside)
+    read: list[str] = []
+    monkeypatch.setattr(settings, "hook_settings_at", lambda path: read.append(path))
+    call = hook.Call({"session_id": "s1", "cwd": str(store.project)}, str(store.project))
+    with pytest.raises(StoreLinkError):
+        hook._answer_here(call, Pending(str(store.project), "s1", "the lock?", None, None))
+    assert read == []
