@@ -250,7 +250,8 @@ def found_package(plugin: Path, env: dict[str, str]) -> str:
         return "(hooks.json runs its interpreter directly)"
     script = f'root={plugin}; . "$root/lib/find-python.sh"; printf "%s | %s" "$py" "$pkg"'
     done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "(nothing)"
+    python, _, package = done.stdout.partition(" | ")
+    return f"{python} | {package}" if python else "no Python with memkeeper found"
 
 
 Command = tuple[list[str], bytes, Path]
