@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -50,20 +51,6 @@ def test_a_linked_config_is_never_read_by_a_tool_use(
     [line] = log_lines(store)
     assert "symbolic link" in line and str(store.config) in line
     assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 1  # counted in .state all the same
-
-
-def test_a_count_that_only_logs_does_not_list_the_store_root(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
-    assert post_tool_use(store, monkeypatch) == 0  # folds: the next log has a budget of 4
-    (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
-    assert post_tool_use(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
-    assert log_lines(store) == []
-    for _ in range(3):
-        assert post_tool_use(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
-    assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
-    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 5
 
 
 def test_a_linked_state_folder_stops_every_count(
@@ -121,20 +108,24 @@ def user_prompt(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
         return hook.main(["UserPromptSubmit"])
 
 
-def test_a_prompt_counted_within_its_budget_does_not_list_the_store_root(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("count", "key"), [(post_tool_use, "toolUses"), (user_prompt, "messages")])
+def test_a_count_that_only_logs_does_not_list_the_store_root(
+    store: StorePaths,
+    monkeypatch: pytest.MonkeyPatch,
+    count: Callable[[StorePaths, pytest.MonkeyPatch], int],
+    key: str,
 ) -> None:
-    """A prompt no lookup reads the root for is counted as a tool use is: the root's entries (4,000
-    in a 1 GB store) are looked at when the count folds, not on every prompt."""
+    """A tool use's or a prompt's count looks at the root's entries (4,000 in a 1 GB store) when it
+    folds, not every time."""
     store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
-    assert user_prompt(store, monkeypatch) == 0  # folds: the next log has a budget of 4
+    assert count(store, monkeypatch) == 0  # folds: the next log has a budget of 4
     (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
-    assert user_prompt(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
+    assert count(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
     assert log_lines(store) == []
     for _ in range(3):
-        assert user_prompt(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
+        assert count(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
     assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
-    assert counters.read_counters(store)["sessions"]["s1"]["messages"] == 5
+    assert counters.read_counters(store)["sessions"]["s1"][key] == 5
 
 
 def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(
