@@ -1,40 +1,42 @@
-"""Hook speed: each hook's whole process against a clean interpreter, on small and large stores.
+"""Hook speed: each hook's whole process against a fresh venv's interpreter, on small and large stores.
 
-    python bench/bench_hooks.py [--rounds 15] [--cache /tmp/mk-bench-hooks] [--sessions 2000 50000]
+    python bench/bench_hooks.py [--rounds 15] [--cache DIR] [--sessions 2000 50000] [--gb 1]
+                                [--before OTHER_CHECKOUT] [--no-wheel] [--recall-sessions 2000]
 
-Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), two ways:
+Every event runs with a real payload on stdin (captured from Claude Code 2.1.197), through
+what Claude Code runs:
 
-- ``launcher``: the plugin's ``bin/memkeeper.cmd EVENT`` from this source checkout, what
-  Claude Code runs for a developer (``--plugin-dir plugin/``: ``/bin/sh`` finds the Python);
-- ``wheel``: what the hooks.json of the plugin copy ``memkeeper install`` writes runs, from a
-  wheel of this checkout installed with pip into a fresh venv of ``python3`` (what a user
-  has): the recorded Python itself, in Claude Code's exec form (no shell).
+- ``launcher``: the plugin's hooks.json of this checkout (``--plugin-dir plugin/``), its
+  command and args as Claude Code spawns them;
+- ``before`` (with ``--before DIR``): the same from another checkout (for example
+  ``git worktree add --detach DIR main``), to compare two versions in one run. The bench
+  points that checkout's launcher at its own package (a link tree in the cache, recorded in
+  ``DIR/plugin/.memkeeper-python``) and this run's Python, so each side runs its own code;
+- ``wheel``: the hooks.json of the plugin copy ``memkeeper install`` writes, from a wheel of
+  this checkout installed with pip into a fresh venv (what a user has).
 
-The baseline is ``python -I -c pass`` from a fresh, empty venv of ``python3``: a clean
-interpreter with its site step but no site-packages of note and no editable-install finder
-(the dev venv's own start-up costs more, and a system ``python3`` whose site-packages hold
-a ``.pth`` that imports something can cost three times as much, which would flatter the
-hooks). ``python3 -I -S -c pass`` (no site step at all) and the system ``python3 -I -c
-pass`` are printed beside it, and each hook's median has its ratio to both the baseline
-and ``-I -S``. Wall and CPU time (the child's user + system) are both printed, so a busy
-machine shows in the wall times more than in the CPU times. Each store is a
-generated project (``bench/gen_store.py --small-sessions N``), so a hook whose time grows
-with the store shows it. Runs are interleaved (every command once per round, shuffled)
-and printed as min/median/max with the median's ratio to the baseline. Background jobs
-are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. Each run starts with the
-store's hook counters as real use leaves them (as many sessions as the file keeps), and
-times PostToolUse twice: the common count (one line appended to the counters' log) and, as
-"fold due", the count that folds the log and decides the flush and rotation (the log is
-removed just before it; with the default ``flushEvery`` of 10 one count in ten, or one in 64
-with memory off, is that one). These stores have no
-search index, so their UserPromptSubmit rows are the counting hook (recall on finds nothing
-to look up). UserPromptSubmit with recall on is measured on one more store
-(``--recall-sessions``, 2,000 by default) with its search index built and an earlier session
-holding the answer, while a resident lookup serves it (the detached ``recall`` job, what
-the hook starts when no MCP server serves the store): a prompt that earlier session answers
-(injected every round: each round's session is new to it) and an unrelated one, beside the
-same store's prompt with recall off, through both the launcher and the wheel's exec-form
-hooks.json. ``bench/bench_prompt_recall.py`` adds the in-hook lookup (no resident server). Stores and the wheel venv are kept in ``--cache`` and reused.
+The baseline is ``python -I -c pass`` from a venv this run makes (``python3 -m venv``, nothing
+installed), printed by path and version: a clean interpreter with its site step. Every
+command runs once per round, the rounds shuffled, so the sides alternate and load drift
+lands on all of them; min/median/max wall, the median CPU (the child's user + system) and
+the median's ratio to the baseline's are printed, with the load.
+
+A run that did not do its work prints no figure and exits 1, saying what it measured
+nothing of: a launcher that found no memkeeper (SessionStart injected no memory in the
+check before the rounds), a SessionStart or a recall hit that injected nothing in a round,
+a PostToolUse or UserPromptSubmit whose count did not reach the store's counters.
+
+Background jobs are off (``MEMKEEPER_NO_JOBS=1``): the hook's own time is measured. Each
+store is generated (``bench/gen_store.py --small-sessions N``, or ``--size-gb G`` for
+``--gb``) and starts with the hook counters real use leaves (as many sessions as the file
+keeps). PostToolUse is timed twice: the common count and, as "fold due", the count that
+folds the counters' log and decides the flush and rotation (``#due`` appended to the log
+just before it). These stores have no search index, so their UserPromptSubmit rows are the counting
+hook. UserPromptSubmit with recall is measured on one more store (``--recall-sessions``)
+with its index built and an earlier session holding the answer, while a resident lookup
+(the detached ``recall`` job of this checkout) serves it: a prompt that session answers
+(it must be injected every round), an unrelated one, and recall off. Stores and the wheel
+venv are kept in ``--cache`` and reused; the baseline venv is made anew and removed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -55,27 +58,32 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))  # bench_prompt_recall, also under python -P
 FIXTURE = REPO / "tests" / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
-LAUNCHER = REPO / "plugin" / "bin" / "memkeeper.cmd"
 EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
-GOALS = {"PostToolUse": 1.3, "UserPromptSubmit": 1.5}
-
-
-#: The session every timed hook belongs to: a Claude Code session id (a UUID, as long as theirs).
-SESSION = "0b6e4c2a-5f1d-4e8b-9a37-c1d2e3f40516"
+#: The budget (issue: whole process, through the launcher, / a fresh venv's ``python -I -c pass``).
+GOALS = {"PostToolUse": 2.0, "SessionStart": 5.0}
+RECALL_GOAL = 2.5
 #: PostToolUse when its count folds the counters' log (see core/counters.py): the hook that
-#: decides a flush or a rotation. Timed with the log removed just before (a log without its
-#: header is folded at once); the plain PostToolUse row is the common count, one line appended.
+#: decides a flush or a rotation. Timed with the log removed just before.
 FOLD_ROW = "PostToolUse, fold due"
+BASELINE = "fresh venv python -I -c pass"
+RECALL_CASES = ("recall off", "recall on, resident: hit", "recall on, resident: unrelated")
 
 
-def payloads(project: Path) -> dict[str, bytes]:
-    found: dict[str, bytes] = {}
+class MeasuredNothing(Exception):
+    """A side or a row did not do its work: no figure may be printed."""
+
+
+def session_of(name: str) -> str:
+    """The session id of one timed row (a UUID, as long as Claude Code's): each row counts on its own."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, name))
+
+
+def payload(project: Path, event: str, session: str) -> bytes:
     for line in FIXTURE.read_text("utf-8").splitlines():
         item = json.loads(line)
-        if item["event"] in EVENTS and item["event"] not in found:
-            stdin = dict(item["stdin"], cwd=str(project), session_id=SESSION)
-            found[item["event"]] = json.dumps(stdin).encode()
-    return found
+        if item["event"] == event:
+            return json.dumps(dict(item["stdin"], cwd=str(project), session_id=session)).encode()
+    raise SystemExit(f"no {event} payload in {FIXTURE}")
 
 
 def seed_counters(project: Path) -> None:
@@ -100,88 +108,104 @@ def seed_counters(project: Path) -> None:
     (state / "counters.json").write_text(json.dumps(data, separators=(",", ":")))
 
 
-def drop_counters_log(project: Path) -> None:
-    """Remove the counters' log, so the next count folds (FOLD_ROW)."""
+def session_counts(project: Path) -> dict[str, dict[str, int]]:
+    """The sessions' counts in the store, the log's lines included (nothing written)."""
+    from memkeeper.core import counters
+    from memkeeper.core.store import StorePaths
+
+    sessions: dict[str, dict[str, int]] = counters.read_counters(StorePaths(project))["sessions"]
+    return sessions
+
+
+def fold_next(project: Path) -> None:
+    """Make the next count fold the counters' log (FOLD_ROW), keeping the counts it holds."""
     from memkeeper.core import counters
 
-    (project / ".claude" / "memory" / ".state" / counters.PENDING_FILE).unlink(missing_ok=True)
+    counters.fold_soon(str(project / ".claude" / "memory" / ".state"))
 
 
-def make_store(cache: Path, sessions: int) -> Path:
-    project = cache / f"store-{sessions}"
+def make_store(cache: Path, size: str) -> Path:
+    """The generated store of ``size`` (a session count, or ``NGB``), made once and kept."""
+    project = cache / f"store-{size.lower()}"
     if not (project / ".claude" / "memory" / "memory-index.json").exists():
         shutil.rmtree(project, ignore_errors=True)
-        subprocess.run(
-            [sys.executable, str(REPO / "bench" / "gen_store.py"), str(project)]
-            + ["--small-sessions", str(sessions), "--archives", "40"],
-            check=True,
+        how = (
+            ["--size-gb", size[:-2]]
+            if size.endswith("GB")
+            else ["--small-sessions", size, "--archives", "40"]
         )
-        config = {"memory": {"flushEvery": 10**9}}
-        (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
+        subprocess.run([sys.executable, str(REPO / "bench" / "gen_store.py"), str(project), *how], check=True)
+    config = {"memory": {"flushEvery": 10**9}}
+    (project / ".claude" / "memory" / "config.json").write_text(json.dumps(config))
     return project
 
 
-def wheel_launcher(cache: Path, python: str) -> Path:
-    """A fresh venv with this checkout's wheel installed by pip, and its plugin copy's launcher."""
-    venv = cache / "wheel-venv"
-    home = cache / "wheel-home"
-    launcher = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper" / "bin" / "memkeeper.cmd"
+def wheel_plugin(cache: Path, python: str) -> Path:
+    """A fresh venv with this checkout's wheel installed by pip; its plugin copy's folder."""
+    venv, home = cache / "wheel-venv", cache / "wheel-home"
+    plugin = home / ".claude" / "memkeeper-marketplace" / "plugins" / "memkeeper"
     stamp = venv / ".built-from"
     head = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    if launcher.exists() and stamp.exists() and stamp.read_text() == head + STAMP:
-        return launcher
+    if plugin.exists() and stamp.exists() and stamp.read_text() == head:
+        return plugin
     shutil.rmtree(venv, ignore_errors=True)
     shutil.rmtree(home, ignore_errors=True)
     wheels = cache / "wheels"
     shutil.rmtree(wheels, ignore_errors=True)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(REPO)],
         check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        **quiet,  # type: ignore[call-overload]
     )
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
     wheel = next(wheels.glob("memkeeper-*.whl"))
+    subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, **quiet)  # type: ignore[call-overload]
+    write = "from memkeeper.plugin.install import write_marketplace as w; w()"
     subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", str(wheel)], check=True, stderr=subprocess.DEVNULL
+        [str(venv / "bin" / "python"), "-P", "-c", write], env=dict(os.environ, HOME=str(home)), check=True
     )
-    subprocess.run(
-        [
-            str(venv / "bin" / "python"),
-            "-P",
-            "-c",
-            "from memkeeper.plugin.install import write_marketplace as w; w()",
-        ],
-        env=dict(os.environ, HOME=str(home)),
-        check=True,
-    )
-    stamp.write_text(head + STAMP)
-    return launcher
+    stamp.write_text(head)
+    return plugin
 
 
-STAMP = " exec-form boot"  # a venv built by an older bench (a shell launcher in hooks.json) is rebuilt
+def before_plugin(cache: Path, checkout: Path) -> Path:
+    """``checkout``'s plugin folder, its launcher pointed at that checkout's own package (a link
+    tree in the cache) and at this run's Python, as ``memkeeper install`` records them."""
+    tree = cache / "before-package"
+    shutil.rmtree(tree, ignore_errors=True)
+    package = tree / "memkeeper"
+    package.mkdir(parents=True)
+    (package / "__init__.py").symlink_to(checkout / "pkg" / "__init__.py")
+    for part in ("core", "cli", "plugin", "tui"):
+        (package / part).symlink_to(checkout / part, target_is_directory=True)
+    plugin = checkout / "plugin"
+    (plugin / ".memkeeper-python").write_text(f"{sys.executable}\n{tree}\n")
+    return plugin
 
 
-def hooks_json_argv(launcher: Path, event: str) -> list[str]:
+def hooks_json_argv(plugin: Path, event: str) -> list[str]:
     """The command and args the plugin's hooks.json gives ``event``, as Claude Code spawns them."""
-    plugin = launcher.parent.parent
     handler = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))["hooks"][event][0]["hooks"][0]
-    if "args" not in handler:  # a checkout's command string: Claude Code runs it with the shell
-        return ["/bin/sh", "-c", handler["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))]
-    return [
-        part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
-        for part in [handler["command"], *handler.get("args", [])]
-    ]
+    command = handler["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(plugin))
+    if "args" not in handler:  # a command string (a checkout's launcher line): Claude Code runs it with sh -c
+        return ["/bin/sh", "-c", command]
+    return [command, *(part.replace("${CLAUDE_PLUGIN_ROOT}", str(plugin)) for part in handler["args"])]
 
 
-def clean_python(cache: Path, python: str) -> str:
-    """The interpreter of a fresh venv of ``python`` with nothing installed: the baseline."""
-    venv = cache / "clean-venv"
-    if not (venv / "bin" / "python").exists():
-        subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
-    return str(venv / "bin" / "python")
+def fresh_python(python: str, where: Path) -> tuple[str, str]:
+    """A venv of ``python`` made now with nothing installed: (its interpreter, its version line)."""
+    subprocess.run([python, "-m", "venv", "--without-pip", str(where)], check=True)
+    interpreter = str(where / "bin" / "python")
+    version = subprocess.run(
+        [interpreter, "-I", "-c", "import sys; print(sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return interpreter, version
 
 
 def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
@@ -196,62 +220,87 @@ def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tupl
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
-def spread(values: list[float]) -> str:
-    return f"{min(values) * 1000:6.1f} {statistics.median(values) * 1000:6.1f} {max(values) * 1000:6.1f}"
+def injected(out: bytes) -> bool:
+    """The hook's stdout gives the model memory (``additionalContext``), not just a message."""
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and (data.get("hookSpecificOutput") or {}).get("additionalContext"):
+            return True
+    return False
 
 
-BASELINE = "venv python -I -c pass"
-BARE = "python3 -I -S -c pass"
-SYSTEM = "python3 -I -c pass"
+def check_side(name: str, plugin: Path, project: Path, env: dict[str, str]) -> None:
+    """Before any round: the side's SessionStart injects the store's memory, or it found no memkeeper."""
+    argv = hooks_json_argv(plugin, "SessionStart")
+    _wall, _cpu, out = timed(
+        argv, payload(project, "SessionStart", session_of("check " + name)), project, env
+    )
+    if not injected(out):
+        raise MeasuredNothing(
+            f"{name}: {' '.join(argv)} injected no memory at SessionStart: the launcher found no memkeeper"
+            " (or one that cannot import); every figure would time a hook that does nothing"
+        )
 
 
-RECALL_CASES = ("recall off", "recall on, resident: hit", "recall on, resident: unrelated")
+def found_package(plugin: Path, env: dict[str, str]) -> str:
+    """What the side's launcher finds (``lib/find-python.sh``, when it has one): python and package folder."""
+    finder = plugin / "lib" / "find-python.sh"
+    if not finder.exists():
+        return "(hooks.json runs its interpreter directly)"
+    script = f'root={plugin}; . "$root/lib/find-python.sh"; printf "%s | %s" "$py" "$pkg"'
+    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
+    python, _, package = done.stdout.partition(" | ")
+    return f"{python} | {package}" if python else "no Python with memkeeper found"
 
 
-def _index_current(path: Path) -> bool:
-    """The cached store's index exists and is of this code's schema (an older one is rebuilt by a
-    search or a job, never by a hook: timed against it, recall would look up nothing)."""
-    import sqlite3
+Command = tuple[list[str], bytes, Path]
 
-    from memkeeper.core.search import schema
 
-    if not path.exists():
-        return False
-    conn = sqlite3.connect(path)
-    try:
-        return schema.schema_version(conn) == schema.SCHEMA_VERSION
-    finally:
-        conn.close()
+def side_commands(side: str, plugin: Path, sizes: list[tuple[str, Path]]) -> dict[str, Command]:
+    commands: dict[str, Command] = {}
+    for size, project in sizes:
+        for event in (*EVENTS, FOLD_ROW):
+            name = f"{side} {size} {event}"
+            hook = event.split(",")[0]
+            commands[name] = (
+                hooks_json_argv(plugin, hook),
+                payload(project, hook, session_of(name)),
+                project,
+            )
+    return commands
 
 
 def recall_store(cache: Path, sessions: int, env: dict[str, str]) -> Path:
-    """The store of the recall rows: bench_prompt_recall's earlier session planted, its index built (kept)."""
+    """The store of the recall rows: bench_prompt_recall's earlier session planted, its index built."""
     from bench_prompt_recall import add_earlier_session
 
-    project = make_store(cache / "recall", sessions)
+    project = make_store(cache / "recall", str(sessions))
     root = project / ".claude" / "memory"
-    if not _index_current(root / ".search.sqlite3"):  # a hook never builds it: recall would find nothing
+    if not (root / "sessions" / "2026-11-20_090000_earlier1.l1.jsonl").exists():
         add_earlier_session(root)
-        subprocess.run(
-            [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+    # a hook never builds the index (recall would look up nothing): this checkout's reindex does
+    subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "reindex"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return project
 
 
-def recall_commands(project: Path, launchers: dict[str, Path]) -> dict[str, tuple[list[str], bytes, Path]]:
-    """The recall rows: each case through each launcher, as its plugin's hooks.json runs it."""
+def recall_commands(project: Path, plugins: dict[str, Path]) -> dict[str, Command]:
     from bench_prompt_recall import HIT, UNRELATED
 
     prompts = {RECALL_CASES[0]: HIT, RECALL_CASES[1]: HIT, RECALL_CASES[2]: UNRELATED}
     commands = {}
-    for how, launcher in launchers.items():
-        hook = hooks_json_argv(launcher, "UserPromptSubmit")
-        for i, (name, text) in enumerate(prompts.items()):
-            payload = {"session_id": f"bench-{how}-{i}", "cwd": str(project), "prompt": text}
-            commands[f"recall {how} {name}"] = (hook, json.dumps(payload).encode(), project)
+    for side, plugin in plugins.items():
+        hook = hooks_json_argv(plugin, "UserPromptSubmit")
+        for i, (case, text) in enumerate(prompts.items()):
+            body = {"session_id": f"bench-{side}-{i}", "cwd": str(project), "prompt": text}
+            commands[f"recall {side} {case}"] = (hook, json.dumps(body).encode(), project)
     return commands
 
 
@@ -264,130 +313,15 @@ def set_recall(project: Path, name: str) -> None:
         state.unlink()
 
 
-def report(
-    args: argparse.Namespace,
-    launchers: dict[str, Path],
-    walls: dict[str, list[float]],
-    cpus: dict[str, list[float]],
-    pythons: dict[str, str],
-    injected: dict[str, int],
-) -> None:
-    base, bare = statistics.median(walls[BASELINE]), statistics.median(walls[BARE])
-    base_cpu = statistics.median(cpus[BASELINE])
-    print(
-        f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds, then median CPU ms;"
-        f" load {os.getloadavg()[0]:.1f}"
-    )
-    for name, python in pythons.items():
-        note = "  <- the baseline of the ratios" if name == BASELINE else ""
-        print(
-            f"  {name:<24} {spread(walls[name])}  cpu {statistics.median(cpus[name]) * 1000:5.1f}"
-            f"  ({python}){note}"
-        )
-    print("  ratio: median wall / baseline's; -S: / python3 -I -S's; cpu: median CPU / baseline's")
-    print("  (no search index in these stores: their UserPromptSubmit is the counting hook; recall below)")
-    for how in launchers:
-        for sessions in args.sessions:
-            print(f"  {how} {sessions:,} sessions{'':<7}   min median    max    cpu  ratio    -S    cpu")
-            for event in (*EVENTS, FOLD_ROW):
-                wall, cpu = walls[f"{how} {sessions} {event}"], cpus[f"{how} {sessions} {event}"]
-                median, median_cpu = statistics.median(wall), statistics.median(cpu)
-                goal = f"  (goal <= {GOALS[event]})" if event in GOALS else ""
-                goal = "  (1 count in flushEvery, or in 64)" if event == FOLD_ROW else goal
-                print(
-                    f"    {event:<22} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
-                    f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}{goal}"
-                )
-    if not args.recall_sessions:
-        return
-    for how in launchers:
-        print(
-            f"  {how}, UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup"
-            f"{'':<2} min median    max    cpu  ratio    -S    cpu  injected"
-        )
-        for case in RECALL_CASES:
-            name = f"recall {how} {case}"
-            wall, cpu = walls[name], cpus[name]
-            median, median_cpu = statistics.median(wall), statistics.median(cpu)
-            goal = "  (goal <= 1.5)" if case != RECALL_CASES[0] else ""
-            print(
-                f"    {case:<32} {spread(wall)} {median_cpu * 1000:6.1f} {median / base:6.2f}"
-                f" {median / bare:5.2f} {median_cpu / base_cpu:6.2f}  {injected[name]}/{args.rounds}{goal}"
-            )
+Figures = tuple[dict[str, list[float]], dict[str, list[float]], dict[str, int]]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
-    parser.add_argument(
-        "--cache", type=Path, default=Path("/tmp/mk-bench-hooks"), help="stores and venv kept here"
-    )
-    parser.add_argument("--sessions", type=int, nargs="+", default=[2000, 50000], help="store sizes")
-    parser.add_argument("--no-wheel", action="store_true", help="skip the pip-installed wheel")
-    parser.add_argument(
-        "--recall-sessions", type=int, default=2000, help="store size of the recall rows (0: none)"
-    )
-    args = parser.parse_args()
-    args.cache.mkdir(parents=True, exist_ok=True)
-    # the interpreter itself: a version manager's python3 may be a shell script that execs it
-    shim = shutil.which("python3") or "python3"
-    python = subprocess.run(
-        [shim, "-I", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    launchers = {"launcher": LAUNCHER}
-    if not args.no_wheel:
-        launchers["wheel"] = wheel_launcher(args.cache, python)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER", "VIRTUAL_ENV"))}
-    # HOME beside the stores, never a store's project: a store is never kept in the home folder
-    home = args.cache / "home"
-    home.mkdir(exist_ok=True)
-    env.update(MEMKEEPER_NO_JOBS="1", HOME=str(home))
-    clean = clean_python(args.cache, python)
-    commands: dict[str, tuple[list[str], bytes, Path]] = {
-        BASELINE: ([clean, "-I", "-c", "pass"], b"", REPO),
-        BARE: ([python, "-I", "-S", "-c", "pass"], b"", REPO),
-        SYSTEM: ([python, "-I", "-c", "pass"], b"", REPO),
-    }
-    for sessions in args.sessions:
-        project = make_store(args.cache, sessions)
-        seed_counters(project)
-        stdin = payloads(project)
-        for how, launcher in launchers.items():
-            for event in EVENTS:
-                commands[f"{how} {sessions} {event}"] = (
-                    hooks_json_argv(launcher, event),
-                    stdin[event],
-                    project,
-                )
-            commands[f"{how} {sessions} {FOLD_ROW}"] = (
-                hooks_json_argv(launcher, "PostToolUse"),
-                stdin["PostToolUse"],
-                project,
-            )
-    resident = None
-    if args.recall_sessions:
-        from bench_prompt_recall import start_resident, stop_resident
-
-        recall_project = recall_store(args.cache, args.recall_sessions, env)
-        commands.update(recall_commands(recall_project, launchers))
-        resident = start_resident(recall_project, env)
-    try:
-        walls, cpus, injected = measure(args.rounds, commands, env)
-    finally:
-        if resident is not None:
-            stop_resident(recall_project, resident)
-    report(args, launchers, walls, cpus, {BASELINE: clean, BARE: python, SYSTEM: python}, injected)
-    return 0
-
-
-def measure(
-    rounds: int, commands: dict[str, tuple[list[str], bytes, Path]], env: dict[str, str]
-) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, int]]:
-    """Every command once per round, shuffled, after one warm-up round: walls, CPU times, outputs seen."""
+def measure(rounds: int, commands: dict[str, Command], env: dict[str, str]) -> Figures:
+    """Every command once per round, shuffled, after one warm-up round: walls, CPU times, injections."""
     names = list(commands)
     walls: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
-    injected: dict[str, int] = dict.fromkeys(names, 0)
+    injections: dict[str, int] = dict.fromkeys(names, 0)
     rng = random.Random(0)
     for round_ in range(rounds + 1):  # round 0 warms the page cache, counters and .pyc files
         if round_:
@@ -397,13 +331,152 @@ def measure(
             if name.startswith("recall "):
                 set_recall(cwd, name)
             elif name.endswith(FOLD_ROW):
-                drop_counters_log(cwd)
+                fold_next(cwd)
             wall, cpu, out = timed(argv, data, cwd, env)
             if round_:
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-                injected[name] += bool(out.strip())
-    return walls, cpus, injected
+                injections[name] += injected(out)
+    return walls, cpus, injections
+
+
+def check_work(rounds: int, commands: dict[str, Command], injections: dict[str, int]) -> list[str]:
+    """What each row should have done, every round (warm-up included for the counts): what it did not."""
+    missing: list[str] = []
+    counts: dict[Path, dict[str, dict[str, int]]] = {}
+    for name, (_argv, _data, project) in commands.items():
+        if name.endswith(("SessionStart", RECALL_CASES[1])) and injections[name] < rounds:
+            missing.append(f"{name}: injected {injections[name]}/{rounds}")
+        if name.startswith("recall ") or not name.endswith(("PostToolUse", FOLD_ROW, "UserPromptSubmit")):
+            continue
+        if project not in counts:
+            counts[project] = session_counts(project)
+        entry = counts[project].get(session_of(name), {})
+        got = entry.get("messages" if name.endswith("UserPromptSubmit") else "toolUses", 0)
+        if got != rounds + 1:
+            missing.append(f"{name}: counted {got}/{rounds + 1}")
+    return missing
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values) * 1000:6.1f} {statistics.median(values) * 1000:6.1f} {max(values) * 1000:6.1f}"
+
+
+def report(args: argparse.Namespace, sides: list[str], sizes: list[str], figures: Figures, load: str) -> None:
+    walls, cpus, injections = figures
+    base, base_cpu = statistics.median(walls[BASELINE]), statistics.median(cpus[BASELINE])
+    print(
+        f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds, median CPU ms; load {load}"
+    )
+    print(
+        f"  {BASELINE:<34} {spread(walls[BASELINE])}  cpu {base_cpu * 1000:5.1f}  <- the baseline of the ratios"
+    )
+    print("  ratio: median wall / the baseline's; cpu: median CPU / the baseline's")
+    for size in sizes:
+        print(f"  {size} store{'':<25}   min median    max    cpu  ratio    cpu")
+        for event in (*EVENTS, FOLD_ROW):
+            goal = f"  (budget <= {GOALS[event]})" if event in GOALS else ""
+            for side in sides:
+                name = f"{side} {size} {event}"
+                median, median_cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+                print(
+                    f"    {side:<7} {event:<24} {spread(walls[name])} {median_cpu * 1000:6.1f}"
+                    f" {median / base:6.2f} {median_cpu / base_cpu:6.2f}{goal}"
+                )
+    if not args.recall_sessions:
+        return
+    print(f"  UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup")
+    for case in RECALL_CASES:
+        goal = f"  (budget <= {RECALL_GOAL})" if case == RECALL_CASES[1] else ""
+        for side in sides:
+            name = f"recall {side} {case}"
+            median, median_cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+            print(
+                f"    {side:<7} {case:<31} {spread(walls[name])} {median_cpu * 1000:6.1f} {median / base:6.2f}"
+                f" {median_cpu / base_cpu:6.2f}  injected {injections[name]}/{args.rounds}{goal}"
+            )
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "mk-bench-hooks")
+    parser.add_argument("--sessions", type=int, nargs="*", default=[2000, 50000], help="store sizes")
+    parser.add_argument("--gb", type=float, nargs="*", default=[], help="stores of this many GB of L1 too")
+    parser.add_argument("--before", type=Path, help="another checkout, timed beside this one")
+    parser.add_argument("--no-wheel", action="store_true", help="skip the pip-installed wheel")
+    parser.add_argument(
+        "--recall-sessions", type=int, default=2000, help="store of the recall rows (0: none)"
+    )
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    # the interpreter itself: a version manager's python3 may be a shell script that execs it
+    shim = shutil.which("python3") or "python3"
+    python = subprocess.run(
+        [shim, "-I", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER", "VIRTUAL_ENV"))}
+    home = args.cache / "home"  # HOME beside the stores: a store is never kept in the home folder
+    home.mkdir(exist_ok=True)
+    env.update(MEMKEEPER_NO_JOBS="1", HOME=str(home))
+    plugins = {"after" if args.before else "launcher": REPO / "plugin"}
+    if args.before:
+        plugins["before"] = before_plugin(args.cache, args.before.resolve())
+    if not args.no_wheel:
+        plugins["wheel"] = wheel_plugin(args.cache, python)
+    sizes = [str(n) for n in args.sessions] + [f"{g:g}GB" for g in args.gb]
+    projects = [(size, make_store(args.cache, size)) for size in sizes]
+    with tempfile.TemporaryDirectory(prefix="baseline-venv-", dir=args.cache) as scratch:
+        clean, version = fresh_python(python, Path(scratch) / "venv")
+        print(f"baseline: {clean} (a venv made by this run from {python}), Python {version}")
+        for side, plugin in plugins.items():
+            print(f"{side}: {plugin} -> {found_package(plugin, env)}")
+        try:
+            figures, commands = run_rounds(args, plugins, projects, env, clean)
+        except MeasuredNothing as exc:
+            print(f"measured nothing: {exc}", file=sys.stderr)
+            return 1
+    load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    missing = check_work(args.rounds, commands, figures[2])
+    if missing:
+        print("measured nothing: these rows did not do their work, so no figure is printed:", file=sys.stderr)
+        for line in missing:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    report(args, list(plugins), sizes, figures, load)
+    return 0
+
+
+def run_rounds(
+    args: argparse.Namespace,
+    plugins: dict[str, Path],
+    projects: list[tuple[str, Path]],
+    env: dict[str, str],
+    clean: str,
+) -> tuple[Figures, dict[str, Command]]:
+    """Check every side, then time the rounds (the resident lookup of the recall rows running)."""
+    for side, plugin in plugins.items():
+        check_side(side, plugin, projects[0][1], env)
+    commands: dict[str, Command] = {BASELINE: ([clean, "-I", "-c", "pass"], b"", REPO)}
+    for _size, project in projects:
+        seed_counters(project)
+    for side, plugin in plugins.items():
+        commands.update(side_commands(side, plugin, projects))
+    if not args.recall_sessions:
+        return measure(args.rounds, commands, env), commands
+    from bench_prompt_recall import start_resident, stop_resident
+
+    recall_project = recall_store(args.cache, args.recall_sessions, env)
+    commands.update(recall_commands(recall_project, plugins))
+    resident = start_resident(recall_project, env)
+    try:
+        return measure(args.rounds, commands, env), commands
+    finally:
+        stop_resident(recall_project, resident)
 
 
 if __name__ == "__main__":

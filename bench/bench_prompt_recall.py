@@ -45,7 +45,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
-from bench_hooks import BARE, BASELINE, clean_python, make_store
+from bench_hooks import BASELINE, fresh_python, make_store
+
+BARE = "python -I -S -c pass"
 
 from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
 
@@ -127,8 +129,8 @@ def main() -> int:
         # Two copies of the store: one served by a resident lookup for the whole run (as the
         # MCP server serves a session), one with none, so the hook there looks up itself.
         projects = {
-            "in-hook": make_store(cache / "alone", SESSIONS),
-            "resident": make_store(cache / "served", SESSIONS),
+            "in-hook": make_store(cache / "alone", str(SESSIONS)),
+            "resident": make_store(cache / "served", str(SESSIONS)),
         }
         for project in projects.values():
             add_earlier_session(project / ".claude" / "memory")
@@ -138,7 +140,7 @@ def main() -> int:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-        clean = clean_python(cache, sys.executable)
+        clean, _version = fresh_python(sys.executable, cache / "baseline-venv")
         hook = ["/bin/sh", "-c", f'"{LAUNCHER}" UserPromptSubmit']  # as Claude Code runs a checkout's hook
         cases: dict[str, tuple[list[str], str, bool]] = {
             BASELINE: ([clean, "-I", "-c", "pass"], "", True),
@@ -197,7 +199,7 @@ def main() -> int:
             )
         print(
             f"  (resident lookups answered by the recall job, pid {server.pid}; its CPU per resident case, mean:"
-            f" {sum(served_cpu) / len(served_cpu) * 1000:.1f} ms; goal: ratio <= 1.5 with recall on)"
+            f" {sum(served_cpu) / len(served_cpu) * 1000:.1f} ms; budget: ratio <= 2.5 for a hit)"
         )
     finally:
         shutil.rmtree(cache, ignore_errors=True)

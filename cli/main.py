@@ -11,8 +11,8 @@ on every tool call.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # importing typing would cost the hook path ~3 ms
 if TYPE_CHECKING:
     import argparse
 
@@ -116,7 +116,6 @@ def _fast_search(argv: list[str]) -> tuple[int, bool] | None:
     collecting = gc.isenabled()
     gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
     try:
-        _import_pathlib_alone()
         from memkeeper.cli.search_cmds import fast_args
 
         args = fast_args(argv)
@@ -129,40 +128,6 @@ def _fast_search(argv: list[str]) -> tuple[int, bool] | None:
     finally:
         if collecting:
             gc.enable()
-
-
-def _import_pathlib_alone(provides: dict[str, object] | None = None) -> None:
-    """Import ``pathlib`` without the ``urllib.parse`` (and ``ipaddress``) it imports for
-    ``Path.as_uri`` alone: a tenth of what a one-shot search process executes.
-
-    While pathlib is imported, ``urllib.parse`` is a stand-in holding ``provides`` (by default a
-    ``quote_from_bytes`` that imports the real module when first called); the stand-in leaves
-    ``sys.modules`` right after, so any later ``import urllib.parse`` gets the real module. A
-    pathlib that asks the stand-in for anything else (another Python) is dropped and imported
-    as usual. Nothing is done when either is loaded.
-    """
-    if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
-        return
-    from types import ModuleType
-
-    stand_in = ModuleType("urllib.parse")
-    stand_in.__dict__.update({"quote_from_bytes": _quote_from_bytes} if provides is None else provides)
-    sys.modules["urllib.parse"] = stand_in
-    try:
-        import pathlib
-    except ImportError:  # wants more than the stand-in holds: whatever it half-imported goes
-        for name in [name for name in sys.modules if name == "pathlib" or name.startswith("pathlib.")]:
-            del sys.modules[name]
-    finally:
-        if sys.modules.get("urllib.parse") is stand_in:
-            del sys.modules["urllib.parse"]
-    import pathlib  # noqa: F401  (already loaded, unless it was dropped above)
-
-
-def _quote_from_bytes(bs: bytes, safe: str = "/") -> str:
-    from urllib.parse import quote_from_bytes
-
-    return quote_from_bytes(bs, safe)
 
 
 def run() -> None:

@@ -8,8 +8,8 @@ from the terminal only.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # no typing, argparse or pathlib at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

@@ -13,10 +13,10 @@ Exit codes: 0 hits, 3 no hits, 2 a bad query or option.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from memkeeper.cli.output import paths_from
 
-TYPE_CHECKING = False  # `memkeeper search` runs without typing and argparse (see fast_args)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace

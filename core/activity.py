@@ -2,8 +2,8 @@
 
 This is the only place that does "count, then rotate if due": the PostToolUse and
 UserPromptSubmit hooks and ``memkeeper check`` (the JS ``counter.js check``) all call
-:func:`record`. It runs on every tool call, so it stays on the lean layer: the store's
-folders as strings (:mod:`memkeeper.core.layout`), no pathlib, json or typing.
+:func:`record`. It runs on every tool call: the store's folders are strings
+(:mod:`memkeeper.core.layout`), no pathlib.
 
 The common event is one line appended to the counters' log (:mod:`memkeeper.core.counters`),
 which says whether anything can be due yet: nothing is until the session's flush budget or
@@ -17,11 +17,11 @@ imports the rotation machinery (and starts the summary job for the new archive).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import counters
 from memkeeper.core.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
 
-TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -35,24 +35,18 @@ if TYPE_CHECKING:
 ROTATE_LOCK_TIMEOUT = 1.0
 
 
-class Recorded:
-    """What :func:`record` did (a plain class: no dataclasses import on the hook path)."""
+class Recorded(NamedTuple):
+    """What :func:`record` did.
 
-    __slots__ = ("busy", "counts", "flush_due", "rotation", "settings")
+    A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
+    hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
+    """
 
-    def __init__(
-        self,
-        counts: Counts | None,
-        settings: HookSettings | None,
-        rotation: RotationResult | None = None,
-        busy: bool = False,
-        flush_due: bool = False,
-    ) -> None:
-        self.counts = counts  # the session's counts when the log was folded now, else None
-        self.settings = settings  # the store's hook settings, when they were read
-        self.rotation = rotation  # the rotation done now, if any
-        self.busy = busy  # a rotation was due but another process held the store
-        self.flush_due = flush_due  # the session has ``flushEvery`` unflushed events (memory on)
+    counts: Counts | None  # the session's counts when the log was folded now, else None
+    settings: HookSettings | None  # the store's hook settings, when they were read
+    rotation: RotationResult | None = None  # the rotation done now, if any
+    busy: bool = False  # a rotation was due but another process held the store
+    flush_due: bool = False  # the session has ``flushEvery`` unflushed events (memory on)
 
 
 def record(

@@ -20,11 +20,11 @@ because the hook path uses it (privacy is imported when there is something to re
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper.core.boundary import O_NOFOLLOW, check_path
 from memkeeper.core.boundary import open_no_follow as open_no_follow  # re-exported for the writers
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 

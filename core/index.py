@@ -13,6 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import atomic_write_text, dumps_js
 from memkeeper.core.lock import reentrant_lock
@@ -21,7 +22,6 @@ from memkeeper.core.store import StorePaths, is_safe_basename
 from memkeeper.core.timefmt import file_stamp, iso_from_epoch
 from memkeeper.core.tokens import tokens_for_bytes
 
-TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal, TypeVar

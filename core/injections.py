@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import LockTimeout, file_lock
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from memkeeper.core.store import StorePaths
 

@@ -17,11 +17,11 @@ crash campaign in the tests and the reliability bench; it is never set otherwise
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.layout import intent_path, pending_intents
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from typing import Any
 

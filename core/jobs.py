@@ -17,6 +17,7 @@ import json
 import os
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import append_text
 from memkeeper.core.boundary import check_path
@@ -24,7 +25,6 @@ from memkeeper.core.interpreter import memkeeper_command
 from memkeeper.core.lock import try_lock
 from memkeeper.core.store import StorePaths, ensure_store, guard
 
-TYPE_CHECKING = False  # typing is not imported at run time (hook path)
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable

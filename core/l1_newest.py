@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.names import L1_SUFFIX
 from memkeeper.core.store import is_safe_basename
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.lock import LockTimeout, file_lock
 from memkeeper.core.store import StorePaths, ensure_store
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # neither typing nor pathlib is imported at run time (hook path)
 if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from memkeeper.core.layout import MEMORY_FILE, SESSIONS_DIR
 
-TYPE_CHECKING = False  # typing is not imported at run time (rotation runs on the hook path)
 if TYPE_CHECKING:
     import re
     from collections.abc import Collection

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # no typing import at run time (the hook path may redact a log line)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import atomic_write_json
@@ -44,7 +45,6 @@ from memkeeper.core.recall_ask import (
     unlink,
 )
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     import queue
     import threading

@@ -30,11 +30,11 @@ The reply is :data:`ANSWER` (or :data:`COUNTED`) followed by the text to inject 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -160,16 +160,16 @@ def send(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> Any:
         return None
     if not names:
         return None
-    import _socket
     import errno
+    import socket
 
     for name in names:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
             at(folder, name, sock.connect)
             sock.sendall(request)
-            sock.shutdown(_socket.SHUT_WR)
+            sock.shutdown(socket.SHUT_WR)
             return sock
         except TimeoutError:
             sock.close()

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memkeeper.core import intents
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
 from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.names import archive_name
-from memkeeper.core.plain import Plain
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now
 from memkeeper.core.tokens import (
@@ -30,7 +31,6 @@ from memkeeper.core.tokens import (
     tokens_for_bytes,
 )
 
-TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
@@ -38,17 +38,15 @@ if TYPE_CHECKING:
 ROTATE_TRIGGER = "[MEMORY_KEEPER_ROTATE] file={}"
 
 
-class RotationResult(Plain):
+@dataclass(frozen=True, slots=True)
+class RotationResult:
     """What a rotation did."""
 
-    __slots__ = ("archive", "tokens", "bytes", "carryover_bytes", "late_bytes")
-
-    def __init__(self, archive: str, tokens: int, bytes: int, carryover_bytes: int, late_bytes: int) -> None:
-        self.archive = archive
-        self.tokens = tokens
-        self.bytes = bytes
-        self.carryover_bytes = carryover_bytes
-        self.late_bytes = late_bytes  # appended by someone else during the rotation, carried over
+    archive: str
+    tokens: int
+    bytes: int
+    carryover_bytes: int
+    late_bytes: int  # appended by someone else during the rotation, carried over
 
     @property
     def trigger_line(self) -> str:

@@ -16,8 +16,8 @@ this module.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

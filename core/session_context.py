@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core import injections
 from memkeeper.core.boundary import O_NOFOLLOW
@@ -34,7 +35,6 @@ from memkeeper.core.l1_newest import newest_l1_names
 from memkeeper.core.names import L1_SUFFIX, l1_session
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any

@@ -22,12 +22,11 @@ One documented behaviour for every value, everywhere:
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import fastjson
-from memkeeper.core.plain import Plain
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
-TYPE_CHECKING = False  # neither typing nor pathlib is imported at run time (hook path)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -234,39 +233,21 @@ def scaled_threshold(configured: Any, default: int) -> int:
     return int(configured * 0.95)  # floor: the value is positive (no math import on the hook path)
 
 
-class HookSettings(Plain):
-    """The settings the hooks use."""
+class HookSettings(NamedTuple):
+    """The settings the hooks use.
 
-    __slots__ = (
-        "rotation_enabled",
-        "threshold_tokens",
-        "carryover_tokens",
-        "memory_enabled",
-        "flush_every",
-        "save_interval",
-        "recall_enabled",
-        "recall_min_confidence",
-    )
+    A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
+    hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
+    """
 
-    def __init__(
-        self,
-        rotation_enabled: bool = True,
-        threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
-        carryover_tokens: int = CARRYOVER_TOKENS,
-        memory_enabled: bool = True,
-        flush_every: int = DEFAULT_FLUSH_EVERY,
-        save_interval: int = DEFAULT_SAVE_INTERVAL,
-        recall_enabled: bool = True,
-        recall_min_confidence: float = DEFAULT_RECALL_CONFIDENCE,
-    ) -> None:
-        self.rotation_enabled = rotation_enabled
-        self.threshold_tokens = threshold_tokens
-        self.carryover_tokens = carryover_tokens
-        self.memory_enabled = memory_enabled
-        self.flush_every = flush_every
-        self.save_interval = save_interval
-        self.recall_enabled = recall_enabled
-        self.recall_min_confidence = recall_min_confidence
+    rotation_enabled: bool = True
+    threshold_tokens: int = ROTATION_THRESHOLD_TOKENS
+    carryover_tokens: int = CARRYOVER_TOKENS
+    memory_enabled: bool = True
+    flush_every: int = DEFAULT_FLUSH_EVERY
+    save_interval: int = DEFAULT_SAVE_INTERVAL
+    recall_enabled: bool = True
+    recall_min_confidence: float = DEFAULT_RECALL_CONFIDENCE
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:

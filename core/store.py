@@ -8,6 +8,7 @@ project without ``.claude/`` can never land on ``$HOME/.claude``.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from memkeeper.core.layout import (
@@ -27,7 +28,6 @@ from memkeeper.core.layout import (
     ensure_dirs,
     project_dir,
 )
-from memkeeper.core.plain import Plain
 
 __all__ = [
     "CONFIG_FILE",
@@ -80,21 +80,14 @@ class _StorePath:
         return folder / self.name
 
 
-class StorePaths(Plain):
-    """Every path of one project's memory store, derived from the project directory.
+@dataclass(frozen=True, slots=True)
+class StorePaths:
+    """Every path of one project's memory store, derived from the project directory (immutable, hashable)."""
 
-    Immutable and hashable. A plain class rather than a dataclass: importing
-    ``dataclasses`` costs the hook path ~9 ms (it pulls in ``inspect``).
-    """
+    project: Path
 
-    __slots__ = ("_project",)
-
-    def __init__(self, project: Path) -> None:
-        self._project = Path(project)
-
-    @property
-    def project(self) -> Path:
-        return self._project
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "project", Path(self.project))  # a str is taken too
 
     @property
     def root(self) -> Path:

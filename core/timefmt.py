@@ -12,8 +12,8 @@ imported by the functions that take or return one.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing and datetime are not imported at run time (hook path)
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any

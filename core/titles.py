@@ -33,8 +33,8 @@ import json
 import os
 import re
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # the hook's recall reads titles: no typing import at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path

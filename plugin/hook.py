@@ -19,24 +19,23 @@ and hands anything heavy to a detached single-flight job:
 
 Any internal error ends in exit 0 and one line in the store's bounded log.
 
-The hook path is lean by decision, measured through the real launcher: importing
-``json`` and ``pathlib`` alone doubles the start-up of a clean ``python -I -c pass``,
-while the lean layer keeps PostToolUse near 1.3x of it. So this module and what the
-counting hooks import (:mod:`~memkeeper.core.activity`, ``counters``, ``settings``,
-``layout``, ``fastjson``, ``lock``, ``atomic``) use only ``os``-level standard library
-modules and the store's folders as strings; :attr:`Call.paths` (pathlib) and heavier
-modules load only when a handler needs them (check with ``python -X importtime``).
+What a hook may cost is a budget measured through the launcher Claude Code runs, against a
+fresh venv's ``python -I -c pass`` (``bench/bench_hooks.py``; docs/hook-path.md): PostToolUse
+2x, a prompt answered by recall 2.5x, SessionStart 5x. The counting hooks (a tool use, a
+prompt, a turn's end) keep to it with the standard library as it is: the store's folders as
+strings (pathlib, :attr:`Call.paths`, and the heavier modules load only when a handler needs
+them; check with ``python -X importtime``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
 from memkeeper.core.layout import store_root
 
-TYPE_CHECKING = False  # typing is not imported at run time: this runs on every tool call
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -57,9 +56,12 @@ FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
 #: The store folders whose entries a hook checks for links, besides the root's own (so a
 #: linked sessions/ folder is seen): a hook writes only there, and SessionStart reads L1
-#: files with O_NOFOLLOW instead of listing every one. A tool use's count, which writes
-#: only in .state until it folds the counters' log, looks at the root's entries when it
-#: folds (the root grows with the archives). Jobs, the CLI and the TUI check the whole store.
+#: files with O_NOFOLLOW instead of listing every one. A count (a tool use, a prompt), which
+#: writes only in .state until it folds the counters' log, looks at the root's entries when
+#: it folds, and a prompt before it reads the root's files itself (the config and the index,
+#: when no resident lookup answered): the root grows with the archives (4,000 entries in a
+#: 1 GB store), so a prompt answered by a resident lookup costs the same at any store size.
+#: Jobs, the CLI and the TUI check the whole store.
 HOOK_FOLDERS = (".state", "logs")
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
@@ -226,7 +228,7 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
 class Call:
     """One hook call: its payload and project; the store as strings, :class:`StorePaths` on demand.
 
-    The lean handlers (a tool use, a prompt, a turn's end) use only :attr:`project` and
+    The counting handlers (a tool use, a prompt, a turn's end) use only :attr:`project` and
     :attr:`root`; :attr:`paths` imports pathlib and the store module the first time a
     handler asks for it.
     """
@@ -382,8 +384,9 @@ def on_prompt(call: Call) -> None:
 
         text = answer(pending, lambda: _answer_here(call, pending))
     if pending is None or not pending.counted:  # no resident lookup counted it (with this token)
-        _count(call, messages=1, settings=call.settings, token=pending.token if pending else None)
-    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
+        token = pending.token if pending else None
+        _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_root_links(call), token=token)
+    if text:
         out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
         sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
         sys.stdout.flush()
@@ -392,6 +395,7 @@ def on_prompt(call: Call) -> None:
 def _answer_here(call: Call, pending: Pending) -> str:
     """No resident lookup answered: look up in this process (if recall is on), then start the
     ``recall`` job for the next prompts."""
+    _refuse_root_links(call)  # it reads the config and the index in the root
     from memkeeper.core.layout import CONFIG_FILE
     from memkeeper.core.settings import hook_settings_at
 
@@ -416,11 +420,15 @@ def _start_recall(call: Call) -> None:
         _start(call, RECALL_JOB)
 
 
-def on_tool_use(call: Call) -> None:
+def _refuse_root_links(call: Call) -> None:
+    """main checked .state and logs only: the root's entries too, before the root is read or written."""
     from memkeeper.core.boundary import refuse_links
 
-    # main checked .state and logs only: before anything else, a fold checks the root's entries.
-    _count(call, tool_uses=1, guard=lambda: refuse_links(call.root, HOOK_FOLDERS))
+    refuse_links(call.root, HOOK_FOLDERS)
+
+
+def on_tool_use(call: Call) -> None:
+    _count(call, tool_uses=1, guard=lambda: _refuse_root_links(call))  # a fold checks the root first
 
 
 def on_stop(call: Call) -> None:
@@ -492,9 +500,9 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
-        # A tool use's count writes only in .state until it folds the counters' log:
-        # the root's entries are looked at then (see on_tool_use), not on every tool call.
-        refuse_links(call.root, HOOK_FOLDERS, root_entries=handler is not on_tool_use)
+        # A count writes only in .state until it folds the counters' log: the root's entries
+        # are looked at then, or when a prompt reads the root (see HOOK_FOLDERS).
+        refuse_links(call.root, HOOK_FOLDERS, root_entries=handler not in (on_tool_use, on_prompt))
         first = FIRST.get(event)
         if first is not None:
             first(call)

@@ -8,6 +8,8 @@ index (the fallback, and the tests' oracle). Stdlib only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memkeeper.core.search.engine import CAP, DEFAULT_LIMIT, scan_search, search
 from memkeeper.core.search.indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
 from memkeeper.core.search.model import (
@@ -23,7 +25,6 @@ from memkeeper.core.search.model import (
 from memkeeper.core.search.query import MAX_QUERY_CHARS, QueryError
 from memkeeper.core.search.sources import TIERS, TYPES_BY_TIER
 
-TYPE_CHECKING = False  # `memkeeper search` imports this package: only what a search needs
 if TYPE_CHECKING:
     from memkeeper.core.search.disclosure import show, timeline
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked, schema, sources
 from memkeeper.core.search.query import Query
 from memkeeper.core.search.sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc
 
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     import sqlite3
 

@@ -16,7 +16,9 @@ import zlib
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memkeeper.core import fastjson
 from memkeeper.core.atomic import open_read
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.l1_counts import day_counts
@@ -30,7 +32,6 @@ from memkeeper.core.search.sources import (
     Doc,
     SourceFile,
     WordRow,
-    bulk_parser,
     docs_of,
     iter_lines,
     iter_sections,
@@ -41,8 +42,6 @@ from memkeeper.core.search.sources import (
 )
 from memkeeper.core.search.words import has_turn, with_parts
 from memkeeper.core.store import StorePaths
-
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,7 +140,7 @@ _PLAIN_SLOTS = tuple(name for name in Work.__slots__ if name not in ("source", "
 
 
 def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parser = parse_line) -> Work:
-    """One file read and cut; ``parse`` reads its L1 lines (see sources.bulk_parser)."""
+    """One file read and cut; ``parse`` reads its L1 lines (see fastjson.bulk_parser)."""
     if source.kind == "l1" and row is not None and row.kind == "l1":
         work = _prepare_append(paths, source, row, parse)
         if work is not None:
@@ -344,7 +343,7 @@ def gzip_matches(path: Path, row: Row) -> bool:
 
 
 def _prepare_batch(paths: StorePaths, batch: list[tuple[SourceFile, Row | None]]) -> list[Work]:
-    parse = bulk_parser()
+    parse = fastjson.bulk_parser()
     return [prepare(paths, source, row, parse) for source, row in batch]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import open_no_follow
 from memkeeper.core.boundary import StoreLinkError
@@ -13,7 +14,6 @@ from memkeeper.core.search import schema
 from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
 from memkeeper.core.store import StorePaths
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

@@ -13,15 +13,15 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
+import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import readahead, schema, terms
 from memkeeper.core.search.blocks import Anchor, BlockReader, l1_text
@@ -82,7 +82,6 @@ _TRIGRAMS = {"small": "fts_small", **schema.BIG_FTS}
 SmallMatches = dict[str | None, list[tuple[int, str]]]
 
 
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
 

@@ -14,15 +14,14 @@ import time
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import changes
 from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
 from memkeeper.core.names import is_l1, l1_kind
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.sources import SourceFile, discover
 from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

@@ -25,12 +25,13 @@ a search's refresh only starts the index job), and the free pages go back (incre
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
@@ -46,7 +47,6 @@ from memkeeper.core.search.sources import (
 )
 from memkeeper.core.store import StorePaths
 
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     from typing import TypeVar
 

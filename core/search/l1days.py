@@ -18,12 +18,13 @@ as far as it is indexed). A gzip is counted whole: it never grows.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memkeeper.core.atomic import open_read
 from memkeeper.core.l1_counts import DayCounts, day_counts, from_text, merged, to_text
 from memkeeper.core.search.schema import L1_DAYS, L1_DAYS_DDL
 from memkeeper.core.store import StorePaths
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable

@@ -8,9 +8,8 @@ parse markers out of user text.
 
 from __future__ import annotations
 
-from memkeeper.core.plain import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     from typing import Any
 

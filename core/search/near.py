@@ -17,11 +17,12 @@ followed: a common word next to an entry says little about it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memkeeper.core.search import schema
 from memkeeper.core.search.query import BM25_K1
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Collection, Iterable, Mapping

@@ -15,11 +15,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from functools import partial
 from heapq import heappop, heappush
+from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.indexer import vocab_cached, vocab_peek
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-
-from memkeeper.core.plain import NamedTuple
+from typing import NamedTuple
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import words
 from memkeeper.core.search.query import quoted
 

@@ -28,6 +28,7 @@ close words of an empty answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memkeeper.core.search import schema
 from memkeeper.core.search.docreader import DocReader
@@ -48,7 +49,6 @@ from memkeeper.core.search.scoring import (
 from memkeeper.core.search.sources import SMALL_TIERS, Doc
 from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

@@ -42,8 +42,8 @@ files); one SQLite reports as corrupt is moved aside to ``<name>.corrupt`` and r
 
 from __future__ import annotations
 
-import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
 import os
+import sqlite3
 from pathlib import Path
 
 SCHEMA_VERSION = 8

@@ -8,8 +8,8 @@ the hit's ``confidence``. :func:`scan_rank` scores the same way without the inde
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.near import Near, context_marks, followed
 from memkeeper.core.search.query import day_number, recency_bonus
@@ -17,7 +17,6 @@ from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
 from memkeeper.core.search.tierstats import TierStats, idf_of
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

@@ -29,10 +29,9 @@ import os
 import sqlite3
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memkeeper.core.search import schema
-
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

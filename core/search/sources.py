@@ -20,6 +20,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import fastjson
 from memkeeper.core.atomic import open_read
@@ -31,11 +32,9 @@ from memkeeper.core.names import (
     name_date,
     tier_of,
 )
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search.words import with_parts
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
-TYPE_CHECKING = False  # no typing at run time: `memkeeper search` pays for every import
 if TYPE_CHECKING:
     from typing import Any
 
@@ -420,7 +419,7 @@ def l1_title(entry: dict[str, Any]) -> str:
 BROKEN = object()
 
 
-_JSON_VALUE = fastjson.raw_decode  # json.JSONDecoder().raw_decode, without importing json
+_JSON_VALUE = fastjson.raw_decode
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -444,22 +443,10 @@ def parse_line(raw: bytes) -> object:
     return value if end == len(line) else BROKEN  # more after the value (json.loads refuses it)
 
 
-def bulk_parser() -> Callable[[bytes], object]:
-    """A parser for a bulk read (a first build's reader), to read lines with through
-    :func:`l1_entry`: orjson's, about twice as fast as :func:`parse_line`. It raises
-    ValueError for every line it refuses (blank, broken, a BOM, invalid UTF-8, NaN, a lone
-    surrogate) and l1_entry then asks parse_line, so the value is the same but for one case:
-    orjson gives an integer beyond 64 bits as a float, where ``json`` keeps the int.
-    (orjson's import costs 20 ms: never on the search path.)"""
-    from orjson import loads
-
-    return loads
-
-
 def l1_entry(raw: bytes, parse: Callable[[bytes], object] = parse_line) -> tuple[object, str]:
     """One L1 line's value and, for an object, its :func:`l1_body` (else "").
 
-    With :func:`bulk_parser`'s ``parse`` the body is the same as with parse_line's, and so are
+    With :func:`memkeeper.core.fastjson.bulk_parser`'s ``parse`` the body is the same as with parse_line's, and so are
     the kind of value and its text fields: an integer beyond 64 bits that came as a float is
     at least 2**63 in size, so the body shows it with an exponent (``e+``) and the line is read
     again by parse_line; only under a bookkeeping key (``ts``, ``role`` …, left out of the

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memkeeper.core.search import schema, terms, words
 from memkeeper.core.search.docreader import DocReader
 from memkeeper.core.search.query import quoted
 from memkeeper.core.search.question import RankedQuery
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

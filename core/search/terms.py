@@ -23,7 +23,8 @@ merges its segments; callers that show a term check it against the index.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     import sqlite3
 

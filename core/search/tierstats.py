@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema
 from memkeeper.core.search.indexer import vocab_cached
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 from memkeeper.core.search.terms import varint
 
-TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
 if TYPE_CHECKING:
     import sqlite3
 

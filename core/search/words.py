@@ -15,8 +15,8 @@ longer words.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -127,30 +127,11 @@ _stemmer: Any = None
 
 
 def _porter_stemmer() -> Any:
-    """Snowball's original Porter algorithm (as FTS5's ``porter`` tokenizer applies it to the index).
-
-    Only its module is loaded: the package's ``__init__`` imports every language's
-    stemmer (about 50 ms), too much for a hook or a one-shot search.
-    """
+    """Snowball's original Porter algorithm (as FTS5's ``porter`` tokenizer applies it to the index)."""
     global _stemmer
     if _stemmer is None:
-        import sys
-        import types
-        from importlib.machinery import PathFinder  # not importlib.util: it costs a search ~0.5 ms
+        from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
 
-        if "snowballstemmer" in sys.modules:
-            from snowballstemmer.porter_stemmer import PorterStemmer  # type: ignore[import-untyped]
-        else:
-            spec = PathFinder.find_spec("snowballstemmer")
-            if spec is None or not spec.submodule_search_locations:
-                raise ImportError("snowballstemmer is not installed")
-            stub = types.ModuleType("snowballstemmer")
-            stub.__path__ = list(spec.submodule_search_locations)
-            sys.modules["snowballstemmer"] = stub
-            try:
-                from snowballstemmer.porter_stemmer import PorterStemmer
-            finally:
-                del sys.modules["snowballstemmer"]  # a later plain import runs the real package
         _stemmer = PorterStemmer()
     return _stemmer
 

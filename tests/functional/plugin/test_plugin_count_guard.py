@@ -1,4 +1,4 @@
-"""A tool use's count: one line in the log, and the store's root entries looked at when it folds,
+"""A count (a tool use, a prompt): one line in the log, and the store's root entries looked at when it folds,
 before anything there is read."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -52,20 +53,6 @@ def test_a_linked_config_is_never_read_by_a_tool_use(
     assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 1  # counted in .state all the same
 
 
-def test_a_count_that_only_logs_does_not_list_the_store_root(
-    store: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
-    assert post_tool_use(store, monkeypatch) == 0  # folds: the next log has a budget of 4
-    (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
-    assert post_tool_use(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
-    assert log_lines(store) == []
-    for _ in range(3):
-        assert post_tool_use(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
-    assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
-    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 5
-
-
 def test_a_linked_state_folder_stops_every_count(
     store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -84,7 +71,6 @@ FOLD_ONLY = (
     "memkeeper.core.lock",
     "memkeeper.core.settings",
     "memkeeper.core.atomic",
-    "memkeeper.core.plain",
 )
 
 
@@ -113,3 +99,47 @@ def test_a_count_within_its_budget_loads_none_of_the_folds_machinery(store: Stor
     assert loaded[0] == [",".join(FOLD_ONLY)]
     assert loaded[1] in ([], [""])
     assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
+
+
+def user_prompt(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
+    payload = {"session_id": "s1", "cwd": str(store.project), "prompt": "what did we decide about the lock?"}
+    monkeypatch.setattr(hook, "read_stdin", lambda: json.dumps(payload).encode())
+    with redirect_stdout(io.StringIO()):
+        return hook.main(["UserPromptSubmit"])
+
+
+@pytest.mark.parametrize(("count", "key"), [(post_tool_use, "toolUses"), (user_prompt, "messages")])
+def test_a_count_that_only_logs_does_not_list_the_store_root(
+    store: StorePaths,
+    monkeypatch: pytest.MonkeyPatch,
+    count: Callable[[StorePaths, pytest.MonkeyPatch], int],
+    key: str,
+) -> None:
+    """A tool use's or a prompt's count looks at the root's entries (4,000 in a 1 GB store) when it
+    folds, not every time."""
+    store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
+    assert count(store, monkeypatch) == 0  # folds: the next log has a budget of 4
+    (store.root / "memory_20260101_000000.md").symlink_to(store.memory)
+    assert count(store, monkeypatch) == 0  # only logged: the root's entries are not looked at
+    assert log_lines(store) == []
+    for _ in range(3):
+        assert count(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
+    assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
+    assert counters.read_counters(store)["sessions"]["s1"][key] == 5
+
+
+def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(
+    store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memkeeper.core.boundary import StoreLinkError
+    from memkeeper.core.recall_ask import Pending
+
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"recall": {"enabled": True}}))
+    store.config.symlink_to(outside)
+    read: list[str] = []
+    monkeypatch.setattr(settings, "hook_settings_at", lambda path: read.append(path))
+    call = hook.Call({"session_id": "s1", "cwd": str(store.project)}, str(store.project))
+    with pytest.raises(StoreLinkError):
+        hook._answer_here(call, Pending(str(store.project), "s1", "the lock?", None, None))
+    assert read == []

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memkeeper.core import l1_counts
+from memkeeper.core.fastjson import bulk_parser
 from memkeeper.core.search import cutting
 from memkeeper.core.search.freshness import Row
-from memkeeper.core.search.sources import bulk_parser, discover, iter_sections, l1_entry, word_row
+from memkeeper.core.search.sources import discover, iter_sections, l1_entry, word_row
 from memkeeper.core.search.words import MAX_WORD_CHARS, camel_parts, with_parts
 
 from .conftest import build_store
