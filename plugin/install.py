@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import memkeeper
+from memkeeper import __version__
 
 MARKETPLACE_NAME = "memkeeper-local"
 PLUGIN_NAME = "memkeeper"
@@ -59,7 +59,7 @@ def marketplace_dir(home: Path | None = None) -> Path:
 
 def package_parent() -> Path:
     """The folder that holds the ``memkeeper`` package (site-packages, or a source checkout)."""
-    return Path(memkeeper.__file__).absolute().parent.parent
+    return Path(__file__).absolute().parent.parent.parent  # memkeeper/plugin/install.py
 
 
 def write_marketplace(home: Path | None = None, python: str | None = None) -> InstallReport:
@@ -90,7 +90,7 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
                 "name": PLUGIN_NAME,
                 "source": f"./plugins/{PLUGIN_NAME}",
                 "description": manifest.get("description", ""),
-                "version": manifest.get("version", memkeeper.__version__),
+                "version": manifest.get("version", __version__),
             }
         ],
     }
