@@ -33,7 +33,7 @@ from memkeeper.core import flush_positions, intents
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_positions import Positions
-from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
+from memkeeper.core.flush_rules import Plan, extractive_bullets, flat_text, format_entry, plan_batch
 from memkeeper.core.index import last_memory_update, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
 from memkeeper.core.store import StorePaths, ensure_store
@@ -87,48 +87,6 @@ class FlushResult:
     waiting: int = 0  # entries left after the watermark: too few yet to be worth a model call
 
 
-# --- formatting entries -------------------------------------------------------------
-
-
-def _flat(text: Any, limit: int) -> str:
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def tool_info(entry: dict[str, Any]) -> str:
-    """The short description of a tool call, as the JS delta file had it."""
-    if entry.get("cmd"):
-        return _flat(entry["cmd"], 200)
-    if entry.get("target"):
-        info = str(entry["target"])
-        if entry.get("diff"):
-            info += " (edited)"
-        if entry.get("size") is not None:
-            info += f" ({entry['size']} bytes)"
-        return _flat(info, 200)
-    if entry.get("pattern"):
-        where = f" in {entry['path']}" if entry.get("path") else ""
-        return _flat(f"{entry['pattern']}{where}", 200)
-    if entry.get("params"):
-        return _flat(entry["params"], 200)
-    return ""
-
-
-def format_entry(entry: dict[str, Any]) -> str:
-    """One line of the conversation given to the summarizer ('' for entries left out)."""
-    role = entry.get("role")
-    prefix = "[subagent] " if entry.get("sidechain") else ""
-    if role == "user" and entry.get("text"):
-        return f"{prefix}User: {_flat(entry['text'], 1_500)}"
-    if role == "assistant" and entry.get("text"):
-        return f"{prefix}Claude: {_flat(entry['text'], 1_500)}"
-    if role == "tool":
-        return f"{prefix}Tool({entry.get('name') or 'tool'}): {tool_info(entry)}".rstrip(": ")
-    if role == "tool_result" and entry.get("result") == "error":
-        return f"{prefix}Tool error: {_flat(entry.get('output'), 200)}"
-    return ""
-
-
 def chunk_entries(entries: list[dict[str, Any]], max_chars: int | None = None) -> list[list[dict[str, Any]]]:
     """Split into chunks of about ``max_chars`` of text, never between two entries with one ``ts``.
 
@@ -175,9 +133,9 @@ def parse_bullets(text: str) -> list[str] | None:
             topic, fact = topic_match.group(1).strip(), topic_match.group(2).strip()
         else:
             topic, fact = "note", body
-        fact = _flat(fact, MAX_BULLET_CHARS)
+        fact = flat_text(fact, MAX_BULLET_CHARS)
         if fact:
-            bullets.append(f"- [{_flat(topic, 60)}]: {fact}")
+            bullets.append(f"- [{flat_text(topic, 60)}]: {fact}")
     if not bullets and stripped.splitlines() and stripped.splitlines()[0].strip().upper() == "SKIP":
         return None
     return bullets[:MAX_BULLETS]
@@ -575,7 +533,7 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
             migrate_legacy(paths)  # legacy content: split by date, not archived whole
         else:
             rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
-    from memkeeper.core.summary import auto_targets
+    from memkeeper.core.index_model import auto_targets
 
     if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too
         start_job(paths, "summary")

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -38,13 +38,12 @@ from memkeeper.core.index import (
     mark_generated,
     read_index,
     safe_entries,
-    summary_attempts,
     summary_error,
     summary_generated,
     summary_generator,
-    summary_state,
     update_index,
 )
+from memkeeper.core.index_model import auto_targets
 from memkeeper.core.lock import try_lock
 from memkeeper.core.names import is_archive, raw_summary_name, summary_name
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename
@@ -60,9 +59,6 @@ BACKOFF_SECONDS = (1.0, 2.0, 4.0)
 #: Archive tokens sent to a model at most; the rest is cut (head and tail kept). An archive
 #: is normally ~24k tokens; only legacy or forced ones come near this.
 DEFAULT_INPUT_BUDGET_TOKENS = 100_000
-#: A background (automatic) run stops retrying an archive after this many failed tries;
-#: ``memkeeper regenerate`` always tries.
-MAX_AUTO_ATTEMPTS = 9
 #: More than this share of undecodable characters means the archive is not text.
 MAX_BAD_CHAR_RATIO = 0.02
 PURPOSE = "l3-summary"
@@ -222,34 +218,6 @@ def summary_path(paths: StorePaths, archive: str) -> Path:
 def raw_output_path(paths: StorePaths, archive: str) -> Path:
     """The model's last unusable answer for ``archive`` (see :func:`names.raw_summary_name`)."""
     return paths.archive(raw_summary_name(archive))
-
-
-# --- pending ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PendingSummary:
-    file: str
-    state: Literal["pending", "failed", "missing"]  # missing: the archive itself is gone
-    error: str | None
-    attempts: int
-
-
-def pending_summaries(paths: StorePaths) -> list[PendingSummary]:
-    """Index entries whose summary is not generated yet, with the last error if one failed."""
-    entries, _ = safe_entries(read_index(paths))
-    out: list[PendingSummary] = []
-    for entry in entries:
-        state = summary_state(entry)
-        if state == "generated":
-            continue
-        name = str(entry["file"])
-        attempts = summary_attempts(entry)
-        if not paths.archive(name).exists():
-            out.append(PendingSummary(name, "missing", "the archive file is missing", attempts))
-        else:
-            out.append(PendingSummary(name, state, summary_error(entry), attempts))
-    return out
 
 
 # --- the prompt ------------------------------------------------------------------------------
@@ -606,16 +574,6 @@ def _targets(paths: StorePaths, options: dict[str, Any]) -> tuple[list[str], boo
         listed = [str(e["file"]) for e in entries if paths.archive(str(e["file"])).exists()]
         return sorted(set(listed) | set(list_archives(paths))), False
     return auto_targets(paths, retry_failed=bool(options.get("retryFailed"))), True
-
-
-def auto_targets(paths: StorePaths, *, retry_failed: bool = False) -> list[str]:
-    """The archives the background summary job would do now: pending ones, and failed ones
-    with tries left (all failed ones with ``retry_failed``)."""
-    return [
-        p.file
-        for p in pending_summaries(paths)
-        if p.state != "missing" and (retry_failed or p.state == "pending" or p.attempts < MAX_AUTO_ATTEMPTS)
-    ]
 
 
 def _adopt_existing(paths: StorePaths, archive: str) -> Summary | None:

@@ -1,6 +1,6 @@
 """PendingScreen (p): pending and failed L3 summaries, and regenerating them.
 
-The list comes from :func:`memkeeper.core.summary.pending_summaries`. Regenerating
+The list comes from :func:`memkeeper.core.index_model.pending_summaries`. Regenerating
 one or all runs :func:`memkeeper.core.summary.generate_summary` with the chosen backend
 in a thread worker, one archive at a time, with a progress bar; cancelling stops after
 the archive being generated (a model call cannot be interrupted safely halfway).
@@ -23,7 +23,7 @@ from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.core.summary import PendingSummary
+    from memkeeper.core.index_model import PendingSummary
     from memkeeper.tui.model import StoreSnapshot
 
 CONFIGURED = "configured"
@@ -81,7 +81,7 @@ class PendingScreen(ListScreen["PendingSummary"]):
             self.refresh_list()
 
     def read_list(self) -> list[PendingSummary]:
-        from memkeeper.core.summary import pending_summaries
+        from memkeeper.core.index_model import pending_summaries
 
         return pending_summaries(self._paths)
 
