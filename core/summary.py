@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text
+from memkeeper.core.config import load_config_or_default
 from memkeeper.core.index import (
     archive_entry,
     date_range,
@@ -44,10 +45,19 @@ from memkeeper.core.index import (
     update_index,
 )
 from memkeeper.core.index_model import auto_targets
+from memkeeper.core.jobs import log_error
 from memkeeper.core.lock import try_lock
 from memkeeper.core.names import is_archive, raw_summary_name, summary_name
+from memkeeper.core.privacy import redact, redact_obj
+from memkeeper.core.rotation import reconcile_archives
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, BudgetExceeded, complete
+from memkeeper.core.summarizers import (
+    BackendError,
+    BackendUnavailable,
+    BudgetExceeded,
+    complete,
+    resolve_backend_name,
+)
 from memkeeper.core.summarizers.extractive import ARCHIVE_END, ARCHIVE_START, extract_summary
 from memkeeper.core.summary_fields import ITEM_KEYS, as_text, items, status_text
 from memkeeper.core.timefmt import iso_now
@@ -378,8 +388,6 @@ def _finish(summary: Summary, archive: str, text: str, generator: str, notes: li
 
 def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> None:
     """Summary file first (atomic), then the index flags under the store lock."""
-    from memkeeper.core.privacy import redact_obj
-
     # A JS-era archive predates the privacy filter: never copy a secret it holds into L3.
     atomic_write_json(summary_path(paths, archive), redact_obj(summary.to_json()))
     changes.record(paths, summary_path(paths, archive))  # replaced under the same name: tell the index
@@ -427,8 +435,6 @@ def _generate_unlocked(
     sleep: Callable[[float], None],
     budget_tokens: int,
 ) -> Summary:
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.summarizers import resolve_backend_name
 
     try:
         text, notes = _read_archive(paths, archive)
@@ -504,14 +510,10 @@ def _model_summary_on_disk(paths: StorePaths, archive: str) -> Summary | None:
 
 
 def _redact(text: str) -> str:
-    from memkeeper.core.privacy import redact
-
     return redact(text)
 
 
 def _log(paths: StorePaths, message: str) -> None:
-    from memkeeper.core.jobs import log_error
-
     log_error(paths, message)
 
 
@@ -609,8 +611,6 @@ def run_summary_job(
     archives that already failed MAX_AUTO_ATTEMPTS times. One archive's failure never
     stops the others; each outcome is reported.
     """
-    from memkeeper.core.rotation import reconcile_archives
-
     ensure_store(paths)
     reconcile_archives(paths)
     backend = options.get("backend") if isinstance(options.get("backend"), str) else None
