@@ -35,6 +35,10 @@ def backend_choices() -> list[str]:
     return [CONFIGURED, *BACKEND_NAMES]
 
 
+#: The table's columns.
+COLUMNS = ("archive", "state", "tries", "error")
+
+
 def first_line(error: str | None) -> str:
     """The first line of a summary's last error ("" if none)."""
     return error.splitlines()[0] if error else ""
@@ -68,7 +72,6 @@ class PendingScreen(ListScreen["PendingSummary"]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("archive", "state", "tries", "error")
         table.focus()
         self.query_one("#pending-progress").display = False
         self.refresh_list()
@@ -88,12 +91,19 @@ class PendingScreen(ListScreen["PendingSummary"]):
     def show_list(self) -> None:
         table = self.query_one(DataTable)
         cursor = table.cursor_row
-        table.clear()
+        rows = []
         for item in self._items:
             error = first_line(item.error)
-            state = Text(item.state, style="bold" if item.state == "failed" else "")
             short = error if len(error) <= 48 else error[:47] + "…"  # the whole error shows below the table
-            table.add_row(literal(item.file), state, str(item.attempts), literal(short), key=item.file)
+            rows.append((item.file, item.state, str(item.attempts), short))
+        # Widths set from the rows, not measured by the table when it next idles: the screen looks the
+        # same however soon after the list arrives it is drawn.
+        table.clear(columns=True)
+        for n, label in enumerate(COLUMNS):
+            table.add_column(label, width=max([len(label), *(len(row[n]) for row in rows)]))
+        for file, state, attempts, short in rows:
+            style = "bold" if state == "failed" else ""
+            table.add_row(literal(file), Text(state, style=style), attempts, literal(short), key=file)
         if self._items:
             table.move_cursor(row=min(cursor, len(self._items) - 1))
         title = (
