@@ -14,26 +14,15 @@ any model is called) and appends one line per call to a bounded JSONL log in
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memkeeper.core.atomic import append_text, atomic_write_bytes
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.lock import file_lock
-from memkeeper.core.summarizers.base import (
-    BACKEND_NAMES,
-    Backend,
-    BackendDown,
-    BackendError,
-    BackendResting,
-    BackendUnavailable,
-    BudgetExceeded,
-    Completion,
-    SummarizerError,
-    api_key,
-    child_env,
-    resolve_backend_name,
-)
 from memkeeper.core.timefmt import iso_now, utc_day
 from memkeeper.core.tokens import estimate_tokens
 
@@ -41,25 +30,74 @@ if TYPE_CHECKING:
     from memkeeper.core.config import Config
     from memkeeper.core.store import StorePaths
 
-#: The interface lives in ``base`` (the backends import it from there); callers import it from here.
-__all__ = [
-    "BACKEND_NAMES",
-    "Backend",
-    "BackendDown",
-    "BackendError",
-    "BackendResting",
-    "BackendUnavailable",
-    "BudgetExceeded",
-    "Completion",
-    "SummarizerError",
-    "api_key",
-    "child_env",
-    "resolve_backend_name",
-]
+BACKEND_NAMES = ("claude", "anthropic", "command", "extractive")
 CALL_LOG_NAME = "model-calls.jsonl"
 #: The call log keeps its last CALL_LOG_KEEP lines; it is trimmed when it passes CALL_LOG_TRIM_AT.
 CALL_LOG_KEEP = 1000
 CALL_LOG_TRIM_AT = 1200
+
+
+class SummarizerError(Exception):
+    """Base of the errors a model call can end with; the message is one line."""
+
+
+class BackendError(SummarizerError):
+    """The backend could not produce an answer (missing, timed out, exited non-zero, ...)."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend cannot run at all here (not installed, no key, no command): retrying cannot help."""
+
+
+class BackendDown(BackendUnavailable):
+    """The backend is unreachable or refuses us (connection, no answer in time, auth): it rests."""
+
+
+class BackendResting(BackendUnavailable):
+    """The backend failed that way lately and rests (see ``summarizers.health``); nothing was called."""
+
+
+class BudgetExceeded(SummarizerError):
+    """Today's cap on model calls or tokens is reached; no model was called."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Backend(Protocol):
+    """What every backend offers: a name (for logs and ``generator``) and one call."""
+
+    @property
+    def name(self) -> str: ...
+
+    def complete(self, prompt: str, timeout: float) -> Completion: ...
+
+
+def _has_api_key(config: Config) -> bool:
+    from memkeeper.core.summarizers.anthropic import api_key
+
+    return api_key(config) is not None
+
+
+def resolve_backend_name(config: Config, name: str | None = None) -> str:
+    """The concrete backend name for ``name`` (or the configured one), resolving "auto"."""
+    chosen = name or config.summarizer.backend
+    if chosen == "auto":
+        if shutil.which("claude"):
+            return "claude"
+        if _has_api_key(config):
+            return "anthropic"
+        return "extractive"
+    if chosen not in BACKEND_NAMES:
+        raise BackendUnavailable(
+            f"unknown summarizer backend {chosen!r} (known: auto, {', '.join(BACKEND_NAMES)})"
+        )
+    return chosen
 
 
 def get_backend(config: Config, name: str | None = None) -> Backend:
@@ -71,7 +109,7 @@ def get_backend(config: Config, name: str | None = None) -> Backend:
 
         return ClaudeBackend(model=model)
     if resolved == "anthropic":
-        from memkeeper.core.summarizers.anthropic import AnthropicBackend
+        from memkeeper.core.summarizers.anthropic import AnthropicBackend, api_key
 
         return AnthropicBackend(model=model, key=api_key(config))
     if resolved == "command":
@@ -218,3 +256,10 @@ def complete(
         record["estimatedTokens"] = estimate_tokens(prompt) + estimate_tokens(result.text)
     log_call(paths, record)
     return result
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a model subprocess: ours, plus the guard our hooks check."""
+    env = dict(os.environ)
+    env["MEMKEEPER_IN_JOB"] = "1"
+    return env

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memkeeper.core.jobs import start_child
-from memkeeper.core.summarizers.base import BackendError, BackendUnavailable, child_env
+from memkeeper.core.summarizers import BackendError, BackendUnavailable, child_env
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024

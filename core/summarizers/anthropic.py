@@ -7,12 +7,13 @@ environment variable, default ``ANTHROPIC_API_KEY``); memkeeper never stores key
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.core.summarizers.base import BackendError, BackendUnavailable, Completion
+from memkeeper.core.summarizers import BackendError, BackendUnavailable, Completion
 
 if TYPE_CHECKING:
-    pass
+    from memkeeper.core.config import Config
 
 #: Claude Code's short model aliases, mapped to API model aliases.
 MODEL_ALIASES = {
@@ -21,6 +22,11 @@ MODEL_ALIASES = {
     "opus": "claude-opus-4-1",
 }
 MAX_OUTPUT_TOKENS = 4096
+
+
+def api_key(config: Config) -> str | None:
+    value = os.environ.get(config.summarizer.apiKeyEnv, "").strip()
+    return value or None
 
 
 class AnthropicBackend:

@@ -36,14 +36,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from memkeeper.core.jobs import start_child
+from memkeeper.core.summarizers import BackendDown, BackendError, BackendUnavailable, Completion, child_env
 from memkeeper.core.summarizers._process import MAX_OUTPUT_BYTES, kill_group, last_line, wait_for
-from memkeeper.core.summarizers.base import (
-    BackendDown,
-    BackendError,
-    BackendUnavailable,
-    Completion,
-    child_env,
-)
 
 HOOKS_OFF = '{"disableAllHooks": true}'
 NO_MCP = '{"mcpServers": {}}'

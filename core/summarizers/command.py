@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
+from memkeeper.core.summarizers import BackendError, BackendUnavailable, Completion
 from memkeeper.core.summarizers._process import last_line, run_with_timeout
-from memkeeper.core.summarizers.base import BackendError, BackendUnavailable, Completion
 
 
 class CommandBackend:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from memkeeper.core.summarizers.base import Completion
+from memkeeper.core.summarizers import Completion
 
 ARCHIVE_START = "<<<ARCHIVE"
 ARCHIVE_END = "ARCHIVE>>>"
