@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core import intents
 from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
 from memkeeper.core.doctor.base import (
     ERROR,
@@ -23,17 +22,16 @@ from memkeeper.core.doctor.base import (
     load_json,
     rel,
 )
-from memkeeper.core.flush import recover_journal
 from memkeeper.core.index import list_archives
-from memkeeper.core.layout import intent_path
 from memkeeper.core.lock import file_lock, is_locked
-from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import StorePaths, is_safe_basename
 from memkeeper.core.tokens import CARRYOVER_TOKENS, extract_tail_bytes
 
 
 def carryover_tokens(paths: StorePaths) -> int:
     try:
+        from memkeeper.core.settings import hook_settings
+
         return hook_settings(paths).carryover_tokens
     except Exception:  # a broken config is reported by status, not here
         return CARRYOVER_TOKENS
@@ -235,6 +233,8 @@ class FlushJournalCheck(Check):
         return []
 
     def repair(self, ctx: Context, findings: list[Finding]) -> None:
+        from memkeeper.core.flush import recover_journal
+
         ctx.backed_up().copy(ctx.paths.state / "flush-journal.json")
         recover_journal(ctx.paths)
 
@@ -245,6 +245,9 @@ class IntentsCheck(Check):
     codes = ("operation-interrupted",)
 
     def diagnose(self, ctx: Context) -> list[Finding]:
+        from memkeeper.core import intents
+        from memkeeper.core.layout import intent_path
+
         if not ctx.holding_lock and is_locked(ctx.paths.lock):
             return []  # the operation may be running right now
         return [
@@ -258,4 +261,6 @@ class IntentsCheck(Check):
         ]
 
     def repair(self, ctx: Context, findings: list[Finding]) -> None:
+        from memkeeper.core import intents
+
         intents.recover_pending(ctx.paths)
