@@ -3,7 +3,7 @@
     python bench/reliability_full.py [--trials-per-op 50] [--processes 16] [--seconds 30]
                                      [--fuzz-examples 3000] [--atheris-seconds 120]
 
-Prints one Markdown table (the README's Reliability section): trials, faults, inputs
+Prints one Markdown table (docs/reliability.md): trials, faults, inputs
 tried and bytes lost (the goal is 0), followed by the details of anything that failed.
 The same trials run in CI with small counts (``tests/reliability``).
 """

@@ -144,8 +144,8 @@ def run_summaries(args: argparse.Namespace) -> int:
     from memkeeper.cli.output import EXIT_OK, console, literal, print_json
     from memkeeper.core.config import load_config_or_default
     from memkeeper.core.index import read_index, safe_entries, summary_generated
+    from memkeeper.core.index_model import pending_summaries
     from memkeeper.core.summarizers import budget_status
-    from memkeeper.core.summary import pending_summaries
 
     paths = _store(args)
     config, warnings = load_config_or_default(paths)

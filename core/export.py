@@ -34,7 +34,7 @@ def session_markdown(title: str, entries: Iterable[dict[str, Any]]) -> str:
 
 def export_session(path: Path, folder: Path) -> Path:
     """Write the L1 session ``path`` as ``folder/<session>.md`` (never over an existing file)."""
-    from memkeeper.core.l1 import read_l1
+    from memkeeper.core.l1_entries import read_l1
 
     stem = path.name.removesuffix(L1_GZ_SUFFIX).removesuffix(L1_SUFFIX)
     text = session_markdown(f"Session {stem}", read_l1(path))

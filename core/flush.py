@@ -29,15 +29,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core import flush_positions, intents
+from memkeeper.core import flush_positions, intents, jobs, live_sessions, rotation, summarizers
 from memkeeper.core.atomic import append_text, atomic_write_bytes, atomic_write_json
+from memkeeper.core.config import load_config_or_default
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.flush_positions import Positions
-from memkeeper.core.flush_rules import Plan, extractive_bullets, plan_batch
-from memkeeper.core.index import last_memory_update, read_index, update_index
-from memkeeper.core.lock import reentrant_lock
+from memkeeper.core.flush_rules import Plan, extractive_bullets, flat_text, format_entry, plan_batch
+from memkeeper.core.index import last_memory_update, list_archives, read_index, update_index
+from memkeeper.core.index_model import auto_targets
+from memkeeper.core.jobs import log_error
+from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.live_sessions import read_sessions
+from memkeeper.core.lock import LockTimeout, reentrant_lock
+from memkeeper.core.migrate import migrate_legacy
+from memkeeper.core.privacy import redact
+from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.summarizers import SummarizerError, resolve_backend_name
 from memkeeper.core.timefmt import iso_now, section_header, utc_now
+from memkeeper.core.titles import note_summary
+from memkeeper.core.transcript import find_transcript
 
 #: The entries of one summarizer call are cut to about this many characters.
 MAX_PROMPT_CHARS = 24_000
@@ -87,48 +98,6 @@ class FlushResult:
     waiting: int = 0  # entries left after the watermark: too few yet to be worth a model call
 
 
-# --- formatting entries -------------------------------------------------------------
-
-
-def _flat(text: Any, limit: int) -> str:
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def tool_info(entry: dict[str, Any]) -> str:
-    """The short description of a tool call, as the JS delta file had it."""
-    if entry.get("cmd"):
-        return _flat(entry["cmd"], 200)
-    if entry.get("target"):
-        info = str(entry["target"])
-        if entry.get("diff"):
-            info += " (edited)"
-        if entry.get("size") is not None:
-            info += f" ({entry['size']} bytes)"
-        return _flat(info, 200)
-    if entry.get("pattern"):
-        where = f" in {entry['path']}" if entry.get("path") else ""
-        return _flat(f"{entry['pattern']}{where}", 200)
-    if entry.get("params"):
-        return _flat(entry["params"], 200)
-    return ""
-
-
-def format_entry(entry: dict[str, Any]) -> str:
-    """One line of the conversation given to the summarizer ('' for entries left out)."""
-    role = entry.get("role")
-    prefix = "[subagent] " if entry.get("sidechain") else ""
-    if role == "user" and entry.get("text"):
-        return f"{prefix}User: {_flat(entry['text'], 1_500)}"
-    if role == "assistant" and entry.get("text"):
-        return f"{prefix}Claude: {_flat(entry['text'], 1_500)}"
-    if role == "tool":
-        return f"{prefix}Tool({entry.get('name') or 'tool'}): {tool_info(entry)}".rstrip(": ")
-    if role == "tool_result" and entry.get("result") == "error":
-        return f"{prefix}Tool error: {_flat(entry.get('output'), 200)}"
-    return ""
-
-
 def chunk_entries(entries: list[dict[str, Any]], max_chars: int | None = None) -> list[list[dict[str, Any]]]:
     """Split into chunks of about ``max_chars`` of text, never between two entries with one ``ts``.
 
@@ -175,9 +144,9 @@ def parse_bullets(text: str) -> list[str] | None:
             topic, fact = topic_match.group(1).strip(), topic_match.group(2).strip()
         else:
             topic, fact = "note", body
-        fact = _flat(fact, MAX_BULLET_CHARS)
+        fact = flat_text(fact, MAX_BULLET_CHARS)
         if fact:
-            bullets.append(f"- [{_flat(topic, 60)}]: {fact}")
+            bullets.append(f"- [{flat_text(topic, 60)}]: {fact}")
     if not bullets and stripped.splitlines() and stripped.splitlines()[0].strip().upper() == "SKIP":
         return None
     return bullets[:MAX_BULLETS]
@@ -185,15 +154,11 @@ def parse_bullets(text: str) -> list[str] | None:
 
 def summarize_with_backend(paths: StorePaths, entries: list[dict[str, Any]]) -> tuple[list[str] | None, str]:
     """Ask the configured summarizer; the extractive bullets when it fails or the budget is spent."""
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.jobs import log_error
-    from memkeeper.core.summarizers import SummarizerError, complete, resolve_backend_name
-
     config, _warnings = load_config_or_default(paths)
     try:
         if resolve_backend_name(config) == "extractive":
             return extractive_bullets(entries), "extractive"
-        completion = complete(paths, config, build_prompt(entries), purpose="flush")
+        completion = summarizers.complete(paths, config, build_prompt(entries), purpose="flush")
     except SummarizerError as exc:
         log_error(paths, f"flush: summarizer unavailable, extractive bullets written instead: {exc}")
         return extractive_bullets(entries), "extractive"
@@ -217,8 +182,6 @@ def section_text(bullets: list[str], moment: datetime | None = None) -> str:
 
 
 def _redact(text: str) -> str:
-    from memkeeper.core.privacy import redact
-
     return redact(text)
 
 
@@ -265,7 +228,6 @@ def _already_written(paths: StorePaths, section: str) -> bool:
     """True if ``section`` is in memory.md or (after a rotation) in the newest archive."""
     needle = section.strip()
     candidates = [paths.memory]
-    from memkeeper.core.index import list_archives
 
     archives = list_archives(paths)
     if archives:
@@ -365,9 +327,6 @@ def _new_entries(paths: StorePaths, positions: Positions) -> list[dict[str, Any]
 
 def default_planner(paths: StorePaths, final: bool) -> Planner:
     """The content rule of core/flush_rules.py with the store's ``summarizer.minCallChars``."""
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.live_sessions import read_sessions
-
     config, _warnings = load_config_or_default(paths)
     min_chars = config.summarizer.minCallChars
     # A session that has ended adds nothing more: its small batch does not wait (a rerun
@@ -449,10 +408,6 @@ def flush_pending(
 
 def _name_session(paths: StorePaths, l1_key: str, bullets: list[str]) -> None:
     """A model's section about one session's entries only: its first bullet titles that session."""
-    from memkeeper.core.jobs import log_error
-    from memkeeper.core.lock import LockTimeout
-    from memkeeper.core.titles import note_summary
-
     try:
         note_summary(paths, l1_key, [_redact(b) for b in bullets])
     except (OSError, LockTimeout) as exc:  # the memory is written; only the title waits
@@ -505,8 +460,6 @@ def _requested_transcript(paths: StorePaths, options: dict[str, Any]) -> tuple[s
     if isinstance(transcript, str) and transcript:
         return transcript, sid
     if sid:
-        from memkeeper.core.transcript import find_transcript
-
         found = find_transcript(sid, paths.project)
         return (str(found) if found else None), sid
     return None, sid
@@ -514,8 +467,6 @@ def _requested_transcript(paths: StorePaths, options: dict[str, Any]) -> tuple[s
 
 def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
     """Bring the L1 copies up to date: the session named in ``options``, then the others seen lately."""
-    from memkeeper.core import live_sessions
-
     transcript, sid = _requested_transcript(paths, options)
     wanted: list[tuple[str, str | None]] = [(transcript, sid)] if transcript else []
     for other, info in live_sessions.read_sessions(paths).items():
@@ -538,9 +489,6 @@ def refine_sessions(paths: StorePaths, options: dict[str, Any]) -> None:
 
 def _refine_one(paths: StorePaths, path: str, session: str | None) -> float | None | bool:
     """Refine one transcript; its idle seconds (None: it is gone), False if refining failed."""
-    from memkeeper.core.jobs import log_error
-    from memkeeper.core.l1 import refine_transcript
-
     try:
         idle = time.time() - Path(path).stat().st_mtime
     except OSError:
@@ -555,10 +503,6 @@ def _refine_one(paths: StorePaths, path: str, session: str | None) -> float | No
 
 def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     """The ``flush`` job: refine, flush into memory.md, rotate if due, then pending L3 summaries."""
-    from memkeeper.core import rotation
-    from memkeeper.core.jobs import start_job
-    from memkeeper.core.settings import hook_settings
-
     # The session's unflushed count was zeroed by the hook that started this job; zeroing
     # it again here would drop the events counted since then.
     ensure_store(paths)
@@ -570,12 +514,9 @@ def run_flush_job(paths: StorePaths, options: dict[str, Any]) -> None:
     record_run(paths, options, result)
     if settings.rotation_enabled:
         if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
-            from memkeeper.core.migrate import migrate_legacy
-
             migrate_legacy(paths)  # legacy content: split by date, not archived whole
         else:
             rotation.rotate(paths, settings.threshold_tokens, settings.carryover_tokens)
-    from memkeeper.core.summary import auto_targets
 
     if auto_targets(paths):  # the summary job's own rule: failed ones with tries left too
-        start_job(paths, "summary")
+        jobs.start_job(paths, "summary")

@@ -27,6 +27,49 @@ from memkeeper.core.titles import BUILTIN_COMMANDS, COMMAND_ARG_WORDS, INTERRUPT
 
 Plan = Literal["skip", "wait", "extractive", "model"]
 
+
+# --- formatting entries (the conversation a summarizer is given) ---------------------------------
+
+
+def flat_text(text: Any, limit: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def tool_info(entry: dict[str, Any]) -> str:
+    """The short description of a tool call, as the JS delta file had it."""
+    if entry.get("cmd"):
+        return flat_text(entry["cmd"], 200)
+    if entry.get("target"):
+        info = str(entry["target"])
+        if entry.get("diff"):
+            info += " (edited)"
+        if entry.get("size") is not None:
+            info += f" ({entry['size']} bytes)"
+        return flat_text(info, 200)
+    if entry.get("pattern"):
+        where = f" in {entry['path']}" if entry.get("path") else ""
+        return flat_text(f"{entry['pattern']}{where}", 200)
+    if entry.get("params"):
+        return flat_text(entry["params"], 200)
+    return ""
+
+
+def format_entry(entry: dict[str, Any]) -> str:
+    """One line of the conversation given to the summarizer ('' for entries left out)."""
+    role = entry.get("role")
+    prefix = "[subagent] " if entry.get("sidechain") else ""
+    if role == "user" and entry.get("text"):
+        return f"{prefix}User: {flat_text(entry['text'], 1_500)}"
+    if role == "assistant" and entry.get("text"):
+        return f"{prefix}Claude: {flat_text(entry['text'], 1_500)}"
+    if role == "tool":
+        return f"{prefix}Tool({entry.get('name') or 'tool'}): {tool_info(entry)}".rstrip(": ")
+    if role == "tool_result" and entry.get("result") == "error":
+        return f"{prefix}Tool error: {flat_text(entry.get('output'), 200)}"
+    return ""
+
+
 #: (A batch with fewer characters of conversation than ``summarizer.minCallChars`` is not
 #: worth a model call.) While the session goes on, a batch waits until it has this much (a third of a full call).
 LIVE_MIN_CALL_CHARS = 8000
@@ -53,11 +96,6 @@ NO_PROBLEM_RE = re.compile(r"(?i)\b(?:0|no|zero|without)\s+(?:fail|error|excepti
 INTENT_RE = re.compile(r"(?i)^(?:let me|let's|i need to|i'll|i will|now let|next,? i|first,? i)\b")
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 EXCEPTION_LINE_RE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$")
-
-
-def _flat(text: Any, limit: int) -> str:
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _text(entry: dict[str, Any]) -> str:
@@ -105,8 +143,6 @@ def typed_prompts(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _line_chars(entry: dict[str, Any]) -> int:
-    from memkeeper.core.flush import format_entry
-
     if entry.get("role") == "user" and is_noise_prompt(entry):
         return 0
     return len(format_entry(entry))
@@ -169,9 +205,9 @@ def _request_bullets(prompts: list[str]) -> list[str]:
     if not prompts:
         return []
     if len(prompts) <= 2:
-        return [f"- [request]: The user asked: {_flat(p, 240)}" for p in prompts]
+        return [f"- [request]: The user asked: {flat_text(p, 240)}" for p in prompts]
     each = max(50, min(200, 900 // len(prompts)))
-    return _pack("requests", [_flat(p, each) for p in prompts])
+    return _pack("requests", [flat_text(p, each) for p in prompts])
 
 
 def _tool_error(entry: dict[str, Any]) -> str:
@@ -180,7 +216,7 @@ def _tool_error(entry: dict[str, Any]) -> str:
     for line in reversed(lines):
         match = EXCEPTION_LINE_RE.match(line)
         if match:
-            return _flat(match.group(1), 200)
+            return flat_text(match.group(1), 200)
     return ""
 
 
@@ -202,7 +238,7 @@ def _notable(entries: list[dict[str, Any]]) -> tuple[list[str], list[str], list[
         if entry.get("role") not in ("user", "assistant") or is_noise_prompt(entry):
             continue
         for sentence in _sentences(_text(entry)):
-            short = _flat(sentence, 220)
+            short = flat_text(sentence, 220)
             if short in seen or not _statement(sentence):
                 continue
             for pattern, found in ((DECISION_RE, decisions), (FIX_RE, fixes), (PROBLEM_RE, problems)):
@@ -256,7 +292,7 @@ def extractive_bullets(entries: list[dict[str, Any]]) -> list[str] | None:
     bullets += _files_bullet(entries)
     answers = [e for e in main if e.get("role") == "assistant" and _text(e)]
     if answers:
-        last = _flat(" ".join(_sentences(_text(answers[-1]))[:2]) or _text(answers[-1]), 240)
+        last = flat_text(" ".join(_sentences(_text(answers[-1]))[:2]) or _text(answers[-1]), 240)
         if all(last not in b for b in bullets):
             bullets.append(f"- [outcome]: {last}")
     return bullets or None

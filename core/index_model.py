@@ -11,11 +11,19 @@ file name outside the memory folder) is left out and reported in ``refused``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memkeeper.core.index import read_index, safe_entries, summary_generated, summary_state
+from memkeeper.core.index import (
+    read_index,
+    safe_entries,
+    summary_attempts,
+    summary_error,
+    summary_generated,
+    summary_state,
+)
 from memkeeper.core.names import summary_name
 from memkeeper.core.store import StorePaths
 
@@ -137,3 +145,46 @@ def load_index(paths: StorePaths) -> MemoryIndex:
 def pending_entries(index: MemoryIndex) -> list[RotatedFile]:
     """Entries whose summary is not generated yet (pending or failed), oldest first."""
     return [e for e in index.rotatedFiles if e.state != "generated"]
+
+
+#: A background (automatic) run stops retrying an archive after this many failed tries;
+#: ``memkeeper regenerate`` always tries.
+MAX_AUTO_ATTEMPTS = 9
+
+
+# --- pending summaries (what the L2 flush job and the L3 summary job both read) ----------------
+
+
+@dataclass(frozen=True)
+class PendingSummary:
+    file: str
+    state: Literal["pending", "failed", "missing"]  # missing: the archive itself is gone
+    error: str | None
+    attempts: int
+
+
+def pending_summaries(paths: StorePaths) -> list[PendingSummary]:
+    """Index entries whose summary is not generated yet, with the last error if one failed."""
+    entries, _ = safe_entries(read_index(paths))
+    out: list[PendingSummary] = []
+    for entry in entries:
+        state = summary_state(entry)
+        if state == "generated":
+            continue
+        name = str(entry["file"])
+        attempts = summary_attempts(entry)
+        if not paths.archive(name).exists():
+            out.append(PendingSummary(name, "missing", "the archive file is missing", attempts))
+        else:
+            out.append(PendingSummary(name, state, summary_error(entry), attempts))
+    return out
+
+
+def auto_targets(paths: StorePaths, *, retry_failed: bool = False) -> list[str]:
+    """The archives the background summary job would do now: pending ones, and failed ones
+    with tries left (all failed ones with ``retry_failed``)."""
+    return [
+        p.file
+        for p in pending_summaries(paths)
+        if p.state != "missing" and (retry_failed or p.state == "pending" or p.attempts < MAX_AUTO_ATTEMPTS)
+    ]

@@ -40,7 +40,7 @@ from typing import Any
 
 from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, open_no_follow, open_read, redact_bytes
-from memkeeper.core.l1_entries import dumps_entry, entry_from_event
+from memkeeper.core.l1_entries import dumps_entry, entry_from_event, read_l1
 from memkeeper.core.lock import file_lock, reentrant_lock
 from memkeeper.core.names import (
     L1_GZ_SUFFIX,
@@ -445,25 +445,6 @@ def _refine_locked(paths: StorePaths, transcript: Path, session: str) -> RefineR
 
 
 # --- reading -------------------------------------------------------------------------
-
-
-def read_l1(path: Path) -> Iterator[dict[str, Any]]:
-    """The entries of an L1 file (``.l1.jsonl`` or ``.l1.jsonl.gz``); bad lines are skipped."""
-    opener = gzip.open if is_l1_gz(str(path)) else open
-    try:
-        with opener(path, "rb") as handle:
-            for raw in handle:
-                raw = raw.strip()
-                if not raw:
-                    continue
-                try:
-                    value = json.loads(raw.decode("utf-8", errors="replace"))
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    yield value
-    except (OSError, EOFError):  # unreadable or truncated gzip: what was read stands
-        return
 
 
 def _l1_paths(paths: StorePaths) -> list[Path]:

@@ -7,10 +7,13 @@ units as JavaScript counts them), so a store written by either reads the same. U
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from memkeeper.core.names import is_l1_gz
 from memkeeper.core.privacy import redact
 from memkeeper.core.transcript import TranscriptEvent
 
@@ -248,3 +251,22 @@ def dumps_entry(entry: dict[str, Any]) -> bytes:
     """One compact JSON line with literal non-ASCII (lone surrogates kept as JSON escapes)."""
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def read_l1(path: Path) -> Iterator[dict[str, Any]]:
+    """The entries of an L1 file (``.l1.jsonl`` or ``.l1.jsonl.gz``); bad lines are skipped."""
+    opener = gzip.open if is_l1_gz(str(path)) else open
+    try:
+        with opener(path, "rb") as handle:
+            for raw in handle:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    value = json.loads(raw.decode("utf-8", errors="replace"))
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    yield value
+    except (OSError, EOFError):  # unreadable or truncated gzip: what was read stands
+        return

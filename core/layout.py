@@ -51,13 +51,42 @@ def project_dir(
     hook_cwd: str | None = None,
     env: dict[str, str] | os._Environ[str] | None = None,
 ) -> str:
-    """explicit > CLAUDE_PROJECT_DIR > hook cwd > current dir, absolute; never walks up."""
+    """The project, absolute; the one resolver of hooks, CLI, TUI and MCP. It never walks up.
+
+    1. ``explicit`` (``--project``);
+    2. a hook's ``cwd`` (absolute only): it follows ``cd`` and worktrees, where
+       ``CLAUDE_PROJECT_DIR`` stays where the session started. A ``cd`` into a subfolder of
+       that project keeps the project's store, unless the subfolder has a store of its own;
+    3. ``CLAUDE_PROJECT_DIR``;
+    4. the current directory.
+    """
     environ = os.environ if env is None else env
-    for candidate in (explicit, environ.get("CLAUDE_PROJECT_DIR"), hook_cwd):
-        if candidate:
-            path = os.path.expanduser(os.fspath(candidate))
-            return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    if explicit:
+        return _absolute(explicit)
+    started = environ.get("CLAUDE_PROJECT_DIR") or ""
+    if isinstance(hook_cwd, str) and os.path.isabs(hook_cwd):
+        cwd = os.path.normpath(hook_cwd)
+        if (
+            started
+            and os.path.isabs(started)
+            and _inside(cwd, started)
+            and not os.path.isdir(store_root(cwd))
+        ):
+            return os.path.normpath(started)
+        return cwd
+    if started:
+        return _absolute(started)
     return os.getcwd()
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    expanded = os.path.expanduser(os.fspath(path))
+    return expanded if os.path.isabs(expanded) else os.path.join(os.getcwd(), expanded)
+
+
+def _inside(child: str, parent: str) -> bool:
+    child, parent = os.path.normpath(child), os.path.normpath(parent)
+    return child != parent and child.startswith(parent.rstrip(os.sep) + os.sep)
 
 
 def store_root(project: str) -> str:

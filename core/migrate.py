@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memkeeper.core import intents
+from memkeeper.core import intents, jobs
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes
 from memkeeper.core.index import archive_entry, list_archives, listed_files, read_index, update_index
 from memkeeper.core.lock import reentrant_lock
@@ -428,9 +428,7 @@ def migrate_legacy(
         dry_run=False,
     )
     if start_summaries and plan.archives:
-        from memkeeper.core.jobs import start_job
-
-        start_job(paths, "summary")
+        jobs.start_job(paths, "summary")
     return done
 
 

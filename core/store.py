@@ -1,8 +1,8 @@
 """Where things are: project resolution, the store's paths, creating it privately.
 
-The project comes from an explicit ``--project``, then ``CLAUDE_PROJECT_DIR``, then
-the hook's ``cwd``, then the current directory. It never walks up the tree, so a
-project without ``.claude/`` can never land on ``$HOME/.claude``.
+The project comes from :func:`memkeeper.core.layout.project_dir` (an explicit ``--project``, then
+a hook's ``cwd``, then ``CLAUDE_PROJECT_DIR``, then the current directory). It never walks up the
+tree, so a project without ``.claude/`` can never land on ``$HOME/.claude``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def resolve_project(
     hook_cwd: str | None = None,
     env: dict[str, str] | None = None,
 ) -> Path:
-    """Return the project directory: explicit > CLAUDE_PROJECT_DIR > hook cwd > cwd."""
+    """The project directory, as :func:`memkeeper.core.layout.project_dir` resolves it."""
     return Path(project_dir(explicit, hook_cwd, env))
 
 

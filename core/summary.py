@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from memkeeper.core import changes
 from memkeeper.core.atomic import atomic_write_json, atomic_write_text
+from memkeeper.core.config import load_config_or_default
 from memkeeper.core.index import (
     archive_entry,
     date_range,
@@ -38,17 +39,25 @@ from memkeeper.core.index import (
     mark_generated,
     read_index,
     safe_entries,
-    summary_attempts,
     summary_error,
     summary_generated,
     summary_generator,
-    summary_state,
     update_index,
 )
+from memkeeper.core.index_model import auto_targets
+from memkeeper.core.jobs import log_error
 from memkeeper.core.lock import try_lock
 from memkeeper.core.names import is_archive, raw_summary_name, summary_name
+from memkeeper.core.privacy import redact, redact_obj
+from memkeeper.core.rotation import reconcile_archives
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, BudgetExceeded, complete
+from memkeeper.core.summarizers import (
+    BackendError,
+    BackendUnavailable,
+    BudgetExceeded,
+    complete,
+    resolve_backend_name,
+)
 from memkeeper.core.summarizers.extractive import ARCHIVE_END, ARCHIVE_START, extract_summary
 from memkeeper.core.summary_fields import ITEM_KEYS, as_text, items, status_text
 from memkeeper.core.timefmt import iso_now
@@ -60,9 +69,6 @@ BACKOFF_SECONDS = (1.0, 2.0, 4.0)
 #: Archive tokens sent to a model at most; the rest is cut (head and tail kept). An archive
 #: is normally ~24k tokens; only legacy or forced ones come near this.
 DEFAULT_INPUT_BUDGET_TOKENS = 100_000
-#: A background (automatic) run stops retrying an archive after this many failed tries;
-#: ``memkeeper regenerate`` always tries.
-MAX_AUTO_ATTEMPTS = 9
 #: More than this share of undecodable characters means the archive is not text.
 MAX_BAD_CHAR_RATIO = 0.02
 PURPOSE = "l3-summary"
@@ -224,34 +230,6 @@ def raw_output_path(paths: StorePaths, archive: str) -> Path:
     return paths.archive(raw_summary_name(archive))
 
 
-# --- pending ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PendingSummary:
-    file: str
-    state: Literal["pending", "failed", "missing"]  # missing: the archive itself is gone
-    error: str | None
-    attempts: int
-
-
-def pending_summaries(paths: StorePaths) -> list[PendingSummary]:
-    """Index entries whose summary is not generated yet, with the last error if one failed."""
-    entries, _ = safe_entries(read_index(paths))
-    out: list[PendingSummary] = []
-    for entry in entries:
-        state = summary_state(entry)
-        if state == "generated":
-            continue
-        name = str(entry["file"])
-        attempts = summary_attempts(entry)
-        if not paths.archive(name).exists():
-            out.append(PendingSummary(name, "missing", "the archive file is missing", attempts))
-        else:
-            out.append(PendingSummary(name, state, summary_error(entry), attempts))
-    return out
-
-
 # --- the prompt ------------------------------------------------------------------------------
 
 PROMPT_HEAD = """You are memkeeper's memory summarizer. Below, between the markers {start} and {end}, is an
@@ -410,8 +388,6 @@ def _finish(summary: Summary, archive: str, text: str, generator: str, notes: li
 
 def _write(paths: StorePaths, archive: str, summary: Summary, tries: int) -> None:
     """Summary file first (atomic), then the index flags under the store lock."""
-    from memkeeper.core.privacy import redact_obj
-
     # A JS-era archive predates the privacy filter: never copy a secret it holds into L3.
     atomic_write_json(summary_path(paths, archive), redact_obj(summary.to_json()))
     changes.record(paths, summary_path(paths, archive))  # replaced under the same name: tell the index
@@ -459,8 +435,6 @@ def _generate_unlocked(
     sleep: Callable[[float], None],
     budget_tokens: int,
 ) -> Summary:
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.summarizers import resolve_backend_name
 
     try:
         text, notes = _read_archive(paths, archive)
@@ -536,14 +510,10 @@ def _model_summary_on_disk(paths: StorePaths, archive: str) -> Summary | None:
 
 
 def _redact(text: str) -> str:
-    from memkeeper.core.privacy import redact
-
     return redact(text)
 
 
 def _log(paths: StorePaths, message: str) -> None:
-    from memkeeper.core.jobs import log_error
-
     log_error(paths, message)
 
 
@@ -608,16 +578,6 @@ def _targets(paths: StorePaths, options: dict[str, Any]) -> tuple[list[str], boo
     return auto_targets(paths, retry_failed=bool(options.get("retryFailed"))), True
 
 
-def auto_targets(paths: StorePaths, *, retry_failed: bool = False) -> list[str]:
-    """The archives the background summary job would do now: pending ones, and failed ones
-    with tries left (all failed ones with ``retry_failed``)."""
-    return [
-        p.file
-        for p in pending_summaries(paths)
-        if p.state != "missing" and (retry_failed or p.state == "pending" or p.attempts < MAX_AUTO_ATTEMPTS)
-    ]
-
-
 def _adopt_existing(paths: StorePaths, archive: str) -> Summary | None:
     """A valid summary file already on disk for a pending entry (the JS plugin's model wrote it
     but never flipped the flag): mark it generated instead of paying for a new one."""
@@ -651,8 +611,6 @@ def run_summary_job(
     archives that already failed MAX_AUTO_ATTEMPTS times. One archive's failure never
     stops the others; each outcome is reported.
     """
-    from memkeeper.core.rotation import reconcile_archives
-
     ensure_store(paths)
     reconcile_archives(paths)
     backend = options.get("backend") if isinstance(options.get("backend"), str) else None

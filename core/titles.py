@@ -296,7 +296,7 @@ def _fresh(record: dict[str, Any] | None, size: int) -> bool:
 
 
 def _compute(path: Path) -> dict[str, Any]:
-    from memkeeper.core.l1 import read_l1
+    from memkeeper.core.l1_entries import read_l1
 
     size = path.stat().st_size
     counted = 0

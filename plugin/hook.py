@@ -34,7 +34,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
-from memkeeper.core.layout import store_root
+from memkeeper.core.layout import project_dir, store_root
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -192,31 +192,6 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     head = text[:FULL_PARSE_BYTES]
     found = {key: _field_from_front(head, key) for key in FRONT_FIELDS}
     return {key: value for key, value in found.items() if isinstance(value, str)}
-
-
-def _inside(child: str, parent: str) -> bool:
-    child, parent = os.path.normpath(child), os.path.normpath(parent)
-    return child != parent and child.startswith(parent.rstrip(os.sep) + os.sep)
-
-
-def project_dir(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
-    """The project of this hook call: the stdin ``cwd``, then CLAUDE_PROJECT_DIR, then the cwd.
-
-    ``cwd`` follows ``cd`` (and worktrees). A ``cd`` into a subfolder of the project the
-    session started in keeps the project's store, unless that subfolder has a store of
-    its own; a worktree elsewhere gets its own.
-    """
-    env = os.environ if environ is None else environ
-    cwd = payload.get("cwd")
-    started = env.get("CLAUDE_PROJECT_DIR") or ""
-    if isinstance(cwd, str) and os.path.isabs(cwd):
-        if started and os.path.isabs(started) and _inside(cwd, started):
-            if not os.path.isdir(store_root(cwd)):
-                return os.path.normpath(started)
-        return os.path.normpath(cwd)
-    if started:
-        return os.path.abspath(os.path.expanduser(started))
-    return os.getcwd()
 
 
 def _text(payload: dict[str, Any], key: str) -> str | None:
@@ -492,7 +467,7 @@ def main(argv: list[str]) -> int:
     call: Call | None = None
     try:
         payload = parse_payload(read_stdin())
-        project = project_dir(payload)
+        project = project_dir(hook_cwd=payload.get("cwd"))
         if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
         from memkeeper.core.boundary import refuse_links, refused_project

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import memkeeper
+from memkeeper import __version__
 from memkeeper.core.interpreter import PLUGIN_ROOT, plugin_entry
 
 MARKETPLACE_NAME = "memkeeper-local"
@@ -61,7 +61,7 @@ def marketplace_dir(home: Path | None = None) -> Path:
 
 def package_parent() -> Path:
     """The folder that holds the ``memkeeper`` package (site-packages, or a source checkout)."""
-    return Path(memkeeper.__file__).absolute().parent.parent
+    return Path(__file__).absolute().parent.parent.parent  # memkeeper/plugin/install.py
 
 
 def write_marketplace(home: Path | None = None, python: str | None = None) -> InstallReport:
@@ -92,7 +92,7 @@ def write_marketplace(home: Path | None = None, python: str | None = None) -> In
                 "name": PLUGIN_NAME,
                 "source": f"./plugins/{PLUGIN_NAME}",
                 "description": manifest.get("description", ""),
-                "version": manifest.get("version", memkeeper.__version__),
+                "version": manifest.get("version", __version__),
             }
         ],
     }

@@ -17,6 +17,20 @@ from memkeeper.core.layout import STATE_DIR
 from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
 from memkeeper.core.store import StorePaths, ensure_store
 
+#: The folders whose tests make the quick subset (``pytest -m quick``), less those marked slow, e2e or
+#: tmux: the library and the command line, a few minutes with ``-n 2`` on two cores (CONTRIBUTING.md).
+QUICK_FOLDERS = ("tests/unit/", "tests/functional/cli/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the quick subset."""
+    for item in items:
+        if item.nodeid.startswith(QUICK_FOLDERS) and not any(
+            item.get_closest_marker(name) for name in ("slow", "e2e", "tmux")
+        ):
+            item.add_marker(pytest.mark.quick)
+
+
 _REDIRECTING_VARIABLES = (
     "CLAUDE_PROJECT_DIR",
     "CLAUDE_CONFIG_DIR",

@@ -75,7 +75,7 @@ def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot
 
 
 def _l1_document(paths: StorePaths, target: Target) -> Document:
-    from memkeeper.core.l1 import read_l1
+    from memkeeper.core.l1_entries import read_l1
 
     path = paths.sessions / target.name
     entries = list(read_l1(path))

@@ -151,7 +151,8 @@ def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts
 
 
 def _count_one(path: Path) -> SessionCounts:
-    from memkeeper.core.l1 import count_entries, read_l1
+    from memkeeper.core.l1 import count_entries
+    from memkeeper.core.l1_entries import read_l1
 
     tally = count_entries(read_l1(path))
     messages, tools = tally.messages, tally.tools
@@ -160,7 +161,7 @@ def _count_one(path: Path) -> SessionCounts:
 
 
 def _has_entries(path: Path) -> bool:
-    from memkeeper.core.l1 import read_l1
+    from memkeeper.core.l1_entries import read_l1
 
     return next(read_l1(path), None) is not None
 

@@ -13,6 +13,7 @@ fixable but do not make the store unhealthy.
 
 from __future__ import annotations
 
+from memkeeper.core.boundary import store_links
 from memkeeper.core.doctor.base import (
     ERROR,
     NOTE,
@@ -77,8 +78,6 @@ CHECKS: list[Check] = [
 def _link_findings(paths: StorePaths) -> list[Finding]:
     """Symbolic links inside the store: report-only, and no other check runs while there are
     any (each would read through them)."""
-    from memkeeper.core.boundary import store_links
-
     return [
         Finding(
             ERROR, "store-link", f"a symbolic link inside the store (remove it): {link}", link, fixable=False

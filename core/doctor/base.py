@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from memkeeper.core.atomic import atomic_write_bytes
+from memkeeper.core.index import listed_files
 from memkeeper.core.store import DIR_MODE, FILE_MODE, StorePaths
 from memkeeper.core.timefmt import file_stamp
 
@@ -169,7 +170,6 @@ def raw_index(paths: StorePaths) -> tuple[dict[str, Any] | None, str | None]:
 
 def listed_archives(paths: StorePaths) -> set[str]:
     index, _problem = raw_index(paths)
-    from memkeeper.core.index import listed_files
 
     return listed_files(index or {})
 

@@ -9,6 +9,7 @@ import stat
 import zlib
 from pathlib import Path
 
+from memkeeper.core import jobs
 from memkeeper.core.atomic import append_bytes, atomic_write_bytes, atomic_write_json
 from memkeeper.core.doctor.base import (
     ERROR,
@@ -79,9 +80,8 @@ class LeftoversCheck(Check):
             elif finding.code == "stale-rerun-flag":
                 kind = path.name[len("job-") : -len(".rerun")]
                 path.unlink(missing_ok=True)
-                from memkeeper.core.jobs import start_job
 
-                start_job(ctx.paths, kind)  # the request that was left behind is honoured now
+                jobs.start_job(ctx.paths, kind)  # the request that was left behind is honoured now
             elif path.exists():
                 ctx.backed_up().move(path)
 

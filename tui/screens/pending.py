@@ -1,6 +1,6 @@
 """PendingScreen (p): pending and failed L3 summaries, and regenerating them.
 
-The list comes from :func:`memkeeper.core.summary.pending_summaries`. Regenerating
+The list comes from :func:`memkeeper.core.index_model.pending_summaries`. Regenerating
 one or all runs :func:`memkeeper.core.summary.generate_summary` with the chosen backend
 in a thread worker, one archive at a time, with a progress bar; cancelling stops after
 the archive being generated (a model call cannot be interrupted safely halfway).
@@ -23,7 +23,7 @@ from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.core.summary import PendingSummary
+    from memkeeper.core.index_model import PendingSummary
     from memkeeper.tui.model import StoreSnapshot
 
 CONFIGURED = "configured"
@@ -33,6 +33,10 @@ def backend_choices() -> list[str]:
     from memkeeper.core.summarizers import BACKEND_NAMES
 
     return [CONFIGURED, *BACKEND_NAMES]
+
+
+#: The table's columns.
+COLUMNS = ("archive", "state", "tries", "error")
 
 
 def first_line(error: str | None) -> str:
@@ -68,7 +72,6 @@ class PendingScreen(ListScreen["PendingSummary"]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("archive", "state", "tries", "error")
         table.focus()
         self.query_one("#pending-progress").display = False
         self.refresh_list()
@@ -81,19 +84,26 @@ class PendingScreen(ListScreen["PendingSummary"]):
             self.refresh_list()
 
     def read_list(self) -> list[PendingSummary]:
-        from memkeeper.core.summary import pending_summaries
+        from memkeeper.core.index_model import pending_summaries
 
         return pending_summaries(self._paths)
 
     def show_list(self) -> None:
         table = self.query_one(DataTable)
         cursor = table.cursor_row
-        table.clear()
+        rows = []
         for item in self._items:
             error = first_line(item.error)
-            state = Text(item.state, style="bold" if item.state == "failed" else "")
             short = error if len(error) <= 48 else error[:47] + "…"  # the whole error shows below the table
-            table.add_row(literal(item.file), state, str(item.attempts), literal(short), key=item.file)
+            rows.append((item.file, item.state, str(item.attempts), short))
+        # Widths set from the rows, not measured by the table when it next idles: the screen looks the
+        # same however soon after the list arrives it is drawn.
+        table.clear(columns=True)
+        for n, label in enumerate(COLUMNS):
+            table.add_column(label, width=max([len(label), *(len(row[n]) for row in rows)]))
+        for file, state, attempts, short in rows:
+            style = "bold" if state == "failed" else ""
+            table.add_row(literal(file), Text(state, style=style), attempts, literal(short), key=file)
         if self._items:
             table.move_cursor(row=min(cursor, len(self._items) - 1))
         title = (

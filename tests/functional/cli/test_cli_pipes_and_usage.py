@@ -1,4 +1,4 @@
-"""The CLI through a pipe and with mistakes: full lines, did-you-mean, exit codes as the README says."""
+"""The CLI through a pipe and with mistakes: full lines, did-you-mean, exit codes as docs/usage.md says."""
 
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def test_mistakes_get_the_closest_name_and_exit_2(argv: list[str], words: str, s
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_exit_codes_follow_the_readme(store: StorePaths, tmp_path: Path) -> None:
-    readme = " ".join((Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8").split())
+def test_exit_codes_follow_the_docs(store: StorePaths, tmp_path: Path) -> None:
+    usage = Path(__file__).resolve().parents[3] / "docs" / "usage.md"
+    readme = " ".join(usage.read_text("utf-8").split())
     assert (
         "2 bad usage or config (an unknown command or option, a malformed id such as `show bogus-id`)"
         in readme

@@ -8,8 +8,8 @@ import pytest
 
 from memkeeper.core import flush
 from memkeeper.core.index import update_index
+from memkeeper.core.index_model import MAX_AUTO_ATTEMPTS
 from memkeeper.core.store import StorePaths
-from memkeeper.core.summary import MAX_AUTO_ATTEMPTS
 
 
 @pytest.mark.parametrize(("attempts", "starts"), [(2, True), (MAX_AUTO_ATTEMPTS, False)])

@@ -45,6 +45,20 @@ def test_session_start_without_memory_prints_nothing(project: Path, run_hook: Ru
     assert oct((project / ".claude" / "memory").stat().st_mode & 0o777) == "0o700"
 
 
+def test_the_hook_keeps_the_store_of_its_cwd_before_claude_project_dir(
+    tmp_path: Path, run_hook: RunHook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session that moved into a worktree (the hook's cwd) keeps memory there, not where it started."""
+    started, worktree = tmp_path / "repo", tmp_path / "worktree"
+    started.mkdir()
+    worktree.mkdir()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(started))
+    code, _ = run_hook("SessionStart", payload_for("SessionStart", worktree))
+    assert code == 0
+    assert (worktree / ".claude" / "memory" / "sessions").is_dir()
+    assert not (started / ".claude").exists()
+
+
 def test_session_start_gives_memory_as_additional_context(store: StorePaths, run_hook: RunHook) -> None:
     store.memory.write_text(
         "## 2026-11-20_1000 (local 11-20_1900)\n- [db]: We chose SQLite FTS5 for search.\n"
@@ -193,21 +207,6 @@ def test_big_payload_is_read_from_its_front(store: StorePaths, run_hook: RunHook
     tool["tool_response"] = {"stdout": "x" * (hook.FULL_PARSE_BYTES * 2), "cwd": "/elsewhere"}
     run_hook("PostToolUse", tool)
     assert session_counts(store, tool["session_id"])["toolUses"] == 1
-
-
-def test_project_dir_rules(tmp_path: Path) -> None:
-    started = tmp_path / "repo"
-    (started / "src").mkdir(parents=True)
-    env = {"CLAUDE_PROJECT_DIR": str(started)}
-    assert hook.project_dir({"cwd": str(started)}, env) == str(started)
-    # `cd src` inside the session keeps the project's store ...
-    assert hook.project_dir({"cwd": str(started / "src")}, env) == str(started)
-    # ... unless that folder has a store of its own; a worktree elsewhere gets its own.
-    (started / "src" / ".claude" / "memory").mkdir(parents=True)
-    assert hook.project_dir({"cwd": str(started / "src")}, env) == str(started / "src")
-    assert hook.project_dir({"cwd": str(tmp_path / "worktree")}, env) == str(tmp_path / "worktree")
-    assert hook.project_dir({}, env) == str(started)
-    assert hook.project_dir({"cwd": "relative/path"}, {}) == str(Path.cwd())
 
 
 def test_parse_payload_front_fields() -> None:

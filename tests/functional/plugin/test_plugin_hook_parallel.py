@@ -47,4 +47,8 @@ def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home
     assert data["toolUses"] == PROCESSES * EVENTS_PER_PROCESS == 1_600
     per_session = {sid: entry["toolUses"] for sid, entry in data["sessions"].items()}
     assert per_session == {f"session-{i}": 400 for i in range(4)}
-    assert not (store.logs / "memkeeper.log").exists()
+    # Under load a hook may give up a bounded wait for a lock and log it (the count is kept all the
+    # same, as asserted above); any other line is a failure.
+    log = store.logs / "memkeeper.log"
+    lines = log.read_text("utf-8").splitlines() if log.exists() else []
+    assert [line for line in lines if "LockTimeout" not in line] == []

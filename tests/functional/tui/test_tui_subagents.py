@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.l1 import read_l1, refine_transcript
+from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.l1_entries import read_l1
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.l1_items import l1_items

@@ -13,6 +13,7 @@ import pytest
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import l1
+from memkeeper.core.l1_entries import read_l1
 from memkeeper.core.store import StorePaths
 from memkeeper.core.transcript import encode_project_dir, read_events
 from tests.unit.l1.l1_kit import FIXTURES
@@ -55,7 +56,7 @@ def _append(path: Path, data: bytes) -> None:
 
 def _texts(path: Path | None) -> list[str]:
     assert path is not None
-    return [e.get("text", e.get("name", "")) for e in l1.read_l1(path)]
+    return [e.get("text", e.get("name", "")) for e in read_l1(path)]
 
 
 @pytest.fixture
@@ -198,7 +199,7 @@ def test_new_subagent_file_is_picked_up(store: StorePaths, transcript: Path) -> 
     _write(agent, _user("sub task", "2026-03-01T10:00:02.000Z", isSidechain=True, agentId="abc123"))
     result = l1.refine_transcript(store, transcript)
     assert result.new_entries == 1
-    entry = list(l1.read_l1(result.l1_path))[-1]  # type: ignore[arg-type]
+    entry = list(read_l1(result.l1_path))[-1]  # type: ignore[arg-type]
     assert entry["sidechain"] is True and entry["agentId"] == "abc123"
     compact = agent.parent / "agent-acompact-1.jsonl"
     _write(compact, _user("Your task is to create a detailed summary", "2026-03-01T10:00:03.000Z"))
@@ -212,7 +213,7 @@ def test_js_written_files_without_trailing_newline_are_read(store: StorePaths) -
         '{"ts":"2026-01-05T09:31:00.000Z","role":"assistant","text":"b"}',
         encoding="utf-8",
     )
-    assert [e["text"] for e in l1.read_l1(legacy)] == ["a", "b"]
+    assert [e["text"] for e in read_l1(legacy)] == ["a", "b"]
     (info,) = l1.list_l1(store)
     assert info.legacy and info.entries == 2 and info.messages == 2 and info.session_id is None
 
@@ -264,7 +265,7 @@ def test_compress_keeps_everything_readable(store: StorePaths, transcript: Path)
     assert packed.stat().st_mode & 0o777 == 0o600
     assert abs(packed.stat().st_mtime - old) < 2
     assert len(gzip.decompress(packed.read_bytes()).splitlines()) == 2
-    assert [e["text"] for e in l1.read_l1(packed)] == ["first prompt", "first answer"]
+    assert [e["text"] for e in read_l1(packed)] == ["first prompt", "first answer"]
     (info,) = l1.list_l1(store)
     assert info.compressed and info.entries == 2
     # the session resumes after compression: new entries go to a new file, nothing is lost

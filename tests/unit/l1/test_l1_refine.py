@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core import l1
+from memkeeper.core.l1_entries import read_l1
 from memkeeper.core.store import StorePaths
 from memkeeper.core.transcript import read_events
 from tests.unit.l1.l1_kit import BIG_TRANSCRIPT, FIXTURES, all_fixture_transcripts, shared_transcripts
@@ -23,7 +24,7 @@ JS_KEYS = {
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:
-    return list(l1.read_l1(path))
+    return list(read_l1(path))
 
 
 def _check_entry_shape(entry: dict[str, Any], session: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core import l1, titles
+from memkeeper.core.l1_entries import read_l1
 from memkeeper.core.store import StorePaths
 from tests.unit.l1.l1_kit import SHARED, shared_transcripts
 
@@ -45,7 +46,7 @@ def _refined(tmp_path: Path, store: StorePaths, *records: dict[str, Any]) -> Pat
 
 def _title(tmp_path: Path, store: StorePaths, *records: dict[str, Any]) -> str:
     path = _refined(tmp_path, store, *records)
-    return titles.title_from_entries(l1.read_l1(path))
+    return titles.title_from_entries(read_l1(path))
 
 
 def _readable(title: str) -> bool:
@@ -173,8 +174,8 @@ def test_a_session_of_tool_results_only_still_gets_a_readable_title(
         _record("user", [result], "2026-03-01T10:00:01.000Z"),
         _record("user", "<local-command-stdout>done</local-command-stdout>", "2026-03-01T10:00:02.000Z"),
     )
-    assert [e["role"] for e in l1.read_l1(path)] == ["tool", "tool_result"]
-    title, source = titles.title_with_source(l1.read_l1(path))
+    assert [e["role"] for e in read_l1(path)] == ["tool", "tool_result"]
+    title, source = titles.title_with_source(read_l1(path))
     assert (title, source) == ("tools only: Bash", "tools")
     assert titles.title_from_entries([]) == titles.EMPTY_TITLE
 

@@ -70,6 +70,7 @@ _VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 10 s on two busy cores: left out of the quick subset
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.dictionaries(st.sampled_from(["role", "ts", "text", "output", "input", "n", "result"]), _VALUES),

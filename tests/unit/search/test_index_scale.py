@@ -45,6 +45,7 @@ def same(paths: StorePaths, query: str) -> None:
     assert indexed.tiers == scan_search(paths, query, deep=True).tiers
 
 
+@pytest.mark.slow  # over 10 s on two busy cores: left out of the quick subset
 def test_twelve_thousand_small_sessions_build(tmp_path: Path) -> None:
     """The old helper wrote 3 batches before reading a reply: this store hung it forever."""
     paths = StorePaths(tmp_path / "proj")

@@ -101,6 +101,7 @@ def test_close_terms_narrow_to_two_letters_when_the_first_letter_spans_many_page
     assert not any(suggest._HEXLIKE.fullmatch(t) for t in wide)
 
 
+@pytest.mark.slow  # over 10 s on two busy cores: left out of the quick subset
 def test_the_day_number_is_datetimes_ordinal() -> None:
     """query.day_number counts days itself (no datetime import on the search path): the same
     number as ``date.fromisoformat(value[:10]).toordinal()``, and None where that raises."""

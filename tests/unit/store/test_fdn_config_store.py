@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.core import layout
 from memkeeper.core.config import ConfigError, load_config, load_config_or_default
 from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename, paths_for, resolve_project
@@ -93,17 +94,36 @@ def test_unknown_key_is_a_warning(store: StorePaths) -> None:
 
 
 def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """explicit > a hook's cwd > CLAUDE_PROJECT_DIR > the current directory."""
     explicit, env_dir, hook_dir, cwd = (tmp_path / n for n in ("explicit", "env", "hook", "cwd"))
     for d in (explicit, env_dir, hook_dir, cwd):
         d.mkdir()
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(env_dir))
     assert resolve_project(str(explicit), str(hook_dir)) == explicit
-    assert resolve_project(None, str(hook_dir)) == env_dir
+    # the hook's cwd follows cd and worktrees; CLAUDE_PROJECT_DIR stays where the session started
+    assert resolve_project(None, str(hook_dir)) == hook_dir
+    assert resolve_project() == env_dir
+    assert resolve_project(None, "relative/path") == env_dir  # a cwd that is not absolute is no answer
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
     assert resolve_project(None, str(hook_dir)) == hook_dir
     assert resolve_project() == cwd
     assert paths_for().root == cwd / ".claude" / "memory"
+
+
+def test_a_cd_inside_the_project_keeps_its_store(tmp_path: Path) -> None:
+    started = tmp_path / "repo"
+    (started / "src").mkdir(parents=True)
+    env = {"CLAUDE_PROJECT_DIR": str(started)}
+    assert layout.project_dir(None, str(started), env) == str(started)
+    # `cd src` inside the session keeps the project's store ...
+    assert layout.project_dir(None, str(started / "src"), env) == str(started)
+    # ... unless that folder has a store of its own; a worktree elsewhere gets its own.
+    (started / "src" / ".claude" / "memory").mkdir(parents=True)
+    assert layout.project_dir(None, str(started / "src"), env) == str(started / "src")
+    assert layout.project_dir(None, str(tmp_path / "worktree"), env) == str(tmp_path / "worktree")
+    assert layout.project_dir(None, None, env) == str(started)
+    assert layout.project_dir(None, "relative/path", {}) == str(Path.cwd())
 
 
 def test_never_walks_up_to_a_parent_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -147,6 +147,7 @@ _line = st.one_of(
 )
 
 
+@pytest.mark.slow  # over 10 s on two busy cores: left out of the quick subset
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     lines=st.lists(_line, min_size=0, max_size=120),

@@ -76,7 +76,7 @@ def test_no_module_reads_summary_flags_outside_the_accessors() -> None:
     offenders = []
     for folder in ("core", "cli", "plugin", "tui"):
         for path in sorted((SOURCE_ROOT / folder).rglob("*.py")):
-            if path.name == "index.py" and path.parent.name == "core":
+            if path.relative_to(SOURCE_ROOT).as_posix() == "core/index.py":  # the accessors themselves
                 continue
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
                 if reading.search(line):

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from memkeeper.core.index import read_index
+from memkeeper.core.index_model import pending_summaries
 from memkeeper.core.store import StorePaths
-from memkeeper.core.summary import load_summary, pending_summaries, summary_path
+from memkeeper.core.summary import load_summary, summary_path
 from tests.unit.summary.summary_helpers import GOOD_ANSWER, add_archive, write_config, write_script
 
 #: A slow fake model that records which archive it was asked about (one whole line per call).

@@ -10,14 +10,13 @@ import pytest
 
 from memkeeper.core.config import load_config
 from memkeeper.core.index import read_index
+from memkeeper.core.index_model import MAX_AUTO_ATTEMPTS, pending_summaries
 from memkeeper.core.store import StorePaths
 from memkeeper.core.summarizers import budget_status, read_call_log
 from memkeeper.core.summary import (
-    MAX_AUTO_ATTEMPTS,
     SummaryError,
     generate_summary,
     load_summary,
-    pending_summaries,
     raw_output_path,
     run_summary_job,
     summary_path,
