@@ -259,16 +259,20 @@ class Pending:
 
     ``min_confidence``: None when the server reads it from the config (the hook's question).
     The exchange's outcome, once its thread ends: ``reply`` (the server's text), or ``refused``
-    (why the channel was not trusted), or neither (no server, or it failed).
+    (why the channel was not trusted), or neither (no server, or it failed). ``sent``: the
+    question went out; past the deadline it never does (:meth:`give_up`).
     """
 
     __slots__ = (
+        "_cut",
         "deadline",
+        "given_up",
         "min_confidence",
         "project",
         "prompt",
         "refused",
         "reply",
+        "sent",
         "session_id",
         "thread",
     )
@@ -276,12 +280,16 @@ class Pending:
     def __init__(
         self, project: str, session_id: str | None, prompt: str, min_confidence: float | None
     ) -> None:
+        import threading
+
         self.project, self.session_id, self.prompt = project, session_id, prompt
         self.min_confidence = min_confidence
         self.deadline = 0.0
         self.thread: threading.Thread | None = None
         self.reply: str | None = None
         self.refused: str | None = None
+        self.sent = self.given_up = False
+        self._cut = threading.Lock()  # the question goes out before the deadline, or never
 
     def exchange(self, root: str, request: bytes) -> None:
         """The whole exchange with the store's resident lookup (on the pending's thread; never raises)."""
@@ -291,7 +299,11 @@ class Pending:
             from multiprocessing.connection import Client
 
             with Client(address, channel.family, authkey=key) as conn:  # the handshake proves both ends
-                conn.send_bytes(request)
+                with self._cut:
+                    if self.given_up:
+                        return  # given up: the caller looks up itself
+                    conn.send_bytes(request)
+                    self.sent = True
                 self.reply = conn.recv_bytes(MAX_REPLY).decode("utf-8", "replace")
         except Refused as exc:
             self.refused = str(exc)
@@ -300,6 +312,15 @@ class Pending:
 
             if isinstance(exc, AuthenticationError):
                 self.refused = f"the resident lookup did not prove itself ({exc})"
+
+    def give_up(self) -> bool:
+        """The deadline passed: True when the question had gone out (its answer is late), False when
+        it never will (the caller looks up itself)."""
+        with self._cut:
+            if self.sent:
+                return True
+            self.given_up = True
+            return False
 
 
 def ask(
@@ -340,8 +361,9 @@ def ask(
 def answer(pending: Pending, here: Callable[[], str], log: Callable[[str], None] | None = None) -> str:
     """The resident lookup's answer to ``pending``; ``here()`` (look up in this process) when none gave one.
 
-    Waits for the exchange until the pending's deadline at most: a lookup too slow for it
-    gives "" (never a longer wait, never looked up twice). A channel that was not trusted
+    Waits for the exchange until the pending's deadline at most. A question that went out but
+    was not answered in time gives "" (never a longer wait, never looked up twice); one that
+    could not go out in time never will, and is looked up here. A channel that was not trusted
     is reported once through ``log``.
     """
     import time
@@ -349,13 +371,12 @@ def answer(pending: Pending, here: Callable[[], str], log: Callable[[str], None]
     thread = pending.thread
     if thread is not None:
         thread.join(max(0.0, pending.deadline - time.monotonic()))
-        if thread.is_alive():
+        if thread.is_alive() and pending.give_up():
             return ""
-    if pending.reply is not None:
-        return pending.reply
-    if pending.refused is not None and log is not None:
+    text = pending.reply if pending.reply is not None else here()
+    if pending.refused is not None and log is not None:  # (known by now, even past the deadline)
         log(f"recall: nothing sent to the resident lookup: {pending.refused}")
-    return here()
+    return text
 
 
 def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -630,7 +629,9 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
     assert started == [recall.RECALL_JOB]
 
 
-def _serving_recall_job(indexed: StorePaths, monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Thread, Path]:
+def _serving_recall_job(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Thread, Path]:
     """The recall job started in a thread (polling often), once its channel's secret is there; and that file."""
     import time
 
