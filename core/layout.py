@@ -70,8 +70,9 @@ def ensure_dirs(root: str) -> None:
     Raises StoreLinkError if the root or one of its folders is a symbolic link: a folder
     is never created, or chmod-ed, through one.
     """
-    from memkeeper.core.boundary import check_path
+    from memkeeper.core.boundary import check_claude, check_path
 
+    check_claude(root)  # (the fast path below looks at the root only from .claude down)
     for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
         if _private_folder(folder):
             continue  # the common case on every hook: one lstat, nothing to make or chmod
