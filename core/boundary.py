@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 MEMORY_SUBDIR = (".claude", "memory")
+SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.layout's: this module imports nothing of ours)
 _STORE_MARK = os.sep + os.path.join(*MEMORY_SUBDIR)
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -172,6 +173,8 @@ def store_links(
         except OSError:
             continue
         for entry in entries:
+            if folder == top and entry.name == SET_ASIDE_DIR:
+                continue  # runtime state made elsewhere, moved out of the store's way (never read)
             if entry.is_symlink():
                 found.append(entry.path)
             elif entry.is_dir(follow_symlinks=False) and (

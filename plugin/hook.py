@@ -483,6 +483,9 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
+        from memkeeper.core.state_stamp import adopt
+
+        adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
         # A tool use's count writes only in .state until it folds the counters' log:
         # the root's entries are looked at then (see on_tool_use), not on every tool call.
         refuse_links(call.root, HOOK_FOLDERS, root_entries=handler is not on_tool_use)

@@ -31,6 +31,7 @@ from memkeeper.core.doctor.crash_checks import (
     MigrationOrphansCheck,
 )
 from memkeeper.core.doctor.file_checks import (
+    AdoptedCheck,
     CountersCheck,
     EncodingCheck,
     L1LinesCheck,
@@ -70,6 +71,7 @@ CHECKS: list[Check] = [
     CountersCheck(),
     EncodingCheck(),
     PermissionsCheck(),
+    AdoptedCheck(),
 ]
 
 
