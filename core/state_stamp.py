@@ -66,8 +66,11 @@ def trusted(root: str) -> bool:
     """True when the state in ``root`` was made here: its stamp is this user's, this machine's, this folder's."""
     from memkeeper.core.boundary import O_NOFOLLOW
 
-    path = os.path.join(root, STATE_DIR, STAMP_FILE)
+    folder = os.path.join(root, STATE_DIR)
+    path = os.path.join(folder, STAMP_FILE)
     try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False  # (a link: never read through)
         fd = os.open(path, os.O_RDONLY | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
@@ -90,7 +93,8 @@ def write_stamp(root: str) -> None:
 
 def adopt(root: str, timeout: float = ADOPT_WAIT) -> dict[str, object] | None:
     """Make the store at ``root`` this machine's, unless it is already (None then; None too when
-    there is no store folder): set aside runtime state made elsewhere, repair modes, add the
+    there is no store folder, or a link stands where its runtime state would: the store is refused
+    by the caller's link check, with one line naming it): set aside runtime state made elsewhere, repair modes, add the
     ``.gitignore``, stamp. Returns what was done.
 
     Raises StoreLinkError for a link at ``.claude`` or the store folder, LockTimeout when another
@@ -107,6 +111,8 @@ def adopt(root: str, timeout: float = ADOPT_WAIT) -> dict[str, object] | None:
     from memkeeper.core.lock import file_lock
 
     check_claude(root)
+    if any(os.path.islink(os.path.join(root, name)) for name in RUNTIME_NAMES):
+        return None  # a link among them: left where it is, for the caller's link check to refuse
     with file_lock(os.path.join(root, ADOPT_LOCK), timeout=timeout):
         if trusted(root):
             return None  # adopted meanwhile, by another process
@@ -135,8 +141,7 @@ def _adopt_locked(root: str) -> dict[str, object]:
 
 
 def _set_aside(root: str) -> tuple[list[str], str]:
-    """Move the runtime state in ``root`` (links included, not followed: a rename moves the link)
-    into a new dated folder of ``.set-aside/``; the names moved and that folder."""
+    """Move the runtime state in ``root`` (what it holds, links included, is never followed) into a new dated folder of ``.set-aside/``; the names moved and that folder."""
     import time
 
     present = [name for name in RUNTIME_NAMES if os.path.lexists(os.path.join(root, name))]
