@@ -130,32 +130,46 @@ class Refused(Exception):
 
 
 def runtime_folder(create: bool = False) -> str:
-    """The user's private runtime folder for memkeeper (``platformdirs``), checked (:class:`Refused`).
+    """The user's private runtime folder for memkeeper, checked (:class:`Refused`).
 
-    ``create``: made 0700 when missing, and its mode narrowed if it is the user's (the server's side).
+    ``$XDG_RUNTIME_DIR/memkeeper`` when that variable names a private folder of the user (what
+    ``platformdirs`` answers then, checked here without importing it and its ``pathlib``: the
+    prompt hook's cost), else ``platformdirs.user_runtime_dir``. The server and the hook ask
+    this same function, so they always agree. ``create``: made 0700 when missing, and its mode
+    narrowed if it is the user's (the server's side).
     """
-    import warnings
+    base = os.environ.get("XDG_RUNTIME_DIR", "")
+    try:
+        fast = os.path.isabs(base) and _private_folder(os.lstat(base))
+    except OSError:
+        fast = False
+    if fast:
+        folder = os.path.join(base, APP_NAME)
+    else:
+        import warnings
 
-    site_packages()
-    from platformdirs import PlatformDirs
+        site_packages()
+        from platformdirs import PlatformDirs
 
-    with warnings.catch_warnings():  # (its fallback to a temporary folder warns: a hook prints nothing)
-        warnings.simplefilter("ignore")
-        folder: str = PlatformDirs(APP_NAME, appauthor=False).user_runtime_dir
+        with warnings.catch_warnings():  # (its fallback to a temporary folder warns: a hook prints nothing)
+            warnings.simplefilter("ignore")
+            folder = PlatformDirs(APP_NAME, appauthor=False).user_runtime_dir
     if create:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     info = _lstat(folder)
-    if not stat.S_ISDIR(info.st_mode):
-        raise Refused(f"the runtime folder {folder} is not a folder (a link?)")
-    if create and not private_to_me(info):
+    if create and stat.S_ISDIR(info.st_mode) and not private_to_me(info):
         try:  # ours, with modes a umask widened: narrowed (lstat'ed: not a link); another's stays refused
             os.chmod(folder, 0o700)
         except OSError:
             pass
         info = _lstat(folder)
-    if not private_to_me(info):
-        raise Refused(f"the runtime folder {folder} is not private to this user")
+    if not _private_folder(info):
+        raise Refused(f"the runtime folder {folder} is not a private folder of this user (a link?)")
     return folder
+
+
+def _private_folder(info: os.stat_result) -> bool:
+    return stat.S_ISDIR(info.st_mode) and private_to_me(info)
 
 
 def _lstat(path: str) -> os.stat_result:
@@ -205,7 +219,7 @@ class Channel:
     (a Unix socket), ``<name>.lock`` (held by the one server serving the store).
     """
 
-    __slots__ = ("family", "folder", "key_file", "lock_file", "name", "socket_file")
+    __slots__ = ("folder", "key_file", "lock_file", "name", "socket_file")
 
     def __init__(self, root: str, create: bool = False) -> None:
         import hashlib
@@ -220,7 +234,11 @@ class Channel:
             base + SOCKET_SUFFIX,
             base + LOCK_SUFFIX,
         )
-        self.family = channel_family(self.socket_file)
+
+    @property
+    def family(self) -> str:
+        """The channel's ``multiprocessing.connection`` family (asked once a secret is found: it imports ``socket``)."""
+        return channel_family(self.socket_file)
 
     def address(self, port: int = 0) -> Any:
         """The address to listen on or connect to (``port``: a loopback channel's)."""
@@ -234,19 +252,20 @@ class Channel:
         """The server's key and the address to reach it (:class:`Refused` when they are not provably
         this user's; FileNotFoundError when no server serves the store)."""
         lines = read_private(self.key_file).decode("ascii", "replace").split()
+        family = self.family
         try:
             key, port = bytes.fromhex(lines[0]), int(lines[1]) if len(lines) > 1 else 0
         except (IndexError, ValueError):
             raise Refused(f"{self.key_file} is not a key file") from None
         if len(key) < 16 or not 0 <= port < 65536:
             raise Refused(f"{self.key_file} is not a key file")
-        if self.family == "AF_UNIX":
+        if family == "AF_UNIX":
             info = _lstat(self.socket_file)
             if not stat.S_ISSOCK(info.st_mode):
                 raise Refused(f"{self.socket_file} is not a socket (a link?)")
             if not private_to_me(info):
                 raise Refused(f"{self.socket_file} is not private to this user")
-        elif self.family == "AF_INET" and not port:
+        elif family == "AF_INET" and not port:
             raise Refused(f"{self.key_file} names no port")
         return key, self.address(port)
 
@@ -296,22 +315,26 @@ class Pending:
         try:
             channel = Channel(root)
             key, address = channel.secret()
-            from multiprocessing.connection import Client
+        except Refused as exc:
+            self.refused = str(exc)
+            return
+        except Exception:  # no server (no secret: FileNotFoundError)
+            return
+        from multiprocessing import AuthenticationError
+        from multiprocessing.connection import Client
 
+        try:
             with Client(address, channel.family, authkey=key) as conn:  # the handshake proves both ends
                 with self._cut:
                     if self.given_up:
-                        return  # given up: the caller looks up itself
+                        return  # past the deadline: the caller looks up itself
                     conn.send_bytes(request)
                     self.sent = True
                 self.reply = conn.recv_bytes(MAX_REPLY).decode("utf-8", "replace")
-        except Refused as exc:
-            self.refused = str(exc)
-        except Exception as exc:  # no server (FileNotFoundError, refused), or it failed
-            from multiprocessing import AuthenticationError
-
-            if isinstance(exc, AuthenticationError):
-                self.refused = f"the resident lookup did not prove itself ({exc})"
+        except AuthenticationError as exc:
+            self.refused = f"the resident lookup did not prove itself ({exc})"
+        except Exception:  # a server gone (a stale secret), or failed: the caller looks up itself
+            pass
 
     def give_up(self) -> bool:
         """The deadline passed: True when the question had gone out (its answer is late), False when
