@@ -152,20 +152,7 @@ def store_links(
     except OSError:
         return []
     found: list[str] = []
-    if root_entries or folders is None:
-        pending = [top]
-    else:
-        pending = []
-        for name in folders:
-            path = os.path.join(top, name)
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                continue
-            if stat.S_ISLNK(mode):
-                found.append(path)
-            elif stat.S_ISDIR(mode):
-                pending.append(path)
+    pending = [top] if root_entries or folders is None else _named_folders(top, folders, found)
     while pending:
         folder = pending.pop()
         try:
@@ -182,6 +169,22 @@ def store_links(
             ):
                 pending.append(entry.path)
     return sorted(found)
+
+
+def _named_folders(top: str, folders: tuple[str, ...], links: list[str]) -> list[str]:
+    """The real folders among ``folders`` of ``top`` (one ``lstat`` each); the links among them go to ``links``."""
+    real = []
+    for name in folders:
+        path = os.path.join(top, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            links.append(path)
+        elif stat.S_ISDIR(mode):
+            real.append(path)
+    return real
 
 
 def refuse_links(root: StrPath, folders: tuple[str, ...] | None = None, *, root_entries: bool = True) -> None:

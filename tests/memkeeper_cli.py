@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -23,5 +24,21 @@ def run_memkeeper(
         cwd=cwd,
         capture_output=True,
         text=True,
+        timeout=timeout,
+    )
+
+
+HOOK_LAUNCHER = Path(__file__).resolve().parents[1] / "plugin" / "bin" / "memkeeper-hook"
+
+
+def run_hook(
+    event: str, payload: dict[str, object], timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook ``event`` run as Claude Code runs it from a checkout: the launcher (Python with -S)."""
+    return subprocess.run(
+        ["/bin/sh", str(HOOK_LAUNCHER), event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
         timeout=timeout,
     )

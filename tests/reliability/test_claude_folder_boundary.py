@@ -4,17 +4,14 @@ would move the whole store, so every command refuses in one line and every hook 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from memkeeper.core.store import StorePaths, ensure_store
-from tests.memkeeper_cli import run_memkeeper
+from tests.memkeeper_cli import run_hook, run_memkeeper
 
-HOOK = Path(__file__).resolve().parents[2] / "plugin" / "bin" / "memkeeper-hook"
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")
 #: Every command that uses a project's store, with the arguments it needs.
 COMMANDS = (
@@ -94,13 +91,7 @@ def test_every_hook_does_nothing_through_a_linked_claude_folder(
         "hook_event_name": event,
         "prompt": "what about x notes",
     }
-    done = subprocess.run(
-        ["/bin/sh", str(HOOK), event],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
-        timeout=60,
-    )
+    done = run_hook(event, payload)
     assert done.returncode == 0
     assert done.stdout == b""  # nothing of the linked store reaches the session
     assert _tree_sum(target) == before

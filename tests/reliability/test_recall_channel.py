@@ -22,11 +22,11 @@ import pytest
 from memkeeper.core import recall, recall_ask
 from memkeeper.core.search import refresh
 from memkeeper.core.store import StorePaths, ensure_store
+from tests.memkeeper_cli import run_hook
 
 SESSION = "3333cccc-0000-4000-8000-000000000003"
 ANSWER = "The flaky S3 upload retry was fixed with exponential backoff and jitter in the uploader client."
 QUESTION = "flaky S3 upload retry"
-HOOK = Path(__file__).resolve().parents[2] / "plugin" / "bin" / "memkeeper-hook"
 
 
 def _indexed(project: Path) -> StorePaths:
@@ -48,13 +48,7 @@ def _hook(store: StorePaths, prompt: str = QUESTION) -> tuple[subprocess.Complet
     """The real prompt hook through its launcher; its result and how long it took."""
     payload = {"session_id": SESSION, "cwd": str(store.project), "prompt": prompt}
     start = time.monotonic()
-    done = subprocess.run(
-        ["/bin/sh", str(HOOK), "UserPromptSubmit"],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
-        timeout=120,
-    )
+    done = run_hook("UserPromptSubmit", payload)
     return done, time.monotonic() - start
 
 

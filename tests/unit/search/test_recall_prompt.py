@@ -20,6 +20,7 @@ from memkeeper.core.search import refresh
 from memkeeper.core.session_context import build_context
 from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import StorePaths
+from tests.memkeeper_cli import run_hook
 
 EARLIER = "1111aaaa-0000-4000-8000-000000000001"
 OTHER = "2222bbbb-0000-4000-8000-000000000002"
@@ -206,15 +207,7 @@ def test_a_busy_session_state_is_skipped(indexed: StorePaths) -> None:
 
 def _hook(store: StorePaths, event: str, session: str = CURRENT, **fields: str) -> str:
     payload = {"session_id": session, "cwd": str(store.project), "hook_event_name": event, **fields}
-    launcher = Path(__file__).resolve().parents[3] / "plugin" / "bin" / "memkeeper-hook"
-    proc = subprocess.run(
-        ["/bin/sh", str(launcher), event],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        # as Claude Code runs it from a checkout or an install: Python with -S (no site scan)
-        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
-        timeout=60,
-    )
+    proc = run_hook(event, payload, timeout=60)  # as Claude Code runs it: Python with -S (no site scan)
     assert proc.returncode == 0
     return proc.stdout.decode()
 
