@@ -331,10 +331,11 @@ class Pending:
                     conn.send_bytes(request)
                     self.sent = True
                 self.reply = conn.recv_bytes(MAX_REPLY).decode("utf-8", "replace")
-        except AuthenticationError as exc:
-            self.refused = f"the resident lookup did not prove itself ({exc})"
-        except Exception:  # a server gone (a stale secret), or failed: the caller looks up itself
+        except (ConnectionRefusedError, FileNotFoundError):  # a server gone (its secret stale)
             pass
+        except Exception as exc:  # a failed handshake (whatever the other end sent), or a failed server
+            if isinstance(exc, AuthenticationError) or not self.sent:
+                self.refused = f"the resident lookup did not prove itself ({type(exc).__name__})"
 
     def give_up(self) -> bool:
         """The deadline passed: True when the question had gone out (its answer is late), False when

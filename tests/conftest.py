@@ -8,6 +8,8 @@ and none of the Claude Code variables that would redirect the project.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,18 +38,19 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "home"
     folder.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(folder))
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700, exist_ok=True)
+    # As short as a real one (/run/user/<uid>): pytest's folders are too long for a Unix socket's path.
+    runtime = Path(tempfile.mkdtemp(prefix="mk-run-"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
     for name in _REDIRECTING_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     yield folder
-    _stop_recall_servers(tmp_path)
+    _stop_recall_servers(runtime)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _stop_recall_servers(folder: Path) -> None:
-    """Remove every recall key file under ``folder``: a detached ``recall`` job a test started
+    """Remove every recall key file in the runtime folder ``folder``: a detached ``recall`` job a test started
     (through a real hook or Claude Code) stops within its poll interval once its key file is gone,
     instead of serving a finished test's store until its idle timeout. Links are not followed."""
     for parent, _dirs, files in os.walk(folder):
