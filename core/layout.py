@@ -86,9 +86,9 @@ def ensure_dirs(root: str) -> None:
         except OSError:
             pass
         if made and folder.endswith(os.sep + STATE_DIR):
-            from memkeeper.core.state_stamp import write_stamp
+            from memkeeper.core.state_stamp import mark_made_here
 
-            write_stamp(root)  # state made here, by this user: stamped as such
+            mark_made_here(root)  # state made here, by this user: stamped as such
 
 
 def _private_folder(path: str) -> bool:

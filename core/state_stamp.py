@@ -91,6 +91,17 @@ def write_stamp(root: str) -> None:
     )
 
 
+def mark_made_here(root: str) -> None:
+    """A store's runtime state made by this process: stamp it, and give the store its ``.gitignore``
+    if it has none (called when ``.state`` is made, and after an adoption)."""
+    gitignore = os.path.join(root, GITIGNORE)
+    if not os.path.lexists(gitignore):
+        from memkeeper.core.atomic import atomic_write_text
+
+        atomic_write_text(gitignore, GITIGNORE_TEXT, redact=False)
+    write_stamp(root)
+
+
 def adopt(root: str, timeout: float = ADOPT_WAIT) -> dict[str, object] | None:
     """Make the store at ``root`` this machine's, unless it is already (None then; None too when
     there is no store folder, or a link stands where its runtime state would: the store is refused
@@ -124,19 +135,16 @@ def _adopt_locked(root: str) -> dict[str, object]:
     from memkeeper.core.layout import ensure_dirs
     from memkeeper.core.timefmt import iso_now
 
+    had_gitignore = os.path.lexists(os.path.join(root, GITIGNORE))
     moved, aside = _set_aside(root)
     ensure_dirs(root)
     done: dict[str, object] = {"at": iso_now(), "setAside": moved, "modesRepaired": _repair_modes(root)}
     if moved:
         done["folder"] = os.path.relpath(aside, root)
-    gitignore = os.path.join(root, GITIGNORE)
-    if not os.path.lexists(gitignore):
-        from memkeeper.core.atomic import atomic_write_text
-
-        atomic_write_text(gitignore, GITIGNORE_TEXT, redact=False)
+    if not had_gitignore:
         done["gitignore"] = True
     atomic_write_json(os.path.join(root, STATE_DIR, ADOPTED_FILE), done, durable=False)
-    write_stamp(root)
+    mark_made_here(root)
     return done
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,28 @@ def test_state_made_here_is_trusted_as_it_is(store: StorePaths) -> None:
     assert run_memkeeper("--project", str(store.project), "status").returncode == 0
     assert json.loads((store.state / "counters.json").read_text())["toolUses"] == 7
     assert not (store.root / ".set-aside").exists()
+
+
+def test_git_commits_the_memory_and_never_the_runtime_state(store: StorePaths) -> None:
+    """A new store has its .gitignore: real git adds the memory files and leaves the runtime state."""
+    store.memory.write_text("# Project memory\n\n- [x]: a note\n", encoding="utf-8")
+    (store.sessions / "2026-11-02_100000_s0000000.l1.jsonl").write_text("{}\n")
+    refresh(store)
+    (store.logs / "memkeeper.log").write_text("a line\n")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=store.project, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    added = set(git("diff", "--cached", "--name-only").split())
+    root = ".claude/memory/"
+    assert {
+        root + "memory.md",
+        root + ".gitignore",
+        root + "sessions/2026-11-02_100000_s0000000.l1.jsonl",
+    } <= added
+    assert not [
+        path for path in added if path.startswith((root + ".state/", root + "logs/", root + ".search"))
+    ]
