@@ -165,14 +165,12 @@ def _set_aside(root: str) -> tuple[list[str], str]:
 
 
 def _repair_modes(root: str) -> int:
-    """Narrow the modes of the store's files to 0600 and folders to 0700 (never through a link,
-    never in ``.set-aside``); how many were repaired."""
+    """Narrow the modes of the store's files to 0600 and folders to 0700 (never through a link);
+    how many were repaired."""
     if not has_modes():
         return 0
     repaired = 0
-    for folder, dirs, files in os.walk(root):
-        if folder == root and SET_ASIDE_DIR in dirs:
-            dirs.remove(SET_ASIDE_DIR)
+    for folder, dirs, files in os.walk(root):  # (.set-aside too: its privacy matters as much)
         for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
             try:
                 info = os.lstat(name)

@@ -163,7 +163,10 @@ def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths,
     assert not any(b"S3" in data for data in received)  # the prompt never went out
     assert b"hello" not in done.stdout
     assert "exponential backoff" in done.stdout.decode()  # the hook looked up itself
-    assert _log(indexed).count("nothing sent to the resident lookup: the resident lookup did not prove itself") == 1
+    assert (
+        _log(indexed).count("nothing sent to the resident lookup: the resident lookup did not prove itself")
+        == 1
+    )
 
 
 @pytest.mark.parametrize("flaw", ["key readable by others", "key owned by another user", "key is a link"])

@@ -80,7 +80,7 @@ def test_state_made_elsewhere_is_set_aside_and_rebuilt_and_memory_kept(tmp_path:
     assert ".state/" in (store.root / ".gitignore").read_text()
     doctor = run_memkeeper("--project", str(store.project), "doctor")
     assert "repaired on first use here" in doctor.stdout + doctor.stderr
-    assert "permissions" not in doctor.stdout  # nothing left to report as a note
+    assert "has mode" not in doctor.stdout + doctor.stderr  # modes repaired, not reported as a note
 
 
 def test_a_hook_sets_state_made_elsewhere_aside_before_it_counts(tmp_path: Path) -> None:
