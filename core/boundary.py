@@ -31,6 +31,16 @@ TYPE_CHECKING = False  # no typing import at run time (hook path)
 if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
+# --- platform: the one os.name branch of this module (it belongs in the platform module) ---------
+
+
+def owned_by_me(info: os.stat_result) -> bool:
+    """True when the current user owns the file ``info`` describes (always, where files have no POSIX owner)."""
+    return os.name != "posix" or info.st_uid == os.geteuid()
+
+
+# --- end of the platform block ---------------------------------------------------------------------
+
 MEMORY_SUBDIR = (".claude", "memory")
 SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.layout's: this module imports nothing of ours)
 _STORE_MARK = os.sep + os.path.join(*MEMORY_SUBDIR)
@@ -74,17 +84,6 @@ def check_claude(root: str) -> None:
             raise StoreLinkError(path, "is not a folder")
         if not owned_by_me(info):
             raise StoreLinkError(path, "belongs to another user (memkeeper keeps only your own folders)")
-
-
-# --- platform: the one os.name branch of this module (it belongs in the platform module) ---------
-
-
-def owned_by_me(info: os.stat_result) -> bool:
-    """True when the current user owns the file ``info`` describes (always, where files have no POSIX owner)."""
-    return os.name != "posix" or info.st_uid == os.geteuid()
-
-
-# --- end of the platform block ---------------------------------------------------------------------
 
 
 def _store_root_of(path: str) -> str | None:
