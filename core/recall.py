@@ -401,17 +401,16 @@ class RecallServer:
 
         unlink(channel.key_file)  # a stale server's: its hooks now find no channel until this one listens
         unlink(channel.socket_file)
-        key = os.urandom(32)
+        key, family = os.urandom(32), channel.family
         old_mask = os.umask(0o177)  # the socket file 0600
         try:
-            listener = Listener(channel.address(), channel.family, authkey=key)
+            listener = Listener(channel.address(family), family, authkey=key)
         finally:
             os.umask(old_mask)
         try:
-            port = listener.address[1] if channel.family == "AF_INET" else 0
-            atomic_write_bytes(
-                channel.key_file, f"{key.hex()}\n{port}\n".encode(), durable=False, redact=False
-            )
+            port = listener.address[1] if family == "AF_INET" else 0
+            secret = channel.secret_text(key, family, port)
+            atomic_write_bytes(channel.key_file, secret, durable=False, redact=False)
         except BaseException:
             listener.close()
             raise

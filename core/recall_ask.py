@@ -90,7 +90,9 @@ MAX_SOCKET_PATH = 100
 SOCKET_SUFFIX = ".sock"
 KEY_SUFFIX = ".key"
 LOCK_SUFFIX = ".lock"
-#: The most bytes a secret file holds (the key's hex digits and a port).
+#: The channel families a secret file may name.
+FAMILIES = ("AF_UNIX", "AF_PIPE", "AF_INET")
+#: The most bytes a secret file holds (the key's hex digits, the family and a port).
 MAX_SECRET_FILE = 256
 #: Only the start of a long prompt is looked up (its request is usually there).
 QUERY_CHARS = 400
@@ -237,27 +239,30 @@ class Channel:
 
     @property
     def family(self) -> str:
-        """The channel's ``multiprocessing.connection`` family (asked once a secret is found: it imports ``socket``)."""
+        """The family a server listens in here (the secret file says which to the hook)."""
         return channel_family(self.socket_file)
 
-    def address(self, port: int = 0) -> Any:
-        """The address to listen on or connect to (``port``: a loopback channel's)."""
-        if self.family == "AF_UNIX":
+    def address(self, family: str, port: int = 0) -> Any:
+        """The address to listen on or connect to in ``family`` (``port``: a loopback channel's)."""
+        if family == "AF_UNIX":
             return self.socket_file
-        if self.family == "AF_PIPE":
+        if family == "AF_PIPE":
             return pipe_address(self.name)
         return ("127.0.0.1", port)
 
-    def secret(self) -> tuple[bytes, Any]:
-        """The server's key and the address to reach it (:class:`Refused` when they are not provably
-        this user's; FileNotFoundError when no server serves the store)."""
+    def secret_text(self, key: bytes, family: str, port: int) -> bytes:
+        """What the server writes in the secret file: the key, how to reach it."""
+        return f"{key.hex()}\n{family}\n{port}\n".encode()
+
+    def secret(self) -> tuple[bytes, str, Any]:
+        """The server's key, its family and the address to reach it (:class:`Refused` when they are
+        not provably this user's; FileNotFoundError when no server serves the store)."""
         lines = read_private(self.key_file).decode("ascii", "replace").split()
-        family = self.family
         try:
-            key, port = bytes.fromhex(lines[0]), int(lines[1]) if len(lines) > 1 else 0
+            key, family, port = bytes.fromhex(lines[0]), lines[1], int(lines[2])
         except (IndexError, ValueError):
             raise Refused(f"{self.key_file} is not a key file") from None
-        if len(key) < 16 or not 0 <= port < 65536:
+        if len(key) < 16 or family not in FAMILIES or not 0 <= port < 65536:
             raise Refused(f"{self.key_file} is not a key file")
         if family == "AF_UNIX":
             info = _lstat(self.socket_file)
@@ -267,7 +272,7 @@ class Channel:
                 raise Refused(f"{self.socket_file} is not private to this user")
         elif family == "AF_INET" and not port:
             raise Refused(f"{self.key_file} names no port")
-        return key, self.address(port)
+        return key, family, self.address(family, port)
 
 
 # --- asking ----------------------------------------------------------------------------------
@@ -314,7 +319,7 @@ class Pending:
         """The whole exchange with the store's resident lookup (on the pending's thread; never raises)."""
         try:
             channel = Channel(root)
-            key, address = channel.secret()
+            key, family, address = channel.secret()
         except Refused as exc:
             self.refused = str(exc)
             return
@@ -324,7 +329,7 @@ class Pending:
         from multiprocessing.connection import Client
 
         try:
-            with Client(address, channel.family, authkey=key) as conn:  # the handshake proves both ends
+            with Client(address, family, authkey=key) as conn:  # the handshake proves both ends
                 with self._cut:
                     if self.given_up:
                         return  # past the deadline: the caller looks up itself

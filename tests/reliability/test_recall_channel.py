@@ -114,7 +114,7 @@ def test_a_link_at_the_channel_itself_is_refused(indexed: StorePaths, tmp_path: 
     """Even in the user's runtime folder: a link where the socket should be is not followed."""
     channel = recall_ask.Channel(str(indexed.root), create=True)
     outside = _Plain(str(tmp_path / "evil.sock"))
-    Path(channel.key_file).write_text(os.urandom(32).hex() + "\n0\n")
+    Path(channel.key_file).write_bytes(channel.secret_text(os.urandom(32), "AF_UNIX", 0))
     os.chmod(channel.key_file, 0o600)
     os.symlink(tmp_path / "evil.sock", channel.socket_file)
     try:
@@ -131,7 +131,7 @@ def test_a_link_at_the_channel_itself_is_refused(indexed: StorePaths, tmp_path: 
 def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths, kind: str) -> None:
     channel = recall_ask.Channel(str(indexed.root), create=True)
     assert channel.family == "AF_UNIX"
-    Path(channel.key_file).write_text(os.urandom(32).hex() + "\n0\n")
+    Path(channel.key_file).write_bytes(channel.secret_text(os.urandom(32), "AF_UNIX", 0))
     os.chmod(channel.key_file, 0o600)
     received: list[bytes] = []
     if kind == "plain socket":
