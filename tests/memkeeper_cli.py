@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -32,7 +33,7 @@ HOOK_LAUNCHER = Path(__file__).resolve().parents[1] / "plugin" / "bin" / "memkee
 
 
 def run_hook(
-    event: str, payload: dict[str, object], timeout: float = 120
+    event: str, payload: Mapping[str, object], timeout: float = 120
 ) -> subprocess.CompletedProcess[bytes]:
     """The hook ``event`` run as Claude Code runs it from a checkout: the launcher (Python with -S)."""
     return subprocess.run(
