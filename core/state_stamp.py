@@ -111,17 +111,18 @@ def adopt(root: str, timeout: float = ADOPT_WAIT) -> dict[str, object] | None:
     Raises StoreLinkError for a link at ``.claude`` or the store folder, LockTimeout when another
     process has been adopting it for longer than ``timeout``.
     """
+    from memkeeper.core.boundary import check_claude
+
+    check_claude(root)  # (before anything is read: a link at .claude is never gone through)
     try:
         if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return None  # no store (or a link: refused by the caller's link check)
+            return None  # no store
     except OSError:
         return None
     if trusted(root):
         return None
-    from memkeeper.core.boundary import check_claude
     from memkeeper.core.lock import file_lock
 
-    check_claude(root)
     if any(os.path.islink(os.path.join(root, name)) for name in RUNTIME_NAMES):
         return None  # a link among them: left where it is, for the caller's link check to refuse
     with file_lock(os.path.join(root, ADOPT_LOCK), timeout=timeout):
