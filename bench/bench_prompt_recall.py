@@ -11,8 +11,8 @@ hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper.cmd``), 
 - ``resident, hit`` / ``resident, unrelated``: the same with a resident lookup serving the
   store (:class:`memkeeper.core.recall.RecallServer`, what the MCP server runs while
   Claude Code keeps it, and the detached ``recall`` job the hook starts without it; here
-  that job, ``memkeeper job recall``, in its own process), so the hook only asks over a
-  Unix socket (and the server counts the prompt for it).
+  that job, ``memkeeper job recall``, in its own process), so the hook only asks over the
+  store's authenticated channel (:mod:`memkeeper.core.recall_ask`) and counts the prompt itself.
 
 The baseline is ``python -I -c pass`` of a fresh empty venv (:mod:`bench_hooks`), with
 ``python3 -I -S -c pass`` beside it. The resident lookup runs for the whole benchmark on its
@@ -49,7 +49,7 @@ from bench_hooks import BASELINE, fresh_python, make_store
 
 BARE = "python -I -S -c pass"
 
-from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
+from memkeeper.core.recall_ask import RECALL_DIR, Channel
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper.cmd"
@@ -84,8 +84,10 @@ def run(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[
     return wall, cpu, done.stdout
 
 
-def _sockets(project: Path) -> list[Path]:
-    return list((project / ".claude" / "memory" / ".state" / RECALL_DIR).glob(f"*{SOCKET_SUFFIX}"))
+def _serving(project: Path) -> Path | None:
+    """The secret file of the resident lookup serving ``project``'s store, if one does."""
+    key = Path(Channel(str(project / ".claude" / "memory"), create=True).key_file)
+    return key if key.exists() else None
 
 
 def start_resident(project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -93,7 +95,7 @@ def start_resident(project: Path, env: dict[str, str]) -> subprocess.Popen[bytes
     argv = [sys.executable, "-P", "-m", "memkeeper.cli.main", "--project", str(project), "job", "recall"]
     proc = subprocess.Popen(argv, env=dict(env, MEMKEEPER_IN_JOB="1"), cwd=project)
     deadline = time.monotonic() + 60
-    while not _sockets(project):
+    while not _serving(project):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise SystemExit("the recall job did not start serving")
         time.sleep(0.05)
@@ -101,8 +103,9 @@ def start_resident(project: Path, env: dict[str, str]) -> subprocess.Popen[bytes
 
 
 def stop_resident(project: Path, proc: subprocess.Popen[bytes]) -> None:
-    for sock in _sockets(project):
-        sock.unlink()  # the job stops when its socket is gone
+    key = _serving(project)
+    if key is not None:
+        key.unlink()  # the job stops when its secret is gone
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:

@@ -21,8 +21,13 @@ def run_check(project: str | None) -> int:
     if reason:
         sys.stderr.write(f"memkeeper: no memory store is kept in {folder}: it is {reason}\n")
         return 0  # run from hooks: never fail the session
+    from memkeeper.core.boundary import StoreLinkError
+
     try:
         done = record(folder, None, tool_uses=1)
+    except StoreLinkError as exc:
+        sys.stderr.write(f"memkeeper: {exc}\n")
+        return 0  # (as above)
     except OSError as exc:
         sys.stderr.write(f"memkeeper: error: {exc.strerror or exc}: {exc.filename or ''}\n")
         return 1

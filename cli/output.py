@@ -90,11 +90,12 @@ def run_handler(args: argparse.Namespace) -> int:
         error("interrupted")
         return 130
     except Exception as exc:  # one clear line, not a stack trace
+        from memkeeper.core.boundary import StoreLinkError
         from memkeeper.core.config import ConfigError
         from memkeeper.core.lock import LockTimeout
         from memkeeper.core.store import StoreRefused
 
-        if isinstance(exc, (ConfigError, StoreRefused)):
+        if isinstance(exc, (ConfigError, StoreRefused, StoreLinkError)):
             error(str(exc))
             return EXIT_USAGE
         if isinstance(exc, LockTimeout):

@@ -58,13 +58,11 @@ def record(
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
     settings: HookSettings | None = None,
     guard: Callable[[], None] | None = None,
-    token: str | None = None,
 ) -> Recorded:
     """Count the event for ``session_id`` in the store of ``project``; when the counts were
     folded, say whether its flush is due and rotate if due.
 
     ``settings``: the store's hook settings when the caller has read them already;
-    ``token``: the event's count token (:func:`memkeeper.core.counters.bump_at`);
     ``guard``: run when the counts are folded, before the settings are read or anything is
     decided (it raises to stop there): a caller that checked only what the count writes
     checks the rest then.
@@ -90,7 +88,6 @@ def record(
         tool_uses=tool_uses,
         messages=messages,
         flush_every=flush_every,
-        token=token,
     )
     if counts is None:
         return Recorded(None, settings)  # only logged: nothing is due before the next fold

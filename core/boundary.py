@@ -12,6 +12,10 @@ moves, chmods or deletes through one:
   for :func:`refuse_links`, which hooks, jobs, the CLI and the TUI call before they use a
   store: a store holding a link is refused whole, with one line naming the link.
 
+The boundary starts at the project's ``.claude``: it and ``.claude/memory`` must be real
+folders of the current user (:func:`check_claude`, which both of the above call), or a
+link there would move the whole store (``.claude -> ~/.claude``).
+
 No store is made for the file-system root, the home folder or a folder inside
 ``~/.claude`` (:func:`refused_project`): a hook there does nothing, the CLI says so.
 
@@ -27,18 +31,59 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
-_STORE_MARK = os.sep + os.path.join(".claude", "memory")
+# --- platform: the one os.name branch of this module (it belongs in the platform module) ---------
+
+
+def owned_by_me(info: os.stat_result) -> bool:
+    """True when the current user owns the file ``info`` describes (always, where files have no POSIX owner)."""
+    return os.name != "posix" or info.st_uid == os.geteuid()
+
+
+# --- end of the platform block ---------------------------------------------------------------------
+
+MEMORY_SUBDIR = (".claude", "memory")
+SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.layout's: this module imports nothing of ours)
+_STORE_MARK = os.sep + os.path.join(*MEMORY_SUBDIR)
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class StoreLinkError(OSError):
-    """A symbolic link inside the memory store: the store refuses to go through it."""
+    """A symbolic link inside the memory store, or on the way to it from the project (its
+    ``.claude`` folder): the store refuses to go through it. Also a ``.claude`` or store folder
+    that is not the user's own (``why`` says so)."""
 
-    def __init__(self, link: str) -> None:
-        super().__init__(
-            f"refusing a symbolic link inside the memory store: {link} (remove it; the store never follows links)"
-        )
+    def __init__(self, link: str, why: str = "") -> None:
+        if why:
+            message = f"refusing the memory store: {link} {why}"
+        elif _is_claude_folder(link):
+            message = (
+                f"refusing a symbolic link on the way to the memory store: {link} (make it a real folder)"
+            )
+        else:
+            message = f"refusing a symbolic link inside the memory store: {link} (remove it; the store never follows links)"
+        super().__init__(message)
         self.link = link
+
+
+def _is_claude_folder(path: str) -> bool:
+    return os.path.basename(path) == MEMORY_SUBDIR[0]
+
+
+def check_claude(root: str) -> None:
+    """Raise :class:`StoreLinkError` unless the project's ``.claude`` folder and the store folder
+    ``root`` (``<project>/.claude/memory``) are each missing or a real folder of the current user:
+    a link there would move the whole store (``.claude -> ~/.claude``). Two ``lstat``."""
+    for path in (os.path.dirname(root), root):
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return  # missing (made as a real folder when needed), or unreadable: nothing below is used
+        if stat.S_ISLNK(info.st_mode):
+            raise StoreLinkError(path)
+        if not stat.S_ISDIR(info.st_mode):
+            raise StoreLinkError(path, "is not a folder")
+        if not owned_by_me(info):
+            raise StoreLinkError(path, "belongs to another user (memkeeper keeps only your own folders)")
 
 
 def _store_root_of(path: str) -> str | None:
@@ -56,6 +101,7 @@ def check_path(path: StrPath) -> None:
     root = _store_root_of(full)
     if root is None:
         return
+    check_claude(root)
     current = root
     rest = full[len(root) :].strip(os.sep)
     for part in [""] + (rest.split(os.sep) if rest else []):
@@ -96,26 +142,16 @@ def store_links(
     its entries): what a count that writes only there touches, at the same cost at any
     store size."""
     top = os.fspath(root)
+    claude = os.path.dirname(top)
     try:
+        if _is_claude_folder(claude) and stat.S_ISLNK(os.lstat(claude).st_mode):
+            return [claude]
         if stat.S_ISLNK(os.lstat(top).st_mode):
             return [top]
     except OSError:
         return []
     found: list[str] = []
-    if root_entries or folders is None:
-        pending = [top]
-    else:
-        pending = []
-        for name in folders:
-            path = os.path.join(top, name)
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                continue
-            if stat.S_ISLNK(mode):
-                found.append(path)
-            elif stat.S_ISDIR(mode):
-                pending.append(path)
+    pending = [top] if root_entries or folders is None else _named_folders(top, folders, found)
     while pending:
         folder = pending.pop()
         try:
@@ -123,6 +159,8 @@ def store_links(
         except OSError:
             continue
         for entry in entries:
+            if folder == top and entry.name == SET_ASIDE_DIR:
+                continue  # runtime state made elsewhere, moved out of the store's way (never read)
             if entry.is_symlink():
                 found.append(entry.path)
             elif entry.is_dir(follow_symlinks=False) and (
@@ -132,9 +170,26 @@ def store_links(
     return sorted(found)
 
 
+def _named_folders(top: str, folders: tuple[str, ...], links: list[str]) -> list[str]:
+    """The real folders among ``folders`` of ``top`` (one ``lstat`` each); the links among them go to ``links``."""
+    real = []
+    for name in folders:
+        path = os.path.join(top, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            links.append(path)
+        elif stat.S_ISDIR(mode):
+            real.append(path)
+    return real
+
+
 def refuse_links(root: StrPath, folders: tuple[str, ...] | None = None, *, root_entries: bool = True) -> None:
     """Raise :class:`StoreLinkError` naming the first link in the store, if it holds any
     (what is looked at: :func:`store_links`)."""
+    check_claude(os.fspath(root))
     links = store_links(root, folders, root_entries=root_entries)
     if links:
         raise StoreLinkError(links[0])

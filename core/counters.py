@@ -92,14 +92,8 @@ def bump_at(
     messages: int = 0,
     flush_every: Callable[[], int | None] | None = None,
     fold: bool = False,
-    token: str | None = None,
 ) -> Counts | None:
     """Count an event of ``session_id`` in the store whose ``.state`` folder is ``state_dir``.
-
-    ``token``: the event's own mark, for an event two processes may both count (a prompt
-    the resident recall server counted, whose reply its hook never got): its line carries
-    it, and a fold adds a line whose token the session has counted already (one of its last
-    :data:`TOKENS_KEPT`) as nothing.
 
     The event is appended to the log; when the log says a fold is due (or ``fold``), it is
     folded and the session's counts are returned, else None: nothing can be due for any
@@ -109,12 +103,11 @@ def bump_at(
     counts stay in the log for the next fold).
     """
     sid = session_id or "unknown"
-    mark = f"\t{token}" if token and _loggable(token) else ""
     if _loggable(sid):
-        due = _append(state_dir, f"{sid}\t{tool_uses}\t{messages}{mark}\n".encode(), sid)
+        due = _append(state_dir, f"{sid}\t{tool_uses}\t{messages}\n".encode(), sid)
         event = None
     else:  # a session id the log's lines cannot hold: counted directly into counters.json
-        due, event = True, (sid, tool_uses, messages, token)
+        due, event = True, (sid, tool_uses, messages)
     if not (due or fold):
         return None
     from memkeeper.core.lock import LockTimeout
@@ -180,7 +173,7 @@ def _lock_at(state_dir: str) -> Any:
 def _fold_locked(
     state_dir: str,
     sid: str,
-    event: tuple[str, int, int, str | None] | None,
+    event: tuple[str, int, int] | None,
     flush_every: Callable[[], int | None] | None,
 ) -> Counts:
     """Fold the log into counters.json (the caller holds the lock) and start the next log."""
@@ -383,22 +376,14 @@ def _read_lines(path: str, start: int = 0) -> list[str]:
 def _add_lines(data: dict[str, Any], lines: list[str]) -> None:
     for line in lines:
         parts = line.split("\t")
+        # (an earlier version's line may end with a fourth field, a count token: counted as any line)
         if len(parts) in (3, 4) and parts[1].isdigit() and parts[2].isdigit() and not line.startswith("#"):
-            _add(data, parts[0], int(parts[1]), int(parts[2]), parts[3] if len(parts) == 4 else None)
+            _add(data, parts[0], int(parts[1]), int(parts[2]))
 
 
-#: The count tokens of its last events a session keeps (see :func:`bump_at`).
-TOKENS_KEPT = 2
-
-
-def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int, token: str | None = None) -> None:
+def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> None:
     entry = _session(data, sid, latest=True)
-    if token:
-        kept = entry.get("tokens")
-        kept = [t for t in kept if isinstance(t, str)] if isinstance(kept, list) else []
-        if token in kept:
-            return  # counted already, by the other process that had it
-        entry["tokens"] = [*kept[1 - TOKENS_KEPT :], token]
+    entry.pop("tokens", None)  # (count tokens an earlier version kept)
     data["toolUses"] = _int(data.get("toolUses")) + tool_uses
     entry["toolUses"] = _int(entry.get("toolUses")) + tool_uses
     entry["messages"] = _int(entry.get("messages")) + messages

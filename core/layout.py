@@ -21,6 +21,8 @@ LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
 SEARCH_DB = ".search.sqlite3"
+#: Runtime state made elsewhere, set aside (never read again): see :mod:`memkeeper.core.state_stamp`.
+SET_ASIDE_DIR = ".set-aside"
 #: Scratch file of a bulk build: tables of the index written by a second process (core/search/side.py).
 SIDE_SCRATCH = "search-side.sqlite3"
 #: Folders every store has (created 0700 by ensure_dirs).
@@ -99,17 +101,23 @@ def ensure_dirs(root: str) -> None:
     Raises StoreLinkError if the root or one of its folders is a symbolic link: a folder
     is never created, or chmod-ed, through one.
     """
-    from memkeeper.core.boundary import check_path
+    from memkeeper.core.boundary import check_claude, check_path
 
+    check_claude(root)  # (the fast path below looks at the root only from .claude down)
     for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
         if _private_folder(folder):
             continue  # the common case on every hook: one lstat, nothing to make or chmod
         check_path(folder)
+        made = not os.path.lexists(folder)
         os.makedirs(folder, mode=DIR_MODE, exist_ok=True)
         try:
             os.chmod(folder, DIR_MODE)  # checked just above: not a link
         except OSError:
             pass
+        if made and folder.endswith(os.sep + STATE_DIR):
+            from memkeeper.core.state_stamp import mark_made_here
+
+            mark_made_here(root)  # state made here, by this user: stamped as such
 
 
 def _private_folder(path: str) -> bool:

@@ -29,25 +29,12 @@ import time
 from typing import TYPE_CHECKING
 
 from memkeeper.core import fastjson
-from memkeeper.core.atomic import atomic_write_json
+from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
 from memkeeper.core.layout import store_root
 from memkeeper.core.lock import try_lock
-from memkeeper.core.recall_ask import (
-    ANSWER,
-    COUNTED,
-    QUERY_CHARS,
-    SOCKET_SUFFIX,
-    answer,
-    ask,
-    at,
-    read_all,
-    state_dir,
-    unlink,
-)
+from memkeeper.core.recall_ask import QUERY_CHARS, Channel, Refused, answer, ask, site_packages, state_dir
 
 if TYPE_CHECKING:
-    import queue
-    import threading
     from collections.abc import Callable
     from typing import Any
 
@@ -314,12 +301,7 @@ def lookup_here(
     (the caller replies with the "" returned).
     ``titles``: the resident server's kept session titles (:func:`format_context`).
     """
-    import sys
-
-    if sys.flags.no_site:  # the hook launcher starts Python with -S; the engine's stemmer is a site package
-        import site
-
-        site.main()
+    site_packages()
     from pathlib import Path
 
     from memkeeper.core.store import StorePaths
@@ -369,25 +351,25 @@ def _recall(
 # --- the resident lookup ----------------------------------------------------------------------
 #
 # The MCP server Claude Code keeps running for the session has the engine loaded: it serves
-# lookups on a Unix socket in the store's ``.state/recall/``, and the hook asks it first
-# (:mod:`memkeeper.core.recall_ask`, the client side, with only ``_socket`` imported).
+# lookups on the store's channel in the user's runtime folder, and the hook asks it first
+# (:mod:`memkeeper.core.recall_ask`: the channel, how the client proves the server).
 
 MAX_REQUEST = 64 * 1024
-#: The longest the server waits for a question once connected (each read) or to send its answer.
+#: The longest the server waits for a question once connected.
 READ_TIMEOUT = 1.0
-_BINDING = ".binding"
 
 
 class RecallServer:
-    """Serves :func:`lookup_here` on a Unix socket of one store, on daemon threads."""
+    """Serves :func:`lookup_here` on the store's channel (:class:`~memkeeper.core.recall_ask.Channel`),
+    on daemon threads; one server per store at a time (the first to take the channel's lock)."""
 
     def __init__(self, paths: StorePaths) -> None:
-        import queue
         import threading
 
         self.paths = paths
-        self.path = os.path.join(state_dir(os.fspath(paths.root)), f"{os.getpid()}{SOCKET_SUFFIX}")
-        self._sock: Any = None
+        self.path = ""  # the channel's key file once listening (removed: the server stops)
+        self._listener: Any = None
+        self._held: Any = None  # the channel's lock, held while serving
         self.served = 0  # lookups answered
         self.last_used = time.monotonic()  # when the last lookup was answered (or the server started)
         # One index connection kept open (opening one and reading its schema costs more than
@@ -397,55 +379,67 @@ class RecallServer:
         self._conn_file: tuple[int, int] | None = None
         self._closed = False
         self._titles: dict[tuple[str, int], str | None] = {}  # session titles, by L1 file and size
-        # Prompts are counted on a thread of their own while the lookup runs (each waits on
-        # file system work: a lock, a file replaced), one at a time, in the order asked.
-        self._work: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
         self._config = KeptSettings(paths)
 
     def start(self, warm: bool = True) -> bool:
-        """Listen (False when the store, the folder or the socket path does not allow it).
+        """Listen (False when the store or the runtime folder does not allow it, or another server
+        serves this store already).
 
-        ``warm``: load the engine and open the index on a thread meanwhile (a caller that
-        can wait calls :meth:`warm` first instead, so its first answer is quick).
+        A new secret each time, written (0600) only once the channel listens: a hook that reads
+        it can connect. ``warm``: load the engine and open the index on a thread meanwhile (a
+        caller that can wait calls :meth:`warm` first instead, so its first answer is quick).
         """
-        import socket
         import threading
 
         if not self.paths.state.is_dir():
             return False
-        folder, name = os.path.split(self.path)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        unlink(self.path)
-        # Bound under a name no hook looks for, and given its own only once it listens: a
-        # hook never meets a socket that refuses (it would remove it as a dead server's).
-        unlink(self.path + _BINDING)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_mask = os.umask(0o177)
         try:
-            at(folder, name + _BINDING, sock.bind)
-        except OSError:
-            sock.close()
+            channel = Channel(os.fspath(self.paths.root), create=True)
+            held = try_lock(channel.lock_file)
+            if not held.__enter__():
+                return False  # another server serves this store
+        except (OSError, Refused):
             return False
-        finally:
-            os.umask(old_mask)
-        self._sock = sock  # from here on, close() removes the socket (a SIGTERM may come any time)
+        try:
+            self._listener, self.path = self._listen(channel), channel.key_file
+        except Exception:
+            held.__exit__(None, None, None)
+            return False
+        self._held = held
         self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
-        sock.listen(16)
-        self._worker = threading.Thread(target=self._work_on, name="memkeeper-recall-count", daemon=True)
-        self._worker.start()
-        os.replace(self.path + _BINDING, self.path)
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
         if warm:
             threading.Thread(target=self.warm, name="memkeeper-recall-warm", daemon=True).start()
         return True
+
+    @staticmethod
+    def _listen(channel: Channel) -> Any:
+        """The listener on ``channel``, its secret written (the caller holds the channel's lock)."""
+        from multiprocessing.connection import Listener
+
+        unlink(channel.key_file)  # a stale server's: its hooks now find no channel until this one listens
+        unlink(channel.socket_file)
+        key, family = os.urandom(32), channel.family
+        old_mask = os.umask(0o177)  # the socket file 0600
+        try:
+            listener = Listener(channel.address(family), family, authkey=key)
+        finally:
+            os.umask(old_mask)
+        try:
+            port = listener.address[1] if family == "AF_INET" else 0
+            secret = channel.secret_text(key, family, port)
+            atomic_write_bytes(channel.key_file, secret, durable=False, redact=False)
+        except BaseException:
+            listener.close()
+            raise
+        return listener
 
     def warm(self) -> None:
         """Load what a lookup needs and open the index now, so the first prompt does not wait for them."""
         try:
             import struct  # noqa: F401  (imported for their cost, once: the first prompt paid 60 ms)
 
-            from memkeeper.core import activity, l1, titles  # noqa: F401  (counting; a title reads its L1 file)
+            from memkeeper.core import l1, titles  # noqa: F401  (a title reads its L1 file)
             from memkeeper.core.search import engine, words  # noqa: F401
 
             words.porter("warming")  # loads the stemmer
@@ -458,28 +452,15 @@ class RecallServer:
 
     def close(self) -> None:
         self._closed = True
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-            unlink(self.path)
-            unlink(self.path + _BINDING)
+        if self._listener is not None:
+            unlink(self.path)  # first: no hook reads a secret for a closed channel
+            self._listener.close()  # (removes a Unix socket file)
+            self._listener = None
+        if self._held is not None:
+            self._held.__exit__(None, None, None)
+            self._held = None
         with self._index_lock:
             self._drop_conn()
-        if self._worker is not None:  # the counts under way are finished (a bounded wait)
-            self._work.put(None)
-            self._worker.join(timeout=CLOSE_WAIT)
-            self._worker = None
-
-    def _work_on(self) -> None:
-        """The counting thread: runs what :meth:`_answer` hands it until :meth:`close`."""
-        while True:
-            task = self._work.get()
-            if task is None:
-                return
-            try:
-                task()
-            except Exception:  # (each task logs its own failure)
-                pass
 
     def _drop_conn(self) -> None:
         if self._conn is not None:
@@ -503,59 +484,49 @@ class RecallServer:
 
     def _accept(self) -> None:
         """Answer each connection in turn on this thread (lookups take the index one at a time
-        anyway, and a thread per connection cost the server more CPU than the lookup of a prompt
-        nothing answers; a hook sends its whole question as it connects)."""
-        while self._sock is not None:
+        anyway; a hook sends its whole question as soon as the handshake is done). The handshake
+        (in ``accept``) refuses a peer that does not know the secret."""
+        from multiprocessing import AuthenticationError
+
+        while self._listener is not None:
             try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self._answer(conn)
+                conn = self._listener.accept()
+            except AuthenticationError:
+                continue
+            except (OSError, EOFError, AttributeError):
+                if self._closed:
+                    return
+                continue
+            with conn:
+                self._answer(conn)
 
     def _answer(self, conn: Any) -> None:
-        import socket
-
-        count: PromptCount | None = None
         try:
-            conn.settimeout(READ_TIMEOUT)
-            if not _same_user(conn):
+            if not _same_user(conn) or not conn.poll(READ_TIMEOUT):
                 return
-            request = fastjson.loads(read_all(conn)[:MAX_REQUEST])
+            request = fastjson.loads(conn.recv_bytes(MAX_REQUEST))
             if not isinstance(request, dict):
                 request = {}
-            count = PromptCount.asked(self.paths, request, self._config)
-            if count is not None:
-                self._work.put(count.run)  # counted meanwhile
             sent: list[str] = []
 
             def reply(text: str) -> None:
-                mark = COUNTED if count is not None and count.done() else ANSWER
                 self.served += 1  # counted before the hook can see the answer
                 self.last_used = time.monotonic()
-                conn.sendall(mark + text.encode("utf-8"))
-                conn.shutdown(socket.SHUT_WR)  # the hook has its answer now
+                conn.send_bytes(text.encode("utf-8"))
                 sent.append(text)
 
-            text = self._lookup(request, reply, count.settings if count is not None else None)
+            text = self._lookup(request, reply)
             if not sent:
                 reply(text)
         except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
             pass
-        finally:
-            conn.close()
 
-    def _lookup(
-        self,
-        request: dict[str, Any],
-        reply: Callable[[str], None] | None = None,
-        settings: HookSettings | None = None,
-    ) -> str:
-        """The answer to ``request``; its confidence is the request's ``min``, else the config's
-        (``settings``, read when not given), and none is looked up when the config turns recall off."""
+    def _lookup(self, request: dict[str, Any], reply: Callable[[str], None] | None = None) -> str:
+        """The answer to ``request``; its confidence is the request's ``min``, else the config's,
+        and none is looked up when the config turns recall off."""
         session, prompt, low = request.get("session"), request.get("prompt"), request.get("min")
         if low is None:
-            if settings is None:
-                settings = self._config.settings()
+            settings = self._config.settings()
             if not settings.recall_enabled:
                 return ""
             low = settings.recall_min_confidence
@@ -604,104 +575,28 @@ def _signature(path: str) -> tuple[int, ...] | None:
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-#: The longest a reply waits for its prompt's count (past it the hook counts the prompt too).
-COUNT_WAIT = 0.25
-#: The longest :meth:`RecallServer.close` waits for the counts under way.
-CLOSE_WAIT = 1.0
-#: A question asked longer ago than this is not counted by the server: its hook may have given
-#: up waiting (:data:`memkeeper.core.recall_ask.ASK_TIMEOUT`) and counted the prompt itself.
-COUNT_WITHIN = 0.2
-
-
-class PromptCount:
-    """A resident lookup counting the prompt of a hook's question (see :mod:`memkeeper.core.recall_ask`).
-
-    Counted on the server's counting thread (:meth:`run`) while the lookup runs, with the
-    hook's token, and the reply says so only once it is (:meth:`done`): the hook that never
-    gets that reply counts it again, under the same token, and it is counted once. The
-    flush the count makes due is started after that.
-    """
-
-    __slots__ = ("_counted", "_finished", "paths", "session_id", "settings", "token", "transcript")
-
-    def __init__(
-        self, paths: StorePaths, request: dict[str, Any], token: str, settings: HookSettings
-    ) -> None:
-        import threading
-
-        session, transcript = request.get("session"), request.get("transcript")
-        self.paths, self.token = paths, token
-        self.session_id = session if isinstance(session, str) and session else None
-        self.transcript = transcript if isinstance(transcript, str) and transcript else None
-        self.settings = settings
-        self._counted = False
-        self._finished = threading.Event()
-
-    @classmethod
-    def asked(cls, paths: StorePaths, request: dict[str, Any], config: KeptSettings) -> PromptCount | None:
-        """The count a question asks for (None: none asked, or asked too long ago)."""
-        token, at = request.get("count"), request.get("at")
-        if (
-            not isinstance(token, str)
-            or not token
-            or isinstance(at, bool)
-            or not isinstance(at, (int, float))
-        ):
-            return None
-        if not 0 <= time.monotonic() - at <= COUNT_WITHIN:
-            return None
-        return cls(paths, request, token, config.settings())
-
-    def run(self) -> None:
-        """Count the prompt, as the hook would (:func:`memkeeper.core.activity.record`), then
-        start the flush it makes due (never raises: on the server's counting thread)."""
-        from memkeeper.core import activity
-
-        try:
-            try:
-                done = activity.record(
-                    os.fspath(self.paths.project),
-                    self.session_id,
-                    messages=1,
-                    lock_timeout=COUNT_WAIT,
-                    settings=self.settings,
-                    token=self.token,
-                )
-                self._counted = True
-            finally:
-                self._finished.set()
-            if done.flush_due:
-                options: dict[str, Any] = {"reason": "count"}
-                if self.session_id:
-                    options["session_id"] = self.session_id
-                if self.transcript:
-                    options["transcript_path"] = self.transcript
-                activity.start_flush(self.paths, self.session_id, options, done.settings)
-        except Exception as exc:  # not counted: the reply says so, and the hook counts it
-            from memkeeper.core.jobs import log_error
-
-            log_error(
-                self.paths, f"recall: counting a prompt (or starting its flush): {type(exc).__name__}: {exc}"
-            )
-
-    def done(self) -> bool:
-        """True when the prompt is counted (waits for :meth:`run`, at most :data:`COUNT_WAIT`).
-
-        Not counted (yet): the hook counts it, with the same token.
-        """
-        self._finished.wait(COUNT_WAIT)
-        return self._counted
+def unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _same_user(conn: Any) -> bool:
+    """The peer's user is ours, where the OS says who it is (a Unix socket's ``SO_PEERCRED``);
+    elsewhere the authkey and the private folder are the guard."""
     import socket
     import struct
 
     option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True  # the 0600 socket in a 0700 folder is the guard
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return bool(struct.unpack("3i", creds)[1] == os.getuid())
+    family = getattr(socket, "AF_UNIX", None)
+    if option is None or family is None:
+        return True
+    with socket.socket(fileno=os.dup(conn.fileno())) as sock:  # (its own family, found from the descriptor)
+        if sock.family != family:
+            return True
+        creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return bool(struct.unpack("3i", creds)[1] == os.geteuid())
 
 
 # --- the detached resident lookup (the ``recall`` job) -----------------------------------------
@@ -727,7 +622,7 @@ def run_recall_job(paths: StorePaths, options: dict[str, Any]) -> None:
         while (
             time.monotonic() - server.last_used < IDLE_SECONDS
             and os.path.isfile(paths.search_db)
-            and os.path.exists(server.path)
+            and os.path.exists(server.path)  # (its key file: removed, the job stops)
         ):
             time.sleep(POLL_SECONDS)
     finally:

@@ -157,7 +157,8 @@ def paths_for(
 
 def guard(paths: StorePaths, folders: tuple[str, ...] | None = None, *, listing: bool = True) -> None:
     """Refuse a project folder that must not hold a store (the file-system root, the home
-    folder, a folder inside ``~/.claude``: StoreRefused) and a store holding a symbolic
+    folder, a folder inside ``~/.claude``: StoreRefused), set aside runtime state another user
+    or machine made (:func:`memkeeper.core.state_stamp.adopt`), and refuse a store holding a symbolic
     link anywhere (or, with ``folders``, among the root's entries and those folders':
     StoreLinkError). Each with one line that says what to do.
 
@@ -166,12 +167,14 @@ def guard(paths: StorePaths, folders: tuple[str, ...] | None = None, *, listing:
     and the index are checked, not every file: the cost stays the same at any store size.
     """
     from memkeeper.core.boundary import check_path, refuse_links, refused_project
+    from memkeeper.core.state_stamp import adopt
 
     reason = refused_project(paths.project)
     if reason:
         raise StoreRefused(
             f"no memory store is kept in {paths.project}: it is {reason}; run this in a project folder"
         )
+    adopt(os.fspath(paths.root))  # runtime state made elsewhere is set aside before anything uses it
     if listing:
         refuse_links(paths.root, folders)
         return

@@ -10,8 +10,8 @@ and hands anything heavy to a detached single-flight job:
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
   counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
-  (:mod:`memkeeper.core.recall`, read-only, never waiting; a resident lookup that answers
-  it counts the prompt too, exactly once); nothing else is printed: no
+  (:mod:`memkeeper.core.recall`, read-only, never waiting long; the hook counts the prompt
+  itself, exactly once); nothing else is printed: no
   rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
 - ``PreCompact``: flush now, before the context is lost.
@@ -269,7 +269,6 @@ def _count(
     messages: int = 0,
     settings: HookSettings | None = None,
     guard: Callable[[], None] | None = None,
-    token: str | None = None,
 ) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
     from memkeeper.core.activity import record
@@ -282,7 +281,6 @@ def _count(
         lock_timeout=HOOK_LOCK_TIMEOUT,
         settings=settings,
         guard=guard,
-        token=token,
     )
     if done.flush_due:
         _start_flush(call, "count", done.settings)
@@ -334,8 +332,8 @@ def _print_context(call: Call, source: str) -> str:
 def ask_recall(call: Call) -> None:
     """Put a typed prompt to per-prompt recall, as early as the hook can (run by :func:`main` first).
 
-    The question goes out to a resident lookup before the rest of the hook's modules load,
-    so the lookup runs meanwhile; the server reads the config and counts the prompt too
+    The question goes out to a resident lookup (on a thread of its own) before the rest of the
+    hook's work, so the lookup runs meanwhile; the server reads the config
     (:mod:`memkeeper.core.recall_ask`). :func:`on_prompt` reads the answer.
     """
     call.asked = True
@@ -344,7 +342,7 @@ def ask_recall(call: Call) -> None:
         return
     from memkeeper.core.recall_ask import ask
 
-    call.pending = ask(call.project, call.session_id, prompt, transcript=call.transcript_path)
+    call.pending = ask(call.project, call.session_id, prompt)
 
 
 def on_prompt(call: Call) -> None:
@@ -353,15 +351,14 @@ def on_prompt(call: Call) -> None:
         return
     if not call.asked:  # main ran ask_recall first; a direct call has not
         ask_recall(call)
+    # Counted by the hook alone: once, whatever becomes of the question.
+    _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_root_links(call))
     pending, text = call.pending, ""
     if pending is not None:
         from memkeeper.core.recall_ask import answer
 
-        text = answer(pending, lambda: _answer_here(call, pending))
-    if pending is None or not pending.counted:  # no resident lookup counted it (with this token)
-        token = pending.token if pending else None
-        _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_root_links(call), token=token)
-    if text:
+        text = answer(pending, lambda: _answer_here(call, pending), lambda line: _log(call, line))
+    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
         out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
         sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
         sys.stdout.flush()
@@ -475,6 +472,9 @@ def main(argv: list[str]) -> int:
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
+        from memkeeper.core.state_stamp import adopt
+
+        adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
         # A count writes only in .state until it folds the counters' log: the root's entries
         # are looked at then, or when a prompt reads the root (see HOOK_FOLDERS).
         refuse_links(call.root, HOOK_FOLDERS, root_entries=handler not in (on_tool_use, on_prompt))

@@ -8,13 +8,14 @@ and none of the Claude Code variables that would redirect the project.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from memkeeper.core.layout import STATE_DIR
-from memkeeper.core.recall_ask import RECALL_DIR, SOCKET_SUFFIX
+from memkeeper.core.recall_ask import KEY_SUFFIX
 from memkeeper.core.store import StorePaths, ensure_store
 
 #: The folders whose tests make the quick subset (``pytest -m quick``), less those marked slow, e2e or
@@ -43,29 +44,33 @@ _REDIRECTING_VARIABLES = (
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private HOME for the test (autouse), returned for tests that need its path.
+    """A private HOME for the test (autouse), returned for tests that need its path, and a private
+    runtime folder (``XDG_RUNTIME_DIR``, where resident recall lookups listen).
 
     Afterwards the test's resident recall lookups are told to stop (see :func:`_stop_recall_servers`).
     """
     folder = tmp_path / "home"
     folder.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(folder))
+    # As short as a real one (/run/user/<uid>): pytest's folders are too long for a Unix socket's path.
+    runtime = Path(tempfile.mkdtemp(prefix="mk-run-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("MEMKEEPER_NO_JOBS", "1")
     for name in _REDIRECTING_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     yield folder
-    _stop_recall_servers(tmp_path)
+    _stop_recall_servers(runtime)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _stop_recall_servers(folder: Path) -> None:
-    """Remove every recall socket under ``folder``: a detached ``recall`` job a test started (through
-    a real hook or Claude Code) stops within its poll interval once its socket is gone, instead of
-    serving a finished test's store until its idle timeout. Links are not followed."""
+    """Remove every recall key file in the runtime folder ``folder``: a detached ``recall`` job a test started
+    (through a real hook or Claude Code) stops within its poll interval once its key file is gone,
+    instead of serving a finished test's store until its idle timeout. Links are not followed."""
     for parent, _dirs, files in os.walk(folder):
-        if os.path.basename(parent) == RECALL_DIR and os.path.basename(os.path.dirname(parent)) == STATE_DIR:
-            for name in files:
-                if name.endswith(SOCKET_SUFFIX):
-                    Path(parent, name).unlink(missing_ok=True)
+        for name in files:
+            if name.endswith(KEY_SUFFIX):
+                Path(parent, name).unlink(missing_ok=True)
 
 
 @pytest.fixture

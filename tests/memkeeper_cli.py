@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -23,5 +25,23 @@ def run_memkeeper(
         cwd=cwd,
         capture_output=True,
         text=True,
+        timeout=timeout,
+    )
+
+
+PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
+
+
+def run_hook(
+    event: str, payload: Mapping[str, object], timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook ``event`` run as Claude Code runs it from a checkout (its hooks.json command)."""
+    from tests.functional.plugin.capture_helpers import hook_command
+
+    return subprocess.run(
+        hook_command(PLUGIN, event),
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
         timeout=timeout,
     )

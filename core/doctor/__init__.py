@@ -33,6 +33,7 @@ from memkeeper.core.doctor.crash_checks import (
     MigrationOrphansCheck,
 )
 from memkeeper.core.doctor.file_checks import (
+    AdoptedCheck,
     CountersCheck,
     EncodingCheck,
     L1LinesCheck,
@@ -72,6 +73,7 @@ CHECKS: list[Check] = [
     CountersCheck(),
     EncodingCheck(),
     PermissionsCheck(),
+    AdoptedCheck(),
 ]
 
 

@@ -19,8 +19,9 @@ from memkeeper.core.index import listed_files
 from memkeeper.core.store import DIR_MODE, FILE_MODE, StorePaths
 from memkeeper.core.timefmt import file_stamp
 
-#: Folders inside the store that hold copies, not live data: never parsed or repaired.
-SKIPPED_DIRS = (".backups", ".trash")
+#: Folders inside the store that hold copies, not live data: never parsed or repaired (``.set-aside``:
+#: runtime state made elsewhere, see :mod:`memkeeper.core.state_stamp`).
+SKIPPED_DIRS = (".backups", ".trash", ".set-aside")
 #: A temp file from an atomic write older than this belongs to a writer that died.
 TEMP_STALE_SECONDS = 60.0
 

@@ -226,3 +226,40 @@ class PermissionsCheck(Check):
                 os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)
             except OSError:
                 pass
+
+
+class AdoptedCheck(Check):
+    """What the first use on this machine did to a store made elsewhere (set its runtime state aside,
+    repaired modes: :mod:`memkeeper.core.state_stamp`), said once it is done; and runtime state not
+    made here, which the next use sets aside."""
+
+    codes = ("adopted", "state-not-made-here")
+
+    def diagnose(self, ctx: Context) -> list[Finding]:
+        from memkeeper.core.state_stamp import ADOPTED_FILE, trusted
+
+        root = str(ctx.paths.root)
+        if os.path.isdir(ctx.paths.state) and not trusted(root):
+            message = (
+                "the runtime state (.state, logs, index) was not made here by you: the next use sets it aside"
+            )
+            return [Finding(WARNING, "state-not-made-here", message, ".state", fixable=False)]
+        try:
+            done = json.loads((ctx.paths.state / ADOPTED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(done, dict):
+            return []
+        parts = []
+        if done.get("setAside"):
+            parts.append(
+                f"set aside the runtime state made elsewhere ({', '.join(map(str, done['setAside']))}) in {done.get('folder')}"
+            )
+        if done.get("modesRepaired"):
+            parts.append(f"narrowed {done['modesRepaired']} file modes to 0600/0700")
+        if done.get("gitignore"):
+            parts.append("added .gitignore for the runtime state")
+        if not parts:
+            return []
+        message = f"repaired on first use here ({done.get('at')}): " + "; ".join(parts)
+        return [Finding(NOTE, "adopted", message, ADOPTED_FILE, repaired=True, fixable=False)]

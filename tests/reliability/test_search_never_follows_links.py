@@ -97,7 +97,7 @@ def test_a_link_is_never_followed_by_a_search(
         found = out.replace(" ".join(words), "")  # the query is echoed; the hits are what count
         assert SECRET not in found and SECRET not in err
         if code not in (0, 3):  # refused: one line naming the link
-            assert code == 1 and err.count("\n") == 1 and "symbolic link" in err and str(link) in err, err
+            assert code == 2 and err.count("\n") == 1 and "symbolic link" in err and str(link) in err, err
         elif words == (SECRET,):
             assert code == 3, out
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -58,7 +59,7 @@ def test_a_linked_state_folder_stops_every_count(
 ) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    store.state.rmdir()
+    shutil.rmtree(store.state)  # (it holds the state stamp)
     store.state.symlink_to(elsewhere, target_is_directory=True)
     assert post_tool_use(store, monkeypatch) == 0
     assert list(elsewhere.iterdir()) == []

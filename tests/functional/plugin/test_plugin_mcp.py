@@ -222,19 +222,20 @@ async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StoreP
     from memkeeper.core.search import refresh
 
     refresh(planted)
-    folder = planted.state / recall_ask.RECALL_DIR
+    channel = recall_ask.Channel(str(planted.root), create=True)
+    served = (Path(channel.key_file), Path(channel.socket_file))
     request = json.dumps({"session": "s-1", "prompt": "Celery RQ workers leaked memory", "min": 0.5}).encode()
     async with stdio_client(_params(planted), errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         deadline = time.monotonic() + 30
-        while not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+        while not served[0].exists() and time.monotonic() < deadline:
             await anyio.sleep(0.05)
         answer = recall_ask.ask_resident(str(planted.root), request, timeout=10)
         assert answer is not None and "Celery workers leaked memory" in answer
     deadline = time.monotonic() + 30
-    while list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+    while any(path.exists() for path in served) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))  # removed when the server ends
+    assert not any(path.exists() for path in served)  # removed when the server ends
 
 
 @pytest.mark.e2e
@@ -261,10 +262,10 @@ def test_claude_code_connects_to_the_server(cli: str, planted: StorePaths, home:
     assert "Connected" in line, listed.stdout + listed.stderr
 
 
-def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> None:
+def test_a_terminated_server_removes_its_recall_channel(planted: StorePaths) -> None:
     from memkeeper.core import recall_ask
 
-    folder = planted.state / recall_ask.RECALL_DIR
+    served = Path(recall_ask.Channel(str(planted.root), create=True).key_file)
     proc = subprocess.Popen(
         [str(LAUNCHER), "mcp"],
         stdin=subprocess.PIPE,
@@ -278,13 +279,13 @@ def test_a_terminated_server_removes_its_recall_socket(planted: StorePaths) -> N
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == 1
         deadline = time.monotonic() + 30
-        while not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")) and time.monotonic() < deadline:
+        while not served.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))
+        assert served.exists()
         proc.terminate()  # how a client may end it, stdin still open
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))
+    assert not served.exists()

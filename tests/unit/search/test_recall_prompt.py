@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ from memkeeper.core.search import refresh
 from memkeeper.core.session_context import build_context
 from memkeeper.core.settings import hook_settings
 from memkeeper.core.store import StorePaths
-from tests.functional.plugin.capture_helpers import hook_command
+from tests.memkeeper_cli import run_hook
 
 EARLIER = "1111aaaa-0000-4000-8000-000000000001"
 OTHER = "2222bbbb-0000-4000-8000-000000000002"
@@ -208,15 +207,7 @@ def test_a_busy_session_state_is_skipped(indexed: StorePaths) -> None:
 
 def _hook(store: StorePaths, event: str, session: str = CURRENT, **fields: str) -> str:
     payload = {"session_id": session, "cwd": str(store.project), "hook_event_name": event, **fields}
-    plugin = Path(__file__).resolve().parents[3] / "plugin"
-    proc = subprocess.run(
-        hook_command(plugin, event),
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        # as Claude Code runs it from a checkout
-        env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
-        timeout=60,
-    )
+    proc = run_hook(event, payload, timeout=60)  # as Claude Code runs it from a checkout
     assert proc.returncode == 0
     return proc.stdout.decode()
 
@@ -279,36 +270,26 @@ def test_a_long_pasted_prompt_is_answered_by_the_resident_server(indexed: StoreP
         server.close()
 
 
-def _listening(
-    store: StorePaths, name: str = f"1{recall_ask.SOCKET_SUFFIX}", backlog: int = 1
-) -> socket.socket:
-    """A socket listening where the hook looks for a resident lookup (``name`` in the recall folder)."""
-    folder = store.state / recall_ask.RECALL_DIR
-    folder.mkdir(exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    recall_ask.at(str(folder), name, listener.bind)  # (pytest's temporary paths are long for a socket)
-    listener.listen(backlog)
-    return listener
-
-
 class _OneAnswer:
-    """A resident lookup that takes one question, notes it (``received``, ``asked``) and sends ``reply``."""
+    """A resident lookup of the store (on its real channel, with its secret) that takes one question,
+    notes it (``received``, ``asked``) and sends ``reply`` (never, when None: it hangs)."""
 
-    def __init__(self, store: StorePaths, reply: bytes) -> None:
-        self.listener = _listening(store)
+    def __init__(self, store: StorePaths, reply: bytes | None) -> None:
+        self.listener = _listen(store)
         self.reply = reply
         self.asked = threading.Event()
+        self.done = threading.Event()
         self.received: list[dict[str, Any]] = []
-        self.thread = threading.Thread(target=self._serve)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
     def _serve(self) -> None:
-        conn, _ = self.listener.accept()
-        with conn:
-            conn.settimeout(60)
-            self.received.append(json.loads(recall_ask.read_all(conn)))
+        with self.listener.accept() as conn:
+            self.received.append(json.loads(conn.recv_bytes()))
             self.asked.set()
-            conn.sendall(self.reply)
+            if self.reply is not None:
+                conn.send_bytes(self.reply)
+            self.done.wait(60)
 
     def stdout_of(self, run: Callable[[], object]) -> str:
         """What ``run`` writes to stdout (as the hook does, through a text wrapper), once served."""
@@ -318,10 +299,19 @@ class _OneAnswer:
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr(sys, "stdout", stdout)
                 run()
-            self.thread.join(timeout=60)
         finally:
-            self.listener.close()
+            self.close()
         return out.getvalue().decode()
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=60)
+        self.listener.close()
+
+
+def _listen(store: StorePaths) -> Any:
+    """A listener on the store's channel, its secret written as a server writes it."""
+    return recall.RecallServer._listen(recall_ask.Channel(str(store.root), create=True))
 
 
 def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
@@ -331,7 +321,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     from memkeeper.core import counters
     from memkeeper.plugin import hook
 
-    server = _OneAnswer(indexed, b"=[memkeeper] from the resident lookup")
+    server = _OneAnswer(indexed, b"[memkeeper] from the resident lookup")
     bump = counters.bump_at
     asked_when_counted: list[bool] = []
 
@@ -356,7 +346,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     from memkeeper.core import counters
     from memkeeper.plugin import hook
 
-    server = _OneAnswer(indexed, b"=[memkeeper] answered")
+    server = _OneAnswer(indexed, b"[memkeeper] answered")
     steps: list[tuple[str, bool]] = []
     finish, bump = hook._finish_interrupted, counters.bump_at
 
@@ -376,9 +366,8 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     written = server.stdout_of(lambda: codes.append(hook.main(["UserPromptSubmit"])))
     assert codes == [0]
     (question,) = server.received
-    assert {k: question[k] for k in ("session", "prompt")} == {"session": CURRENT, "prompt": QUESTION}
-    assert "min" not in question and isinstance(question["count"], str)  # the server reads the config
-    assert steps == [("finish", True), ("count", True)]  # (an old server's "=": the hook counts)
+    assert question == {"session": CURRENT, "prompt": QUESTION}  # the server reads the config
+    assert steps == [("finish", True), ("count", True)]
     assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     context = json.loads(written)["hookSpecificOutput"]["additionalContext"]
     assert context == "[memkeeper] answered"
@@ -386,24 +375,14 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
 
 def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) -> None:
     """A resident lookup that takes the question and never answers: the real hook returns within its bound."""
-
-    from memkeeper.core import counters
-
-    listener = _listening(
-        indexed, backlog=4
-    )  # connections wait in the backlog: the question is taken, never answered
+    server = _OneAnswer(indexed, None)
     try:
         start = time.monotonic()
         assert _hook(indexed, "UserPromptSubmit", prompt=QUESTION) == ""
-        assert time.monotonic() - start < 30  # (bounded: ASK_TIMEOUT per step; the deadline is generous)
+        assert time.monotonic() - start < 30  # (bounded: one ASK_TIMEOUT; the bound here is generous)
     finally:
-        listener.close()
-    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
-    # A live (slow) server's socket is kept.
-    assert os.path.exists(indexed.state / recall_ask.RECALL_DIR / f"1{recall_ask.SOCKET_SUFFIX}")
-
-
-# --- the resident lookup counts the prompt ---------------------------------------------------
+        server.close()
+    assert _messages(indexed) == 1
 
 
 def _messages(store: StorePaths, session: str = CURRENT) -> int:
@@ -413,58 +392,20 @@ def _messages(store: StorePaths, session: str = CURRENT) -> int:
     return int(entry.get("messages", 0))
 
 
-COUNTING_MODULES = ("memkeeper.core.counters", "memkeeper.core.activity", "memkeeper.core.settings")
-
-
-def _hook_loading(store: StorePaths, prompt: str, modules: tuple[str, ...]) -> tuple[str, list[str]]:
-    """The prompt hook run as the launcher runs it (-S, its own process): its output, and which of ``modules`` it loaded."""
-    import memkeeper
-
-    code = (
-        "import sys; from memkeeper.plugin import hook; hook.main(['UserPromptSubmit']); sys.stdout.flush();"
-        f"print(','.join(m for m in {modules!r} if m in sys.modules), file=sys.stderr)"
-    )
-    payload = {"session_id": CURRENT, "cwd": str(store.project), "prompt": prompt}
-    done = subprocess.run(
-        [sys.executable, "-P", "-S", "-c", code],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        env=dict(os.environ, PYTHONPATH=str(Path(memkeeper.__file__).parent.parent)),
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = done.stderr.decode().strip().splitlines()[-1:]
-    return done.stdout.decode(), [m for m in (loaded[0].split(",") if loaded else []) if m]
-
-
-def test_the_resident_server_counts_the_prompt_and_the_hook_does_not(
-    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The real hook (its own process) asks a resident lookup, which counts the prompt: once, by the server."""
-    from memkeeper.core import counters
-
+def test_the_resident_server_answers_and_the_hook_counts(indexed: StorePaths) -> None:
+    """The real hook (its own process) asks a resident lookup and counts the prompt itself, once."""
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
-    bump = counters.bump_at
-    by_server: list[str | None] = []
-
-    def counting(*args: Any, **kwargs: Any) -> counters.Counts | None:
-        by_server.append(kwargs.get("token"))
-        return bump(*args, **kwargs)
-
-    monkeypatch.setattr(counters, "bump_at", counting)  # (the server runs in this process, the hook not)
     server = recall.RecallServer(indexed)
     server.warm()
     assert server.start(warm=False)
     try:
-        out, loaded = _hook_loading(indexed, QUESTION, COUNTING_MODULES)
+        out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
         assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-        assert _messages(indexed) == 1
-        assert len(by_server) == 1 and by_server[0]  # counted by the server, with the hook's token
-        assert loaded == []  # the hook itself loaded no counting code
+        assert _messages(indexed) == 1 and server.served == 1
         assert _hook(indexed, "UserPromptSubmit", prompt="write a haiku about autumn leaves") == ""
-        assert _messages(indexed) == 2 and len(by_server) == 2  # nothing to inject: counted all the same
-        assert _hook(indexed, "UserPromptSubmit", prompt="/compact") == ""  # nothing to ask: the hook counts
-        assert _messages(indexed) == 3 and len(by_server) == 2
+        assert _messages(indexed) == 2 and server.served == 2  # nothing to inject: counted all the same
+        assert _hook(indexed, "UserPromptSubmit", prompt="/compact") == ""  # nothing to ask
+        assert _messages(indexed) == 3 and server.served == 2
     finally:
         server.close()
 
@@ -474,6 +415,7 @@ def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> N
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     code = """
 import json, sys, time
+from multiprocessing.connection import Client
 from pathlib import Path
 from memkeeper.core import recall, recall_ask
 from memkeeper.core.store import StorePaths
@@ -481,12 +423,14 @@ store = StorePaths(Path(sys.argv[1]))
 server = recall.RecallServer(store)
 server.warm()
 assert server.start(warm=False)
+channel = recall_ask.Channel(str(store.root))
+key, family, address = channel.secret()
+client = Client(address, family, authkey=key)
 before = set(sys.modules)
-question = {"session": sys.argv[2], "prompt": sys.argv[3], "count": "0f0f0f0f", "at": time.monotonic()}
-sock = recall_ask.send(str(store.root), json.dumps(question).encode(), timeout=30)
-reply = recall_ask.read_all(sock)
+client.send_bytes(json.dumps({"session": sys.argv[2], "prompt": sys.argv[3]}).encode())
+reply = client.recv_bytes()
 server.close()
-print(reply[:1].decode(), b"exponential backoff" in reply, sorted(set(sys.modules) - before))
+print(b"exponential backoff" in reply, sorted(set(sys.modules) - before))
 """
     done = subprocess.run(
         [sys.executable, "-P", "-c", code, str(indexed.project), CURRENT, QUESTION],
@@ -495,10 +439,10 @@ print(reply[:1].decode(), b"exponential backoff" in reply, sorted(set(sys.module
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["+", "True", "[]"]  # counted and answered, with nothing more loaded
+    assert done.stdout.split() == ["True", "[]"]  # answered, with nothing more loaded
 
 
-def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
+def test_a_server_injects_nothing_while_the_config_turns_recall_off(indexed: StorePaths) -> None:
     indexed.config.write_text(
         json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
     )
@@ -515,119 +459,40 @@ def test_a_server_counts_but_injects_nothing_while_the_config_turns_recall_off(i
         server.close()
 
 
-def test_a_count_the_server_makes_due_starts_the_flush(
-    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The server does what the hook's count would have done: the flush job, once the hook has its answer."""
-    from memkeeper.core import jobs
-
-    started: list[tuple[str, dict[str, Any] | None]] = []
-    monkeypatch.setattr(jobs, "start_job", lambda _paths, kind, options=None: started.append((kind, options)))
-    indexed.config.write_text(json.dumps({"memory": {"flushEvery": 2}}), encoding="utf-8")
-    server = recall.RecallServer(indexed)
-    server.warm()
-    assert server.start(warm=False)
+def test_one_server_per_store(indexed: StorePaths) -> None:
+    """A second server (another session's MCP server) leaves the channel to the first."""
+    first, second = recall.RecallServer(indexed), recall.RecallServer(indexed)
+    assert first.start(warm=False)
     try:
-        for _ in range(2):
-            _hook(indexed, "UserPromptSubmit", prompt=QUESTION, transcript_path="/tmp/t.jsonl")
-        deadline = time.monotonic() + 30
-        while not started and time.monotonic() < deadline:  # (started after the reply)
-            time.sleep(0.01)
+        assert not second.start(warm=False)
+        key = recall_ask.Channel(str(indexed.root)).secret()[0]
     finally:
-        server.close()
-    assert started == [
-        ("flush", {"reason": "count", "session_id": CURRENT, "transcript_path": "/tmp/t.jsonl"})
-    ]
-    assert _messages(indexed) == 2
-
-
-class _CountsThenFails:
-    """A resident lookup that counts the question's prompt (as a new server does) and then loses the reply.
-
-    ``first``: "server" counts before the hook gives up; "hook": waits until the hook has counted
-    (its reply lost or late), then counts; either way with the token the question carried.
-    """
-
-    def __init__(self, store: StorePaths, first: str) -> None:
-        self.store, self.first = store, first
-        self.listener = _listening(store)
-        self.tokens: list[str] = []
-        self.thread = threading.Thread(target=self._serve)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        from memkeeper.core import counters
-
-        conn, _ = self.listener.accept()
-        question = json.loads(recall_ask.read_all(conn))
-        self.tokens.append(question["count"])
-        if self.first == "server":
-            counters.bump_at(str(self.store.state), question["session"], messages=1, token=question["count"])
-            conn.close()  # the reply is lost
-            return
-        deadline = time.monotonic() + 60
-        while _messages(self.store) == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)  # the hook, whose question was never answered, counts meanwhile
-        conn.close()
-        counters.bump_at(str(self.store.state), question["session"], messages=1, token=question["count"])
-
-    def close(self) -> None:
-        self.thread.join(timeout=60)
-        self.listener.close()
-
-
-@pytest.mark.parametrize("first", ["server", "hook"])
-def test_a_prompt_whose_reply_is_lost_is_counted_exactly_once(indexed: StorePaths, first: str) -> None:
-    server = _CountsThenFails(indexed, first)
+        first.close()
+    assert not os.path.exists(first.path)  # its secret is gone with it
+    assert second.start(warm=False)  # the channel is free again: a new secret
     try:
-        _hook(
-            indexed, "UserPromptSubmit", prompt=QUESTION
-        )  # (no reply: it looks up itself, or a late one: "")
+        assert recall_ask.Channel(str(indexed.root)).secret()[0] != key
     finally:
-        server.close()
-    assert len(server.tokens) == 1
-    assert _messages(indexed) == 1  # the server and the hook both counted it, under the same token
-    assert server.tokens[0] in counters_tokens(indexed)
+        second.close()
 
 
-def counters_tokens(store: StorePaths) -> list[str]:
-    from memkeeper.core import counters
-
-    return list(counters.read_counters(store)["sessions"][CURRENT]["tokens"])
-
-
-def test_a_question_asked_too_long_ago_is_not_counted_by_the_server(indexed: StorePaths) -> None:
-    """Its hook may have given up waiting and counted it already: the server leaves the count to the hook."""
-    server = recall.RecallServer(indexed)
-    server.warm()
-    assert server.start(warm=False)
-    try:
-        late = {"session": CURRENT, "prompt": QUESTION, "count": "0a0b0c0d", "at": time.monotonic() - 5}
-        fresh = dict(late, count="1a1b1c1d", at=time.monotonic())
-        for question, mark in ((late, recall_ask.ANSWER), (fresh, recall_ask.COUNTED)):
-            sock = recall_ask.send(str(indexed.root), json.dumps(question).encode(), timeout=30)
-            data = recall_ask.read_all(sock)
-            sock.close()
-            assert data[:1] == mark
-    finally:
-        server.close()
-    assert _messages(indexed) == 1 and counters_tokens(indexed) == ["1a1b1c1d"]
-
-
-def test_a_stale_socket_is_removed_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
-    stale = indexed.state / recall_ask.RECALL_DIR / f"999999{recall_ask.SOCKET_SUFFIX}"
-    _listening(indexed, stale.name).close()  # the file stays, nobody listens: a killed server's socket
+def test_a_stale_channel_is_skipped_and_the_hook_looks_up_itself(indexed: StorePaths) -> None:
+    _listen(indexed).close()  # (closing removes the socket; the secret stays, as a killed server's)
+    assert os.path.exists(recall_ask.Channel(str(indexed.root)).key_file)
     assert "exponential backoff" in _ask(indexed, QUESTION)
-    assert not stale.exists()
 
 
 def test_a_server_that_does_not_answer_never_blocks_the_prompt(indexed: StorePaths) -> None:
-    listener = _listening(indexed)  # accepts connections (the backlog) but never answers
+    server = _OneAnswer(indexed, None)  # takes the question but never answers
     try:
         assert recall_ask.ask_resident(str(indexed.root), b"{}", timeout=0.2) == ""
+    finally:
+        server.close()
+    server = _OneAnswer(indexed, None)
+    try:
         assert _ask(indexed, QUESTION) == ""
     finally:
-        listener.close()
+        server.close()
 
 
 # --- the confident lookup ----------------------------------------------------------------------
@@ -760,17 +625,17 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
 def _serving_recall_job(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[threading.Thread, Path]:
-    """The recall job started in a thread (polling often), once its socket is there; and its folder."""
+    """The recall job started in a thread (polling often), once its channel's secret is there; and that file."""
     import time
 
     monkeypatch.setattr(recall, "POLL_SECONDS", 0.05)
     job = threading.Thread(target=recall.run_recall_job, args=(indexed, {}))
     job.start()
-    folder = indexed.state / recall_ask.RECALL_DIR
+    key = Path(recall_ask.Channel(str(indexed.root), create=True).key_file)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
+    while time.monotonic() < deadline and not key.exists():
         time.sleep(0.02)
-    return job, folder
+    return job, key
 
 
 def test_the_recall_job_serves_prompts_and_stops_when_idle(
@@ -778,25 +643,22 @@ def test_the_recall_job_serves_prompts_and_stops_when_idle(
 ) -> None:
 
     monkeypatch.setattr(recall, "IDLE_SECONDS", 1.5)
-    job, folder = _serving_recall_job(indexed, monkeypatch)
-    request = json.dumps(
-        {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
-    ).encode()
+    job, key = _serving_recall_job(indexed, monkeypatch)
+    request = json.dumps({"session": OTHER, "prompt": QUESTION, "min": 0.5}).encode()
     assert "exponential backoff" in (recall_ask.ask_resident(str(indexed.root), request) or "")
     job.join(timeout=60)
     assert not job.is_alive()  # idle: it stopped by itself
-    assert not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))  # and removed its socket
+    assert not key.exists()  # and removed its secret
     assert recall_ask.ask_resident(str(indexed.root), request) is None
 
 
-def test_the_recall_job_stops_when_its_socket_is_removed(
+def test_the_recall_job_stops_when_its_secret_is_removed(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the test suite's ``home`` fixture relies on to stop the jobs a test started."""
 
-    job, folder = _serving_recall_job(indexed, monkeypatch)  # IDLE_SECONDS stays 15 minutes
-    for sock in folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"):
-        sock.unlink()
+    job, key = _serving_recall_job(indexed, monkeypatch)  # IDLE_SECONDS stays 15 minutes
+    key.unlink()
     job.join(timeout=60)
     assert not job.is_alive()
 
@@ -811,24 +673,20 @@ def test_the_real_hook_starts_a_detached_recall_job_that_answers(
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     out = _hook(indexed, "UserPromptSubmit", prompt=QUESTION)
     assert "exponential backoff" in out  # looked up in the hook this time
-    folder = indexed.state / recall_ask.RECALL_DIR
+    key = Path(recall_ask.Channel(str(indexed.root), create=True).key_file)
     lock = indexed.state / f"job-{recall.RECALL_JOB}.lock"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}")):
+    while time.monotonic() < deadline and not key.exists():
         time.sleep(0.05)
-    sockets = list(folder.glob(f"*{recall_ask.SOCKET_SUFFIX}"))
     try:
-        assert sockets, "the recall job did not start serving"
+        assert key.exists(), "the recall job did not start serving"
         assert is_locked(lock)
-        request = json.dumps(
-            {"project": str(indexed.project), "session": OTHER, "prompt": QUESTION, "min": 0.5}
-        ).encode()
+        request = json.dumps({"session": OTHER, "prompt": QUESTION, "min": 0.5}).encode()
         assert "exponential backoff" in (
             recall_ask.ask_resident(str(indexed.root), request, timeout=30) or ""
         )
     finally:
-        for sock in sockets:
-            sock.unlink()  # the job stops when its socket is gone
+        key.unlink(missing_ok=True)  # the job stops when its secret is gone
     while time.monotonic() < deadline and is_locked(lock):
         time.sleep(0.1)
     assert not is_locked(lock)

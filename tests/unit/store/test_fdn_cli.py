@@ -160,7 +160,7 @@ def test_demo_is_deterministic_and_refuses_an_existing_store(tmp_path: Path) -> 
         return {
             str(p.relative_to(paths.root)): p.read_bytes()
             for p in sorted(paths.root.rglob("*"))
-            if p.is_file()
+            if p.is_file() and p.name != "stamp"  # (runtime state: whose, where)
         }
 
     assert files(a) == files(b)
