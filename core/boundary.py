@@ -7,7 +7,8 @@ moves, chmods or deletes through one:
 - :func:`check_path` refuses a path when the store root or any component below it is a
   link (``lstat`` on each; a missing component is fine). :mod:`memkeeper.core.atomic`,
   :mod:`memkeeper.core.lock` and :func:`memkeeper.core.layout.ensure_dirs` call it before
-  every write, and open files with ``O_NOFOLLOW`` besides (:func:`open_no_follow`, both in one);
+  every write, and open files refusing a link at the path itself besides (:func:`open_no_follow`,
+  both in one);
 - :func:`store_links` lists every link in a store (not following any), for ``doctor`` and
   for :func:`refuse_links`, which hooks, jobs, the CLI and the TUI call before they use a
   store: a store holding a link is refused whole, with one line naming the link.
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 _STORE_MARK = os.sep + os.path.join(".claude", "memory")
-O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class StoreLinkError(OSError):
@@ -72,12 +72,14 @@ def check_path(path: StrPath) -> None:
 
 
 def open_no_follow(path: StrPath, flags: int, mode: int = 0o600) -> int:
-    """``os.open`` that refuses a link, at the path itself (``O_NOFOLLOW``) or above it in
-    the store (StoreLinkError either way)."""
+    """``os.open`` that refuses a link, at the path itself (:func:`memkeeper.core.platform.open_no_follow`)
+    or above it in the store (StoreLinkError either way)."""
+    from memkeeper.core.platform import open_no_follow as open_here
+
     target = os.fspath(path)
     check_path(target)
     try:
-        return os.open(target, flags | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+        return open_here(target, flags, mode)
     except OSError as exc:
         import errno  # (not at import: the hook path never meets a link)
 
