@@ -176,6 +176,17 @@ def detached_popen_options() -> dict[str, Any]:
     return {"start_new_session": True}
 
 
+def kill(process: Any) -> None:
+    """End ``process`` (a ``subprocess.Popen`` or ``psutil.Process``) at once: ``kill()``
+    (SIGKILL) where there is SIGKILL, else ``terminate()`` (Windows: TerminateProcess, the same)."""
+    import signal
+
+    if getattr(signal, "SIGKILL", None) is not None:
+        process.kill()
+    else:
+        process.terminate()
+
+
 def die_now() -> None:
     """End this process at once, as a crash would: no cleanup, no ``finally``, no flush.
 
