@@ -124,31 +124,45 @@ _O_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 def open_no_follow(path: StrPath, flags: int, mode: int = 0o600) -> int:
     """``os.open`` that refuses a symbolic link at ``path`` (OSError ELOOP).
 
-    With ``O_NOFOLLOW`` the kernel refuses it. Without: ``lstat`` before (a link is refused
-    before it is opened, so ``O_TRUNC`` never reaches its target) and after the open, the
-    file opened compared with the one at the path (device and inode), so a link swapped in
-    meanwhile is refused too (what it opened is closed untouched).
+    With ``O_NOFOLLOW`` the kernel refuses it. Without: a new file (``O_CREAT | O_EXCL``)
+    never goes through a link; otherwise ``lstat`` before (a link is refused before it is
+    opened, so ``O_TRUNC`` never reaches its target) and after the open, the file opened
+    compared with the one at the path (device and inode). A link there now is refused; another
+    file there (renamed in meanwhile: the counters' log is, by design) means opening again,
+    a few times, then refusing.
     """
     target = os.fspath(path)
     flags |= _O_CLOEXEC | _O_BINARY
     if _O_NOFOLLOW:
         return os.open(target, flags | _O_NOFOLLOW, mode)
+    new_file = os.O_CREAT | os.O_EXCL
+    if flags & new_file == new_file:
+        return os.open(target, flags, mode)
     import stat
 
-    try:
-        if stat.S_ISLNK(os.lstat(target).st_mode):
+    for _attempt in range(3):
+        before = _lstat(target)
+        if before is not None and stat.S_ISLNK(before.st_mode):
             raise _link_error(target)
-    except FileNotFoundError:
-        pass
-    fd = os.open(target, flags, mode)
-    try:
-        here, opened = os.lstat(target), os.fstat(fd)
-        if stat.S_ISLNK(here.st_mode) or (here.st_dev, here.st_ino) != (opened.st_dev, opened.st_ino):
-            raise _link_error(target)
-    except BaseException:
+        fd = os.open(target, flags, mode)
+        try:
+            opened, here = os.fstat(fd), _lstat(target)
+        except BaseException:
+            os.close(fd)
+            raise
+        if here is not None and (here.st_dev, here.st_ino) == (opened.st_dev, opened.st_ino):
+            return fd
         os.close(fd)
-        raise
-    return fd
+        if here is not None and stat.S_ISLNK(here.st_mode):
+            break
+    raise _link_error(target)
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
 
 
 def _link_error(path: str) -> OSError:

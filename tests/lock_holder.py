@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memkeeper.core.platform import kill
+
 HOLDER = r"""
 import sys, time
 from memkeeper.core.lock import file_lock
@@ -28,5 +30,5 @@ def held(path: Path, seconds: float = 120.0) -> Iterator[None]:
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
         yield
     finally:
-        proc.kill()
+        kill(proc)
         proc.wait()

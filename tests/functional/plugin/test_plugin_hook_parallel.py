@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from memkeeper.core import counters
+from memkeeper.core.platform import queued_lock_wait
 from memkeeper.core.store import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 
@@ -47,4 +48,5 @@ def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home
     assert data["toolUses"] == PROCESSES * EVENTS_PER_PROCESS == 1_600
     per_session = {sid: entry["toolUses"] for sid, entry in data["sessions"].items()}
     assert per_session == {f"session-{i}": 400 for i in range(4)}
-    assert not (store.logs / "memkeeper.log").exists()
+    if queued_lock_wait():  # served in turn: no hook waits its full second for the counters' lock
+        assert not (store.logs / "memkeeper.log").exists()
