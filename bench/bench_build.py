@@ -171,7 +171,7 @@ def compare_start_methods(paths: StorePaths, methods: list[str], rounds: int) ->
     print(f"\n{'':46} {'wall s':>7} {'CPU s':>7} {'child s':>7} {'MB/s':>7} {'MB/CPU-s':>9} {'child':>9}")
     for turn in range(rounds):
         for method in methods:
-            cutting.mp_context = partial(multiprocessing.get_context, method)  # type: ignore[assignment]
+            cutting.mp_context = partial(multiprocessing.get_context, method)
             timing, (nbytes, files) = measured(lambda: build(paths))
             print(row(f"round {turn + 1}: {method} ({nbytes / 1e6:.0f} MB, {files:,} files)", timing, nbytes))
     print(f"load average after: {load()}")

@@ -12,7 +12,7 @@ import errno
 import os
 import time
 
-import sitecustomize
+import sitecustomize  # type: ignore[import-not-found]  # (tests/foreign/sitecustomize.py, on PYTHONPATH)
 
 LK_UNLCK, LK_LOCK, LK_NBLCK, LK_RLCK, LK_NBRLCK = 0, 1, 2, 3, 4
 

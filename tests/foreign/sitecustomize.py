@@ -93,7 +93,7 @@ class _Foreign:
         if name in OWN_BUILD:
             spec = importlib.machinery.PathFinder.find_spec(name, path)
             if spec is not None and spec.loader is not None:
-                spec.loader = _Unhiding(spec.loader, self)
+                spec.loader = _Unhiding(spec.loader, self)  # type: ignore[assignment]
             return spec
         return None
 

@@ -105,7 +105,7 @@ def _kill_pidfile(pidfile: Path) -> None:
 def _running(pidfile: Path) -> bool:
     """The process whose pid ``pidfile`` holds is still running (a zombie is not)."""
     try:
-        return psutil.Process(int(pidfile.read_text().strip())).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(int(pidfile.read_text().strip())).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

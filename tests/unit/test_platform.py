@@ -59,7 +59,7 @@ def test_without_o_nofollow_a_file_renamed_in_meanwhile_is_opened_again(
     monkeypatch.setattr(platform, "_O_NOFOLLOW", 0)
     log = tmp_path / "counters.pending"
     log.write_bytes(b"old\n")
-    real_open, swaps = os.open, []
+    real_open, swaps = os.open, list[int]()
 
     def open_then_swap(path: str, flags: int, mode: int = 0o777) -> int:
         fd = real_open(path, flags, mode)
