@@ -4,8 +4,8 @@
     python bench/bench_platform.py --before /tmp/before [--runs 20]
 
 ``--before`` is a source tree of an older revision (its core/, cli/, plugin/, tui/ and pkg/);
-it is assembled into an importable ``memkeeper`` package and run through ``PYTHONPATH``
-beside this checkout's installed one. Prints, for each: the median wall time and child CPU
+it and this checkout are each assembled into an importable ``memkeeper`` package, compiled
+(``compileall``: neither side pays for compiling), and run through ``PYTHONPATH``. Prints, for each: the median wall time and child CPU
 time of a fresh process taking and releasing a lock (``file_lock``), of the PostToolUse hook
 (which takes the counters' lock when it folds), and of a summarizer call whose child starts a
 grandchild in a session of its own holding stdout then exits (``run_with_timeout`` and
@@ -37,26 +37,30 @@ print(sys.argv[2], flush=True)
 """
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
 def assemble(source: Path, into: Path) -> Path:
-    """An importable ``memkeeper`` package (links to ``source``'s folders) under ``into``."""
+    """An importable, compiled ``memkeeper`` package (copies of ``source``'s folders) under ``into``."""
+    import compileall
+    import shutil
+
     package = into / "memkeeper"
-    package.mkdir(parents=True)
-    for item in (source / "pkg").iterdir():
-        (package / item.name).symlink_to(item)
+    shutil.copytree(source / "pkg", package)
     for name in ("core", "cli", "plugin", "tui"):
-        (package / name).symlink_to(source / name, target_is_directory=True)
+        shutil.copytree(source / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(package, quiet=1)
     return into
 
 
-def env(path: Path | None) -> dict[str, str]:
+def env(path: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "MEMKEEPER"))}
     out["MEMKEEPER_NO_JOBS"] = "1"
-    if path is not None:
-        out["PYTHONPATH"] = str(path)
+    out["PYTHONPATH"] = str(path)
     return out
 
 
-def timed(argv: list[str], path: Path | None, stdin: bytes = b"") -> tuple[float, float]:
+def timed(argv: list[str], path: Path, stdin: bytes = b"") -> tuple[float, float]:
     """(wall s, child CPU s) of one run of ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -66,11 +70,11 @@ def timed(argv: list[str], path: Path | None, stdin: bytes = b"") -> tuple[float
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def alternated(label: str, argv: list[str], before: Path, runs: int, stdin: bytes = b"") -> None:
+def alternated(label: str, argv: list[str], before: Path, after: Path, runs: int, stdin: bytes = b"") -> None:
     sides: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
     for _ in range(runs):
         sides["before"].append(timed(argv, before, stdin))
-        sides["after"].append(timed(argv, None, stdin))
+        sides["after"].append(timed(argv, after, stdin))
     cells = []
     for side, got in sides.items():
         wall = statistics.median(w for w, _ in got) * 1000
@@ -94,7 +98,7 @@ def left_running(pidfile: Path) -> bool:
     return running
 
 
-def stuck_child(base: Path, before: Path) -> None:
+def stuck_child(base: Path, before: Path, after: Path) -> None:
     """A summarizer's child that exits leaving a setsid grandchild holding stdout."""
     script = base / "leaver.py"
     script.write_text(LEAVER)
@@ -111,7 +115,7 @@ def stuck_child(base: Path, before: Path) -> None:
     }
     for label, call in calls.items():
         cells = []
-        for side, path in (("before", before), ("after", None)):
+        for side, path in (("before", before), ("after", after)):
             pidfile = base / f"grandchild-{side}.pid"
             start = time.perf_counter()
             subprocess.run(
@@ -137,6 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-platform-") as folder:
         base = Path(folder)
         before = assemble(args.before.resolve(), base / "before")
+        after = assemble(REPO, base / "after")
+        for side, path in (("before", before), ("after", after)):
+            where = subprocess.run(
+                [PY, "-P", "-c", "import memkeeper.core.lock as m; print(m.__file__)"],
+                env=env(path),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            assert where.startswith(str(path)), (side, where)  # the assembled copy, not the installed one
         project = base / "project"
         project.mkdir()
         lock = str(base / "bench.lock")
@@ -151,12 +165,15 @@ def main(argv: list[str] | None = None) -> int:
                 lock,
             ],
             before,
+            after,
             args.runs,
         )
         payload = json.dumps({"session_id": "b1", "cwd": str(project), "hook_event_name": "PostToolUse"})
         hook = [PY, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"]
-        alternated("PostToolUse hook (stdin read, counters lock)", hook, before, args.runs, payload.encode())
-        stuck_child(base, before)
+        alternated(
+            "PostToolUse hook (stdin read, counters lock)", hook, before, after, args.runs, payload.encode()
+        )
+        stuck_child(base, before, after)
     print(f"\nload average after {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 

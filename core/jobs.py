@@ -113,10 +113,31 @@ def end_tree(proc: subprocess.Popen[bytes]) -> None:
                 kill(member)
             except psutil.Error:
                 pass
-        psutil.wait_procs(victims, timeout=1.0)
+        _wait_gone(victims, 1.0)
     if proc.poll() is None:
         kill(proc)
     proc.wait()
+
+
+def _wait_gone(members: list[Any], timeout: float) -> None:
+    """Wait (at most ``timeout``) until every member has ended: gone, or a zombie (whose parent,
+    not us, reaps it: ``psutil.wait_procs`` would wait out the timeout for one)."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while members and time.monotonic() < deadline:
+        alive = []
+        for member in members:
+            try:
+                if member.is_running() and member.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(member)
+            except psutil.Error:
+                continue
+        members = alive
+        if members:
+            time.sleep(0.01)
 
 
 def _tree_members(proc: subprocess.Popen[bytes], tag: str | None) -> list[Any]:
