@@ -15,6 +15,7 @@ claude's ``stream_run``): how long the call took and whether the grandchild was 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -70,11 +71,19 @@ def timed(argv: list[str], path: Path, stdin: bytes = b"") -> tuple[float, float
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def alternated(label: str, argv: list[str], before: Path, after: Path, runs: int, stdin: bytes = b"") -> None:
+def alternated(
+    label: str,
+    argv: list[str],
+    before: Path,
+    after: Path,
+    runs: int,
+    stdin: bytes = b"",
+    argv_after: list[str] | None = None,
+) -> None:
     sides: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
     for _ in range(runs):
         sides["before"].append(timed(argv, before, stdin))
-        sides["after"].append(timed(argv, after, stdin))
+        sides["after"].append(timed(argv_after or argv, after, stdin))
     cells = []
     for side, got in sides.items():
         wall = statistics.median(w for w, _ in got) * 1000
@@ -168,6 +177,17 @@ def main(argv: list[str] | None = None) -> int:
             after,
             args.runs,
         )
+        if importlib.util.find_spec("filelock") is not None:  # (not a dependency: the alternative it was)
+            alternated(
+                "`import filelock` (before) against `import memkeeper.core.lock` (after), fresh process",
+                [PY, "-P", "-c", "import filelock"],
+                after,
+                after,
+                args.runs,
+                argv_after=[PY, "-P", "-c", "import memkeeper.core.lock"],
+            )
+        else:
+            print("| filelock | not installed here: its import not measured | | |")
         payload = json.dumps({"session_id": "b1", "cwd": str(project), "hook_event_name": "PostToolUse"})
         hook = [PY, "-P", "-m", "memkeeper.cli.main", "hook", "PostToolUse"]
         alternated(

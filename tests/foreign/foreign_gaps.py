@@ -31,7 +31,7 @@ RESIDENT_LOOKUP = frozenset(
     }
 )
 RESIDENT_REASON = (
-    "expected gap: the resident lookup listens on AF_UNIX until the recall channel moves to "
+    "the resident lookup listens on AF_UNIX until the recall channel moves to "
     "multiprocessing.connection (a named pipe on Windows)"
 )
 
