@@ -116,6 +116,39 @@ def read_at(fd: int, size: int, offset: int) -> bytes:
     return os.read(fd, size)
 
 
+def read_now(fd: int, limit: int) -> tuple[list[bytes], bool] | None:
+    """What ``fd`` holds now, read without waiting (up to ``limit`` bytes), and whether its end
+    came (EOF, the limit or an error); None where a pipe cannot be read without waiting
+    (``os.set_blocking`` is missing: Windows before Python 3.12)."""
+    set_blocking = getattr(os, "set_blocking", None)
+    if set_blocking is None:
+        return None
+    try:
+        was = os.get_blocking(fd)
+        set_blocking(fd, False)
+    except OSError:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size < limit:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+    except BlockingIOError:
+        return chunks, False  # the writer has not finished (or not closed) yet
+    except OSError:
+        pass
+    finally:
+        try:
+            set_blocking(fd, was)
+        except OSError:
+            pass
+    return chunks, True
+
+
 _O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows: no newline translation

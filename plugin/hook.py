@@ -70,10 +70,11 @@ CHILD_ENV = "MEMKEEPER_IN_JOB"
 def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     """All of stdin until EOF, or what arrived within ``timeout`` seconds.
 
-    The read runs in a thread bounded by :func:`memkeeper.core.waits.run_bounded` (no signal,
-    no ``select``: the same on every system and in any thread), on its own duplicate of
-    stdin's descriptor, which it closes when it ends; past the deadline the hook goes on with
-    what came.
+    What is there already (Claude Code writes the payload and closes stdin at once) is read
+    without waiting (:func:`memkeeper.core.platform.read_now`); the rest, if the writer is not
+    done, in a thread bounded by :func:`memkeeper.core.waits.run_bounded` (no signal, no
+    ``select``: the same on every system and in any thread), on its own duplicate of stdin's
+    descriptor, which it closes when it ends; past the deadline the hook goes on with what came.
     """
     try:
         fd = sys.stdin.fileno()
@@ -81,9 +82,16 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         return b""
     if os.isatty(fd):
         return b""
-    from memkeeper.core.waits import run_bounded
+    from memkeeper.core.platform import read_now
 
     chunks: list[bytes] = []
+    ready = read_now(fd, MAX_STDIN_BYTES)
+    if ready is not None:
+        chunks, ended = ready
+        if ended:
+            return b"".join(chunks)
+    from memkeeper.core.waits import run_bounded
+
     own = os.dup(fd)
 
     def read() -> None:
@@ -97,8 +105,8 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
 
 
 def _read_into(fd: int, chunks: list[bytes]) -> None:
-    """Read ``fd`` into ``chunks`` until EOF, :data:`MAX_STDIN_BYTES` or an error."""
-    size = 0
+    """Read ``fd`` into ``chunks`` until EOF, :data:`MAX_STDIN_BYTES` in all or an error."""
+    size = sum(map(len, chunks))
     while size < MAX_STDIN_BYTES:
         try:
             data = os.read(fd, 1 << 16)
