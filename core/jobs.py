@@ -2,7 +2,8 @@
 
 A hook never does heavy work itself: it calls :func:`start_job`, which spawns
 ``python -P -m memkeeper.cli.main --project P job KIND`` detached (a new session, or on
-Windows a new process group with no console) with stdio on the null device, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
+Windows a new process group with no console) with stdio on the null device, so it survives
+Claude Code killing the hook (SessionEnd allows 1.5 s).
 The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
 it records a rerun request and exits, and the holder runs once more before it quits,
 so work is never dropped and never done twice at once. Runners are plain functions

@@ -39,19 +39,34 @@ def _open_lock_file(path: StrPath) -> int:
     return open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
-def _wait_queued(fd: int) -> None:
-    """Block in the kernel's queue on a duplicate of ``fd``, closed once the wait ends.
+def _wait_queued(fd: int, timeout: float) -> bool:
+    """Wait in the kernel's queue for ``fd``'s lock, at most ``timeout``; True once locked.
 
-    The lock belongs to the open file both descriptors share: it stays with ``fd`` when
-    the wait ends in time, and when the waiter gave up (``fd`` closed) closing the
-    duplicate lets go of a lock that came too late. The duplicate is the thread's own, so
-    no descriptor number is ever closed twice.
+    The wait blocks in a thread on a duplicate of ``fd`` (made here, before the thread runs),
+    which the thread closes once the wait ends. The lock belongs to the open file both
+    descriptors share: it stays with ``fd`` when the wait ends in time, and when the waiter
+    gave up (``fd`` closed) closing the duplicate lets go of a lock that came too late. The
+    duplicate is the thread's alone, so no descriptor number is ever used after its close.
     """
+    from memkeeper.core.waits import Bounded
+
     waiting = os.dup(fd)
+
+    def wait() -> None:
+        try:
+            platform.wait_lock(waiting)
+        finally:
+            os.close(waiting)
+
     try:
-        platform.wait_lock(waiting)
-    finally:
+        job = Bounded(wait, "memkeeper-lock-wait")
+    except BaseException:
         os.close(waiting)
+        raise
+    if not job.wait(timeout):
+        return False
+    job.result()  # (what the wait raised)
+    return True
 
 
 def _acquire(fd: int, path: StrPath, timeout: float) -> None:
@@ -59,10 +74,7 @@ def _acquire(fd: int, path: StrPath, timeout: float) -> None:
     if platform.try_lock(fd):
         return
     if timeout > 0 and platform.queued_lock_wait():
-        from memkeeper.core.waits import run_bounded
-
-        done, _ = run_bounded(lambda: _wait_queued(fd), timeout)
-        if done:
+        if _wait_queued(fd, timeout):
             return
         raise LockTimeout(f"{path} is held by another process")
     _acquire_polling(fd, path, timeout)
