@@ -7,9 +7,9 @@ lines; the rest of memkeeper calls these functions and is portable by constructi
 Two kinds of decision, on purpose:
 
 - **By capability** where the portable branch also runs on Linux: file locks (``fcntl``
-  if it imports, else ``msvcrt``), reads at an offset (``os.pread`` or seek + read), opening
-  without following a link (``O_NOFOLLOW`` or lstat + compare after open), SIGKILL and
-  SIGHUP. A simulated foreign platform (``tests/foreign/``: those facilities removed) runs
+  if it imports, else ``msvcrt``), reads at an offset (``os.pread`` or seek + read), reading
+  a pipe without waiting (``os.set_blocking``, on Windows from Python 3.12), opening without
+  following a link (``O_NOFOLLOW`` or lstat + compare after open), SIGKILL and SIGHUP. A simulated foreign platform (``tests/foreign/``: those facilities removed) runs
   the Windows-side branches on Linux.
 - **By** ``os.name`` where the other branch can only run on that system: Popen's
   ``creationflags`` (refused by Python on POSIX) and whether files have permission modes.

@@ -150,9 +150,9 @@ def run_with_timeout(
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {label}: {exc.strerror or exc}") from None
     out, err = bytearray(), bytearray()
-    feed(proc.stdin, stdin_text.encode("utf-8", "replace"))
-    readers = [drain(proc.stdout, capped(out, MAX_OUTPUT_BYTES)), drain(proc.stderr, tail(err))]
     try:
+        feed(proc.stdin, stdin_text.encode("utf-8", "replace"))
+        readers = [drain(proc.stdout, capped(out, MAX_OUTPUT_BYTES)), drain(proc.stderr, tail(err))]
         finished = wait_output(proc, readers, lambda: deadline) and wait_for(
             proc, deadline - time.monotonic()
         )
