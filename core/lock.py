@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
 
+platform.queued_lock_wait()  # the lock primitive loads with this module, not at the first lock
+
+
 class LockTimeout(TimeoutError):
     """The lock was held by another process for longer than we were willing to wait."""
 
