@@ -161,6 +161,22 @@ def row(label: str, timing: Timing, nbytes: int, extra: str = "") -> str:
     )
 
 
+def compare_start_methods(paths: StorePaths, methods: list[str], rounds: int) -> None:
+    """The first build with the reader pool and the side writer started by each method, alternated."""
+    import multiprocessing
+
+    from memkeeper.core.search import cutting
+
+    print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
+    print(f"\n{'':46} {'wall s':>7} {'CPU s':>7} {'child s':>7} {'MB/s':>7} {'MB/CPU-s':>9} {'child':>9}")
+    for turn in range(rounds):
+        for method in methods:
+            cutting.mp_context = partial(multiprocessing.get_context, method)
+            timing, (nbytes, files) = measured(lambda: build(paths))
+            print(row(f"round {turn + 1}: {method} ({nbytes / 1e6:.0f} MB, {files:,} files)", timing, nbytes))
+    print(f"load average after: {load()}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -176,11 +192,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time the build as it was before the side writer (one process writes every table)",
     )
+    parser.add_argument(
+        "--start-methods",
+        default="",
+        help="only compare the first build with these multiprocessing start methods, alternated (e.g. fork,spawn)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --start-methods (default 2)")
     args = parser.parse_args(argv)
     paths = StorePaths(args.project.absolute())
     if not paths.root.is_dir():
         print(f"bench_build: no store at {paths.root}", file=sys.stderr)
         return 2
+    if args.start_methods:
+        compare_start_methods(paths, args.start_methods.split(","), args.rounds)
+        return 0
     print(f"store: {paths.root}")
     print(f"machine: {os.cpu_count()} CPUs, load average {load()}")
     before = None

@@ -11,7 +11,7 @@ Every file of the store, whatever its tier, is written here:
   fields, cut to length after redaction) comes out unchanged. ``redact=False`` is only
   for state that holds no text of the user's (the hook counters);
 - **never through a link**: :func:`memkeeper.core.boundary.check_path` refuses a path
-  with a symbolic link from the store root down, and files are opened ``O_NOFOLLOW``.
+  with a symbolic link from the store root down, and files are opened refusing a link.
 
 Paths may be ``str`` or ``Path``; this module imports neither pathlib nor json up front
 because the hook path uses it (privacy is imported when there is something to redact).
@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from memkeeper.core.boundary import O_NOFOLLOW, check_path
+from memkeeper.core import platform
+from memkeeper.core.boundary import check_path
 from memkeeper.core.boundary import open_no_follow as open_no_follow  # re-exported for the writers
 
 if TYPE_CHECKING:
@@ -39,8 +40,7 @@ def _temp_file(path: str, mode: int) -> tuple[int, str]:
     while True:
         tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-            return os.open(tmp, flags, mode), tmp
+            return platform.open_no_follow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
         except FileExistsError:
             continue
 
@@ -115,7 +115,7 @@ def _write_bytes(target: str, data: bytes, mode: int, durable: bool) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fchmod(handle.fileno(), mode)  # the file we made, never a path that may be a link
+            os.chmod(tmp, mode)  # the file we made (O_EXCL: a link there would have been refused)
             if durable:
                 os.fsync(handle.fileno())
         os.replace(tmp, target)

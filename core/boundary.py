@@ -7,7 +7,8 @@ moves, chmods or deletes through one:
 - :func:`check_path` refuses a path when the store root or any component below it is a
   link (``lstat`` on each; a missing component is fine). :mod:`memkeeper.core.atomic`,
   :mod:`memkeeper.core.lock` and :func:`memkeeper.core.layout.ensure_dirs` call it before
-  every write, and open files with ``O_NOFOLLOW`` besides (:func:`open_no_follow`, both in one);
+  every write, and open files refusing a link at the path itself besides (:func:`open_no_follow`,
+  both in one);
 - :func:`store_links` lists every link in a store (not following any), for ``doctor`` and
   for :func:`refuse_links`, which hooks, jobs, the CLI and the TUI call before they use a
   store: a store holding a link is refused whole, with one line naming the link.
@@ -28,23 +29,14 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
+from memkeeper.core import platform
+
 if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
 
-# --- platform: the one os.name branch of this module (it belongs in the platform module) ---------
-
-
-def owned_by_me(info: os.stat_result) -> bool:
-    """True when the current user owns the file ``info`` describes (always, where files have no POSIX owner)."""
-    return os.name != "posix" or info.st_uid == os.geteuid()
-
-
-# --- end of the platform block ---------------------------------------------------------------------
-
 MEMORY_SUBDIR = (".claude", "memory")
-SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.layout's: this module imports nothing of ours)
+SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.layout's)
 _STORE_MARK = os.sep + os.path.join(*MEMORY_SUBDIR)
-O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class StoreLinkError(OSError):
@@ -82,7 +74,7 @@ def check_claude(root: str) -> None:
             raise StoreLinkError(path)
         if not stat.S_ISDIR(info.st_mode):
             raise StoreLinkError(path, "is not a folder")
-        if not owned_by_me(info):
+        if not platform.owned_by_me(info):
             raise StoreLinkError(path, "belongs to another user (memkeeper keeps only your own folders)")
 
 
@@ -118,12 +110,14 @@ def check_path(path: StrPath) -> None:
 
 
 def open_no_follow(path: StrPath, flags: int, mode: int = 0o600) -> int:
-    """``os.open`` that refuses a link, at the path itself (``O_NOFOLLOW``) or above it in
-    the store (StoreLinkError either way)."""
+    """``os.open`` that refuses a link, at the path itself (:func:`memkeeper.core.platform.open_no_follow`)
+    or above it in the store (StoreLinkError either way)."""
+    from memkeeper.core.platform import open_no_follow as open_here
+
     target = os.fspath(path)
     check_path(target)
     try:
-        return os.open(target, flags | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+        return open_here(target, flags, mode)
     except OSError as exc:
         import errno  # (not at import: the hook path never meets a link)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memkeeper.core.platform import open_no_follow
 from memkeeper.core.store import StorePaths
 
 JOURNAL = "changes.log"
@@ -42,7 +43,7 @@ def record(paths: StorePaths, *files: Path | str) -> None:
         return
     try:
         paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(journal_path(paths), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = open_no_follow(journal_path(paths), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     except OSError:
         return
     try:
@@ -57,7 +58,7 @@ def create(paths: StorePaths) -> None:
     """An empty journal, if there is none."""
     try:
         paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.close(os.open(journal_path(paths), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        os.close(open_no_follow(journal_path(paths), os.O_WRONLY | os.O_CREAT, 0o600))
     except OSError:
         pass
 

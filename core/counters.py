@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core.boundary import open_no_follow
 from memkeeper.core.layout import COUNTERS_FILE, COUNTERS_LOCK
+from memkeeper.core.platform import read_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -129,7 +130,7 @@ def _append(state_dir: str, line: bytes, sid: str) -> bool:
     fd = open_no_follow(os.path.join(state_dir, PENDING_FILE), os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, line)
-        log = os.pread(fd, READ_LIMIT, 0)
+        log = read_at(fd, READ_LIMIT, 0)
     finally:
         os.close(fd)
     return len(log) >= READ_LIMIT or fold_due(log, sid)

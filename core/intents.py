@@ -99,8 +99,9 @@ def recover_pending(paths: StorePaths, timeout: float = 1.0) -> list[str]:
 
 
 def crash_point(step: str) -> None:
-    """Kill this process with SIGKILL at ``step`` when ``MEMKEEPER_CRASH_AT`` names it (tests only)."""
+    """Kill this process (SIGKILL, or as close as the system has) at ``step`` when
+    ``MEMKEEPER_CRASH_AT`` names it (tests only)."""
     if os.environ.get(CRASH_ENV) == step:
-        import signal
+        from memkeeper.core.platform import die_now
 
-        os.kill(os.getpid(), signal.SIGKILL)
+        die_now()

@@ -2,8 +2,8 @@
 
 A hook never does heavy work itself: it calls :func:`start_job`, which spawns
 ``memkeeper --project P job KIND`` (started as :func:`memkeeper.core.interpreter.memkeeper_command`
-says) in a new session with stdio on /dev/null, so it survives Claude Code killing the hook
-(SessionEnd allows 1.5 s).
+says) detached (a new session, or on Windows a new process group with no console) with stdio on
+the null device, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
 The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
 it records a rerun request and exits, and the holder runs once more before it quits,
 so work is never dropped and never done twice at once. Runners are plain functions
@@ -53,6 +53,13 @@ def jobs_disabled() -> bool:
     return os.environ.get("MEMKEEPER_NO_JOBS") == "1"
 
 
+#: Set in the environment of every child :func:`start_child` starts, to a value of its own:
+#: its descendants inherit it, so :func:`end_tree` finds one that left the tree (a
+#: grandchild in a session of its own whose parent has exited).
+TREE_ENV = "MEMKEEPER_TREE"
+_tree_tags: dict[int, str] = {}
+
+
 def start_child(
     argv: list[str],
     *,
@@ -62,27 +69,103 @@ def start_child(
     cwd: Path | str | None = None,
     env: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` (a list: no shell) in a new session, so that its whole process group can
-    be killed as one and it outlives the hook that started it, inheriting no descriptors.
+    """Start ``argv`` (a list: no shell) detached from us (its own session or process group,
+    :func:`memkeeper.core.platform.detached_popen_options`), so that it outlives the hook
+    that started it, inheriting no descriptors, and :func:`end_tree` can end all of it.
 
     The background jobs and the summarizer backends start their children here.
     """
     import subprocess  # only when a child really starts: it costs the hook path ~4 ms
 
-    return subprocess.Popen(  # noqa: S603 - argv list, no shell
+    from memkeeper.core.platform import detached_popen_options
+
+    tag = os.urandom(8).hex()
+    env = dict(os.environ if env is None else env)
+    env[TREE_ENV] = tag
+    proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
         argv,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,
         env=env,
-        start_new_session=True,
         close_fds=True,
+        **detached_popen_options(),
     )
+    _tree_tags[proc.pid] = tag
+    return proc
+
+
+def end_tree(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` and everything it started, then reap it: its descendants, and any
+    process carrying its :data:`TREE_ENV` value (one that left the tree: a grandchild that
+    called ``setsid`` and whose parent has exited). Portable through ``psutil``."""
+    import psutil
+
+    from memkeeper.core.platform import kill
+
+    tag = _tree_tags.pop(proc.pid, None)
+    for _ in range(3):  # again, for what a dying member started meanwhile
+        victims = _tree_members(proc, tag)
+        if not victims:
+            break
+        for member in victims:
+            try:
+                kill(member)
+            except psutil.Error:
+                pass
+        _wait_gone(victims, 1.0)
+    if proc.poll() is None:
+        kill(proc)
+    proc.wait()
+
+
+def _wait_gone(members: list[Any], timeout: float) -> None:
+    """Wait (at most ``timeout``) until every member has ended: gone, or a zombie (whose parent,
+    not us, reaps it: ``psutil.wait_procs`` would wait out the timeout for one)."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while members and time.monotonic() < deadline:
+        alive = []
+        for member in members:
+            try:
+                if member.is_running() and member.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(member)
+            except psutil.Error:
+                continue
+        members = alive
+        if members:
+            time.sleep(0.01)
+
+
+def _tree_members(proc: subprocess.Popen[bytes], tag: str | None) -> list[Any]:
+    """The live processes of ``proc``'s tree: its descendants (while it runs) and the carriers of ``tag``."""
+    import psutil
+
+    found: dict[int, psutil.Process] = {}
+    if proc.poll() is None:  # (once reaped, its pid may be another process's)
+        try:
+            root = psutil.Process(proc.pid)
+            found = {p.pid: p for p in (root, *root.children(recursive=True))}
+        except psutil.Error:
+            pass
+    if tag is not None:
+        for candidate in psutil.process_iter():
+            if candidate.pid in found or candidate.pid == os.getpid():
+                continue
+            try:
+                if candidate.environ().get(TREE_ENV) == tag and candidate.status() != psutil.STATUS_ZOMBIE:
+                    found[candidate.pid] = candidate
+            except psutil.Error:
+                continue
+    return list(found.values())
 
 
 def spawn_detached(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
-    """Start ``argv`` fully detached (new session, no stdio); returns its pid."""
+    """Start ``argv`` fully detached (own session or process group, no stdio); returns its pid."""
     from subprocess import DEVNULL
 
     return start_child(argv, stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL, cwd=cwd, env=env).pid

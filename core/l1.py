@@ -52,6 +52,7 @@ from memkeeper.core.names import (
     l1_started,
     short_session,
 )
+from memkeeper.core.platform import read_at
 from memkeeper.core.store import StorePaths, ensure_store
 from memkeeper.core.timefmt import iso_now, parse_iso, utc_now
 from memkeeper.core.transcript import (
@@ -206,7 +207,7 @@ def _append_durable(path: Path, data: bytes) -> None:
     fd = open_no_follow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and read_at(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         view = memoryview(data)
         while view:

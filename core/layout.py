@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import stat
 
+from memkeeper.core.platform import HAS_FILE_MODES
+
 MEMORY_SUBDIR = (".claude", "memory")
 MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
@@ -131,4 +133,4 @@ def _private_folder(path: str) -> bool:
         mode = os.lstat(path).st_mode
     except OSError:
         return False
-    return stat.S_ISDIR(mode) and stat.S_IMODE(mode) == DIR_MODE
+    return stat.S_ISDIR(mode) and (stat.S_IMODE(mode) == DIR_MODE or not HAS_FILE_MODES)

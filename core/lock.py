@@ -1,19 +1,30 @@
-"""The store lock: one ``flock`` around every read-modify-write of the store.
+"""The store lock: one exclusive file lock around every read-modify-write of the store.
 
-``flock`` locks belong to an open file description, so the kernel drops them when a
-process dies, even under SIGKILL: a killed process can never leave the store stuck.
+The lock belongs to an open file (``flock`` on POSIX, ``msvcrt.locking`` on Windows: see
+:mod:`memkeeper.core.platform`), so the system drops it when a process dies, even killed
+outright: a killed process can never leave the store stuck.
 Named locks (``jobs.flush``, ``jobs.summary`` ...) give single-flight background jobs.
+
+A waiter waits in the kernel's queue where there is one (POSIX: served in turn, never
+overtaken again and again by busy neighbours, 16 hooks at once), in a thread bounded by
+:mod:`memkeeper.core.waits`; elsewhere it polls. ``filelock`` was measured for this and
+not taken (docs/platform.md): it polls, opens through links, and costs the hook ~90 ms
+of imports.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from typing import TYPE_CHECKING
 
+from memkeeper.core import platform
+
 if TYPE_CHECKING:
     StrPath = str | os.PathLike[str]
+
+
+platform.queued_lock_wait()  # the lock primitive loads with this module, not at the first lock
 
 
 class LockTimeout(TimeoutError):
@@ -31,75 +42,51 @@ def _open_lock_file(path: StrPath) -> int:
     return open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
-class _Expired(Exception):
-    """Raised by the SIGALRM handler to end a blocking ``flock`` at its deadline."""
+def _wait_queued(fd: int, timeout: float) -> bool:
+    """Wait in the kernel's queue for ``fd``'s lock, at most ``timeout``; True once locked.
 
-
-def _expire(_signum: int, _frame: object) -> None:
-    raise _Expired
-
-
-def _acquire_queued(fd: int, timeout: float) -> bool | None:
-    """Wait in the kernel's queue for the lock, at most ``timeout`` (SIGALRM ends the wait).
-
-    A queued waiter is served in turn, where a polling one can be overtaken again and again
-    by busy neighbours (16 hooks at once). True when locked, False at the deadline, None when
-    this thread cannot use SIGALRM (not the main thread, or the alarm is already in use).
+    The wait blocks in a thread on a duplicate of ``fd`` (made here, before the thread runs),
+    which the thread closes once the wait ends. The lock belongs to the open file both
+    descriptors share: it stays with ``fd`` when the wait ends in time, and when the waiter
+    gave up (``fd`` closed) closing the duplicate lets go of a lock that came too late. The
+    duplicate is the thread's alone, so no descriptor number is ever used after its close.
     """
-    import signal
+    from memkeeper.core.waits import Bounded
 
-    try:
-        previous = signal.signal(signal.SIGALRM, _expire)
-    except (ValueError, OSError):
-        return None
-    try:
-        if previous not in (signal.SIG_DFL, signal.SIG_IGN, None) or signal.getitimer(signal.ITIMER_REAL)[0]:
-            return None  # someone else's alarm: do not disturb it
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+    waiting = os.dup(fd)
+
+    def wait() -> None:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            return True
+            platform.wait_lock(waiting)
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Expired:
-        return False  # if it struck just after flock succeeded, closing fd releases the lock
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+            os.close(waiting)
 
-
-def _try_flock(fd: int) -> bool:
-    """flock ``fd`` exclusively if nobody holds it: False when another process does."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError as exc:
-        import errno  # (only when the lock is held: an uncontended hook never needs it)
-
-        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise
+        job = Bounded(wait, "memkeeper-lock-wait")
+    except BaseException:
+        os.close(waiting)
+        raise
+    if not job.wait(timeout):
         return False
+    job.result()  # (what the wait raised)
+    return True
 
 
 def _acquire(fd: int, path: StrPath, timeout: float) -> None:
-    """flock ``fd`` exclusively within ``timeout`` seconds; LockTimeout after that."""
-    if _try_flock(fd):
+    """Lock ``fd`` exclusively within ``timeout`` seconds; LockTimeout after that."""
+    if platform.try_lock(fd):
         return
-    if timeout > 0:
-        try:
-            queued = _acquire_queued(fd, timeout)
-        except _Expired:  # the alarm's handler ran late, after it was disarmed
-            queued = False
-        if queued is not None:
-            if queued:
-                return
-            raise LockTimeout(f"{path} is held by another process")
+    if timeout > 0 and platform.queued_lock_wait():
+        if _wait_queued(fd, timeout):
+            return
+        raise LockTimeout(f"{path} is held by another process")
     _acquire_polling(fd, path, timeout)
 
 
 def _acquire_polling(fd: int, path: StrPath, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     poll = 0.002
-    while not _try_flock(fd):
+    while not platform.try_lock(fd):
         if time.monotonic() >= deadline:
             raise LockTimeout(f"{path} is held by another process")
         time.sleep(poll)
@@ -117,6 +104,12 @@ def _open_locked(path: StrPath, timeout: float, shown: StrPath) -> int:
     return fd
 
 
+def _release(fd: int) -> None:
+    """Let go of the lock ``fd`` holds and close it."""
+    platform.unlock(fd)
+    os.close(fd)
+
+
 class _FileLock:
     __slots__ = ("fd", "path", "timeout")
 
@@ -127,7 +120,7 @@ class _FileLock:
         self.fd = _open_locked(self.path, self.timeout, self.path)
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # closing the descriptor releases the lock
+        _release(self.fd)
         self.fd = -1
 
 
@@ -149,7 +142,7 @@ class _TryLock:
     def __enter__(self) -> bool:
         fd = _open_lock_file(self.path)
         try:
-            acquired = _try_flock(fd)
+            acquired = platform.try_lock(fd)
         except BaseException:
             os.close(fd)
             raise
@@ -161,7 +154,7 @@ class _TryLock:
 
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:
-            os.close(self.fd)
+            _release(self.fd)
             self.fd = -1
 
 
@@ -220,7 +213,7 @@ class _ReentrantLock:
         try:
             held.depth -= 1
             if held.depth == 0:
-                os.close(held.fd)
+                _release(held.fd)
                 held.fd = -1
         finally:
             held.thread_lock.release()
@@ -229,7 +222,6 @@ class _ReentrantLock:
 def reentrant_lock(path: StrPath, timeout: float = 30.0) -> _ReentrantLock:
     """Like :func:`file_lock`, but a thread that holds it may take it again.
 
-    Two ``flock`` calls on two descriptors of one file block each other even inside one
-    process, so nested store operations (rotation updating the index) share one hold.
+    Two locks on two descriptors of one file block each other even inside one process, so nested store operations (rotation updating the index) share one hold.
     """
     return _ReentrantLock(path, timeout)

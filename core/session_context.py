@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.core import injections
-from memkeeper.core.boundary import O_NOFOLLOW
 from memkeeper.core.fastjson import json_lines
 from memkeeper.core.index import (
     entry_file,
@@ -33,6 +32,7 @@ from memkeeper.core.index import (
 )
 from memkeeper.core.l1_newest import newest_l1_names
 from memkeeper.core.names import L1_SUFFIX, l1_session
+from memkeeper.core.platform import open_no_follow
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _read_text(path: Path, max_bytes: int | None = None) -> str:
     never opened (the hook checks only the store's top entries for links, and reads
     through this one opener)."""
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | O_NOFOLLOW), "rb") as handle:
+        with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
             if max_bytes is not None:
                 size = os.fstat(handle.fileno()).st_size
                 if size > max_bytes:

@@ -23,24 +23,8 @@ from __future__ import annotations
 import os
 import stat
 
+from memkeeper.core import platform
 from memkeeper.core.layout import DIR_MODE, FILE_MODE, LOGS_DIR, SEARCH_DB, SET_ASIDE_DIR, STATE_DIR
-
-# --- platform: the one os.name branch of this module (it belongs in the platform module) --------
-
-
-def user_and_machine() -> str:
-    """Who and where: the user's id and the machine's name (``uid@host`` on POSIX)."""
-    if os.name == "posix":
-        return f"{os.geteuid()}@{os.uname().nodename}"
-    return f"{os.environ.get('USERNAME', '')}@{os.environ.get('COMPUTERNAME', '')}"
-
-
-def has_modes() -> bool:
-    """Whether files have POSIX modes to repair."""
-    return os.name == "posix"
-
-
-# --- end of the platform block ---------------------------------------------------------------------
 
 STAMP_FILE = "stamp"
 ADOPTED_FILE = "adopted.json"
@@ -59,7 +43,7 @@ ADOPT_WAIT = 1.0
 
 def stamp_text(root: str) -> bytes:
     """The stamp this user, on this machine, writes with the state of the store folder ``root``."""
-    return f"memkeeper-state 1 {user_and_machine()} {os.lstat(root).st_ino}\n".encode()
+    return f"memkeeper-state 1 {platform.user_and_machine()} {os.lstat(root).st_ino}\n".encode()
 
 
 def trusted(root: str) -> bool:
@@ -168,7 +152,7 @@ def _set_aside(root: str) -> tuple[list[str], str]:
 def _repair_modes(root: str) -> int:
     """Narrow the modes of the store's files to 0600 and folders to 0700 (never through a link);
     how many were repaired."""
-    if not has_modes():
+    if not platform.HAS_FILE_MODES:
         return 0
     repaired = 0
     for folder, dirs, files in os.walk(root):  # (.set-aside too: its privacy matters as much)

@@ -69,20 +69,14 @@ CHILD_ENV = "MEMKEEPER_IN_JOB"
 # --- input --------------------------------------------------------------------------
 
 
-class _StdinTimeout(Exception):
-    """Raised by the SIGALRM handler to end a read of stdin at its deadline."""
-
-
-def _expire(_signum: int, _frame: object) -> None:
-    raise _StdinTimeout
-
-
 def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     """All of stdin until EOF, or what arrived within ``timeout`` seconds.
 
-    The deadline is a SIGALRM timer (``_signal`` is built in: ``select`` would load an
-    extension module on every tool call); where no alarm can be set (not the main thread,
-    or someone else's alarm is running), :mod:`select` bounds each read instead.
+    What is there already (Claude Code writes the payload and closes stdin at once) is read
+    without waiting (:func:`memkeeper.core.platform.read_now`); the rest, if the writer is not
+    done, in a thread bounded by :func:`memkeeper.core.waits.run_bounded` (no signal, no
+    ``select``: the same on every system and in any thread), on its own duplicate of stdin's
+    descriptor, which it closes when it ends; past the deadline the hook goes on with what came.
     """
     try:
         fd = sys.stdin.fileno()
@@ -90,35 +84,32 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         return b""
     if os.isatty(fd):
         return b""
-    import _signal  # type: ignore[import-not-found]  # (no stub: signal.py itself would import enum)
+    from memkeeper.core.platform import read_now
 
-    try:
-        previous = _signal.signal(_signal.SIGALRM, _expire)
-    except (ValueError, OSError):
-        return _read_selecting(fd, timeout)
     chunks: list[bytes] = []
-    try:
-        if (
-            previous not in (_signal.SIG_DFL, _signal.SIG_IGN, None)
-            or _signal.getitimer(_signal.ITIMER_REAL)[0]
-        ):
-            return _read_selecting(fd, timeout)  # someone else's alarm: do not disturb it
-        _signal.setitimer(_signal.ITIMER_REAL, timeout)
+    ready = read_now(fd, MAX_STDIN_BYTES)
+    if ready is not None:
+        chunks, ended = ready
+        if ended:
+            return b"".join(chunks)
+    from memkeeper.core.waits import run_bounded
+
+    own = os.dup(fd)
+
+    def read() -> None:
         try:
-            _read_into(fd, chunks, lambda: True)
+            _read_into(own, chunks)
         finally:
-            _signal.setitimer(_signal.ITIMER_REAL, 0)
-    except _StdinTimeout:  # the deadline (or the alarm striking just as it was disarmed)
-        pass
-    finally:
-        _signal.signal(_signal.SIGALRM, previous)
-    return b"".join(chunks)
+            os.close(own)
+
+    run_bounded(read, timeout)
+    return b"".join(list(chunks))  # (a copy: past the deadline the thread may still append)
 
 
-def _read_into(fd: int, chunks: list[bytes], ready: Callable[[], bool]) -> None:
-    """Read ``fd`` into ``chunks`` until EOF, :data:`MAX_STDIN_BYTES`, an error, or ``ready()`` is false."""
-    size = 0
-    while size < MAX_STDIN_BYTES and ready():
+def _read_into(fd: int, chunks: list[bytes]) -> None:
+    """Read ``fd`` into ``chunks`` until EOF, :data:`MAX_STDIN_BYTES` in all or an error."""
+    size = sum(map(len, chunks))
+    while size < MAX_STDIN_BYTES:
         try:
             data = os.read(fd, 1 << 16)
         except OSError:
@@ -127,25 +118,6 @@ def _read_into(fd: int, chunks: list[bytes], ready: Callable[[], bool]) -> None:
             return
         chunks.append(data)
         size += len(data)
-
-
-def _read_selecting(fd: int, timeout: float) -> bytes:
-    """:func:`read_stdin` without an alarm: each read waits in ``select`` until the deadline."""
-    import select
-    import time
-
-    deadline = time.monotonic() + timeout
-
-    def ready() -> bool:
-        remaining = deadline - time.monotonic()
-        try:
-            return remaining > 0 and bool(select.select([fd], [], [], remaining)[0])
-        except (OSError, ValueError):
-            return False
-
-    chunks: list[bytes] = []
-    _read_into(fd, chunks, ready)
-    return b"".join(chunks)
 
 
 def _field_from_front(text: str, key: str) -> Any:

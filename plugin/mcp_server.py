@@ -437,7 +437,12 @@ class Server:
             from memkeeper.core.recall import RecallServer
 
             self.recall = RecallServer(self.paths)  # set first: run()'s cleanup closes it whenever it ends
-            if not self.recall.start():
+            try:
+                started = self.recall.start()
+            except Exception:  # (a system without what it needs): the hook looks up itself
+                started = False
+            if not started:
+                self.recall.close()
                 self.recall = None
 
 

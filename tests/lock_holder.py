@@ -8,18 +8,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memkeeper.core.platform import kill
+
 HOLDER = r"""
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
+import sys, time
+from memkeeper.core.lock import file_lock
+with file_lock(sys.argv[1], timeout=60):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
 """
 
 
 @contextmanager
 def held(path: Path, seconds: float = 120.0) -> Iterator[None]:
-    """``path`` flock-ed by another process for the duration (which it ends; ``seconds`` bounds a lost one)."""
+    """``path`` locked by another process for the duration (which it ends; ``seconds`` bounds a lost one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         [sys.executable, "-P", "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE
@@ -28,5 +30,5 @@ def held(path: Path, seconds: float = 120.0) -> Iterator[None]:
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"held"
         yield
     finally:
-        proc.kill()
+        kill(proc)
         proc.wait()

@@ -105,12 +105,14 @@ def _remove_on_hangup(folder: Path) -> None:
     import os
     import signal
 
+    from memkeeper.core.platform import on_hangup
+
     def hang_up(signum: int, _frame: object) -> None:
         remove_demo(folder)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
-    signal.signal(signal.SIGHUP, hang_up)
+    on_hangup(hang_up)  # where there is a SIGHUP (POSIX); elsewhere the window closing ends us
 
 
 if __name__ == "__main__":

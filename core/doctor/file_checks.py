@@ -25,6 +25,7 @@ from memkeeper.core.doctor.base import (
 )
 from memkeeper.core.lock import file_lock
 from memkeeper.core.names import is_l1
+from memkeeper.core.platform import HAS_FILE_MODES
 from memkeeper.core.store import DIR_MODE, FILE_MODE
 
 #: A JS ``.rotation.lock`` older than this is stale (the JS plugin's LOCK_STALE_MS).
@@ -198,12 +199,16 @@ class EncodingCheck(Check):
 
 
 class PermissionsCheck(Check):
-    """Files are 0600 and folders 0700 (a note: the JS plugin writes 0644, harmless but fixable)."""
+    """Files are 0600 and folders 0700 (a note: the JS plugin writes 0644, harmless but fixable).
+
+    Only where files have permission modes (POSIX): on Windows every file would be reported."""
 
     codes = ("permissions",)
 
     def diagnose(self, ctx: Context) -> list[Finding]:
         out: list[Finding] = []
+        if not HAS_FILE_MODES:
+            return out
         for path in [ctx.paths.root, *store_files(ctx.paths, with_copies=True)]:
             try:
                 info = path.lstat()

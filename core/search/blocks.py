@@ -4,12 +4,12 @@ archive or L1 file and parses only those (:class:`BlockReader`)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.platform import read_at
 from memkeeper.core.search import ranked, schema, sources
 from memkeeper.core.search.query import Query
 from memkeeper.core.search.sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc
@@ -177,13 +177,13 @@ def _read_block(fd: int, offset: int, sep: bytes) -> bytes:
     A doc ends where the next ``sep`` (a newline, or a newline and ``## ``) begins one; a
     doc longer than the first read (a large tool result) is read on until its end.
     """
-    buf = os.pread(fd, BLOCK_BYTES + _READ_CHUNK, offset)
+    buf = read_at(fd, BLOCK_BYTES + _READ_CHUNK, offset)
     start = BLOCK_BYTES - 1
     while True:
         cut = buf.find(sep, start)
         if cut >= 0:
             return buf[: cut + 1]
-        more = os.pread(fd, max(len(buf), _READ_CHUNK), offset + len(buf))
+        more = read_at(fd, max(len(buf), _READ_CHUNK), offset + len(buf))
         if not more:
             return buf
         start = max(start, len(buf) - len(sep))

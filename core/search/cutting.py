@@ -413,9 +413,8 @@ def prepared(paths: StorePaths, todo: list[tuple[SourceFile, Row | None]], in_po
 
 
 def mp_context() -> BaseContext:
-    """fork when this process runs one thread (nothing to re-import); spawn otherwise (a
-    fork would copy locks other threads hold). A spawned child runs with our flags (-P)."""
+    """The spawn start method, on every system: fork is absent on Windows and unsafe on macOS,
+    and copies locks other threads hold. A spawned child runs with our flags (-P)."""
     import multiprocessing
-    import threading
 
-    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
+    return multiprocessing.get_context("spawn")

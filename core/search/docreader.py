@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from memkeeper.core.atomic import open_no_follow
 from memkeeper.core.boundary import StoreLinkError
 from memkeeper.core.names import l1_session, name_date
+from memkeeper.core.platform import read_at
 from memkeeper.core.search import schema
 from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
 from memkeeper.core.store import StorePaths
@@ -101,7 +102,7 @@ class DocReader:
             return None
         buf = b""
         while True:
-            more = os.pread(fd, max(_READ, len(buf)), offset + len(buf))
+            more = read_at(fd, max(_READ, len(buf)), offset + len(buf))
             buf += more
             end = buf.find(sep, 0 if line else 1)
             if end >= 0:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from memkeeper.core import changes
 from memkeeper.core.lock import LockTimeout, file_lock
+from memkeeper.core.platform import open_no_follow
 from memkeeper.core.search import schema
 from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
 from memkeeper.core.search.sources import (
@@ -567,7 +568,7 @@ def _rotate_journal(paths: StorePaths, conn: sqlite3.Connection) -> None:
         return
     try:
         os.replace(journal, changes.old_journal_path(paths))
-        fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = open_no_follow(journal, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
         new_inode = os.stat(journal).st_ino
     except OSError:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memkeeper.core.atomic import open_no_follow
+from memkeeper.core.platform import read_at
 
 if TYPE_CHECKING:
     import sqlite3
@@ -99,7 +100,7 @@ def _leaves(fd: int, page_size: int, pages: int, root: int, budget: int) -> list
     while level:
         children: list[int] = []
         for page in level:
-            found = _children(os.pread(fd, page_size, (page - 1) * page_size), page, pages)
+            found = _children(read_at(fd, page_size, (page - 1) * page_size), page, pages)
             if found is None:  # a leaf root (read already), or not a b-tree page
                 return []
             children.extend(found)
@@ -107,7 +108,7 @@ def _leaves(fd: int, page_size: int, pages: int, root: int, budget: int) -> list
                 return []
         if not children:
             return []
-        probe = _children(os.pread(fd, page_size, (children[0] - 1) * page_size), children[0], pages)
+        probe = _children(read_at(fd, page_size, (children[0] - 1) * page_size), children[0], pages)
         if probe is None:  # b-trees keep every leaf at one depth: these are the leaves
             return children
         level = children

@@ -31,6 +31,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memkeeper.core.platform import open_no_follow
 from memkeeper.core.search import schema
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def failed_mark(scratch: Path) -> Path:
 
 def _helper_failed(scratch: Path, error: BaseException) -> SideFailed:
     try:
-        os.close(os.open(failed_mark(scratch), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        os.close(open_no_follow(failed_mark(scratch), os.O_WRONLY | os.O_CREAT, 0o600))
     except OSError:  # the mark is a help, not a need: this build fails all the same
         pass
     return SideFailed(f"the search index's second writer failed: {error}")
@@ -154,7 +155,7 @@ class SideWriter:
         ]
         remove_scratch(scratch)
         try:
-            fd = os.open(scratch, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            fd = open_no_follow(scratch, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)
             pool = ProcessPoolExecutor(
                 max_workers=1,

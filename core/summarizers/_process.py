@@ -1,21 +1,25 @@
 """Running a summarizer subprocess: argv list, prompt on stdin, hard timeout.
 
-The child runs in its own session so a timeout can kill its whole process group
-(a wrapper script's own children included) and never leaves anything running.
+The child is detached from us (its own session or process group) and its whole process
+tree is ended when the call ends (:func:`memkeeper.core.jobs.end_tree`): a wrapper script's
+own children, and a grandchild that moved to a session of its own, included. The pipes
+are fed and read by threads (:mod:`memkeeper.core.waits`): ``select`` works on sockets only
+on Windows.
 """
 
 from __future__ import annotations
 
 import os
-import selectors
-import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-from memkeeper.core.jobs import start_child
+from memkeeper.core.jobs import end_tree, start_child
 from memkeeper.core.summarizers import BackendError, BackendUnavailable, child_env
+from memkeeper.core.waits import Bounded
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
@@ -28,102 +32,96 @@ class ProcessResult:
     stderr: str
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the child and everything in its process group (it was started in its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.kill()
-    except (ProcessLookupError, OSError):
-        pass
-
-
 #: After the child itself exits, output still arriving (from a grandchild that kept the
-#: pipe) is read for at most this long; then the pipes are closed without waiting for EOF.
+#: pipe) is read for at most this long; then the call goes on without waiting for EOF.
 EXIT_GRACE_SECONDS = 0.5
 STDERR_KEEP = 4096
 READ_CHUNK = 1 << 16
+#: How often a wait looks at the child and the deadline.
+TICK_SECONDS = 0.05
 
 
-class _Pipes:
-    """The child's stdin, stdout and stderr, pumped with one selector until a deadline."""
+def _own(stream: IO[bytes] | None) -> int:
+    """A descriptor of ``stream``'s pipe for a thread to own alone (``stream`` itself closed):
+    closing it later never races a read or write blocked in the thread."""
+    assert stream is not None
+    fd = os.dup(stream.fileno())
+    stream.close()
+    return fd
 
-    def __init__(self, proc: subprocess.Popen[bytes], data: bytes) -> None:
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        self.proc = proc
-        self.out = bytearray()
-        self.err = bytearray()
-        self.data = memoryview(data)
-        self.sel = selectors.DefaultSelector()
-        self.stdin, self.stdout, self.stderr = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
-        os.set_blocking(self.stdin, False)
-        self.sel.register(self.stdin, selectors.EVENT_WRITE)
-        self.sel.register(self.stdout, selectors.EVENT_READ)
-        self.sel.register(self.stderr, selectors.EVENT_READ)
 
-    def _done_with(self, fd: int) -> None:
-        self.sel.unregister(fd)
-        if fd == self.stdin:
-            self.proc.stdin.close()  # type: ignore[union-attr]  # EOF for the child
+def feed(stream: IO[bytes] | None, data: bytes) -> Bounded:
+    """Write ``data`` to the child's stdin in a thread, then close it (EOF for the child)."""
+    fd = _own(stream)
 
-    def _write(self) -> None:
+    def write() -> None:
         try:
-            written = os.write(self.stdin, self.data[: 1 << 16])
-        except BlockingIOError:
-            return
-        except (BrokenPipeError, OSError):
-            self._done_with(self.stdin)
-            return
-        self.data = self.data[written:]
-        if not self.data:
-            self._done_with(self.stdin)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view[:READ_CHUNK]) :]
+        except OSError:
+            pass  # the child exited without reading its prompt: its output says why
+        finally:
+            os.close(fd)
 
-    def _read(self, fd: int) -> None:
-        chunk = os.read(fd, READ_CHUNK)
-        if not chunk:
-            self._done_with(fd)
-        elif fd == self.stdout:
-            room = MAX_OUTPUT_BYTES - len(self.out)
-            if room > 0:  # past the cap the rest is read and dropped: memory stays bounded
-                self.out += chunk[:room]
-        else:
-            self.err += chunk
-            if len(self.err) > 2 * STDERR_KEEP:
-                del self.err[:-STDERR_KEEP]
+    return Bounded(write, "memkeeper-feed")
 
-    def pump(self, deadline: float) -> bool:
-        """Move data until both outputs reach EOF; False if ``deadline`` came first.
 
-        Never waits for EOF past the child's own exit plus a short grace: a grandchild in a
-        session of its own may keep the pipe open forever.
-        """
-        exited_at: float | None = None
-        if not self.data:
-            self._done_with(self.stdin)
-        while self.sel.get_map():
+def drain(stream: IO[bytes] | None, keep: Callable[[bytes], None]) -> Bounded:
+    """Read the child's ``stream`` in a thread until EOF, handing every chunk to ``keep``."""
+    fd = _own(stream)
+
+    def read() -> None:
+        try:
+            while chunk := os.read(fd, READ_CHUNK):
+                keep(chunk)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    return Bounded(read, "memkeeper-drain")
+
+
+def capped(into: bytearray, limit: int) -> Callable[[bytes], None]:
+    """Keep chunks in ``into`` up to ``limit`` bytes; past it the rest is read and dropped."""
+
+    def keep(chunk: bytes) -> None:
+        room = limit - len(into)
+        if room > 0:
+            into.extend(chunk[:room])
+
+    return keep
+
+
+def tail(into: bytearray, last: int = STDERR_KEEP) -> Callable[[bytes], None]:
+    """Keep the last ``last`` bytes (about) in ``into``."""
+
+    def keep(chunk: bytes) -> None:
+        into.extend(chunk)
+        if len(into) > 2 * last:
+            del into[:-last]
+
+    return keep
+
+
+def wait_output(proc: subprocess.Popen[bytes], readers: list[Bounded], deadline: Callable[[], float]) -> bool:
+    """Wait until every reader reached EOF; False if ``deadline()`` (a monotonic time, looked
+    at each tick) came first. Never waits past the child's own exit plus
+    :data:`EXIT_GRACE_SECONDS`: a grandchild in a session of its own may keep a pipe forever."""
+    exited_at: float | None = None
+    for reader in readers:
+        while not reader.wait(0):
             now = time.monotonic()
-            if now >= deadline:
+            remaining = deadline() - now
+            if remaining <= 0:
                 return False
-            if exited_at is None and self.proc.poll() is not None:
+            if exited_at is None and proc.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > EXIT_GRACE_SECONDS:
-                break
-            for key, _events in self.sel.select(timeout=min(deadline - now, 0.1)):
-                if key.fd == self.stdin:
-                    self._write()
-                else:
-                    self._read(key.fd)
-        return True
-
-    def close(self) -> None:
-        self.sel.close()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
+                return True
+            reader.wait(min(remaining, TICK_SECONDS))
+    return True
 
 
 def run_with_timeout(
@@ -131,9 +129,10 @@ def run_with_timeout(
 ) -> ProcessResult:
     """Run ``argv`` with ``stdin_text`` on stdin; BackendError if it cannot start or times out.
 
-    Ends within ``timeout`` whatever the child and its children do: at the deadline the
-    process group is killed and the pipes closed (no wait for EOF); stdout is read in
-    chunks and kept up to :data:`MAX_OUTPUT_BYTES`, stderr's last 4 KB.
+    Ends within ``timeout`` whatever the child and its children do: at the deadline (or
+    once the child has exited, past a short grace) its whole process tree is ended, with
+    no wait for EOF; stdout is read in chunks and kept up to :data:`MAX_OUTPUT_BYTES`,
+    stderr's last 4 KB.
     """
     label = os.path.basename(argv[0]) if argv else "(empty command)"
     if not argv:
@@ -150,20 +149,21 @@ def run_with_timeout(
         )
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {label}: {exc.strerror or exc}") from None
-    pipes = _Pipes(proc, stdin_text.encode("utf-8", "replace"))
+    out, err = bytearray(), bytearray()
     try:
-        finished = pipes.pump(deadline) and wait_for(proc, deadline - time.monotonic())
+        feed(proc.stdin, stdin_text.encode("utf-8", "replace"))
+        readers = [drain(proc.stdout, capped(out, MAX_OUTPUT_BYTES)), drain(proc.stderr, tail(err))]
+        finished = wait_output(proc, readers, lambda: deadline) and wait_for(
+            proc, deadline - time.monotonic()
+        )
     finally:
-        # Whatever happened, nothing of the group outlives the call.
-        kill_group(proc)
-        pipes.close()
-        proc.wait()
+        end_tree(proc)  # whatever happened, nothing of the child's tree outlives the call
     if not finished:
         raise BackendError(f"{label} did not answer within {timeout:g} s (killed)")
     return ProcessResult(
         proc.returncode,
-        bytes(pipes.out).decode("utf-8", "replace"),
-        bytes(pipes.err[-STDERR_KEEP:]).decode("utf-8", "replace"),
+        bytes(out).decode("utf-8", "replace"),
+        bytes(err[-STDERR_KEEP:]).decode("utf-8", "replace"),
     )
 
 

@@ -24,20 +24,25 @@ isolation flags as unknown is retried once without it (older or newer versions).
 from __future__ import annotations
 
 import json
-import os
 import re
-import selectors
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
-from memkeeper.core.jobs import start_child
+from memkeeper.core.jobs import end_tree, start_child
 from memkeeper.core.summarizers import BackendDown, BackendError, BackendUnavailable, Completion, child_env
-from memkeeper.core.summarizers._process import MAX_OUTPUT_BYTES, kill_group, last_line, wait_for
+from memkeeper.core.summarizers._process import (
+    MAX_OUTPUT_BYTES,
+    capped,
+    drain,
+    feed,
+    last_line,
+    wait_for,
+    wait_output,
+)
 
 HOOKS_OFF = '{"disableAllHooks": true}'
 NO_MCP = '{"mcpServers": {}}'
@@ -166,16 +171,6 @@ class _Run:
     answered: bool  # the API started answering (or the CLI printed its result)
 
 
-def _feed(stream: IO[bytes] | None, data: bytes) -> None:
-    if stream is None:
-        return
-    try:
-        stream.write(data)
-        stream.close()
-    except OSError:
-        pass  # the child exited without reading its prompt: its output says why
-
-
 def _answered(line: bytes) -> bool:
     """True for a line that shows the API answered: a stream event, a message or the result."""
     try:
@@ -200,13 +195,12 @@ def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float)
     except OSError as exc:
         errors.close()
         raise BackendUnavailable(f"cannot run claude: {exc.strerror or exc}") from None
-    writer = threading.Thread(target=_feed, args=(proc.stdin, prompt.encode("utf-8", "replace")), daemon=True)
-    writer.start()
-    out, answered, finished = _read(proc, time.monotonic(), timeout, first_token)
-    finished = finished and wait_for(proc, 2.0)
-    kill_group(proc)  # the child and anything it left behind
-    proc.wait()
-    writer.join(1.0)
+    try:
+        feed(proc.stdin, prompt.encode("utf-8", "replace"))
+        out, answered, finished = _read(proc, time.monotonic(), timeout, first_token)
+        finished = finished and wait_for(proc, 2.0)
+    finally:
+        end_tree(proc)  # the child and anything it left behind
     errors.seek(0)
     stderr = errors.read()[-4096:].decode("utf-8", "replace")
     errors.close()
@@ -217,26 +211,23 @@ def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float)
 def _read(
     proc: subprocess.Popen[bytes], started: float, timeout: float, first_token: float
 ) -> tuple[bytes, bool, bool]:
-    """(output, the API answered, the output ended) once it ends or a deadline passes."""
-    assert proc.stdout is not None
+    """(output, the API answered, the output ended) once it ends or a deadline passes.
+
+    The output has ended at EOF, or once claude itself has exited (past a short grace: a
+    process it left behind may hold the pipe)."""
     out = bytearray()
     answered = False
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while True:
-            remaining = started + (timeout if answered else min(timeout, first_token)) - time.monotonic()
-            if remaining <= 0:
-                return bytes(out), answered, False
-            if not selector.select(remaining):
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                return bytes(out), answered, True
-            if len(out) < MAX_OUTPUT_BYTES:
-                out += chunk
-            if not answered:  # look at the complete lines that arrived
-                lines = bytes(out).split(b"\n")[:-1]
-                answered = any(_answered(line) for line in lines[-64:])
+
+    def deadline() -> float:
+        nonlocal answered
+        if not answered:  # look at the complete lines that arrived
+            lines = bytes(out).split(b"\n")[:-1]
+            answered = any(_answered(line) for line in lines[-64:])
+        return started + (timeout if answered else min(timeout, first_token))
+
+    finished = wait_output(proc, [drain(proc.stdout, capped(out, MAX_OUTPUT_BYTES))], deadline)
+    deadline()
+    return bytes(out), answered, finished
 
 
 class ClaudeBackend:

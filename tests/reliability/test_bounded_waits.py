@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from memkeeper.core import jobs, session_context, transcript
@@ -94,30 +95,113 @@ def test_a_held_store_lock_leaves_rotation_to_the_next_event(store: StorePaths) 
 
 
 def _kill_pidfile(pidfile: Path) -> None:
+    """Kill what a failed test left behind (the tests assert it is already gone)."""
     try:
-        os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
-    except (OSError, ValueError):
+        psutil.Process(int(pidfile.read_text().strip())).terminate()
+    except (OSError, ValueError, psutil.Error):
         pass
 
 
-def test_a_setsid_grandchild_holding_stdout_does_not_hang_the_answer(tmp_path: Path) -> None:
-    pidfile = tmp_path / "grandchild.pid"
-    script = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 60' & echo '- [x]: the answer'"
+def _running(pidfile: Path) -> bool:
+    """The process whose pid ``pidfile`` holds is still running (a zombie is not)."""
     try:
-        result = process.run_with_timeout(["sh", "-c", script], "prompt", timeout=30)
+        return bool(psutil.Process(int(pidfile.read_text().strip())).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+#: A summarizer that starts a grandchild in a session of its own holding stdout (the pipe),
+#: answers, then exits ("leave") or stays silent ("stay"). Python, so it runs on every system.
+LEAVER = """
+import subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+with open(sys.argv[1], "w") as pidfile:
+    pidfile.write(str(grandchild.pid))
+sys.stdin.read()
+print("- [x]: the answer", flush=True)
+if sys.argv[2] == "stay":
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def leaver(tmp_path: Path) -> Path:
+    script = tmp_path / "leaver.py"
+    script.write_text(LEAVER)
+    return script
+
+
+def test_a_setsid_grandchild_holding_stdout_does_not_hang_the_answer_and_is_ended(
+    tmp_path: Path, leaver: Path
+) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    try:
+        result = process.run_with_timeout([sys.executable, str(leaver), str(pidfile), "leave"], "prompt", 30)
+        left = _running(pidfile)
     finally:
         _kill_pidfile(pidfile)
     assert result.returncode == 0 and result.stdout.strip() == "- [x]: the answer"
+    assert not left
 
 
-def test_a_setsid_grandchild_and_a_silent_child_end_at_the_timeout(tmp_path: Path) -> None:
+def test_a_setsid_grandchild_and_a_silent_child_end_at_the_timeout(tmp_path: Path, leaver: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
-    script = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 60' & sleep 60"
     try:
         with pytest.raises(BackendError, match="did not answer within 1 s"):
-            process.run_with_timeout(["sh", "-c", script], "prompt", timeout=1)
+            process.run_with_timeout([sys.executable, str(leaver), str(pidfile), "stay"], "prompt", timeout=1)
+        left = _running(pidfile)
     finally:
         _kill_pidfile(pidfile)
+    assert not left
+
+
+@pytest.mark.parametrize("child", ["leave", "stay"])
+def test_a_flush_whose_summarizer_leaves_a_setsid_child_ends_in_time_and_leaves_nothing(
+    store: StorePaths, tmp_path: Path, leaver: Path, child: str
+) -> None:
+    """The summarizer timeout + 5 s at most, and no process of the summarizer's left running."""
+    from memkeeper.core import flush
+    from tests.l1_data import write_l1
+
+    pidfile = tmp_path / "grandchild.pid"
+    argv = [sys.executable, str(leaver), str(pidfile), child]
+    config = {"summarizer": {"backend": "command", "command": argv, "timeoutSeconds": 2, "minCallChars": 0}}
+    store.config.write_text(json.dumps(config))
+    entries = [
+        {"ts": "2026-11-20T10:00:00Z", "role": "user", "text": "please add a search command"},
+        {"ts": "2026-11-20T10:00:05Z", "role": "assistant", "text": "Added the search command."},
+    ]
+    write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", entries)
+    started = time.monotonic()
+    try:
+        flush.flush_pending(store)
+        took = time.monotonic() - started
+        left = _running(pidfile)
+    finally:
+        _kill_pidfile(pidfile)
+    assert pidfile.exists()  # the summarizer did run and start its grandchild
+    assert took <= 2 + 5 and not left
+    if child == "leave":
+        assert "- [x]: the answer" in store.memory.read_text()
+
+
+def test_claude_that_exits_leaving_its_pipe_held_is_done_at_its_exit(tmp_path: Path) -> None:
+    """claude's own exit ends the read (not the 120 s timeout); what it left is ended."""
+    from memkeeper.core.summarizers import claude
+
+    fake = tmp_path / "claude.py"
+    result = json.dumps({"type": "result", "result": "- [x]: done", "is_error": False})
+    fake.write_text(
+        LEAVER.replace('print("- [x]: the answer", flush=True)', f"print({result!r}, flush=True)")
+    )
+    pidfile = tmp_path / "grandchild.pid"
+    try:
+        run = claude.stream_run([sys.executable, str(fake), str(pidfile), "leave"], "x", 20, 20)
+        left = _running(pidfile)
+    finally:
+        _kill_pidfile(pidfile)
+    assert run.returncode == 0 and run.answered and '"- [x]: done"' in run.stdout
+    assert not left
 
 
 def test_output_is_capped_while_it_is_read(monkeypatch: pytest.MonkeyPatch) -> None:

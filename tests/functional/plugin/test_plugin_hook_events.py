@@ -289,16 +289,20 @@ def test_stdin_left_open_does_not_hang(store: StorePaths, home: Path) -> None:
         proc.stdin.close()
 
 
-@pytest.mark.parametrize("in_thread", [False, True], ids=["alarm", "select"])
+@pytest.mark.parametrize("in_thread", [False, True], ids=["main-thread", "other-thread"])
+@pytest.mark.parametrize("non_blocking", [True, False], ids=["read-now", "no-set_blocking"])
 def test_stdin_read_keeps_what_came_before_its_deadline(
-    monkeypatch: pytest.MonkeyPatch, in_thread: bool
+    monkeypatch: pytest.MonkeyPatch, in_thread: bool, non_blocking: bool
 ) -> None:
-    """The main thread's read ends by SIGALRM, another thread's by select; both keep the bytes read."""
+    """A writer that never closes: the read ends at its deadline in any thread, keeping the bytes read,
+    and leaves no signal handler or timer behind (where a pipe cannot be read without waiting too)."""
     import signal
     import threading
 
-    # pytest-timeout may hold SIGALRM: free it for the read (bounded by its own deadline), then restore it
-    handler, timer = signal.signal(signal.SIGALRM, signal.SIG_DFL), signal.setitimer(signal.ITIMER_REAL, 0)
+    if not non_blocking:
+        monkeypatch.delattr(os, "set_blocking", raising=False)
+
+    before = {name: signal.getsignal(getattr(signal, name)) for name in ("SIGINT", "SIGTERM")}
     read_end, write_end = os.pipe()
     got: list[bytes] = []
     try:
@@ -311,14 +315,31 @@ def test_stdin_read_keeps_what_came_before_its_deadline(
                 thread.join(timeout=60)
             else:
                 got.append(hook.read_stdin(0.2))
-        left = (signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)[0])
     finally:
         os.close(read_end)
         os.close(write_end)
-        signal.signal(signal.SIGALRM, handler)
-        signal.setitimer(signal.ITIMER_REAL, *timer)
     assert got == [b'{"session_id": "s1"']
-    assert left == (signal.SIG_DFL, 0)  # the alarm disarmed and its handler put back
+    assert {name: signal.getsignal(getattr(signal, name)) for name in before} == before
+
+
+def test_a_payload_already_there_is_read_without_a_thread() -> None:
+    """Claude Code writes the payload and closes stdin: the hook reads it without waiting,
+    and without the bounded wait (for a writer that is not done) and its thread."""
+    code = (
+        "import sys\nfrom memkeeper.plugin import hook\n"
+        "data = hook.read_stdin()\nprint(len(data), 'memkeeper.core.waits' in sys.modules)"
+    )
+    payload = b'{"session_id": "s1"}' * 2_000  # (within a pipe's buffer: written whole, then closed)
+    read_end, write_end = os.pipe()
+    os.write(write_end, payload)
+    os.close(write_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", code], stdin=read_end, capture_output=True, timeout=60
+        )
+    finally:
+        os.close(read_end)
+    assert done.stdout.split() == [str(len(payload)).encode(), b"False"], done.stderr
 
 
 HEAVY = ("pydantic", "rich", "argparse", "textual", "anthropic", "mcp")

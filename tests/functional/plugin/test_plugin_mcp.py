@@ -15,6 +15,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
+from memkeeper.core.platform import kill
 from memkeeper.core.search import HIGH_CONFIDENCE, search
 from memkeeper.core.store import StorePaths
 from memkeeper.plugin import mcp_server
@@ -286,6 +287,6 @@ def test_a_terminated_server_removes_its_recall_channel(planted: StorePaths) -> 
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
-            proc.kill()
+            kill(proc)
             proc.wait()
     assert not served.exists()
