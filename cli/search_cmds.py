@@ -205,8 +205,23 @@ def hit_text(hit: Hit) -> Any:
     for start, end in hit.highlights:
         snippet.stylize(MATCH_STYLE, start, end)
     body.append_text(snippet)
+    around = []
+    for turn in hit.exchange:
+        line = Text("    " + strip_control(exchange_head(turn)), style="dim")
+        near = Text(strip_control(turn.snippet), style="dim")
+        for start, end in turn.highlights:
+            near.stylize(MATCH_STYLE, start, end)
+        line.append_text(near)
+        around.append(line)
     foot = Text(f"    id {hit.id} · {hit.tokens} tokens", style="dim")
-    return Text("\n").join([head, body, foot])
+    return Text("\n").join([head, body, *around, foot])
+
+
+def exchange_head(turn: Hit) -> str:
+    """What leads a turn of a hit's exchange (the turn before or after it): where it is."""
+    from memkeeper.core.search.model import file_line
+
+    return f"↳ {turn.type} {file_line(turn)}: "
 
 
 TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
@@ -251,6 +266,7 @@ def _plain_ranked(results: SearchResults, limit: int) -> None:
     for hit, head in _ranked_lines(results, limit):
         lines.append(head)
         lines.append("    " + strip_control(hit.snippet))
+        lines.extend("    " + strip_control(exchange_head(turn) + turn.snippet) for turn in hit.exchange)
         lines.append(f"    id {hit.id} · {hit.tokens} tokens")
     sys.stdout.write("\n".join(lines) + "\n")
 

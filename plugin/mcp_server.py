@@ -133,6 +133,13 @@ def hit_line(hit: Hit, session_title: str | None = None) -> str:
     )
 
 
+def exchange_line(turn: Hit) -> str:
+    """A turn of a hit's exchange (the turn before or after it), under the hit's line."""
+    from memkeeper.core.search.model import file_line
+
+    return f"↳ {turn.id} [{turn.type}] {file_line(turn)}: {turn.marked_snippet('**', '**')}"
+
+
 def _expanded_ids(results: SearchResults) -> list[str]:
     """The hits worth their text: high confidence, best first, at most MAX_EXPANDED."""
     from memkeeper.core.search import HIGH_CONFIDENCE
@@ -192,6 +199,7 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
         lines.append(f"[{tier.tier}] {tier.total}{more} match(es)")
         for hit in tier.hits:
             lines.append(hit_line(hit, _title_of(titles, hit)))
+            lines.extend("  " + exchange_line(turn) for turn in hit.exchange)
             if paths is not None and hit.id in expand and budget > 0:
                 text = _expansion(paths, hit, budget)
                 budget -= len(text)

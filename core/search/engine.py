@@ -25,6 +25,7 @@ from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import readahead, schema, terms
 from memkeeper.core.search.blocks import Anchor, BlockReader, l1_text
+from memkeeper.core.search.exchange import exchanges
 from memkeeper.core.search.indexer import (
     IndexBusy,
     Progress,
@@ -532,7 +533,11 @@ def _ranked_search(
                 continue
             items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
             known = known or tier_known
-            hits = [ranked.make_hit(item, query) for item in items[: filters.limit]]
+            if tier == "l1" and not query.spaceless:  # a hit is an exchange: the turns around it come with it
+                found = exchanges(conn, reader, [(item.rowid, item) for item in items], filters.limit)
+                hits = [ranked.make_hit(x.item, query, x.docs) for x in found]
+            else:
+                hits = [ranked.make_hit(item, query) for item in items[: filters.limit]]
             if query.spaceless:
                 hits = _fuse_substrings(paths, conn, tier, query, filters, hits, small_matched)
             out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))

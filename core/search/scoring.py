@@ -46,6 +46,7 @@ class Ranked(NamedTuple):
     doc: Doc
     score: float
     confidence: float
+    rowid: int = 0  # the index row (0: ranked without the index)
 
 
 def coverage_marks(
@@ -144,7 +145,7 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
         cov = coverage(query, idf, cand.own, cand.context)
         recency = recency_bonus(day, newest) / 0.3  # 0..1
         score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
-        out.append(Ranked(cand.doc, score, confidence(query, cov)))
+        out.append(Ranked(cand.doc, score, confidence(query, cov), cand.rowid))
     out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
     return out
 

@@ -232,3 +232,41 @@ def test_suggestions_skip_hex_ids_and_words_no_entry_holds(tmp_path: Path) -> No
     results = search(store, "exceded")
     assert not results and "exceeded" in results.suggestions
     assert not any(any(c.isdigit() for c in s) or s == "abcdef" for s in results.suggestions)
+
+
+def _conversation(tmp_path: Path) -> StorePaths:
+    """A chat where the question holds the words asked and the answer after it holds none of them."""
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    turns = [
+        l1_entry(0, "user", text="Morning! The weather finally turned."),
+        l1_entry(1, "assistant", text="Great, time for a walk then."),
+        l1_entry(2, "user", text="How long have you been practising yoga at that studio?"),
+        l1_entry(3, "tool", name="Bash", cmd="date"),
+        l1_entry(4, "assistant", text="For about three years now, twice a week."),
+        l1_entry(5, "user", text="Nice, I should try yoga too."),
+        *_filler(20),
+    ]
+    write_l1(store, "2026-11-20_100000_chat0001.l1.jsonl", turns)
+    return store
+
+
+def test_a_hit_is_an_exchange_the_question_comes_with_its_answer(tmp_path: Path) -> None:
+    store = _conversation(tmp_path)
+    results = search(store, "how long practising yoga studio", tiers=["l1"])
+    top = results.ranked[0]
+    assert "practising yoga" in top.snippet and top.line == 3
+    # the turn it answers and the turn that answers it (the tool call in between stepped over)
+    assert [(t.type, t.line) for t in top.exchange] == [("assistant", 2), ("assistant", 5)]
+    assert "three years" in top.exchange[1].snippet
+    # a turn shown in a better hit's exchange is not a hit of its own again
+    shown = [h.id for h in results.hits] + [t.id for h in results.hits for t in h.exchange]
+    assert len(shown) == len(set(shown))
+    # --json carries the exchange's entries, each with its file and line
+    data = results.to_dict()["tiers"][-1]["hits"][0]
+    assert [(t["file"], t["line"]) for t in data["exchange"]] == [(top.file, 2), (top.file, 5)]
+
+
+def test_exact_mode_hits_carry_no_exchange(tmp_path: Path) -> None:
+    store = _conversation(tmp_path)
+    hits = search(store, "yoga", exact=True, deep=True).hits
+    assert hits and all(h.exchange == () for h in hits)
