@@ -3,7 +3,7 @@
 ``memkeeper search WORDS… [--exact] [--tier T] [--type T] [--since D] [--until D]
 [--deep] [--limit N] [--json]`` prints ranked hits, best first, each with its
 confidence; a query whose words occur nowhere says so and suggests close words.
-``--exact`` (or a ``"quoted phrase"``) is the grep-like mode: every word must occur as
+``--exact`` (or a query that is one ``"quoted phrase"``) is the grep-like mode: every word must occur as
 a substring, hits grouped by tier (memory.md, L3, L2, then L1 with ``--deep``).
 Options may come after the words, as in the JS ``search-memory "q" --deep``. ``show ID`` prints a whole entry, ``timeline ID`` its neighbours, ``reindex``
 rebuilds the index with a progress bar, ``mcp`` serves search over stdio for Claude.
@@ -45,7 +45,7 @@ def register(commands: Commands) -> None:
             "Ranked by default: a question or keywords in plain words, English or Korean; the entries "
             "holding more and rarer of its words rank first (stemmed, stop words ignored, words next "
             "to each other and typed prompts count more), each hit with a confidence from 0 to 1. "
-            'With --exact, or a "quoted phrase", words are ANDed and each must occur as a '
+            'With --exact, or a query that is one "quoted phrase", words are ANDed and each must occur as a '
             "case-insensitive substring (Korean inside words too), hits grouped by tier."
         ),
     )

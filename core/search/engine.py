@@ -460,7 +460,8 @@ def search(
     mmap_bytes: int = 0,
     **options: Unpack[FilterOptions],
 ) -> SearchResults:
-    """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
+    """Search the store: ranked by default, every word as a substring with ``exact`` (or a query
+    that is one ``"quoted phrase"``).
 
     Ranked mode reads every tier unless ``deep`` is False or ``tiers`` says otherwise;
     exact mode reads memory, L3 and L2, and L1 with ``deep``. Raises QueryError for an
@@ -470,7 +471,7 @@ def search(
     (a first build); while another process builds, ``indexer.build_progress`` tells how far.
     ``mmap_bytes``: see :func:`indexer.open_for_search` (a one-shot command's choice).
     """
-    exact = exact or '"' in query
+    exact = exact or is_one_phrase(query)
     parsed = parse_query(query)
     filters = make_filters(deep if exact or deep is not None else True, **options)
     if not paths.root.is_dir():
@@ -506,6 +507,13 @@ def search(
     except OSError as exc:
         warning = f"search index unavailable ({exc}): answered by reading the files"
         return _fallback(paths, parsed, filters, warning, exact)
+
+
+def is_one_phrase(query: str) -> bool:
+    """Whether the query is one ``"quoted phrase"`` and nothing else: asked for as it stands (exact
+    mode). Quotes inside a question (``What did she take away from "Becoming Nicole"?``) are words."""
+    text = query.strip()
+    return len(text) > 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1]
 
 
 def _fallback(paths: StorePaths, parsed: Query, filters: Filters, warning: str, exact: bool) -> SearchResults:

@@ -137,6 +137,16 @@ def test_a_quoted_query_is_exact(tmp_path: Path) -> None:
     assert all("backup job" in h.snippet.lower() for h in results.hits)
 
 
+def test_quotes_inside_a_question_are_words(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # a quoted title inside a question is not exact mode (which would want every word, "why" too)
+    results = search(store, 'why did the "nightly backup" fail?')
+    assert results.mode == "ranked"
+    assert results.hits and "nightly backup" in _top(results).snippet
+    # two quoted phrases are not one phrase either
+    assert search(store, '"nightly backup" "permission error"').mode == "ranked"
+
+
 def test_ranked_without_the_index_reads_the_files(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.search_db.parent.mkdir(parents=True, exist_ok=True)
