@@ -18,7 +18,7 @@ followed: a common word next to an entry says little about it.
 from __future__ import annotations
 
 from memkeeper.core.search import schema
-from memkeeper.core.search.query import BM25_K1
+from memkeeper.core.search.query import BM25_K1, bm25_term
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 
 TYPE_CHECKING = False  # the sqlite3 package imports datetime: `memkeeper search` needs only _sqlite3
@@ -34,7 +34,7 @@ CONTEXT_WEIGHT = 0.6
 TURN_ROWS = 200
 #: What one word of its context adds to an entry's BM25 per unit of idf: held once in a field
 #: weighted CONTEXT_WEIGHT, of average length (tf (k1 + 1) / (tf + k1)).
-_CONTEXT_BOOST = CONTEXT_WEIGHT * (BM25_K1 + 1.0) / (CONTEXT_WEIGHT + BM25_K1)
+_CONTEXT_BOOST = bm25_term(1.0, CONTEXT_WEIGHT, BM25_K1)
 
 _ROWS = f"{schema.WORDS['l1']}_docsize"
 _START = f"({{0}} >> {schema.OFFSET_BITS}) << {schema.OFFSET_BITS}"  # the file's first rowid

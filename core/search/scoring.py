@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from memkeeper.core.plain import NamedTuple
 from memkeeper.core.search import schema, words
 from memkeeper.core.search.near import Near, context_marks, followed
-from memkeeper.core.search.query import day_number, recency_bonus
+from memkeeper.core.search.query import bm25_norm, bm25_term, day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
 from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
 from memkeeper.core.search.tierstats import TierStats, idf_of
@@ -195,8 +195,10 @@ def scan_rank(docs: Sequence[Doc], query: RankedQuery) -> list[Ranked]:
         weight = (
             FIELD_WEIGHTS[0] if doc.type in ("user", "assistant") or doc.tier != "l1" else FIELD_WEIGHTS[1]
         )
-        norm = 1.2 * (0.25 + 0.75 * length / avg)
-        bm25 = sum(idf[s] * n * 2.2 / (n + norm) for s, n in tf.items()) * weight
+        norm = bm25_norm(length, avg)
+        bm25 = sum(
+            bm25_term(idf[s], n * weight, norm) for s, n in tf.items()
+        )  # weights as SQLite applies them
         cov = coverage(query, idf, set(tf), set())
         recency = recency_bonus(day_number(doc.date), newest) / 0.3
         score = bm25 * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
