@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memkeeper.core.plain import NamedTuple
-from memkeeper.core.search import schema, words
+from memkeeper.core.search import schema, timewords, words
 from memkeeper.core.search.near import Near, context_marks, followed
 from memkeeper.core.search.query import bm25_norm, bm25_term, day_number, recency_bonus
 from memkeeper.core.search.question import RankedQuery, group_expr
@@ -27,6 +27,9 @@ FIELD_WEIGHTS = (3.0, 1.0)
 COORD_BASE = 0.3
 CONTEXT_CREDIT = 0.5
 RECENCY_WEIGHT = 0.1
+#: An entry of the days a question names (by its date or its time words, see :mod:`.timewords`)
+#: scores this much more.
+DATE_BOOST = 1.0
 #: A one-word query cannot tell much: its best confidence is "suggested", not "high".
 ONE_WORD_CONFIDENCE = 0.9
 
@@ -137,6 +140,7 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
     """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
     days = [day_number(c.doc.date) if c.doc else None for c in cands]
     newest = max((d for d in days if d is not None), default=None)
+    dated = query.window is not None or query.month is not None
     out: list[Ranked] = []
     for cand, day in zip(cands, days, strict=True):
         if cand.doc is None:
@@ -145,6 +149,8 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
         cov = coverage(query, idf, cand.own, cand.context)
         recency = recency_bonus(day, newest) / 0.3  # 0..1
         score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        if dated and timewords.in_window(query.window, query.month, cand.doc.date, cand.doc.body):
+            score *= 1.0 + DATE_BOOST
         out.append(Ranked(cand.doc, score, confidence(query, cov), cand.rowid))
     out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
     return out
