@@ -50,6 +50,7 @@ from memkeeper.core.search.query import (
     relevance,
     snippet,
 )
+from memkeeper.core.search.scoring import calibrated
 from memkeeper.core.search.sources import (
     SMALL_TIERS,
     TIERS,
@@ -541,11 +542,7 @@ def _ranked_search(
                 continue
             items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
             known = known or tier_known
-            if tier == "l1" and not query.spaceless:  # a hit is an exchange: the turns around it come with it
-                found = exchanges(conn, reader, [(item.rowid, item) for item in items], filters.limit)
-                hits = [ranked.make_hit(x.item, query, x.docs) for x in found]
-            else:
-                hits = [ranked.make_hit(item, query) for item in items[: filters.limit]]
+            hits = _tier_hits(conn, reader, tier, query, items, filters.limit)
             if query.spaceless:
                 hits = _fuse_substrings(paths, conn, tier, query, filters, hits, small_matched)
             out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
@@ -560,6 +557,23 @@ def _ranked_search(
     return SearchResults(
         parsed.text, query.terms, _lined(out, paths.root), "index", notes, "ranked", suggested
     )
+
+
+def _tier_hits(
+    conn: sqlite3.Connection,
+    reader: ranked.DocReader,
+    tier: str,
+    query: ranked.RankedQuery,
+    items: list[ranked.Ranked],
+    limit: int,
+) -> list[Hit]:
+    """A tier's best ``limit`` hits, their confidences calibrated; in L1 each hit is an exchange
+    (the turns around it come with it, see :mod:`.exchange`)."""
+    if tier == "l1" and not query.spaceless:
+        found = exchanges(conn, reader, [(item.rowid, item) for item in items], limit)
+        best = calibrated([x.item for x in found])
+        return [ranked.make_hit(item, query, x.docs) for item, x in zip(best, found, strict=True)]
+    return [ranked.make_hit(item, query) for item in calibrated(items[: max(2, limit)])[:limit]]
 
 
 def _fuse_substrings(
@@ -608,7 +622,10 @@ def _ranked_scan(
             else []
         )
         items = ranked.scan_rank(docs, query)
-        hits = tuple(ranked.make_hit(item, query) for item in items[: filters.limit])
+        hits = tuple(
+            ranked.make_hit(item, query)
+            for item in calibrated(items[: max(2, filters.limit)])[: filters.limit]
+        )
         out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
     return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
 
@@ -719,16 +736,20 @@ def search_confident(
     if conn is None:
         return None
     reader = ranked.DocReader(paths, conn)
-    found: list[ranked.Ranked] = []
+    hits: list[Hit] = []
     try:
         with pinned_generation(conn):
             for tier in TIERS:
                 items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
                 if items is None:
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
-                found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
-        found.sort(key=lambda r: (-r.confidence, -r.score))
-        return [ranked.make_hit(item, parsed) for item in found[:limit]]  # (no line: recall names hits by id)
+                hits.extend(
+                    h
+                    for h in _tier_hits(conn, reader, tier, parsed, items, limit)
+                    if h.confidence >= min_confidence
+                )
+        hits.sort(key=lambda h: (-h.confidence, -h.score))
+        return hits[:limit]  # (no line: recall names hits by id)
     except (sqlite3.Error, OSError):
         return None
     finally:

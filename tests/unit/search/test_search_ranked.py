@@ -280,3 +280,22 @@ def test_exact_mode_hits_carry_no_exchange(tmp_path: Path) -> None:
     store = _conversation(tmp_path)
     hits = search(store, "yoga", exact=True, deep=True).hits
     assert hits and all(h.exchange == () for h in hits)
+
+
+def test_confidence_is_high_only_for_a_hit_that_stands_out(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    alone = search(store, "nightly backup crashing permission", tiers=["l1"]).ranked
+    assert alone[0].tier_of_confidence == "high"  # every word, and nothing else comes close
+    assert all(h.tier_of_confidence != "high" for h in alone[1:])
+    # the same words held as well by another entry of another session: neither is sure
+    write_l1(
+        store,
+        "2026-11-21_100000_bbbb2222.l1.jsonl",
+        [
+            *_filler(5),
+            l1_entry(1, "user", text="The nightly backup job keeps crashing with a permission error again!"),
+            *_filler(5),
+        ],
+    )
+    twice = search(store, "nightly backup crashing permission", tiers=["l1"]).ranked
+    assert twice[0].confidence < HIGH_CONFIDENCE and twice[0].confidence >= 0.5 * alone[0].confidence
