@@ -329,6 +329,54 @@ def conversational(folder: Path) -> None:
         print("\n".join(locomo.table(found_rows, name)))
 
 
+def own_sets(paths: StorePaths, sets: list[str], noise_mb: float) -> None:
+    """Our own question sets on the store of ``paths``: exact, ranked and the two baselines."""
+    docs = list(iter_all_docs(paths))
+    search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
+    vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
+    systems: dict[str, Callable[[str], Any]] = {
+        "exact": lambda q: [h.id for h in search(paths, q, exact=True, deep=True, limit=K).hits][:K],
+        "ranked": lambda q: [[h.id, *(t.id for t in h.exchange)] for h in search(paths, q, limit=K).ranked][
+            :K
+        ],
+        **baselines(docs),
+    }
+    print(
+        f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {noise_mb:g} MB noise"
+    )
+    for name in sets:
+        ask_set(name, paths, docs, vocabulary, systems)
+
+
+def ask_set(
+    name: str,
+    paths: StorePaths,
+    docs: list[Doc],
+    vocabulary: set[str],
+    systems: dict[str, Callable[[str], Any]],
+) -> None:
+    """One of our question sets asked of each system, one line of figures per system."""
+    questions = load_questions(name)
+    answers = [resolve(paths, docs, q["answer"]) for q in questions]
+    sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
+    by_id = {d.id: d for d in docs}
+    apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
+    print(
+        f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
+        f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
+        f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
+    )
+    print(
+        f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
+    )
+    for label, system in systems.items():
+        figures = run(system, questions, answers, sharing)
+        print(
+            f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
+            f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     default = HERE.parent.parent / "shared" / "transcripts"
@@ -358,39 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             paths = paths_for(work / "project")
         else:
             paths = build_store(work / "project", args.transcripts, args.noise_mb)
-        docs = list(iter_all_docs(paths))
-        search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
-        vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
-        systems: dict[str, Callable[[str], Any]] = {
-            "exact": lambda q: [h.id for h in search(paths, q, exact=True, deep=True, limit=K).hits][:K],
-            "ranked": lambda q: [
-                [h.id, *(t.id for t in h.exchange)] for h in search(paths, q, limit=K).ranked
-            ][:K],
-            **baselines(docs),
-        }
-        print(
-            f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {args.noise_mb:g} MB noise"
-        )
-        for name in args.sets.split(","):
-            questions = load_questions(name)
-            answers = [resolve(paths, docs, q["answer"]) for q in questions]
-            sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
-            by_id = {d.id: d for d in docs}
-            apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
-            print(
-                f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
-                f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
-                f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
-            )
-            print(
-                f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
-            )
-            for label, system in systems.items():
-                figures = run(system, questions, answers, sharing)
-                print(
-                    f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
-                    f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
-                )
+        own_sets(paths, args.sets.split(","), args.noise_mb)
         print("\nempty*: empty answers among the questions that share at least one word with the store")
         if args.locomo.is_dir():
             conversational(args.locomo)
