@@ -16,7 +16,7 @@ before in this session. :func:`note_session_start` keeps what that takes in a sm
 per-session state file, ``.state/recall/<session>.json`` (written atomically under its
 lock; a prompt whose state is busy is skipped, never waited for).
 
-Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.7, a calibrated
+Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.6, a calibrated
 confidence: see :func:`memkeeper.core.search.scoring.calibrated`), read by
 :func:`memkeeper.core.settings.hook_settings`.
 """

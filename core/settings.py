@@ -45,7 +45,7 @@ DEFAULT_RETENTION_DAYS = 30
 #: Per-prompt recall injects hits at or above this confidence: a calibrated confidence (see
 #: search.scoring.calibrated) at which 81 % of injections held an answering turn on LoCoMo
 #: (docs/recall.md); the "high" tier (0.92) injected for fewer than one question in five.
-DEFAULT_RECALL_CONFIDENCE = 0.7
+DEFAULT_RECALL_CONFIDENCE = 0.6
 
 
 def global_config_file() -> str:

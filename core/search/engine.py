@@ -14,6 +14,7 @@ Words of one or two characters are looked up as the trigrams they begin (see
 from __future__ import annotations
 
 import _sqlite3 as sqlite3  # the C module alone: the package's datetime adapters are unused
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -739,6 +740,8 @@ def search_confident(
     hits: list[Hit] = []
     try:
         with pinned_generation(conn):
+            if _names_unknown(conn, query, parsed):
+                return []  # the prompt names someone or something this memory never met
             for tier in TIERS:
                 items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
                 if items is None:
@@ -756,6 +759,25 @@ def search_confident(
         reader.close()
         if own:
             conn.close()
+
+
+def _names_unknown(conn: sqlite3.Connection, text: str, query: ranked.RankedQuery) -> bool:
+    """Whether the prompt names (a word capitalised inside a sentence: "Melanie", "Kubernetes")
+    something no index holds: then it is not about this memory, however many of its other words
+    are (per-prompt recall in an unrelated project)."""
+    from memkeeper.core.search.tierstats import tier_stats
+
+    named = {w.lower() for w in _NAME_RE.findall(text)}
+    groups = [g for g in query.groups if g.word in named and not g.spaceless]
+    if not groups:
+        return False
+    wanted = query._replace(groups=tuple(groups))
+    stats = [tier_stats(conn, index, wanted) for index in schema.WORDS]
+    return any(all(s.df.get(g.stem, 0) == 0 for s in stats) for g in groups)
+
+
+#: A capitalised word that does not begin a sentence (nor follow a quote or a bracket).
+_NAME_RE = re.compile(r"(?<=[^\s.!?:;\"'(\[])\s+([A-Z][a-z]+)")
 
 
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:

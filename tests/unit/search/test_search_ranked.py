@@ -299,3 +299,20 @@ def test_confidence_is_high_only_for_a_hit_that_stands_out(tmp_path: Path) -> No
     )
     twice = search(store, "nightly backup crashing permission", tiers=["l1"]).ranked
     assert twice[0].confidence < HIGH_CONFIDENCE and twice[0].confidence >= 0.5 * alone[0].confidence
+
+
+def test_a_confident_lookup_naming_someone_the_memory_never_met_finds_nothing(tmp_path: Path) -> None:
+    from memkeeper.core.search.engine import search_confident
+
+    store = _conversation(tmp_path)
+    write_l1(
+        store,
+        "2026-11-21_100000_chat0002.l1.jsonl",
+        [l1_entry(0, "user", text="Melanie went camping by the lake with her kids last summer.")],
+    )
+    search(store, "warm up the index")
+    assert search_confident(store, "Where did Melanie go camping with her kids?", 0.5)
+    # the same question about someone no entry names is not about this memory
+    assert search_confident(store, "Where did Caroline go camping with her kids?", 0.5) == []
+    # a capital that begins the sentence is not a name
+    assert search_confident(store, "Camping by the lake with kids?", 0.5)
