@@ -79,11 +79,17 @@ def build(conv_path: Path, work: Path) -> Conversation:
             base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": str(project)}
             base.update(sessionId=sid, version="2.1.197", uuid=u, timestamp=ts)
             said = f"{turn['speaker']}: {text}"
+            line: dict[str, Any]
             if turn["speaker"] == first:
                 line = {**base, "type": "user", "message": {"role": "user", "content": said}}
             else:
                 content = [{"type": "text", "text": said}]
-                message = {"id": "msg_" + u[-8:], "type": "message", "role": "assistant", "content": content}
+                message: dict[str, Any] = {
+                    "id": "msg_" + u[-8:],
+                    "type": "message",
+                    "role": "assistant",
+                    "content": content,
+                }
                 line = {**base, "type": "assistant", "message": {**message, "model": "claude-x"}}
             lines.append(json.dumps(line))
             parent = u
