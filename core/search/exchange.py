@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 EXCHANGE_ENTRIES = 3
 #: Rows looked at on each side for a conversational turn (tool calls and results stepped over).
 LOOK_ROWS = 4
+#: Which turns an exchange takes first, as (side, distance): (0, 0) the turn just before, (1, 0)
+#: just after, (1, 1) the one after that, (0, 1) the one before that; the first ones no better
+#: hit shows yet (one before and one after unless a better hit shows one of them already).
+TURN_ORDER = ((0, 0), (1, 0), (1, 1), (0, 1))
 #: Roles of the turns an exchange is made of.
 TURN_TYPES = ("user", "assistant")
 #: Candidates looked at to fill the hits asked for: this many times ``limit``.
@@ -57,18 +61,23 @@ class Exchange:
 
 
 def turns_around(conn: sqlite3.Connection, reader: DocReader, rowid: int) -> list[tuple[int, Doc]]:
-    """The conversational turn just before and just after the L1 entry ``rowid`` in its file
-    (each the nearest ``user`` or ``assistant`` entry within LOOK_ROWS rows), as (rowid, doc)."""
+    """The conversational turns around the L1 entry ``rowid`` in its file (``user`` or
+    ``assistant`` entries within LOOK_ROWS rows either side), as (rowid, doc), in the order an
+    exchange takes them (:data:`TURN_ORDER`): the turn just before, just after, the one after
+    that, the one before that."""
     start = (rowid >> schema.OFFSET_BITS) << schema.OFFSET_BITS
     end = ((rowid >> schema.OFFSET_BITS) + 1) << schema.OFFSET_BITS
-    found: list[tuple[int, Doc]] = []
+    sides: list[list[tuple[int, Doc]]] = []
     for sql, bound in ((_BEFORE, start), (_AFTER, end)):
+        side: list[tuple[int, Doc]] = []
         for (near,) in conn.execute(sql, (rowid, bound)).fetchall():
             doc = reader.big("l1", near)
             if doc is not None and doc.type in TURN_TYPES:
-                found.append((near, doc))
-                break
-    return found[: EXCHANGE_ENTRIES - 1]
+                side.append((near, doc))
+                if len(side) == 2:
+                    break
+        sides.append(side)
+    return [sides[s][i] for s, i in TURN_ORDER if i < len(sides[s])]
 
 
 def exchanges(
@@ -85,6 +94,7 @@ def exchanges(
         if rowid in covered:
             continue
         turns = [(r, d) for r, d in turns_around(conn, reader, rowid) if r not in covered]
+        turns = sorted(turns[: EXCHANGE_ENTRIES - 1])  # in file order
         found = Exchange(item, rowid, turns)
         covered |= found.rows
         out.append(found)
