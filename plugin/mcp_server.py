@@ -75,8 +75,9 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Search the project's long-term memory. Ask in plain words: a natural question "
             '("why did we move the queue to redis?") works, and so do keywords; Korean too. No word is '
-            'required; hits are ranked, more and rarer matching words first; "quoted words" are a phrase. '
-            "Confident hits come expanded with their text; the rest are compact lines with an id for "
+            'required; hits are ranked, more and rarer matching words first; a query that is one "quoted '
+            'phrase" finds that phrase as written. A session hit (l1) comes with the turn before and after '
+            "it (↳). Confident hits come expanded with their text; the rest are compact lines with an id for "
             "`show` or `timeline`. Set exact=true for the grep-like mode (every word as a substring). "
             "Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|section|user|assistant|"
             "tool|tool_result), since/until (YYYY-MM-DD), deep (false leaves out the raw sessions, l1; "
