@@ -320,16 +320,16 @@ def test_a_confident_lookup_naming_someone_the_memory_never_met_finds_nothing(tm
 
 def test_an_exchange_whose_turn_before_is_shown_already_takes_the_next_turn_after(tmp_path: Path) -> None:
     store = store_with_memory(tmp_path / "chat", "# Memory\n")
-    turns = [
-        l1_entry(0, "user", text="Hello there."),
-        l1_entry(1, "assistant", text="The lighthouse keeper retired in spring."),
-        l1_entry(2, "user", text="Really? Who took over?"),
-        l1_entry(3, "assistant", text="His niece is the lighthouse keeper now."),
-        l1_entry(4, "user", text="She must love it."),
-        l1_entry(5, "assistant", text="She does, every single day."),
-        *_filler(10),
-    ]
-    write_l1(store, "2026-11-20_100000_chat0003.l1.jsonl", turns)
+    said = (
+        "Hello there.",
+        "The lighthouse keeper retired in spring.",
+        "Really? Who took over?",
+        "His niece is the lighthouse keeper now.",
+        "She must love it.",
+        "She does, every single day.",
+    )
+    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
+    write_l1(store, "2026-11-20_100000_chat0003.l1.jsonl", [*turns, *_filler(10)])
     first, second = search(store, "lighthouse keeper retired", tiers=["l1"]).hits[:2]
     assert (first.line, [t.line for t in first.exchange]) == (2, [1, 3])
     # line 3 is shown with the first hit: the second takes the two turns after it
