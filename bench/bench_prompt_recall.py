@@ -27,6 +27,17 @@ is a ratio <= 1.5 with recall on. The hooks start no job (``MEMKEEPER_NO_JOBS=1`
 in-hook cases stay in-hook.
 
 Usage: python bench/bench_prompt_recall.py [--rounds N]
+
+    python bench/bench_prompt_recall.py --locomo [DIR] [--min-confidence X]
+
+measures what per-prompt recall injects rather than what it costs: each LoCoMo question
+(``../shared/recall/locomo-tune``, third-party data read where it is, see :mod:`locomo`) is
+typed as a prompt in its own conversation's project, through :func:`memkeeper.core.recall.lookup_here`
+(the lookup the hook and the resident server run, with the configured confidence unless
+``--min-confidence``), then in each other conversation's project. Printed: the share of
+questions whose injection holds an evidence turn (by the entry ids it names, exchange
+turns included), the share with any injection, the precision (right / injected), and the
+injections in another conversation's project (there, anything injected is wrong).
 """
 
 from __future__ import annotations
@@ -119,10 +130,84 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def injected_turns(
+    project: Path, question: str, min_confidence: float, turn_of: dict[str, str]
+) -> set[str] | None:
+    """The turns per-prompt recall injects for ``question`` in ``project`` (None: nothing injected)."""
+    import re
+
+    from memkeeper.core.recall import lookup_here
+
+    text = lookup_here(str(project), None, question, min_confidence)
+    if not text:
+        return None
+    return {turn_of[i] for i in re.findall(r"\bl1-[0-9a-f]{10}-\d+", text) if i in turn_of}
+
+
+def locomo_recall(folder: Path, min_confidence: float | None) -> None:
+    """Per-prompt recall on the LoCoMo conversations of ``folder``: see the module's docstring."""
+    import locomo
+
+    from memkeeper.core.search import search
+    from memkeeper.core.settings import DEFAULT_RECALL_CONFIDENCE
+
+    low = DEFAULT_RECALL_CONFIDENCE if min_confidence is None else min_confidence
+    with tempfile.TemporaryDirectory(prefix="bench-prompt-locomo-") as work:
+        convs = locomo.build_all(folder, Path(work))
+        for conv in convs:
+            search(conv.paths, "build the index", deep=True)
+        print(f"per-prompt recall on {len(convs)} LoCoMo conversations, minConfidence {low}")
+        print(f"  {'asked in':<22} {'questions':>9} {'injected':>9} {'right':>7} {'precision':>9}")
+        total = {"n": 0, "injected": 0, "right": 0, "elsewhere": 0, "asked elsewhere": 0}
+        for conv in convs:
+            n = injected = right = 0
+            for qa in conv.questions:
+                turns = injected_turns(conv.paths.project, qa["question"], low, conv.turn_of)
+                n += 1
+                if turns is not None:
+                    injected += 1
+                    right += bool(turns & locomo.evidence(qa))
+                for other in convs:
+                    if other is not conv:
+                        total["asked elsewhere"] += 1
+                        total["elsewhere"] += (
+                            injected_turns(other.paths.project, qa["question"], low, {}) is not None
+                        )
+            total["n"] += n
+            total["injected"] += injected
+            total["right"] += right
+            print(
+                f"  conversation {conv.name:<9} {n:>9} {injected / n:>9.1%} {right / n:>7.1%}"
+                f" {right / max(1, injected):>9.1%}"
+            )
+        n = total["n"]
+        print(
+            f"  {'all, own project':<22} {n:>9} {total['injected'] / n:>9.1%} {total['right'] / n:>7.1%}"
+            f" {total['right'] / max(1, total['injected']):>9.1%}"
+        )
+        print(
+            f"  another conversation's project: {total['elsewhere']} of {total['asked elsewhere']} questions"
+            " injected anything"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds (default 20)")
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        nargs="?",
+        const=REPO.parent / "shared" / "recall" / "locomo-tune",
+        help="measure what is injected on these LoCoMo conversations instead (default ../shared/recall/locomo-tune)",
+    )
+    parser.add_argument(
+        "--min-confidence", type=float, help="with --locomo: instead of the configured default"
+    )
     args = parser.parse_args()
+    if args.locomo is not None:
+        locomo_recall(args.locomo, args.min_confidence)
+        return 0
 
     cache = Path(tempfile.mkdtemp(prefix="mk-bench-recall-"))
     try:

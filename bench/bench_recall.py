@@ -111,36 +111,82 @@ def resolve(paths: StorePaths, docs: list[Doc], answer: dict[str, str]) -> str:
 
 
 class Bm25:
-    """Plain Okapi BM25 over every entry (rank_bm25), the query's words ORed."""
+    """Okapi BM25 over every entry (rank_bm25), the query's words ORed: plain (lowercased words),
+    or with ``stem`` (stop words left out, Porter's stemmer from snowballstemmer) and ``neighbours``
+    (each entry scored with that share of the scores of the entries just before and after it in
+    its file added)."""
 
-    def __init__(self, docs: list[Doc]) -> None:
+    def __init__(self, docs: list[Doc], stem: bool = False, neighbours: float = 0.0) -> None:
         from rank_bm25 import BM25Okapi
 
         self.ids = [d.id for d in docs]
-        self.model = BM25Okapi([_WORD.findall(d.body.lower()) or [""] for d in docs])
+        self.stem = _stemmer() if stem else None
+        self.model = BM25Okapi([self._words(d.body) or [""] for d in docs])
+        self.neighbours = neighbours
+        files = [d.file for d in docs]
+        n = len(docs)
+        self.before = [i - 1 if i > 0 and files[i - 1] == files[i] else None for i in range(n)]
+        self.after = [i + 1 if i + 1 < n and files[i + 1] == files[i] else None for i in range(n)]
+
+    def _words(self, text: str) -> list[str]:
+        found = _WORD.findall(text.lower())
+        if self.stem is None:
+            return found
+        from memkeeper.core.search.words import STOP_WORDS
+
+        return [self.stem(w) for w in found if w not in STOP_WORDS]
 
     def __call__(self, question: str) -> list[str]:
-        words = _WORD.findall(question.lower())
+        words = self._words(question)
         if not words:
             return []
-        scores = self.model.get_scores(words)
+        own = self.model.get_scores(words)
+        scores = own
+        if self.neighbours:
+            share = self.neighbours
+            scores = [
+                s + share * ((own[b] if b is not None else 0.0) + (own[a] if a is not None else 0.0))
+                for s, b, a in zip(own, self.before, self.after, strict=True)
+            ]
         order = sorted(range(len(scores)), key=lambda i: -scores[i])[:K]
         return [self.ids[i] for i in order if scores[i] > 0]
 
 
+def _stemmer() -> Callable[[str], str]:
+    import snowballstemmer  # type: ignore[import-untyped]
+
+    stem: Callable[[str], str] = snowballstemmer.stemmer("porter").stemWord
+    return stem
+
+
+#: The share of its neighbours' scores the "bm25+stem+nbr" baseline adds to an entry's.
+NEIGHBOUR_SHARE = 0.5
+
+
+def baselines(docs: list[Doc]) -> dict[str, Callable[[str], list[str]]]:
+    """The two baselines, over ``docs`` (file order): plain BM25, and BM25 with stemming and neighbours."""
+    return {"bm25": Bm25(docs), "bm25+s+n": Bm25(docs, stem=True, neighbours=NEIGHBOUR_SHARE)}
+
+
 def run(
-    system: Callable[[str], list[str]], questions: list[dict[str, Any]], answers: list[str], sharing: set[int]
+    system: Callable[[str], list[str] | list[list[str]]],
+    questions: list[dict[str, Any]],
+    answers: list[str],
+    sharing: set[int],
 ) -> dict[str, float]:
+    """R@k, MRR and empty answers of ``system``: a list of ids (one per hit), or of groups of
+    ids (a hit and the turns of its exchange), best first."""
     ranks: list[int | None] = []
     empty: list[int] = []
     times: list[float] = []
     for i, (question, answer) in enumerate(zip(questions, answers, strict=True)):
         start = time.perf_counter()
-        ids = system(question["q"])
+        found = system(question["q"])
         times.append(time.perf_counter() - start)
-        if not ids:
+        groups = [g if isinstance(g, list) else [g] for g in found][:K]
+        if not groups:
             empty.append(i)
-        ranks.append(ids.index(answer) + 1 if answer in ids[:K] else None)
+        ranks.append(next((k + 1 for k, g in enumerate(groups) if answer in g), None))
     n = len(questions)
     return {
         "R@1": sum(1 for r in ranks if r == 1) / n,
@@ -242,6 +288,95 @@ def shares_a_word(question: str, vocabulary: set[str]) -> bool:
     return any(w in vocabulary for w in _WORD.findall(question.lower()))
 
 
+def conversational(folder: Path) -> None:
+    """The LoCoMo conversations of ``folder``: ranked search beside the two baselines, by category and conversation."""
+    sys.path.insert(0, str(HERE))  # the sibling module, also under python -P
+    import locomo
+
+    with tempfile.TemporaryDirectory(prefix="bench-locomo-") as work:
+        convs = locomo.build_all(folder, Path(work))
+        rows: dict[str, list[dict[str, Any]]] = {"ranked": [], "bm25": [], "bm25+s+n": []}
+        for conv in convs:
+            docs = [d for d in iter_all_docs(conv.paths) if d.tier == "l1"]
+            search(conv.paths, "warm up the index", deep=True)
+            systems = baselines(docs)
+            for qa in conv.questions:
+                wanted = locomo.evidence(qa)
+                hits = search(conv.paths, qa["question"], deep=True, limit=K).hits[:K]
+                found = {"ranked": [conv.turns(h) for h in hits]}
+                for name, system in systems.items():
+                    found[name] = [
+                        {conv.turn_of[i]} if i in conv.turn_of else set() for i in system(qa["question"])
+                    ]
+                for name, turns in found.items():
+                    rank = next((k + 1 for k, ts in enumerate(turns) if ts & wanted), None)
+                    rows[name].append(
+                        {
+                            "conversation": conv.name,
+                            "category": qa["category"],
+                            "rank": rank,
+                            "empty": not turns,
+                        }
+                    )
+    n = len(rows["ranked"])
+    print(
+        f"\nLoCoMo: {len(convs)} conversations, {n} questions asked as written (a hit covers its exchange's turns)"
+    )
+    print(
+        f"  {'system':<10} {'slice':<16} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6}"
+    )
+    for name, found_rows in rows.items():
+        print("\n".join(locomo.table(found_rows, name)))
+
+
+def own_sets(paths: StorePaths, sets: list[str], noise_mb: float) -> None:
+    """Our own question sets on the store of ``paths``: exact, ranked and the two baselines."""
+    docs = list(iter_all_docs(paths))
+    search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
+    vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
+    systems: dict[str, Callable[[str], Any]] = {
+        "exact": lambda q: [h.id for h in search(paths, q, exact=True, deep=True, limit=K).hits][:K],
+        "ranked": lambda q: [[h.id, *(t.id for t in h.exchange)] for h in search(paths, q, limit=K).ranked][
+            :K
+        ],
+        **baselines(docs),
+    }
+    print(
+        f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {noise_mb:g} MB noise"
+    )
+    for name in sets:
+        ask_set(name, paths, docs, vocabulary, systems)
+
+
+def ask_set(
+    name: str,
+    paths: StorePaths,
+    docs: list[Doc],
+    vocabulary: set[str],
+    systems: dict[str, Callable[[str], Any]],
+) -> None:
+    """One of our question sets asked of each system, one line of figures per system."""
+    questions = load_questions(name)
+    answers = [resolve(paths, docs, q["answer"]) for q in questions]
+    sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
+    by_id = {d.id: d for d in docs}
+    apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
+    print(
+        f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
+        f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
+        f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
+    )
+    print(
+        f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
+    )
+    for label, system in systems.items():
+        figures = run(system, questions, answers, sharing)
+        print(
+            f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
+            f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     default = HERE.parent.parent / "shared" / "transcripts"
@@ -249,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise-mb", type=float, default=20.0, help="generated L1 around the answers (MB)")
     parser.add_argument("--keep", type=Path, help="build the store here and keep it (reused if there)")
     parser.add_argument("--sets", default="tuning,heldout", help="question sets to ask (default both)")
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        default=HERE.parent.parent / "shared" / "recall" / "locomo-tune",
+        help="LoCoMo conversations (third-party data, read where it is; skipped when absent)",
+    )
     parser.add_argument(
         "--speed", type=Path, metavar="PROJECT_DIR", help="time ranked questions on this store"
     )
@@ -265,39 +406,12 @@ def main(argv: list[str] | None = None) -> int:
             paths = paths_for(work / "project")
         else:
             paths = build_store(work / "project", args.transcripts, args.noise_mb)
-        docs = list(iter_all_docs(paths))
-        search(paths, "warm up the index", deep=True)  # builds the index: not timed per question
-        vocabulary = {w for d in docs for w in _WORD.findall(d.body.lower())}
-        bm25 = Bm25(docs)
-        systems: dict[str, Callable[[str], list[str]]] = {
-            "exact": lambda q: [h.id for h in search(paths, q, exact=True, deep=True, limit=K).hits][:K],
-            "ranked": lambda q: [h.id for h in search(paths, q, limit=K).ranked][:K],
-            "bm25": bm25,
-        }
-        print(
-            f"store: {len(docs):,} entries ({sum(1 for d in docs if d.tier == 'l1'):,} L1), {args.noise_mb:g} MB noise"
-        )
-        for name in args.sets.split(","):
-            questions = load_questions(name)
-            answers = [resolve(paths, docs, q["answer"]) for q in questions]
-            sharing = {i for i, q in enumerate(questions) if shares_a_word(q["q"], vocabulary)}
-            by_id = {d.id: d for d in docs}
-            apart = [_missing_share(q["q"], by_id[a].body) for q, a in zip(questions, answers, strict=True)]
-            print(
-                f"\n{name}: {len(questions)} questions ({len(sharing)} share a word with the store;"
-                f" {sum(1 for x in apart if x > 0)} use words their entry lacks,"
-                f" {sum(1 for x in apart if x >= 0.5)} half or more, {sum(1 for x in apart if x == 1)} all)"
-            )
-            print(
-                f"  {'system':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'empty':>6} {'empty*':>7} {'p50 ms':>7}"
-            )
-            for label, system in systems.items():
-                figures = run(system, questions, answers, sharing)
-                print(
-                    f"  {label:<8} {figures['R@1']:6.1%} {figures['R@5']:6.1%} {figures['R@10']:6.1%}"
-                    f" {figures['MRR']:6.3f} {figures['empty']:6.1%} {figures['empty*']:7.1%} {figures['p50 ms']:7.1f}"
-                )
+        own_sets(paths, args.sets.split(","), args.noise_mb)
         print("\nempty*: empty answers among the questions that share at least one word with the store")
+        if args.locomo.is_dir():
+            conversational(args.locomo)
+        else:
+            print(f"\n(no LoCoMo conversations at {args.locomo}: see --locomo)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -3,7 +3,7 @@
 ``memkeeper search WORDS… [--exact] [--tier T] [--type T] [--since D] [--until D]
 [--deep] [--limit N] [--json]`` prints ranked hits, best first, each with its
 confidence; a query whose words occur nowhere says so and suggests close words.
-``--exact`` (or a ``"quoted phrase"``) is the grep-like mode: every word must occur as
+``--exact`` (or a query that is one ``"quoted phrase"``) is the grep-like mode: every word must occur as
 a substring, hits grouped by tier (memory.md, L3, L2, then L1 with ``--deep``).
 Options may come after the words, as in the JS ``search-memory "q" --deep``. ``show ID`` prints a whole entry, ``timeline ID`` its neighbours, ``reindex``
 rebuilds the index with a progress bar, ``mcp`` serves search over stdio for Claude.
@@ -45,7 +45,7 @@ def register(commands: Commands) -> None:
             "Ranked by default: a question or keywords in plain words, English or Korean; the entries "
             "holding more and rarer of its words rank first (stemmed, stop words ignored, words next "
             "to each other and typed prompts count more), each hit with a confidence from 0 to 1. "
-            'With --exact, or a "quoted phrase", words are ANDed and each must occur as a '
+            'With --exact, or a query that is one "quoted phrase", words are ANDed and each must occur as a '
             "case-insensitive substring (Korean inside words too), hits grouped by tier."
         ),
     )
@@ -205,8 +205,23 @@ def hit_text(hit: Hit) -> Any:
     for start, end in hit.highlights:
         snippet.stylize(MATCH_STYLE, start, end)
     body.append_text(snippet)
+    around = []
+    for turn in hit.exchange:
+        line = Text("    " + strip_control(exchange_head(turn)), style="dim")
+        near = Text(strip_control(turn.snippet), style="dim")
+        for start, end in turn.highlights:
+            near.stylize(MATCH_STYLE, start, end)
+        line.append_text(near)
+        around.append(line)
     foot = Text(f"    id {hit.id} · {hit.tokens} tokens", style="dim")
-    return Text("\n").join([head, body, foot])
+    return Text("\n").join([head, body, *around, foot])
+
+
+def exchange_head(turn: Hit) -> str:
+    """What leads a turn of a hit's exchange (the turn before or after it): where it is."""
+    from memkeeper.core.search.model import file_line
+
+    return f"↳ {turn.type} {file_line(turn)}: "
 
 
 TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
@@ -251,6 +266,7 @@ def _plain_ranked(results: SearchResults, limit: int) -> None:
     for hit, head in _ranked_lines(results, limit):
         lines.append(head)
         lines.append("    " + strip_control(hit.snippet))
+        lines.extend("    " + strip_control(exchange_head(turn) + turn.snippet) for turn in hit.exchange)
         lines.append(f"    id {hit.id} · {hit.tokens} tokens")
     sys.stdout.write("\n".join(lines) + "\n")
 

@@ -18,8 +18,9 @@ lock; a prompt whose state is busy is skipped, never waited for), removed when t
 ends (:func:`note_session_end`) and, for a session that never ended, once it is
 :data:`STATE_MAX_AGE_SECONDS` old.
 
-Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.92,
-seed 003's "high" tier), read by :func:`memkeeper.core.settings.hook_settings`.
+Config: ``recall.enabled`` (default true) and ``recall.minConfidence`` (default 0.6, a calibrated
+confidence: see :func:`memkeeper.core.search.scoring.calibrated`), read by
+:func:`memkeeper.core.settings.hook_settings`.
 """
 
 from __future__ import annotations
@@ -249,6 +250,8 @@ def format_context(
         label = _label(paths, hit, titles)
         share = room // (len(hits) - i) - 1
         text = " ".join(hit.snippet.split())
+        for turn in hit.exchange:  # an L1 hit's exchange: the turns before and after it
+            text += f" ↳ {turn.id}: " + " ".join(turn.snippet.split())
         line = f"- {label}: {text}"
         if len(line) > share:
             line = line[: max(0, share - 1)].rstrip() + "…"

@@ -75,8 +75,9 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Search the project's long-term memory. Ask in plain words: a natural question "
             '("why did we move the queue to redis?") works, and so do keywords; Korean too. No word is '
-            'required; hits are ranked, more and rarer matching words first; "quoted words" are a phrase. '
-            "Confident hits come expanded with their text; the rest are compact lines with an id for "
+            'required; hits are ranked, more and rarer matching words first; a query that is one "quoted '
+            'phrase" finds that phrase as written. A session hit (l1) comes with the turn before and after '
+            "it (↳). Confident hits come expanded with their text; the rest are compact lines with an id for "
             "`show` or `timeline`. Set exact=true for the grep-like mode (every word as a substring). "
             "Options: tiers (memory|l3|l2|l1), types (decision|theme|issue|overall|section|user|assistant|"
             "tool|tool_result), since/until (YYYY-MM-DD), deep (false leaves out the raw sessions, l1; "
@@ -131,6 +132,13 @@ def hit_line(hit: Hit, session_title: str | None = None) -> str:
         f"- {hit.id} [{hit.tier} {hit.type}{date}] {where}{named} ({hit.tokens} tok): "
         f"{hit.marked_snippet('**', '**')}"
     )
+
+
+def exchange_line(turn: Hit) -> str:
+    """A turn of a hit's exchange (the turn before or after it), under the hit's line."""
+    from memkeeper.core.search.model import file_line
+
+    return f"↳ {turn.id} [{turn.type}] {file_line(turn)}: {turn.marked_snippet('**', '**')}"
 
 
 def _expanded_ids(results: SearchResults) -> list[str]:
@@ -192,6 +200,7 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
         lines.append(f"[{tier.tier}] {tier.total}{more} match(es)")
         for hit in tier.hits:
             lines.append(hit_line(hit, _title_of(titles, hit)))
+            lines.extend("  " + exchange_line(turn) for turn in hit.exchange)
             if paths is not None and hit.id in expand and budget > 0:
                 text = _expansion(paths, hit, budget)
                 budget -= len(text)

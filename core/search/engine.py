@@ -13,6 +13,7 @@ Words of one or two characters are looked up as the trigrams they begin (see
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -25,6 +26,7 @@ from memkeeper.core.names import l1_session, name_date
 from memkeeper.core.search import ranked as ranked
 from memkeeper.core.search import readahead, schema, terms
 from memkeeper.core.search.blocks import Anchor, BlockReader, l1_text
+from memkeeper.core.search.exchange import exchanges
 from memkeeper.core.search.indexer import (
     IndexBusy,
     Progress,
@@ -49,6 +51,7 @@ from memkeeper.core.search.query import (
     relevance,
     snippet,
 )
+from memkeeper.core.search.scoring import calibrated
 from memkeeper.core.search.sources import (
     SMALL_TIERS,
     TIERS,
@@ -458,7 +461,8 @@ def search(
     mmap_bytes: int = 0,
     **options: Unpack[FilterOptions],
 ) -> SearchResults:
-    """Search the store: ranked by default, every word as a substring with ``exact`` (or a ``"quoted"`` query).
+    """Search the store: ranked by default, every word as a substring with ``exact`` (or a query
+    that is one ``"quoted phrase"``).
 
     Ranked mode reads every tier unless ``deep`` is False or ``tiers`` says otherwise;
     exact mode reads memory, L3 and L2, and L1 with ``deep``. Raises QueryError for an
@@ -468,7 +472,7 @@ def search(
     (a first build); while another process builds, ``indexer.build_progress`` tells how far.
     ``mmap_bytes``: see :func:`indexer.open_for_search` (a one-shot command's choice).
     """
-    exact = exact or '"' in query
+    exact = exact or is_one_phrase(query)
     parsed = parse_query(query)
     filters = make_filters(deep if exact or deep is not None else True, **options)
     if not paths.root.is_dir():
@@ -506,6 +510,13 @@ def search(
         return _fallback(paths, parsed, filters, warning, exact)
 
 
+def is_one_phrase(query: str) -> bool:
+    """Whether the query is one ``"quoted phrase"`` and nothing else: asked for as it stands (exact
+    mode). Quotes inside a question (``What did she take away from "Becoming Nicole"?``) are words."""
+    text = query.strip()
+    return len(text) > 2 and text[0] == '"' and text[-1] == '"' and '"' not in text[1:-1]
+
+
 def _fallback(paths: StorePaths, parsed: Query, filters: Filters, warning: str, exact: bool) -> SearchResults:
     if exact:
         return _scan(paths, parsed, filters, (warning,))
@@ -531,7 +542,7 @@ def _ranked_search(
                 continue
             items, tier_known = ranked.rank_tier(conn, reader, tier, query, filters.keep, filtered)
             known = known or tier_known
-            hits = [ranked.make_hit(item, query) for item in items[: filters.limit]]
+            hits = _tier_hits(conn, reader, tier, query, items, filters.limit)
             if query.spaceless:
                 hits = _fuse_substrings(paths, conn, tier, query, filters, hits, small_matched)
             out.append(TierResult(tier, tuple(hits), len(items), more=len(items) > len(hits)))
@@ -546,6 +557,23 @@ def _ranked_search(
     return SearchResults(
         parsed.text, query.terms, _lined(out, paths.root), "index", notes, "ranked", suggested
     )
+
+
+def _tier_hits(
+    conn: sqlite3.Connection,
+    reader: ranked.DocReader,
+    tier: str,
+    query: ranked.RankedQuery,
+    items: list[ranked.Ranked],
+    limit: int,
+) -> list[Hit]:
+    """A tier's best ``limit`` hits, their confidences calibrated; in L1 each hit is an exchange
+    (the turns around it come with it, see :mod:`.exchange`)."""
+    if tier == "l1" and not query.spaceless:
+        found = exchanges(conn, reader, [(item.rowid, item) for item in items], limit)
+        best = calibrated([x.item for x in found])
+        return [ranked.make_hit(item, query, x.docs) for item, x in zip(best, found, strict=True)]
+    return [ranked.make_hit(item, query) for item in calibrated(items[: max(2, limit)])[:limit]]
 
 
 def _fuse_substrings(
@@ -594,7 +622,10 @@ def _ranked_scan(
             else []
         )
         items = ranked.scan_rank(docs, query)
-        hits = tuple(ranked.make_hit(item, query) for item in items[: filters.limit])
+        hits = tuple(
+            ranked.make_hit(item, query)
+            for item in calibrated(items[: max(2, filters.limit)])[: filters.limit]
+        )
         out.append(TierResult(tier, hits, len(items), more=len(items) > len(hits)))
     return SearchResults(parsed.text, query.terms, _lined(out, paths.root), "scan", warnings, "ranked")
 
@@ -705,22 +736,47 @@ def search_confident(
     if conn is None:
         return None
     reader = ranked.DocReader(paths, conn)
-    found: list[ranked.Ranked] = []
+    hits: list[Hit] = []
     try:
         with pinned_generation(conn):
+            if _names_unknown(conn, query, parsed):
+                return []  # the prompt names someone or something this memory never met
             for tier in TIERS:
                 items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
                 if items is None:
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
-                found.extend(item for item in items[:limit] if item.confidence >= min_confidence)
-        found.sort(key=lambda r: (-r.confidence, -r.score))
-        return [ranked.make_hit(item, parsed) for item in found[:limit]]  # (no line: recall names hits by id)
+                hits.extend(
+                    h
+                    for h in _tier_hits(conn, reader, tier, parsed, items, limit)
+                    if h.confidence >= min_confidence
+                )
+        hits.sort(key=lambda h: (-h.confidence, -h.score))
+        return hits[:limit]  # (no line: recall names hits by id)
     except (sqlite3.Error, OSError):
         return None
     finally:
         reader.close()
         if own:
             conn.close()
+
+
+def _names_unknown(conn: sqlite3.Connection, text: str, query: ranked.RankedQuery) -> bool:
+    """Whether the prompt names (a word capitalised inside a sentence: "Melanie", "Kubernetes")
+    something no index holds: then it is not about this memory, however many of its other words
+    are (per-prompt recall in an unrelated project)."""
+    from memkeeper.core.search.tierstats import tier_stats
+
+    named = {w.lower() for w in _NAME_RE.findall(text)}
+    groups = [g for g in query.groups if g.word in named and not g.spaceless]
+    if not groups:
+        return False
+    wanted = query._replace(groups=tuple(groups))
+    stats = [tier_stats(conn, index, wanted) for index in schema.WORDS]
+    return any(all(s.df.get(g.stem, 0) == 0 for s in stats) for g in groups)
+
+
+#: A capitalised word that does not begin a sentence (nor follow a quote or a bracket).
+_NAME_RE = re.compile(r"(?<=[^\s.!?:;\"'(\[])\s+([A-Z][a-z]+)")
 
 
 def iter_all_docs(paths: StorePaths) -> Iterator[Doc]:

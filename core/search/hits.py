@@ -29,8 +29,18 @@ def hit_of(doc: Doc, score: float, text: str, spans: Sequence[tuple[int, int]], 
 
 
 def with_lines(hits: Sequence[Hit], base: Path) -> tuple[Hit, ...]:
-    """``hits`` with the line of each big tier's hit counted from its file: each file read once,
-    up to the last offset asked for (the hits a search drops never cost a read)."""
+    """``hits`` with the line of each big tier's hit (and of the turns of its exchange) counted from
+    its file: each file read once, up to the last offset asked for (the hits a search drops never
+    cost a read)."""
+    if any(hit.exchange for hit in hits):
+        flat = with_lines([h for hit in hits for h in (hit._replace(exchange=()), *hit.exchange)], base)
+        out: list[Hit] = []
+        at = 0
+        for hit in hits:
+            n = len(hit.exchange)
+            out.append(flat[at]._replace(exchange=flat[at + 1 : at + 1 + n]))
+            at += 1 + n
+        return tuple(out)
     offsets = [_offset(hit) for hit in hits]
     wanted: dict[str, set[int]] = {}
     for hit, offset in zip(hits, offsets, strict=True):
@@ -59,9 +69,18 @@ def _offset(hit: Hit) -> int | None:
     return int(place[2]) if place is not None and place[2].isdigit() else None
 
 
-def make_hit(item: Ranked, query: RankedQuery) -> Hit:
+def make_hit(item: Ranked, query: RankedQuery, exchange: Sequence[Doc] = ()) -> Hit:
+    """The hit of a ranked entry; ``exchange``: the turns around it (see :mod:`.exchange`), each
+    a hit of its own (score 0, its own snippet; the exchange's confidence is the hit's)."""
     text, spans = ranked_snippet(item.doc.body, query)
-    return hit_of(item.doc, item.score, text, spans, item.confidence)
+    hit = hit_of(item.doc, item.score, text, spans, item.confidence)
+    if not exchange:
+        return hit
+    around = []
+    for doc in exchange:
+        near_text, near_spans = ranked_snippet(doc.body, query)
+        around.append(hit_of(doc, 0.0, near_text, near_spans, item.confidence))
+    return hit._replace(exchange=tuple(around))
 
 
 def ranked_snippet(

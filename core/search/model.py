@@ -58,6 +58,9 @@ class Hit(NamedTuple):
     score: float
     highlights: tuple[tuple[int, int], ...] = ()
     confidence: float = 0.0
+    #: An L1 hit's exchange: the conversational turns just before and after it (see
+    #: ``search.exchange``), each a Hit of its own without an exchange; at most two.
+    exchange: tuple[Hit, ...] = ()
 
     @property
     def tier_of_confidence(self) -> str:
@@ -82,6 +85,7 @@ class Hit(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         data = self._asdict()
         data["highlights"] = [list(span) for span in self.highlights]
+        data["exchange"] = [h.to_dict() for h in self.exchange]
         return data
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memkeeper.core.search import schema
-from memkeeper.core.search.query import BM25_K1
+from memkeeper.core.search.query import BM25_K1, bm25_term
 from memkeeper.core.search.question import Group, RankedQuery, group_expr
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ CONTEXT_WEIGHT = 0.6
 TURN_ROWS = 200
 #: What one word of its context adds to an entry's BM25 per unit of idf: held once in a field
 #: weighted CONTEXT_WEIGHT, of average length (tf (k1 + 1) / (tf + k1)).
-_CONTEXT_BOOST = CONTEXT_WEIGHT * (BM25_K1 + 1.0) / (CONTEXT_WEIGHT + BM25_K1)
+_CONTEXT_BOOST = bm25_term(1.0, CONTEXT_WEIGHT, BM25_K1)
 
 _ROWS = f"{schema.WORDS['l1']}_docsize"
 _START = f"({{0}} >> {schema.OFFSET_BITS}) << {schema.OFFSET_BITS}"  # the file's first rowid

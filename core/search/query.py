@@ -153,15 +153,24 @@ def matches(lowered: str, terms: tuple[str, ...]) -> bool:
     return all(t in lowered for t in terms)
 
 
+def bm25_norm(length: float, average: float) -> float:
+    """BM25's length normalisation of a document of ``length`` (``average`` the collection's):
+    k1 (1 - b + b length / average)."""
+    return BM25_K1 * (1.0 - BM25_B + BM25_B * length / average)
+
+
+def bm25_term(idf: float, tf: float, norm: float) -> float:
+    """One term's BM25 score, as SQLite's bm25() computes it: idf tf (k1 + 1) / (tf + norm), where
+    ``tf`` is the term's frequency with each column's weight applied and ``norm`` is :func:`bm25_norm`.
+    The one BM25 of every score computed in Python (the index's own is SQLite's, the same formula)."""
+    return idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+
+
 def relevance(lowered: str, terms: tuple[str, ...]) -> float:
-    """BM25-style: saturating term frequency, normalised by length; longer terms weigh more."""
-    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(lowered) / _AVG_CHARS)
-    total = 0.0
-    for term in terms:
-        tf = lowered.count(term)
-        weight = 1.0 + min(len(term), 12) / 12.0
-        total += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
-    return total
+    """BM25 of the exact mode: substring counts, normalised by length; longer terms weigh more
+    (in place of an idf: the exact mode ranks without the index's statistics)."""
+    norm = bm25_norm(len(lowered), _AVG_CHARS)
+    return sum(bm25_term(1.0 + min(len(t), 12) / 12.0, lowered.count(t), norm) for t in terms)
 
 
 #: Days before each month, and each month's length, in a common year (the proleptic

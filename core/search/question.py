@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from memkeeper.core.search import words
+from memkeeper.core.search import timewords, words
 from memkeeper.core.search.query import quoted
 
 _PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
@@ -33,6 +33,9 @@ class RankedQuery(NamedTuple):
     pairs: tuple[tuple[str, str], ...]
     #: The words of each path-like token (``core/flush.py``, ``zephyr-7731``): asked for as a phrase.
     phrases: tuple[tuple[str, ...], ...] = ()
+    #: The days the question names (see :mod:`.timewords`), or a month named without its year.
+    window: tuple[int, int] | None = None
+    month: int | None = None
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -87,8 +90,14 @@ def parse_ranked(text: str) -> RankedQuery:
         for w in (words.plain_words(t.lower()) for t in text.split() if _PATHLIKE.search(t))
         if len(w) > 1
     ]
+    window, month = timewords.question_window(text)
     return RankedQuery(
-        text, tuple(groups[: words.MAX_QUERY_WORDS]), tuple(pairs[:8]), tuple(dict.fromkeys(phrases))[:4]
+        text,
+        tuple(groups[: words.MAX_QUERY_WORDS]),
+        tuple(pairs[:8]),
+        tuple(dict.fromkeys(phrases))[:4],
+        window,
+        month,
     )
 
 

@@ -34,7 +34,7 @@ from memkeeper.core.search import schema
 from memkeeper.core.search.docreader import DocReader
 from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet, with_lines
 from memkeeper.core.search.near import Near, followed, near_words
-from memkeeper.core.search.query import BM25_B, BM25_K1, quoted
+from memkeeper.core.search.query import bm25_norm, bm25_term, quoted
 from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
 from memkeeper.core.search.scoring import (
     FIELD_WEIGHTS,
@@ -128,7 +128,7 @@ def _newest_rows(
         return []
     ids = list(sizes)
     avg = max(1.0, average_length(conn, table))
-    norms = {r: BM25_K1 * (1.0 - BM25_B + BM25_B * (avg if n is None else n) / avg) for r, n in sizes.items()}
+    norms = {r: bm25_norm(avg if n is None else n, avg) for r, n in sizes.items()}
     scores = dict.fromkeys(ids, 0.0)
     high_weight, low_weight = FIELD_WEIGHTS[0], FIELD_WEIGHTS[1]
     for unit, idf in units:
@@ -140,10 +140,9 @@ def _newest_rows(
                 (f"hi : ({unit})", ids[-1], ids[0]),
             )
         }
-        boosted = idf * (BM25_K1 + 1.0)
         for rowid in ids:
             tfw = high_weight if rowid in held else low_weight
-            scores[rowid] += boosted * tfw / (tfw + norms[rowid])
+            scores[rowid] += bm25_term(idf, tfw, norms[rowid])
     return _best(scores, limit)
 
 

@@ -495,4 +495,9 @@ def hit_text(hit: Any, match_style: Style, meta_style: Style) -> Text:
             snippet.stylize(match_style, start, end)
     text.append("\n")
     text.append_text(snippet)
+    for turn in hit.exchange:  # the turns before and after an L1 hit
+        near = literal(" ".join(turn.snippet.split()))
+        text.append("\n")
+        text.append(visible(f"  ↳ {turn.type} · {file_line(turn)}: "), style=meta_style)
+        text.append_text(near)
     return text

@@ -136,8 +136,10 @@ def test_at_most_a_few_hits_are_expanded(store: StorePaths) -> None:
     )
     store.memory.write_text(f"# Project memory\n\n{sections}", encoding="utf-8")
     results = search(store, "blue green deploy", limit=12)
-    assert len(results.hits) == 12 and all(h.confidence >= HIGH_CONFIDENCE for h in results.hits)
-    text = mcp_server.format_results(results, store)
+    assert len(results.hits) == 12
+    # twelve sections alike: none stands out (see scoring.calibrated); say all are confident
+    tiers = tuple(t._replace(hits=tuple(h._replace(confidence=1.0) for h in t.hits)) for t in results.tiers)
+    text = mcp_server.format_results(results._replace(tiers=tiers), store)
     lines = text.splitlines()
     expanded = [
         line

@@ -143,7 +143,8 @@ async def test_search_as_you_type_filters_open_and_next_hit(store: StorePaths) -
         ]
         order = ["memory", "L3", "L2", "L1"]
         found = [next(o for o in order if o in h) for h in headers]
-        assert found == sorted(found, key=order.index)  # grouped in tier order
+        # grouped by tier, each once (ranked: the group holding the best hit first, see _groups_best_first)
+        assert len(found) == len(set(found)) > 1
         await pilot.press("f2")  # tier: memory only
         await settle(pilot)
         headers = [

@@ -18,7 +18,7 @@ import pytest
 from memkeeper.core import recall, recall_ask
 from memkeeper.core.search import refresh
 from memkeeper.core.session_context import build_context
-from memkeeper.core.settings import hook_settings
+from memkeeper.core.settings import DEFAULT_RECALL_CONFIDENCE, hook_settings
 from memkeeper.core.store import StorePaths
 from tests.memkeeper_cli import run_hook
 
@@ -141,14 +141,16 @@ def test_memory_flushed_during_this_session_is_not_recalled(indexed: StorePaths)
 
 def test_the_threshold_and_the_switch_come_from_config(indexed: StorePaths) -> None:
     assert hook_settings(indexed).recall_enabled is True
-    assert hook_settings(indexed).recall_min_confidence == 0.92
+    assert hook_settings(indexed).recall_min_confidence == DEFAULT_RECALL_CONFIDENCE
     indexed.config.write_text(
         json.dumps({"recall": {"enabled": False, "minConfidence": 0.5}}), encoding="utf-8"
     )
     settings = hook_settings(indexed)
     assert settings.recall_enabled is False and settings.recall_min_confidence == 0.5
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 7}}), encoding="utf-8")
-    assert hook_settings(indexed).recall_min_confidence == 0.92  # out of range: the default
+    assert (
+        hook_settings(indexed).recall_min_confidence == DEFAULT_RECALL_CONFIDENCE
+    )  # out of range: the default
     assert _ask(indexed, QUESTION, confidence=1.01) == ""
 
 

@@ -137,6 +137,16 @@ def test_a_quoted_query_is_exact(tmp_path: Path) -> None:
     assert all("backup job" in h.snippet.lower() for h in results.hits)
 
 
+def test_quotes_inside_a_question_are_words(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    # a quoted title inside a question is not exact mode (which would want every word, "why" too)
+    results = search(store, 'why did the "nightly backup" fail?')
+    assert results.mode == "ranked"
+    assert results.hits and "nightly backup" in _top(results).snippet
+    # two quoted phrases are not one phrase either
+    assert search(store, '"nightly backup" "permission error"').mode == "ranked"
+
+
 def test_ranked_without_the_index_reads_the_files(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.search_db.parent.mkdir(parents=True, exist_ok=True)
@@ -258,3 +268,95 @@ def test_a_session_added_then_deleted_leaves_the_same_hits(
     copy.unlink()
     refresh(store)
     assert hits() == before
+
+
+def _conversation(tmp_path: Path) -> StorePaths:
+    """A chat where the question holds the words asked and the answer after it holds none of them."""
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    turns = [
+        l1_entry(0, "user", text="Morning! The weather finally turned."),
+        l1_entry(1, "assistant", text="Great, time for a walk then."),
+        l1_entry(2, "user", text="How long have you been practising yoga at that studio?"),
+        l1_entry(3, "tool", name="Bash", cmd="date"),
+        l1_entry(4, "assistant", text="For about three years now, twice a week."),
+        l1_entry(5, "user", text="Nice, I should try yoga too."),
+        *_filler(20),
+    ]
+    write_l1(store, "2026-11-20_100000_chat0001.l1.jsonl", turns)
+    return store
+
+
+def test_a_hit_is_an_exchange_the_question_comes_with_its_answer(tmp_path: Path) -> None:
+    store = _conversation(tmp_path)
+    results = search(store, "how long practising yoga studio", tiers=["l1"])
+    top = results.ranked[0]
+    assert "practising yoga" in top.snippet and top.line == 3
+    # the turn it answers and the turn that answers it (the tool call in between stepped over)
+    assert [(t.type, t.line) for t in top.exchange] == [("assistant", 2), ("assistant", 5)]
+    assert "three years" in top.exchange[1].snippet
+    # a turn shown in a better hit's exchange is not a hit of its own again
+    shown = [h.id for h in results.hits] + [t.id for h in results.hits for t in h.exchange]
+    assert len(shown) == len(set(shown))
+    # --json carries the exchange's entries, each with its file and line
+    data = results.to_dict()["tiers"][-1]["hits"][0]
+    assert [(t["file"], t["line"]) for t in data["exchange"]] == [(top.file, 2), (top.file, 5)]
+
+
+def test_exact_mode_hits_carry_no_exchange(tmp_path: Path) -> None:
+    store = _conversation(tmp_path)
+    hits = search(store, "yoga", exact=True, deep=True).hits
+    assert hits and all(h.exchange == () for h in hits)
+
+
+def test_confidence_is_high_only_for_a_hit_that_stands_out(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    alone = search(store, "nightly backup crashing permission", tiers=["l1"]).ranked
+    assert alone[0].tier_of_confidence == "high"  # every word, and nothing else comes close
+    assert all(h.tier_of_confidence != "high" for h in alone[1:])
+    # the same words held as well by another entry of another session: neither is sure
+    write_l1(
+        store,
+        "2026-11-21_100000_bbbb2222.l1.jsonl",
+        [
+            *_filler(5),
+            l1_entry(1, "user", text="The nightly backup job keeps crashing with a permission error again!"),
+            *_filler(5),
+        ],
+    )
+    twice = search(store, "nightly backup crashing permission", tiers=["l1"]).ranked
+    assert twice[0].confidence < HIGH_CONFIDENCE and twice[0].confidence >= 0.5 * alone[0].confidence
+
+
+def test_a_confident_lookup_naming_someone_the_memory_never_met_finds_nothing(tmp_path: Path) -> None:
+    from memkeeper.core.search.engine import search_confident
+
+    store = _conversation(tmp_path)
+    write_l1(
+        store,
+        "2026-11-21_100000_chat0002.l1.jsonl",
+        [l1_entry(0, "user", text="Melanie went camping by the lake with her kids last summer.")],
+    )
+    search(store, "warm up the index")
+    assert search_confident(store, "Where did Melanie go camping with her kids?", 0.5)
+    # the same question about someone no entry names is not about this memory
+    assert search_confident(store, "Where did Caroline go camping with her kids?", 0.5) == []
+    # a capital that begins the sentence is not a name
+    assert search_confident(store, "Camping by the lake with kids?", 0.5)
+
+
+def test_an_exchange_whose_turn_before_is_shown_already_takes_the_next_turn_after(tmp_path: Path) -> None:
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    said = (
+        "Hello there.",
+        "The lighthouse keeper retired in spring.",
+        "Really? Who took over?",
+        "His niece is the lighthouse keeper now.",
+        "She must love it.",
+        "She does, every single day.",
+    )
+    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
+    write_l1(store, "2026-11-20_100000_chat0003.l1.jsonl", [*turns, *_filler(10)])
+    first, second = search(store, "lighthouse keeper retired", tiers=["l1"]).hits[:2]
+    assert (first.line, [t.line for t in first.exchange]) == (2, [1, 3])
+    # line 3 is shown with the first hit: the second takes the two turns after it
+    assert (second.line, [t.line for t in second.exchange]) == (4, [5, 6])

@@ -168,10 +168,10 @@ def test_the_files_whose_lines_are_counted_are_asked_for_first_and_the_hits_stay
     assert after == before
     if exact:
         assert after.tiers == scan_search(store, "wombat burrow", deep=True).tiers
-    l1 = [hit for hit in after.tiers[-1].hits]
+    l1 = [x for hit in after.tiers[-1].hits for x in (hit, *hit.exchange)]  # a ranked hit's exchange too
     assert len({hit.file for hit in l1}) >= 2 and all(hit.line for hit in l1)
     assert len(hinted) == 1 and {path.name for path, _n in hinted[0]} == {Path(hit.file).name for hit in l1}
-    for path, length in hinted[0]:  # up to the last hit of each file
+    for path, length in hinted[0]:  # up to the last hit (or turn of an exchange) of each file
         offsets = [int(_offset(h.id)) for h in l1 if Path(h.file).name == path.name]
         assert length == max(offsets)
 

@@ -60,11 +60,12 @@ def test_lines_are_counted_once_per_file_for_the_hits_returned(
     assert found.tier == "l1" and len(found.hits) == 7 and found.total > 7
     files = [file for file, _offsets in asked]
     assert len(files) == len(set(files))  # each file read once
-    offsets = {(h.file, int(place[2])) for h in found.hits if (place := parse_id(h.id))}
+    shown = [x for h in found.hits for x in (h, *h.exchange)]  # a ranked L1 hit and its exchange's turns
+    offsets = {(h.file, int(place[2])) for h in shown if (place := parse_id(h.id))}
     assert {(file, o) for file, found_offsets in asked for o in found_offsets} == offsets  # the hits' only
     compressed = search(store, "session 0 question 39 quokka", deep=True, exact=exact).tiers[-1].hits
     assert compressed and compressed[0].file.endswith(".gz")
-    for hit in (*found.hits, *compressed):
+    for hit in (*shown, *compressed):
         assert hit.line == _line_in_file(store, hit.file, int(hit.id.rsplit("-", 1)[1]))
     if exact:  # the same lines as the full scan counts while reading
         assert (

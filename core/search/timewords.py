@@ -1,0 +1,158 @@
+"""Time words: the days a question names, and the days an entry speaks of, as day numbers.
+
+A question that names a date ("on 7 July, 2023", "in August 2023", "in June", "last
+year's") asks for what was said then; an entry says when things happened relative to its
+own date ("yesterday", "last night", "last week", "last weekend", "last month", "last
+year", "a few days ago"). Both become windows of days (``date.toordinal()`` numbers, as
+:func:`.query.day_number` gives them), and :func:`in_window` tells whether an entry, by its
+own date or by the days its words speak of, falls in the question's window (see
+``scoring.DATE_BOOST``). Plain Python, no datetime: the calendar arithmetic is
+:func:`.query.day_number`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from memkeeper.core.search.query import day_number
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+#: English time words in ASCII: case-insensitive matching of ASCII alone compiles in a tenth of
+#: the time (the full-date pattern took 6 ms with Unicode case folding, on every search's import).
+_FLAGS = re.IGNORECASE | re.ASCII
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"((?:19|20)\d\d)"
+#: What a text holds when it may name a date: a digit or the start of a month's name (most
+#: questions hold neither: the patterns below are compiled only when one does, see _patterns).
+#: (Asked of the lowercased text: a case-insensitive pattern at import cost a search process 2.5 ms.)
+_MAYBE = re.compile(r"\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
+#: The days before its own an entry's time words speak of: (pattern, days back from, days back to).
+_RELATIVE_WORDS = (
+    (r"\b(?:yesterday|last night)\b", 1, 1),
+    (r"\b(?:a few|couple of|two|three|few) days ago\b", 5, 1),
+    (r"\blast (?:week|weekend)\b|\ba week ago\b", 10, 1),
+    (r"\b(?:two|2|a couple of) weeks ago\b", 18, 10),
+    (r"\blast month\b|\ba month ago\b", 45, 15),
+    (r"\blast year\b|\ba year ago\b", 540, 180),
+)
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> dict[str, re.Pattern[str]]:
+    """The question's date patterns, compiled once when first needed."""
+    return {
+        # "7 July, 2023", "July 7, 2023", "7th of July 2023", "2023-07-07"
+        "full": re.compile(
+            rf"\b(?:{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}|{_MONTH}\s+{_DAY},?\s+{_YEAR}|{_YEAR}-(\d\d)-(\d\d))\b",
+            _FLAGS,
+        ),
+        "month_year": re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", _FLAGS),  # "July 2023"
+        "month": re.compile(rf"\b(?:in|during|of|since|by)\s+{_MONTH}\b", _FLAGS),  # "in July" (any year)
+        "year": re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", _FLAGS),  # "in 2023"
+    }
+
+
+@lru_cache(maxsize=1)
+def _relative() -> tuple[tuple[re.Pattern[str], int, int], ...]:
+    return tuple((re.compile(p, _FLAGS), back, to) for p, back, to in _RELATIVE_WORDS)
+
+
+#: Days after a named date still counted as "then": a thing done on the 7th is told of a few days later.
+TOLD_WITHIN = 10
+
+Window = tuple[int, int]  # first and last day, inclusive
+
+
+def _month_number(name: str) -> int:
+    return next(i for i, full in enumerate(MONTHS, 1) if full.startswith(name.lower()[:3]))
+
+
+def _month_window(year: int, month: int) -> Window | None:
+    first = day_number(f"{year:04d}-{month:02d}-01")
+    nxt = day_number(f"{year + (month == 12):04d}-{month % 12 + 1:02d}-01")
+    return None if first is None or nxt is None else (first, nxt - 1)
+
+
+def question_window(text: str) -> tuple[Window | None, int | None]:
+    """The days a question names, and a month named without a year (1-12), or (None, None).
+
+    A full date gives that day to TOLD_WITHIN days after it; a month and year, the month (and
+    TOLD_WITHIN days after); a year alone, the year."""
+    if not _MAYBE.search(text.lower()):
+        return None, None
+    patterns = _patterns()
+    found = patterns["full"].search(text)
+    if found:
+        g = found.groups()
+        if g[0]:
+            day, month, year = int(g[0]), _month_number(g[1]), int(g[2])
+        elif g[3]:
+            month, day, year = _month_number(g[3]), int(g[4]), int(g[5])
+        else:
+            year, month, day = int(g[6]), int(g[7]), int(g[8])
+        first = day_number(f"{year:04d}-{month:02d}-{day:02d}")
+        return (None if first is None else (first, first + TOLD_WITHIN)), None
+    found = patterns["month_year"].search(text)
+    if found:
+        window = _month_window(int(found.group(2)), _month_number(found.group(1)))
+        return (None if window is None else (window[0], window[1] + TOLD_WITHIN)), None
+    found = patterns["year"].search(text)
+    if found:
+        year = int(found.group(1))
+        return _whole_year(year), None
+    found = patterns["month"].search(text)
+    if found:
+        return None, _month_number(found.group(1))
+    return None, None
+
+
+def _whole_year(year: int) -> Window | None:
+    first, last = day_number(f"{year:04d}-01-01"), day_number(f"{year:04d}-12-31")
+    return None if first is None or last is None else (first, last)
+
+
+def spoken_days(body: str, day: int) -> list[Window]:
+    """The days an entry of ``day`` speaks of by its time words ("yesterday": the day before)."""
+    return [(day - back, day - to) for pattern, back, to in _relative() if pattern.search(body)]
+
+
+def month_of(day: int) -> int:
+    """The month (1-12) of a day number (for a question naming a month without its year)."""
+    # the year's first day from an estimate, then the month by its first day
+    year = max(1, day * 400 // 146097)
+    while (day_number(f"{year + 1:04d}-01-01") or 0) <= day:
+        year += 1
+    while (day_number(f"{year:04d}-01-01") or 0) > day:
+        year -= 1
+    month = 12
+    while (day_number(f"{year:04d}-{month:02d}-01") or 0) > day:
+        month -= 1
+    return month
+
+
+def in_window(window: Window | None, month: int | None, date: str | None, body: str) -> bool:
+    """Whether an entry of ``date`` falls in the question's days, by its date or its time words."""
+    day = day_number(date)
+    if day is None:
+        return False
+    days = [(day, day), *spoken_days(body, day)]
+    if window is not None:
+        return any(a <= window[1] and b >= window[0] for a, b in days)
+    if month is not None:
+        return any(month_of(a) == month or month_of(b) == month for a, b in days)
+    return False

@@ -1,0 +1,56 @@
+"""Time words: a question naming a date finds what was said then, by an entry's date or its own time words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memkeeper.core.search import search
+from memkeeper.core.search.query import day_number
+from memkeeper.core.search.timewords import in_window, month_of, question_window
+from tests.l1_data import store_with_memory, write_l1
+
+
+def _day(text: str) -> int:
+    day = day_number(text)
+    assert day is not None
+    return day
+
+
+def test_a_question_names_days() -> None:
+    seventh = _day("2023-07-07")
+    for asked in ("on 7 July, 2023", "on July 7, 2023", "on the 7th of July 2023", "on 2023-07-07"):
+        window, month = question_window(f"What happened {asked}?")
+        assert window is not None and window[0] == seventh and month is None, asked
+    window, _ = question_window("What did she start in December 2023?")
+    assert window is not None and window[0] == _day("2023-12-01") and window[1] >= _day("2023-12-31")
+    assert question_window("When did she go camping in June?") == (None, 6)
+    assert question_window("What did we decide about the cache?") == (None, None)
+
+
+def test_an_entry_speaks_of_the_days_before_its_own() -> None:
+    window = (_day("2023-05-07"), _day("2023-05-07"))
+    # said on 8 May: "yesterday" is 7 May; the same words on 9 May are another day
+    assert in_window(window, None, "2023-05-08T13:56:00Z", "I went to a support group yesterday.")
+    assert not in_window(window, None, "2023-05-09T13:56:00Z", "I went to a support group yesterday.")
+    assert in_window(window, None, "2023-05-07T10:00:00Z", "No time words here.")
+    assert not in_window(window, None, None, "yesterday")
+    assert month_of(_day("2023-06-30")) == 6 and month_of(_day("2024-01-01")) == 1
+    assert in_window(
+        None, 6, "2023-07-03T10:00:00Z", "We went camping last week."
+    )  # told in July, done in June
+
+
+def test_a_question_naming_a_date_ranks_what_was_said_then_first(tmp_path: Path) -> None:
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    for day in ("2023-05-08", "2023-06-20", "2023-08-14"):
+        write_l1(
+            store,
+            f"{day}_100000_chat{day[5:7]}.l1.jsonl",
+            [
+                {"ts": f"{day}T10:00:00.000Z", "role": "user", "text": "We painted the fence with the kids."},
+                {"ts": f"{day}T10:00:01.000Z", "role": "assistant", "text": "That sounds like a lovely day."},
+            ],
+        )
+    for asked, month in (("on June 20, 2023", "06"), ("in May 2023", "05"), ("in August", "08")):
+        top = search(store, f"What did they paint with the kids {asked}?", tiers=["l1"]).hits[0]
+        assert top.date is not None and top.date[5:7] == month, asked
