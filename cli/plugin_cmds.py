@@ -15,6 +15,29 @@ from memkeeper.cli.parser import Commands
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
 
+
+def next_steps() -> list[str]:
+    """What to do after ``memkeeper install`` (the README's quick start says the same), with the
+    defaults a new project gets."""
+    from memkeeper.core.config import BudgetConfig
+    from memkeeper.core.settings import DEFAULT_FLUSH_EVERY
+    from memkeeper.core.summarizers import MAX_OUTPUT_TOKENS
+
+    budget = BudgetConfig()
+    return [
+        "Next:",
+        "  1. Start `claude` in a project, as usual. Each session starts with the project's memory.",
+        f"  2. Work. Every {DEFAULT_FLUSH_EVERY} prompts and tool uses, and when the session ends, memkeeper copies",
+        "     the session to .claude/memory/sessions/ and writes 2-4 bullets to .claude/memory/memory.md.",
+        "  3. Look: `memkeeper status` in the project (or /memkeeper:status in Claude Code), `memkeeper-tui`.",
+        "Cost: the bullets come from `claude -p --model haiku`, with no thinking and at most "
+        f"{MAX_OUTPUT_TOKENS['flush']:,} tokens an answer,",
+        f"  capped at {budget.dailyCalls} calls and {budget.dailyTokens:,} tokens a day per project. "
+        "For no model calls at all, put",
+        '  {"summarizer": {"backend": "extractive"}} in .claude/memory/config.json.',
+    ]
+
+
 HOOK_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
@@ -86,6 +109,7 @@ def run_install(args: argparse.Namespace) -> int:
                 "registered": report.registered,
                 "steps": _steps_json(list(report.steps)),
                 "manual": report.manual,
+                "nextSteps": next_steps(),
             }
         )
     else:
@@ -103,6 +127,8 @@ def run_install(args: argparse.Namespace) -> int:
             out.print(literal(f"To finish{reason}, run:"))
             for line in report.manual:  # whole commands, never wrapped by us
                 out.print(literal(f"  {line}"), soft_wrap=True)
+        if report.registered or report.manual:
+            out.print(literal("\n".join(next_steps())), soft_wrap=True)
     if report.claude and not report.registered and not args.no_register:
         return EXIT_ERROR
     return 0

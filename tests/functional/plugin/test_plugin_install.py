@@ -101,6 +101,11 @@ def test_install_without_claude_prints_the_steps(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "claude plugin marketplace add" in done.stdout
     assert "claude plugin install memkeeper@memkeeper-local --scope user" in done.stdout
+    # Then what a newcomer does next, where to look, and what it costs (and how to make it free).
+    assert "1. Start `claude` in a project" in done.stdout
+    assert "`memkeeper status` in the project" in done.stdout and "`memkeeper-tui`" in done.stdout
+    assert "capped at 50 calls and 500,000 tokens a day" in done.stdout
+    assert '{"summarizer": {"backend": "extractive"}}' in done.stdout
 
 
 def test_uninstall(home: Path, tmp_path: Path) -> None:
