@@ -28,7 +28,8 @@ def next_steps() -> list[str]:
         "Next:",
         "  1. Start `claude` in a project, as usual. Each session starts with the project's memory.",
         f"  2. Work. Every {DEFAULT_FLUSH_EVERY} prompts and tool uses, and when the session ends, memkeeper copies",
-        "     the session to .claude/memory/sessions/ and writes 2-4 bullets to .claude/memory/memory.md.",
+        "     it to .claude/memory/sessions/; once enough has happened (at the latest when the session",
+        "     ends) it writes 2-4 bullets about it to .claude/memory/memory.md.",
         "  3. Look: `memkeeper status` in the project (or /memkeeper:status in Claude Code), `memkeeper-tui`.",
         "Cost: the bullets come from `claude -p --model haiku`, with no thinking and at most "
         f"{MAX_OUTPUT_TOKENS['flush']:,} tokens an answer,",
