@@ -136,28 +136,39 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
     from memkeeper.plugin.install import uninstall
 
     report = uninstall(scope=args.scope)
+    # Nothing was there: no copy to delete and Claude Code knew neither the plugin nor its
+    # marketplace (a second uninstall): said once, not as two failed commands.
+    nothing = not report.removed and all(step.returncode != 0 for step in report.steps)
+    code = EXIT_NOTHING if nothing else 0
     if args.json:
         print_json(
             {
                 "marketplace": str(report.marketplace),
                 "removed": report.removed,
+                "installed": not nothing,
                 "steps": _steps_json(list(report.steps)),
             }
         )
-        return 0
+        return code
     out = console()
+    if nothing:
+        out.print("memkeeper is not installed in Claude Code: nothing to remove.")
+        out.print("Memory stores in your projects (.claude/memory/) are untouched.")
+        return code
     for step in report.steps:
         mark = "ok" if step.returncode == 0 else f"failed ({step.returncode})"
         out.print(literal(f"$ {' '.join(step.argv)}  → {mark}"))
+        if step.returncode != 0 and step.output:
+            out.print(literal("  " + step.output.splitlines()[-1]))
     out.print(
         literal(f"Removed {report.marketplace}" if report.removed else "No marketplace copy to remove.")
     )
     out.print("Memory stores in your projects (.claude/memory/) are kept.")
-    return 0
+    return code
 
 
 def run_flush(args: argparse.Namespace) -> int:

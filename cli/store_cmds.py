@@ -47,6 +47,8 @@ def register(commands: Commands) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    import shlex
+    import sys
     import tempfile
     from pathlib import Path
 
@@ -63,7 +65,13 @@ def run_demo(args: argparse.Namespace) -> int:
 
         print_json({"project": str(paths.project), "store": str(paths.root)})
         return 0
-    print(paths.project)
+    print(paths.project)  # alone on stdout, for `$(memkeeper demo)`; how to use it goes to stderr
+    quoted = shlex.quote(str(paths.project))
+    sys.stderr.write(
+        "A demo project with a memory store. Pass it as the project to look at it, e.g.:\n"
+        f"  memkeeper --project {quoted} status\n"
+        f"  memkeeper-tui {quoted}\n"
+    )
     return 0
 
 

@@ -302,3 +302,22 @@ def test_an_interrupted_rotation_intent_is_reported_and_completed(store: StorePa
     assert store.memory.read_bytes() == carry and store.archive(name).read_bytes() == content
     assert [e["file"] for e in read_index(store)["rotatedFiles"]] == [name]
     assert not intents.pending(store) and doctor.diagnose(store) == []
+
+
+def test_a_failed_summary_is_a_note_that_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``status`` lists a failed summary: doctor says so too (healthy all the same: nothing is damaged)."""
+    from memkeeper.cli.main import main
+    from memkeeper.core.demo import create_demo_store
+
+    store = create_demo_store(tmp_path / "demo")  # one archive's summary failed (529 overloaded)
+    found = [f for f in doctor.diagnose(store) if f.code == "summary-failed"]
+    assert len(found) == 1 and found[0].severity == doctor.NOTE and not found[0].fixable
+    assert "529" in found[0].message and "memkeeper regenerate" in found[0].message
+    capsys.readouterr()
+    assert main(["--project", str(store.project), "doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the summary of memory_" in out and "failed" in out
+    assert "tidies them" not in out  # nothing for --repair to tidy
+    assert [f.code for f in doctor.repair(store) if f.code == "summary-failed"] == ["summary-failed"]

@@ -178,3 +178,22 @@ def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePath
     gone = [post["command"], *post["args"][:-2], str(tmp_path / "gone"), "PostToolUse"]
     done = subprocess.run(gone, input=tool, capture_output=True, env=env, cwd=store.project, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_second_uninstall_says_nothing_is_installed(home: Path, tmp_path: Path) -> None:
+    """Claude Code refuses to remove what it does not know: one plain sentence, exit 3, not two failures."""
+    script = tmp_path / "bin" / "claude"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(f"#!{sys.executable}\nimport sys\nprint('Plugin not found')\nsys.exit(1)\n")
+    script.chmod(0o755)
+    env = dict(os.environ, PATH=f"{script.parent}:/usr/bin:/bin", HOME=str(home))
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", "uninstall"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("memkeeper is not installed in Claude Code: nothing to remove.")
+    assert "failed" not in done.stdout
