@@ -73,7 +73,7 @@ class StatusLine(Static):
             (Text(tokens, style="bold"), 0),
             (pending, 0),
             (backend_text(self._backend), 0),
-            (budget_text(self._backend), 2),
+            *budget_part(self._backend),
             capture_text(snapshot),
             (Text(f"rot {_brief(snapshot.last_rotation)}"), 5),
             (Text(f"flush {_brief(snapshot.last_flush)}"), 4),
@@ -95,12 +95,13 @@ def backend_text(backend: BackendHealth | None) -> Text:
     return Text.assemble("summarizer ", literal(backend.in_use))
 
 
-def budget_text(backend: BackendHealth | None) -> Text:
-    """``model 3/50 today`` (calls against the daily cap; bold once it is reached)."""
-    if backend is None:
-        return Text("model …", style="dim")
+def budget_part(backend: BackendHealth | None) -> list[tuple[Text, int]]:
+    """``calls 3/50``: today's model calls against the daily cap (bold once a cap is reached);
+    none while the free extractive summarizer is all that runs."""
+    if backend is None or (backend.in_use == "extractive" and not backend.calls):
+        return []
     over = backend.calls >= backend.daily_calls or backend.tokens >= backend.daily_tokens
-    return Text(f"model {backend.calls}/{backend.daily_calls} today", style="bold" if over else "")
+    return [(Text(f"calls {backend.calls}/{backend.daily_calls}", style="bold" if over else ""), 2)]
 
 
 def capture_text(snapshot: StoreSnapshot) -> tuple[Text, int]:
