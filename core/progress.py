@@ -48,8 +48,12 @@ def next_flush(paths: StorePaths, flush_every: int) -> dict[str, Any] | None:
     session_id, entry = list(sessions.items())[-1]  # kept in the order they were last counted
     unflushed = entry.get("unflushed") if isinstance(entry, dict) else 0
     unflushed = unflushed if isinstance(unflushed, int) and unflushed > 0 else 0
+    from memkeeper.core.live_sessions import read_sessions
+
+    seen = read_sessions(paths).get(session_id)
     return {
         "session": session_id,
+        "ended": bool(isinstance(seen, dict) and seen.get("ended")),
         "unflushed": unflushed,
         "every": flush_every,
         "eventsLeft": max(0, flush_every - unflushed),
@@ -75,6 +79,11 @@ def next_flush_text(progress: dict[str, Any]) -> str:
     if due is None:
         return f"after the first {progress['flushEvery']} prompts and tool uses of a session, or when it ends"
     left = due["eventsLeft"]
+    if due.get("ended"):
+        return (
+            f"session {due['session'][:8]} ended and was flushed; the next one flushes after "
+            f"{due['every']} prompts and tool uses, or when it ends"
+        )
     if left <= 0:
         return f"due now for session {due['session'][:8]} (at the end of its turn)"
     return (

@@ -104,7 +104,7 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
         flush_every=settings.flush_every,
-        flush_left=due["eventsLeft"] if due else None,
+        flush_left=due["eventsLeft"] if due and not due["ended"] else None,
     )
 
 

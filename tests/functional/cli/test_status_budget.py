@@ -89,7 +89,13 @@ def test_status_counts_down_to_the_next_flush_of_the_session_counted_last(
     capture = _status(store, capsys)["capture"]
     assert isinstance(capture, dict)
     assert capture["captured"] is True and capture["sessions"] == 9  # the demo's L1 files
-    assert capture["nextFlush"] == {"session": "4f2a9c1e-live", "unflushed": 4, "every": 10, "eventsLeft": 6}
+    assert capture["nextFlush"] == {
+        "session": "4f2a9c1e-live",
+        "ended": False,
+        "unflushed": 4,
+        "every": 10,
+        "eventsLeft": 6,
+    }
     assert main(["--project", str(store.project), "status"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "captured 9 sessions, last " in out
