@@ -171,7 +171,7 @@ class SearchScreen(Screen[None]):
         if self._summary:
             parts.append(Text(self._summary, style="bold"))
         parts.append(Text(f"tier: {tier} (F2)", style=marked if state.tier_index else ""))
-        parts.append(Text(f"type: {kind} (F3)", style=marked if state.type_index else ""))
+        parts.append(Text(f"type: {kind} (F3/F6)", style=marked if state.type_index else ""))
         parts.append(Text(f"deep: {'on' if state.deep else 'off'} (F4)", style="" if state.deep else marked))
         if state.exact:
             parts.append(Text("exact substrings (F5)", style=marked))
@@ -192,7 +192,8 @@ class SearchScreen(Screen[None]):
         self._set_filters(type_index=(self._state.type_index + 1) % len(self._types))
 
     def action_cycle_type_back(self) -> None:
-        """The type before (shift+F3): back to "all" without going round all of them."""
+        """The type before (F6; shift+F3 too where the terminal's shift+F3 reaches us, which xterm's
+        does not: Textual reads it as a cursor position report): back to "all" without going round."""
         self._set_filters(type_index=(self._state.type_index - 1) % len(self._types))
 
     def action_toggle_exact(self) -> None:

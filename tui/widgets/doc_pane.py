@@ -273,14 +273,16 @@ class DocPane(ReachesApp, Vertical):
         self.set_title()
 
 
-#: The pane's keys shown under the document: (label, the kinds of document it acts on; () all).
+#: The pane's keys shown under the document, most useful first (a narrow pane cuts the last):
+#: (label, the kinds of document it acts on; () all).
 PANE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("y copy", ()),
+    ("⏎ fold", ("l1",)),
+    ("M raw", ("l1",)),
+    ("x remove", ("memory", "archive")),
     ("e edit", ()),
     ("v pager", ()),
-    ("x remove", ("memory", "archive")),
     ("f follow", ("memory", "l1")),
-    ("M markdown/raw", ("l1",)),
+    ("y copy", ()),
 )
 
 

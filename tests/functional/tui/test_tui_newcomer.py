@@ -64,16 +64,16 @@ async def test_the_pane_names_the_keys_that_act_on_its_document(store: StorePath
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         keys = str(app.screen.query_one(DocPane).query_one("#viewer-keys", Static).render())
-        assert keys == "y copy · e edit · v pager · x remove · f follow"  # memory.md
+        assert keys == "x remove · e edit · v pager · f follow · y copy"  # memory.md
 
 
-async def test_shift_f3_steps_the_type_filter_back_and_a_kept_filter_is_marked(store: StorePaths) -> None:
+async def test_f6_steps_the_type_filter_back_and_a_kept_filter_is_marked(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         search = await open_screen(pilot, "slash", SearchScreen)
         search.query_one(Input).value = "webhook"
         await settle(pilot)
-        await press_settled(pilot, "shift+f3")
+        await press_settled(pilot, "f6")
         assert search.state.type_index == len(search._types) - 1  # the last type, not 13 presses away
         filters = search.query_one("#filters", Static).render()
         assert "type: all" not in str(filters)
@@ -98,3 +98,16 @@ def test_hit_dates_are_read_as_people_read_them() -> None:
     assert hit_date("2026-11-20") == "2026-11-20"
     stamp = hit_date("2026-11-20T04:03:12.000Z")
     assert "T" not in stamp and stamp.startswith("2026-11-")  # local time, not the raw stamp
+
+
+async def test_the_footer_keeps_help_and_quit_with_a_session_open(store: StorePaths) -> None:
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        from tests.functional.tui.scenes import SCENES
+
+        await SCENES["session"][1](pilot)  # an L1 session open, the viewer focused
+        shown = footer_labels(pilot)
+        assert {"Search", "Help", "Quit"} <= set(shown), shown
+        keys = str(app.screen.query_one(DocPane).query_one("#viewer-keys", Static).render())
+        assert keys.startswith("⏎ fold · M raw")
