@@ -221,7 +221,7 @@ class ActivityScreen(Screen[None]):
             plt.xticks([], [])
             top = max(max(d.tools, d.prompts, d.sessions) for d in days)
             ticks = _ticks(top)
-            plt.yticks(ticks, [str(t) for t in ticks])
+            plt.yticks(ticks, [str(int(t)) for t in ticks])
         widget.remove_class("unplotted")
         widget.refresh()
 
@@ -242,7 +242,7 @@ class ActivityScreen(Screen[None]):
         plt.ylim(0, top * 1.05)
         plt.xticks([], [])
         ticks = _ticks(top)
-        plt.yticks(ticks, [human_tokens(t) for t in ticks])  # 24.9k, not 24937.5
+        plt.yticks(ticks, [human_tokens(int(t)) for t in ticks])  # 24.9k, not 24937.5
         widget.remove_class("unplotted")
         widget.refresh()
 
@@ -312,9 +312,9 @@ def _legend() -> Text:
     return Text("  ").join(Text.assemble(("── ", color), name) for name, color in SERIES)
 
 
-def _ticks(top: int) -> list[int]:
+def _ticks(top: int) -> list[float]:
     """At most five whole-number ticks from 0 to ``top`` (no 7.7 calls, no 24937.5 tokens)."""
-    return sorted({round(top * i / 4) for i in range(5)})
+    return [float(t) for t in sorted({round(top * i / 4) for i in range(5)})]
 
 
 def _bars(sizes: list[int]) -> tuple[list[int], int]:

@@ -89,15 +89,20 @@ def test_install_updates_a_known_marketplace(home: Path, tmp_path: Path) -> None
     assert calls(record)[-1][-2:] == ["--scope", "project"]
 
 
-def test_install_without_claude_prints_the_steps(home: Path) -> None:
-    env = dict(os.environ, PATH="/nonexistent", HOME=str(home))
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install"],
+def memkeeper_with_path(home: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memkeeper ARGS`` with ``path`` as PATH (where ``claude`` is, or is not) and ``home`` as HOME."""
+    env = dict(os.environ, PATH=path, HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_install_without_claude_prints_the_steps(home: Path) -> None:
+    done = memkeeper_with_path(home, "/nonexistent", "install")
     assert done.returncode == 0, done.stderr
     assert "claude plugin marketplace add" in done.stdout
     assert "claude plugin install memkeeper@memkeeper-local --scope user" in done.stdout
@@ -186,14 +191,7 @@ def test_a_second_uninstall_says_nothing_is_installed(home: Path, tmp_path: Path
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(f"#!{sys.executable}\nimport sys\nprint('Plugin not found')\nsys.exit(1)\n")
     script.chmod(0o755)
-    env = dict(os.environ, PATH=f"{script.parent}:/usr/bin:/bin", HOME=str(home))
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "uninstall"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = memkeeper_with_path(home, f"{script.parent}:/usr/bin:/bin", "uninstall")
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stdout.startswith("memkeeper is not installed in Claude Code: nothing to remove.")
     assert "failed" not in done.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 from textual.widgets._footer import FooterKey
@@ -76,6 +77,7 @@ async def test_f6_steps_the_type_filter_back_and_a_kept_filter_is_marked(store: 
         await press_settled(pilot, "f6")
         assert search.state.type_index == len(search._types) - 1  # the last type, not 13 presses away
         filters = search.query_one("#filters", Static).render()
+        assert isinstance(filters, Content)
         assert "type: all" not in str(filters)
         assert any(getattr(span.style, "reverse", False) for span in filters.spans)  # marked: not the default
         await press_settled(pilot, "f3")

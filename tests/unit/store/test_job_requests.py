@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -30,22 +31,34 @@ def ask_elsewhere(paths: StorePaths, options: dict[str, Any]) -> None:
     assert done.stdout.strip() == "False", done.stdout + done.stderr  # busy: left as a request
 
 
+def recording_runner(
+    monkeypatch: pytest.MonkeyPatch, first_run: Callable[[StorePaths], None]
+) -> list[dict[str, Any]]:
+    """Every job kind runs a recorder (the options of each run, in order); ``first_run`` is what
+    happens while the first run goes on."""
+    seen: list[dict[str, Any]] = []
+
+    def runner(paths: StorePaths, options: dict[str, Any]) -> None:
+        seen.append(options)
+        if len(seen) == 1:
+            first_run(paths)
+
+    monkeypatch.setattr(jobs, "resolve_runner", lambda kind: runner)
+    return seen
+
+
 def test_requests_made_while_the_job_runs_run_with_their_own_options(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = {"reason": "stop", "session_id": "aaaa"}
     count = {"reason": "count", "session_id": "bbbb", "transcript_path": "/t/bbbb.jsonl"}
     end = {"reason": "session-end", "session_id": "aaaa"}
-    seen: list[dict[str, Any]] = []
 
-    def runner(paths: StorePaths, options: dict[str, Any]) -> None:
-        seen.append(options)
-        if len(seen) == 1:  # two requests while the first run goes on, one of them twice
-            ask_elsewhere(paths, count)
-            ask_elsewhere(paths, end)
-            ask_elsewhere(paths, count)
+    def two_requests_one_twice(paths: StorePaths) -> None:
+        for options in (count, end, count):
+            ask_elsewhere(paths, options)
 
-    monkeypatch.setattr(jobs, "resolve_runner", lambda kind: runner)
+    seen = recording_runner(monkeypatch, two_requests_one_twice)
 
     assert jobs.run_job(store, "recall", first) is True
 
@@ -56,14 +69,7 @@ def test_requests_made_while_the_job_runs_run_with_their_own_options(
 def test_an_older_versions_empty_flag_reruns_the_same_options(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[dict[str, Any]] = []
-
-    def runner(paths: StorePaths, options: dict[str, Any]) -> None:
-        seen.append(options)
-        if len(seen) == 1:
-            (paths.state / "job-recall.rerun").touch()
-
-    monkeypatch.setattr(jobs, "resolve_runner", lambda kind: runner)
+    seen = recording_runner(monkeypatch, lambda paths: (paths.state / "job-recall.rerun").touch())
     jobs.run_job(store, "recall", {"reason": "stop"})
     assert seen == [{"reason": "stop"}, {"reason": "stop"}]
 
@@ -71,15 +77,11 @@ def test_an_older_versions_empty_flag_reruns_the_same_options(
 def test_requests_past_the_rerun_limit_wait_for_the_next_instance(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[dict[str, Any]] = []
+    def too_many(paths: StorePaths) -> None:
+        for n in range(jobs.MAX_RERUNS + 1):
+            ask_elsewhere(paths, {"n": n})
 
-    def runner(paths: StorePaths, options: dict[str, Any]) -> None:
-        seen.append(options)
-        if len(seen) == 1:
-            for n in range(jobs.MAX_RERUNS + 1):
-                ask_elsewhere(paths, {"n": n})
-
-    monkeypatch.setattr(jobs, "resolve_runner", lambda kind: runner)
+    seen = recording_runner(monkeypatch, too_many)
     jobs.run_job(store, "recall", {})
     assert seen == [{}, *({"n": n} for n in range(jobs.MAX_RERUNS - 1))]
     left = (store.state / "job-recall.rerun").read_text("utf-8").splitlines()
