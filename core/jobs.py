@@ -159,20 +159,41 @@ def _queue(queue: list[dict[str, Any]], requests: list[dict[str, Any]]) -> None:
     queue.extend(r for i, r in enumerate(requests) if r not in queue and r not in requests[:i])
 
 
+#: The longest a request waits for the rerun file's lock (held only for an append or a rename).
+REQUEST_LOCK_WAIT = 1.0
+
+
+def _request_lock(flag: Path) -> Any:
+    from memkeeper.core.lock import file_lock
+
+    return file_lock(flag.with_name(flag.name + ".lock"), timeout=REQUEST_LOCK_WAIT)
+
+
 def _request_rerun(flag: Path, options: dict[str, Any]) -> None:
-    """Append one request (its options, one JSON line: parallel appends never mix)."""
-    append_text(flag, json.dumps(options, sort_keys=True, separators=(",", ":")) + "\n")
+    """Append one request (its options, one JSON line), under the file's lock: the holder renames
+    the file under it too, so no request is written into a file already taken and read."""
+    from memkeeper.core.lock import LockTimeout
+
+    line = json.dumps(options, sort_keys=True, separators=(",", ":")) + "\n"
+    try:
+        with _request_lock(flag):
+            append_text(flag, line)
+    except LockTimeout:  # never lose the request: an unlocked append is still one whole line
+        append_text(flag, line)
 
 
 def _take_requests(flag: Path, current: dict[str, Any]) -> list[dict[str, Any]]:
     """The requests in the rerun file, which is taken away (renamed first: a request appended
     meanwhile starts a new file). An empty file (an older version's flag) asks for ``current``
     again; a damaged line asks for a run with no options."""
+    from memkeeper.core.lock import LockTimeout
+
     taken = flag.with_name(f".{flag.name}.{os.getpid()}.tmp")
     try:
-        os.replace(flag, taken)
-    except FileNotFoundError:
-        return []
+        with _request_lock(flag):
+            os.replace(flag, taken)
+    except (FileNotFoundError, LockTimeout):
+        return []  # none, or a request being written: taken at the next look
     try:
         raw = taken.read_text("utf-8", errors="replace")
     finally:
