@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
+from rich.text import Text
 from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
@@ -113,3 +117,16 @@ async def test_the_footer_keeps_help_and_quit_with_a_session_open(store: StorePa
         assert {"Search", "Help", "Quit"} <= set(shown), shown
         keys = str(app.screen.query_one(DocPane).query_one("#viewer-keys", Static).render())
         assert keys.startswith("⏎ fold · M raw")
+
+
+def test_the_status_line_says_nothing_is_captured_yet_and_counts_model_calls(tmp_path: Path) -> None:
+    from memkeeper.tui.model import BackendHealth, SessionInfo, StoreSnapshot
+    from memkeeper.tui.widgets.status import budget_part, capture_text
+
+    empty = StoreSnapshot(project=tmp_path, exists=True)
+    assert capture_text(empty) == (Text("nothing captured yet", style="bold"), 0)  # never dropped
+    one = SessionInfo("2026-11-20_040000_aaaaaaaa.l1.jsonl", "2026-11-20", "04:00", "aaaaaaaa", 10)
+    assert str(capture_text(replace(empty, sessions=(one,), flush_left=6))[0]) == "next flush in 6"
+    claude = BackendHealth("claude", "claude", calls=3, daily_calls=50, tokens=9000, daily_tokens=500_000)
+    assert [str(text) for text, _ in budget_part(claude)] == ["calls 3/50"]
+    assert budget_part(BackendHealth("extractive", "extractive")) == []  # free: nothing to count
