@@ -85,6 +85,7 @@ def _print_summary(
     out: Any, paths: StorePaths, findings: list[Finding], left: list[Finding], repairing: bool
 ) -> None:
     from memkeeper.cli.output import literal
+    from memkeeper.core.wording import counted
 
     repaired = [f for f in findings if f.repaired]
     notes = [f for f in findings if f.severity == "note" and not f.repaired]
@@ -98,13 +99,11 @@ def _print_summary(
         if left:
             out.print(literal(f"{len(left)} problem(s) remain that doctor cannot repair."), soft_wrap=True)
     elif not left:
-        out.print(
-            literal(
-                f"The memory store at {paths.root} is healthy; {len(notes)} note(s): "
-                "`memkeeper doctor --repair` tidies them."
-            ),
-            soft_wrap=True,
-        )
+        tidy = [f for f in notes if f.fixable]
+        text = f"The memory store at {paths.root} is healthy"
+        if tidy:
+            text += f"; {counted(len(tidy), 'note')}: `memkeeper doctor --repair` tidies them"
+        out.print(literal(text + "."), soft_wrap=True)
     else:
         fixable = [f for f in left if f.fixable]
         out.print(

@@ -155,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args_list: list[str]) -> tuple[int, bool]:
     """The command line's exit code, and whether nothing is left to finish at exit."""
+    if "--json" in args_list:
+        from memkeeper.cli import output
+
+        output.json_errors = True
     fast = _fast_path(args_list)
     if fast is not None:
         return fast

@@ -71,8 +71,17 @@ def strip_control(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or (ch >= " " and ch != "\x7f"))
 
 
-def error(message: str) -> None:
-    sys.stderr.write(f"memkeeper: error: {strip_control(message)}\n")
+#: Set by ``main`` when the command line asks for ``--json``: an error is then also one JSON
+#: object on stdout (``{"error": ..., "exitCode": ...}``), as every answer is.
+json_errors = False
+
+
+def error(message: str, code: int = EXIT_ERROR) -> None:
+    """The one line of a failure on stderr (and, under ``--json``, the JSON object on stdout)."""
+    text = strip_control(message)
+    sys.stderr.write(f"memkeeper: error: {text}\n")
+    if json_errors:
+        print_json({"error": text, "exitCode": code})
 
 
 def warn(message: str) -> None:
@@ -84,10 +93,10 @@ def run_handler(args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except CliError as exc:
-        error(str(exc))
+        error(str(exc), exc.code)
         return exc.code
     except KeyboardInterrupt:
-        error("interrupted")
+        error("interrupted", 130)
         return 130
     except Exception as exc:  # one clear line, not a stack trace
         from memkeeper.core.boundary import StoreLinkError
@@ -96,7 +105,7 @@ def run_handler(args: argparse.Namespace) -> int:
         from memkeeper.core.store import StoreRefused
 
         if isinstance(exc, (ConfigError, StoreRefused, StoreLinkError)):
-            error(str(exc))
+            error(str(exc), EXIT_USAGE)
             return EXIT_USAGE
         if isinstance(exc, LockTimeout):
             error(f"the store is busy ({exc}); try again")

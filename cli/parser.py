@@ -31,10 +31,11 @@ class Parser(argparse.ArgumentParser):
         if choice and self._subparsers is not None:
             names = sorted(_commands(self))
             error(
-                f"unknown command {choice.group(1)!r}{_suggest(choice.group(1), names)} (see: memkeeper --help)"
+                f"unknown command {choice.group(1)!r}{_suggest(choice.group(1), names)} (see: memkeeper --help)",
+                EXIT_USAGE,
             )
             sys.exit(EXIT_USAGE)
-        error(f"{message} (see: {self.prog} --help)")
+        error(f"{message} (see: {self.prog} --help)", EXIT_USAGE)
         sys.exit(EXIT_USAGE)
 
 
@@ -94,5 +95,7 @@ def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         if name.startswith("--") and len(name) > 2 and name not in known:
             if any(k.startswith(name) for k in known):
                 continue  # an unambiguous abbreviation argparse accepts
-            error(f"unknown option {name!r}{_suggest(name, sorted(known))} (see: memkeeper --help)")
+            error(
+                f"unknown option {name!r}{_suggest(name, sorted(known))} (see: memkeeper --help)", EXIT_USAGE
+            )
             sys.exit(EXIT_USAGE)

@@ -15,6 +15,30 @@ from memkeeper.cli.parser import Commands
 if TYPE_CHECKING:
     from memkeeper.plugin.install import Step
 
+
+def next_steps() -> list[str]:
+    """What to do after ``memkeeper install`` (the README's quick start says the same), with the
+    defaults a new project gets."""
+    from memkeeper.core.config import BudgetConfig
+    from memkeeper.core.settings import DEFAULT_FLUSH_EVERY
+    from memkeeper.core.summarizers import MAX_OUTPUT_TOKENS
+
+    budget = BudgetConfig()
+    return [
+        "Next:",
+        "  1. Start `claude` in a project, as usual. Each session starts with the project's memory.",
+        f"  2. Work. Every {DEFAULT_FLUSH_EVERY} prompts and tool uses, and when the session ends, memkeeper copies",
+        "     it to .claude/memory/sessions/; once enough has happened (at the latest when the session",
+        "     ends) it writes 2-4 bullets about it to .claude/memory/memory.md.",
+        "  3. Look: `memkeeper status` in the project (or /memkeeper:status in Claude Code), `memkeeper-tui`.",
+        "Cost: the bullets come from `claude -p --model haiku`, with no thinking and at most "
+        f"{MAX_OUTPUT_TOKENS['flush']:,} tokens an answer,",
+        f"  capped at {budget.dailyCalls} calls and {budget.dailyTokens:,} tokens a day per project. "
+        "For no model calls at all, put",
+        '  {"summarizer": {"backend": "extractive"}} in .claude/memory/config.json.',
+    ]
+
+
 HOOK_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
@@ -86,6 +110,7 @@ def run_install(args: argparse.Namespace) -> int:
                 "registered": report.registered,
                 "steps": _steps_json(list(report.steps)),
                 "manual": report.manual,
+                "nextSteps": next_steps(),
             }
         )
     else:
@@ -103,34 +128,47 @@ def run_install(args: argparse.Namespace) -> int:
             out.print(literal(f"To finish{reason}, run:"))
             for line in report.manual:  # whole commands, never wrapped by us
                 out.print(literal(f"  {line}"), soft_wrap=True)
+        if report.registered or report.manual:
+            out.print(literal("\n".join(next_steps())), soft_wrap=True)
     if report.claude and not report.registered and not args.no_register:
         return EXIT_ERROR
     return 0
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import console, literal, print_json
+    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
     from memkeeper.plugin.install import uninstall
 
     report = uninstall(scope=args.scope)
+    # Nothing was there: no copy to delete and Claude Code knew neither the plugin nor its
+    # marketplace (a second uninstall): said once, not as two failed commands.
+    nothing = not report.removed and all(step.returncode != 0 for step in report.steps)
+    code = EXIT_NOTHING if nothing else 0
     if args.json:
         print_json(
             {
                 "marketplace": str(report.marketplace),
                 "removed": report.removed,
+                "installed": not nothing,
                 "steps": _steps_json(list(report.steps)),
             }
         )
-        return 0
+        return code
     out = console()
+    if nothing:
+        out.print("memkeeper is not installed in Claude Code: nothing to remove.")
+        out.print("Memory stores in your projects (.claude/memory/) are untouched.")
+        return code
     for step in report.steps:
         mark = "ok" if step.returncode == 0 else f"failed ({step.returncode})"
         out.print(literal(f"$ {' '.join(step.argv)}  → {mark}"))
+        if step.returncode != 0 and step.output:
+            out.print(literal("  " + step.output.splitlines()[-1]))
     out.print(
         literal(f"Removed {report.marketplace}" if report.removed else "No marketplace copy to remove.")
     )
     out.print("Memory stores in your projects (.claude/memory/) are kept.")
-    return 0
+    return code
 
 
 def run_flush(args: argparse.Namespace) -> int:

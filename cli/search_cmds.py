@@ -262,7 +262,7 @@ def _plain_ranked(results: SearchResults, limit: int) -> None:
     if not results:
         lines.append(_nothing_line(results))
     else:
-        lines.append(f"[ranked] {results.total} match(es), best first (confidence · tier · where)")
+        lines.append(f"[ranked] {_ranked_count(results, limit)}, best first (confidence · tier · where)")
     for hit, head in _ranked_lines(results, limit):
         lines.append(head)
         lines.append("    " + strip_control(hit.snippet))
@@ -283,7 +283,7 @@ def _print_ranked(results: SearchResults, limit: int) -> None:
     if not results:
         out.print(Text(_nothing_line(results)))
         return
-    out.print(Text(f"[ranked] {results.total} match(es), best first", style="bold green"))
+    out.print(Text(f"[ranked] {_ranked_count(results, limit)}, best first", style="bold green"))
     for hit, _head in _ranked_lines(results, limit):
         style = (
             "bold green"
@@ -299,9 +299,22 @@ def _print_ranked(results: SearchResults, limit: int) -> None:
         out.print(line)
 
 
+def _ranked_count(results: SearchResults, limit: int) -> str:
+    """``22 matches, 10 shown (--limit N for more)``; ``3 matches`` when all are shown."""
+    from memkeeper.core.wording import counted
+
+    text = counted(results.total, "match", "matches")
+    if results.total > limit:
+        text += f", {limit} shown (--limit N for more)"
+    return text
+
+
 def _tier_head(tier: TierResult) -> str:
+    from memkeeper.core.wording import counted
+
     more = "+" if tier.more else ""
-    return f"\n[{TIER_LABELS[tier.tier]}] {tier.total}{more} match(es)"
+    noun = counted(tier.total, "match", "matches").split(" ", 1)[1]
+    return f"\n[{TIER_LABELS[tier.tier]}] {tier.total:,}{more} {noun}"
 
 
 def _tier_rest(tier: TierResult) -> list[str]:

@@ -47,6 +47,8 @@ def register(commands: Commands) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    import shlex
+    import sys
     import tempfile
     from pathlib import Path
 
@@ -63,7 +65,13 @@ def run_demo(args: argparse.Namespace) -> int:
 
         print_json({"project": str(paths.project), "store": str(paths.root)})
         return 0
-    print(paths.project)
+    print(paths.project)  # alone on stdout, for `$(memkeeper demo)`; how to use it goes to stderr
+    quoted = shlex.quote(str(paths.project))
+    sys.stderr.write(
+        "A demo project with a memory store. Pass it as the project to look at it, e.g.:\n"
+        f"  memkeeper --project {quoted} status\n"
+        f"  memkeeper-tui {quoted}\n"
+    )
     return 0
 
 
@@ -196,7 +204,12 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
 
     backend = backend_report(paths, config)
     from memkeeper.core.keeping import not_kept_reasons
+    from memkeeper.core.progress import capture_progress
+    from memkeeper.core.settings import hook_settings
     from memkeeper.plugin.install import check_installed
+
+    hooks = hook_settings(paths)
+    progress = capture_progress(paths, hooks.flush_every, hooks.memory_enabled) if exists else None
 
     return {
         "notKept": not_kept_reasons(paths) if exists else [],
@@ -225,6 +238,7 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
         "summaries": counts,
         "modelBudget": budget,
         "sessions": {"count": _session_count(paths)},
+        "capture": progress,
         "toolUsesSinceReset": tool_uses,
         "lastRotation": extra.get("lastRotation"),
         "lastFlushAt": extra.get("lastFlushAt"),
@@ -286,11 +300,11 @@ def run_status(args: argparse.Namespace) -> int:
         budget_text += "  [red]cap reached: summaries use the extractive backend until tomorrow (UTC)[/red]"
     grid.add_row("model budget", budget_text)
     grid.add_row("summarizer", literal(_backend_text(status["backend"])))
-    grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
+    _capture_rows(grid, status)
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
     _plugin_row(grid, status["plugin"])
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
-        grid.add_row(label, literal(status[key] or "never"))
+        grid.add_row(label, literal(_when(status[key]) if status[key] else "never"))
     out.print(grid)
     unfinished = [row for row in arch["files"] if row["summary"] != "generated"]
     if unfinished:
@@ -316,6 +330,24 @@ def _plugin_row(grid: Any, plugin: dict[str, Any]) -> None:
     from memkeeper.cli.output import literal
 
     grid.add_row("plugin", literal(plugin["message"]), style=None if plugin["findsMemkeeper"] else "red")
+
+
+def _when(stamp: str) -> str:
+    """A stored UTC stamp on this machine's clock (``2026-11-21 12:49``)."""
+    from memkeeper.core.timefmt import local_time
+
+    return local_time(stamp)
+
+
+def _capture_rows(grid: Any, status: dict[str, Any]) -> None:
+    """``captured`` (sessions copied so far, or how to start) and ``next flush``."""
+    from memkeeper.cli.output import literal
+    from memkeeper.core.progress import captured_text, next_flush_text
+
+    progress = status["capture"]
+    last = progress["lastCaptureAt"]
+    grid.add_row("captured", literal(captured_text(progress, _when(last) if last else None)))
+    grid.add_row("next flush", literal(next_flush_text(progress)))
 
 
 def _backend_text(backend: dict[str, Any]) -> str:

@@ -63,8 +63,14 @@ class RecallConfig(_Section):
 
 
 class BudgetConfig(_Section):
-    dailyCalls: int = Field(default=200, ge=0)
-    dailyTokens: int = Field(default=2_000_000, ge=0)
+    """Today's (UTC) cap on summarizer model calls and tokens, per project; past it the flush
+    writes extractive bullets (free, nothing lost) until the next day. A heavy session (242
+    tool calls) needs 2-6 flush calls of at most ~7,300 tokens each (a 24,000-character prompt
+    and 1,024 tokens of answer) and a rotation's summary ~28,000: 50 calls and 500,000 tokens
+    are several such sessions a day, and bound a runaway at about 0.5 M Haiku tokens."""
+
+    dailyCalls: int = Field(default=50, ge=0)
+    dailyTokens: int = Field(default=500_000, ge=0)
 
 
 class Config(_Section):

@@ -5,8 +5,10 @@ A hook never does heavy work itself: it calls :func:`start_job`, which spawns
 says) detached (a new session, or on Windows a new process group with no console) with stdio on
 the null device, so it survives Claude Code killing the hook (SessionEnd allows 1.5 s).
 The job takes ``.state/job-KIND.lock`` without waiting; if another instance holds it,
-it records a rerun request and exits, and the holder runs once more before it quits,
-so work is never dropped and never done twice at once. Runners are plain functions
+it appends its request (its options: why, for which session and transcript) to
+``.state/job-KIND.rerun`` and exits, and the holder runs each request it finds there
+before it quits, with that request's own options, so work is never dropped, never done
+twice at once, and never done for the wrong session or reason. Runners are plain functions
 registered in :data:`JOB_RUNNERS` as ``"module:function"`` taking (paths, options).
 Set ``MEMKEEPER_NO_JOBS=1`` to run nothing in the background (tests, the jobs themselves).
 """
@@ -196,8 +198,11 @@ def resolve_runner(kind: str) -> Callable[[StorePaths, dict[str, Any]], None]:
 def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None) -> bool:
     """Run ``kind`` in this process, single-flight. False if another instance was running.
 
-    A call that finds the job busy leaves a rerun flag; the running instance sees it and
-    runs again (at most MAX_RERUNS times), so a request is never lost.
+    A call that finds the job busy leaves its request (its options) in the rerun file; the
+    running instance runs each request it finds there, with the request's own options (at
+    most MAX_RERUNS runs in all; the rest stay for the next instance), so a request is
+    never lost nor run as another one. (Rerunning with the first caller's options made a
+    flush asked for mid-turn run as the earlier Stop or SessionEnd flush, for its session.)
     """
     runner = resolve_runner(kind)
     guard(paths)  # never work in a refused folder or through a link in the store
@@ -205,19 +210,85 @@ def run_job(paths: StorePaths, kind: str, options: dict[str, Any] | None = None)
     flag = _rerun_flag(paths, kind)
     with try_lock(paths.state / f"job-{kind}.lock") as acquired:
         if not acquired:
-            flag.touch(mode=0o600, exist_ok=True)
+            _request_rerun(flag, options or {})
             return False
-        for _ in range(MAX_RERUNS):
-            flag.unlink(missing_ok=True)
-            try:
-                runner(paths, options or {})
-            except Exception as exc:  # a job never raises into a hook; it logs
-                log_error(paths, f"job {kind}: {type(exc).__name__}: {exc}")
-            if not flag.exists():
-                break
+        _run_requests(paths, kind, runner, options or {})
     if kind in INDEX_AFTER:
         run_job(paths, "index", {"if_worth": True})
     return True
+
+
+def _run_requests(
+    paths: StorePaths, kind: str, runner: Callable[[StorePaths, dict[str, Any]], None], first: dict[str, Any]
+) -> None:
+    """Run ``first``, then every request found in the rerun file meanwhile (each once, in order)."""
+    flag = _rerun_flag(paths, kind)
+    queue = [first]
+    _queue(queue, _take_requests(flag, first))  # left by an instance that quit as they came
+    runs = 0
+    while queue and runs < MAX_RERUNS:
+        current = queue.pop(0)
+        try:
+            runner(paths, current)
+        except Exception as exc:  # a job never raises into a hook; it logs
+            log_error(paths, f"job {kind}: {type(exc).__name__}: {exc}")
+        runs += 1
+        _queue(queue, _take_requests(flag, current))
+    for left in queue:  # past MAX_RERUNS: the next instance runs them
+        _request_rerun(flag, left)
+
+
+def _queue(queue: list[dict[str, Any]], requests: list[dict[str, Any]]) -> None:
+    queue.extend(r for i, r in enumerate(requests) if r not in queue and r not in requests[:i])
+
+
+#: The longest a request waits for the rerun file's lock (held only for an append or a rename).
+REQUEST_LOCK_WAIT = 1.0
+
+
+def _request_lock(flag: Path) -> Any:
+    from memkeeper.core.lock import file_lock
+
+    return file_lock(flag.with_name(flag.name + ".lock"), timeout=REQUEST_LOCK_WAIT)
+
+
+def _request_rerun(flag: Path, options: dict[str, Any]) -> None:
+    """Append one request (its options, one JSON line), under the file's lock: the holder renames
+    the file under it too, so no request is written into a file already taken and read."""
+    from memkeeper.core.lock import LockTimeout
+
+    line = json.dumps(options, sort_keys=True, separators=(",", ":")) + "\n"
+    try:
+        with _request_lock(flag):
+            append_text(flag, line)
+    except LockTimeout:  # never lose the request: an unlocked append is still one whole line
+        append_text(flag, line)
+
+
+def _take_requests(flag: Path, current: dict[str, Any]) -> list[dict[str, Any]]:
+    """The requests in the rerun file, which is taken away (renamed first: a request appended
+    meanwhile starts a new file). An empty file (an older version's flag) asks for ``current``
+    again; a damaged line asks for a run with no options."""
+    from memkeeper.core.lock import LockTimeout
+
+    taken = flag.with_name(f".{flag.name}.{os.getpid()}.tmp")
+    try:
+        with _request_lock(flag):
+            os.replace(flag, taken)
+    except (FileNotFoundError, LockTimeout):
+        return []  # none, or a request being written: taken at the next look
+    try:
+        raw = taken.read_text("utf-8", errors="replace")
+    finally:
+        taken.unlink(missing_ok=True)
+    requests: list[dict[str, Any]] = []
+    for line in raw.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            value = {}
+        requests.append(value if isinstance(value, dict) else {})
+    return requests or [current]
 
 
 LOG_MAX_BYTES = 256 * 1024

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memkeeper.core.store import StorePaths
+from memkeeper.core.wording import counted
 from memkeeper.tui.items import DocItem
 from memkeeper.tui.l1_items import l1_items
 from memkeeper.tui.markdown_items import markdown_items
@@ -83,7 +84,7 @@ def _l1_document(paths: StorePaths, target: Target) -> Document:
     session = next((str(e["session"]) for e in entries if isinstance(e.get("session"), str)), None)
     users = sum(1 for i in items if i.kind == "user")
     tools = sum(1 for i in items if i.kind in ("tool", "error") and i.prefix.find("⚙") >= 0)
-    title = f"L1 · {target.name} · {users} prompts, {tools} tool calls"
+    title = f"L1 · {target.name} · {counted(users, 'prompt')}, {counted(tools, 'tool call')}"
     if not items:
         size = path.stat().st_size if path.exists() else 0
         note = (
@@ -97,7 +98,7 @@ def _l1_document(paths: StorePaths, target: Target) -> Document:
 
 def _day_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
     sessions = snapshot.days.get(target.name, []) if snapshot else []
-    items = [DocItem(f"{len(sessions)} sessions on {target.name}", kind="title")]
+    items = [DocItem(f"{counted(len(sessions), 'session')} on {target.name}", kind="title")]
     for info in sessions:
         items.append(
             DocItem(f"{info.time}  {info.session}  ({info.size:,} bytes)", kind="bullet", prefix="• ")

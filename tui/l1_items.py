@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memkeeper.core.timefmt import local_time
+from memkeeper.core.wording import counted
 from memkeeper.tui.items import DocItem
 
 #: Tools whose call starts a subagent (``Task`` until Claude Code 2.1, ``Agent`` since).
@@ -228,6 +229,9 @@ def _folded(call: DocItem, entry: dict[str, Any], number: int) -> DocItem:
 
 def _with_children(call: DocItem, keys: list[str], agents: dict[str, _Agent]) -> DocItem:
     """The Task call, saying which subagent's work follows it."""
-    lines = [f"subagent {key[:8] or '(no id)'}: {len(agents[key].items)} entries below" for key in keys]
+    lines = [
+        f"subagent {key[:8] or '(no id)'}: {counted(len(agents[key].items), 'entry', 'entries')} below"
+        for key in keys
+    ]
     count = sum(len(agents[key].items) for key in keys)
     return replace(call, text=f"{call.text}  ↳ {count} subagent entries", body="\n".join([*lines, call.body]))

@@ -67,6 +67,9 @@ class StoreSnapshot:
     last_rotation: str | None = None
     last_flush: str | None = None
     warnings: tuple[str, ...] = ()
+    flush_every: int = 10
+    flush_left: int | None = None
+    """Prompts and tool uses until the flush of the session counted last (None: no session counted)."""
 
     @property
     def pending(self) -> int:
@@ -113,6 +116,11 @@ class BackendHealth:
     in_use: str
     why: str = ""
     resting_until: str | None = None
+    calls: int = 0
+    """Model calls today (UTC), against ``daily_calls``; tokens against ``daily_tokens``."""
+    daily_calls: int = 0
+    tokens: int = 0
+    daily_tokens: int = 0
 
     @property
     def resting(self) -> bool:

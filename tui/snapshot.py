@@ -70,12 +70,15 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
     from memkeeper.core.index import read_index, safe_entries
+    from memkeeper.core.progress import next_flush
     from memkeeper.core.rotation import memory_tokens
     from memkeeper.core.settings import hook_settings
 
     if not paths.exists():
         return StoreSnapshot(project=paths.project, exists=False)
-    threshold = hook_settings(paths).threshold_tokens
+    settings = hook_settings(paths)
+    threshold = settings.threshold_tokens
+    due = next_flush(paths, settings.flush_every) if settings.memory_enabled else None
     warnings: list[str] = []
     index = read_index(paths)
     entries, refused = safe_entries(index)
@@ -100,22 +103,30 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
+        flush_every=settings.flush_every,
+        flush_left=due["eventsLeft"] if due and not due["ended"] else None,
     )
 
 
 def backend_health(paths: StorePaths) -> BackendHealth:
-    """The summarizer backend as ``memkeeper status`` reports it (imports pydantic: keep it off the
-    first paint, in a worker)."""
+    """The summarizer backend as ``memkeeper status`` reports it, with today's model calls and
+    tokens against the caps (imports pydantic: keep it off the first paint, in a worker)."""
     from memkeeper.core.config import load_config_or_default
+    from memkeeper.core.summarizers import budget_status
     from memkeeper.core.summarizers.health import backend_report
 
     config, _ = load_config_or_default(paths)
     report = backend_report(paths, config)
+    budget = budget_status(paths, config)
     return BackendHealth(
         backend=str(report["backend"]),
         in_use=str(report["inUse"]),
         why=str(report.get("why") or ""),
         resting_until=report.get("restingUntil"),
+        calls=int(budget["calls"]),
+        daily_calls=int(budget["dailyCalls"]),
+        tokens=int(budget["tokens"]),
+        daily_tokens=int(budget["dailyTokens"]),
     )
 
 

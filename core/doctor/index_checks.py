@@ -10,6 +10,7 @@ from typing import Any
 from memkeeper.core.atomic import atomic_write_json
 from memkeeper.core.doctor.base import (
     ERROR,
+    NOTE,
     WARNING,
     Check,
     Context,
@@ -25,6 +26,7 @@ from memkeeper.core.index import (
     mark_generated,
     mark_pending,
     rebuild_index,
+    summary_error,
     summary_file,
     summary_generated,
     update_index,
@@ -97,6 +99,16 @@ def _summary_flag(paths: StorePaths, entry: dict[str, Any]) -> Finding | None:
             f"{summary.name} exists but the index still lists {name} as pending",
             name,
         )
+    error = None if generated else summary_error(entry)
+    if error is not None:  # not damage (the store is healthy), but what `status` lists as failed
+        return Finding(
+            NOTE,
+            "summary-failed",
+            f"the summary of {name} failed ({error[:200]}); it is retried while tries are left, "
+            "and `memkeeper regenerate` tries again now",
+            name,
+            fixable=False,
+        )
     return None
 
 
@@ -155,6 +167,7 @@ class IndexCheck(Check):
         "index-summary-missing",
         "index-summary-flag",
         "index-missing-entry",
+        "summary-failed",
     )
 
     def diagnose(self, ctx: Context) -> list[Finding]:

@@ -35,6 +35,12 @@ CALL_LOG_NAME = "model-calls.jsonl"
 #: The call log keeps its last CALL_LOG_KEEP lines; it is trimmed when it passes CALL_LOG_TRIM_AT.
 CALL_LOG_KEEP = 1000
 CALL_LOG_TRIM_AT = 1200
+#: The longest answer a call may get, in output tokens, by purpose. A flush asks for 2-4
+#: one-sentence bullets (memkeeper keeps at most 6 of 300 characters: ~450 tokens); an L3
+#: summary for one JSON object (at most 10 themes, decisions and issues: ~3,000 tokens).
+#: Claude Code would otherwise ask for 32,000 (2.1.197) or 128,000 (2.1.33x) with thinking on.
+MAX_OUTPUT_TOKENS = {"flush": 1024, "l3-summary": 4096}
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
 
 
 class SummarizerError(Exception):
@@ -75,7 +81,9 @@ class Backend(Protocol):
     @property
     def name(self) -> str: ...
 
-    def complete(self, prompt: str, timeout: float) -> Completion: ...
+    def complete(
+        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    ) -> Completion: ...
 
 
 def _has_api_key(config: Config) -> bool:
@@ -233,7 +241,8 @@ def complete(
             )
     started = time.monotonic()
     try:
-        result = chosen.complete(prompt, config.summarizer.timeoutSeconds)
+        max_tokens = MAX_OUTPUT_TOKENS.get(purpose, DEFAULT_MAX_OUTPUT_TOKENS)
+        result = chosen.complete(prompt, config.summarizer.timeoutSeconds, max_tokens)
     except BackendError as exc:
         record.update(
             outcome="error",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, Completion
+from memkeeper.core.summarizers import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 
 if TYPE_CHECKING:
     from memkeeper.core.config import Config
@@ -21,7 +21,6 @@ MODEL_ALIASES = {
     "sonnet": "claude-sonnet-4-5",
     "opus": "claude-opus-4-1",
 }
-MAX_OUTPUT_TOKENS = 4096
 
 
 def api_key(config: Config) -> str | None:
@@ -38,7 +37,9 @@ class AnthropicBackend:
     def name(self) -> str:
         return "anthropic"
 
-    def complete(self, prompt: str, timeout: float) -> Completion:
+    def complete(
+        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    ) -> Completion:
         if not self.key:
             raise BackendUnavailable("no Anthropic API key (set ANTHROPIC_API_KEY or choose another backend)")
         try:
@@ -51,7 +52,7 @@ class AnthropicBackend:
             client: Any = anthropic.Anthropic(api_key=self.key, max_retries=0, timeout=timeout)
             message: Any = client.messages.create(
                 model=self.model,
-                max_tokens=MAX_OUTPUT_TOKENS,
+                max_tokens=max_tokens,
                 messages=[{"role": "user", "content": prompt}],
             )
         except Exception as exc:  # the SDK's errors are many; each becomes one line

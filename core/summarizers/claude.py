@@ -5,13 +5,19 @@ One clean call (checked against Claude Code 2.1.197 and 2.1.330 with a loopback 
 - ``--tools ""``: no built-in tool; ``--strict-mcp-config --mcp-config '{"mcpServers":{}}'``:
   no MCP server, so an installed plugin's (memkeeper's own included) tools never reach the
   request; ``--disable-slash-commands``: no skills or commands;
-- ``--settings '{"disableAllHooks": true}'``: no hook runs in the child (with
+- ``--settings`` with ``disableAllHooks``: no hook runs in the child (with
   ``MEMKEEPER_IN_JOB=1`` in its environment as a second guard), so with hooks, MCP, skills
   and tools off an installed plugin contributes nothing; ``--bare`` is not used because it
   refuses OAuth (subscription) logins;
 - ``--system-prompt``: a short system prompt instead of Claude Code's own (~26 kB);
 - ``--max-turns 1``, ``--no-session-persistence`` (no transcript in ``~/.claude/projects``
-  for our own plugin to mistake for a session), and a neutral working folder (no CLAUDE.md).
+  for our own plugin to mistake for a session), and a neutral working folder (no CLAUDE.md);
+- no extended thinking and a small answer: by default Claude Code asks for 31,999 thinking
+  tokens in ``max_tokens`` 32,000 (2.1.197) or adaptive thinking in 128,000 (2.1.33x) for what
+  is a few bullets. :func:`answer_settings` turns thinking off (``CLAUDE_CODE_DISABLE_THINKING``,
+  the one switch both versions obey; ``MAX_THINKING_TOKENS=0``, ``alwaysThinkingEnabled``),
+  bounds the answer (``CLAUDE_CODE_MAX_OUTPUT_TOKENS``) and sets effort low; they go in
+  ``--settings`` (above the user's own settings) and in the child's environment.
 
 Bounded: the answer is read as ``stream-json`` with partial messages, so an API that
 does not start answering within :data:`FIRST_TOKEN_SECONDS` is recognised as unreachable
@@ -33,7 +39,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memkeeper.core.jobs import end_tree, start_child
-from memkeeper.core.summarizers import BackendDown, BackendError, BackendUnavailable, Completion, child_env
+from memkeeper.core.summarizers import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    BackendDown,
+    BackendError,
+    BackendUnavailable,
+    Completion,
+    child_env,
+)
 from memkeeper.core.summarizers._process import (
     MAX_OUTPUT_BYTES,
     capped,
@@ -44,7 +57,6 @@ from memkeeper.core.summarizers._process import (
     wait_output,
 )
 
-HOOKS_OFF = '{"disableAllHooks": true}'
 NO_MCP = '{"mcpServers": {}}'
 SYSTEM_PROMPT = (
     "You turn excerpts of coding sessions into short memory notes, exactly in the format asked. "
@@ -65,7 +77,28 @@ DOWN_RE = re.compile(
 UNKNOWN_OPTION_RE = re.compile(r"unknown option '?(--[a-z-]+)")
 
 
-def claude_argv(executable: str, model: str, without: frozenset[str] = frozenset()) -> list[str]:
+def answer_env(max_tokens: int) -> dict[str, str]:
+    """The variables that make Claude Code ask for an answer of ``max_tokens`` without thinking."""
+    return {
+        "CLAUDE_CODE_DISABLE_THINKING": "1",
+        "MAX_THINKING_TOKENS": "0",
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max_tokens),
+        "CLAUDE_CODE_EFFORT_LEVEL": "low",
+    }
+
+
+def answer_settings(max_tokens: int) -> str:
+    """``--settings`` for the child: no hook, no thinking, the answer bounded (see the module doc)."""
+    settings = {"disableAllHooks": True, "alwaysThinkingEnabled": False, "env": answer_env(max_tokens)}
+    return json.dumps(settings, separators=(",", ":"))
+
+
+def claude_argv(
+    executable: str,
+    model: str,
+    without: frozenset[str] = frozenset(),
+    max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+) -> list[str]:
     argv = [
         executable,
         "-p",
@@ -81,7 +114,7 @@ def claude_argv(executable: str, model: str, without: frozenset[str] = frozenset
         "1",
         "--no-session-persistence",
         "--settings",
-        HOOKS_OFF,
+        answer_settings(max_tokens),
     ]
     if "--strict-mcp-config" not in without:
         argv += ["--strict-mcp-config", "--mcp-config", NO_MCP]
@@ -92,8 +125,9 @@ def claude_argv(executable: str, model: str, without: frozenset[str] = frozenset
     return argv
 
 
-def claude_env() -> dict[str, str]:
+def claude_env(max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> dict[str, str]:
     env = child_env()
+    env.update(answer_env(max_tokens))
     env["CLAUDE_CODE_MAX_RETRIES"] = MAX_RETRIES
     env.setdefault("DISABLE_AUTOUPDATER", "1")
     return env
@@ -180,7 +214,9 @@ def _answered(line: bytes) -> bool:
     return isinstance(value, dict) and value.get("type") in ("stream_event", "assistant", "result")
 
 
-def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float) -> _Run:
+def stream_run(
+    argv: list[str], prompt: str, timeout: float, first_token: float, env: dict[str, str] | None = None
+) -> _Run:
     """Run claude, reading its output as it comes; stop at the first-token or the overall deadline."""
     errors = tempfile.TemporaryFile()
     try:
@@ -190,7 +226,7 @@ def stream_run(argv: list[str], prompt: str, timeout: float, first_token: float)
             stdout=subprocess.PIPE,
             stderr=errors,
             cwd=tempfile.gettempdir(),
-            env=claude_env(),
+            env=env if env is not None else claude_env(),
         )
     except OSError as exc:
         errors.close()
@@ -244,15 +280,16 @@ class ClaudeBackend:
     def name(self) -> str:
         return "claude"
 
-    def complete(self, prompt: str, timeout: float) -> Completion:
+    def complete(
+        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    ) -> Completion:
         executable = self.executable or shutil.which("claude")
         if not executable:
             raise BackendUnavailable("claude is not on PATH (install Claude Code or choose another backend)")
         without: set[str] = set()
         while True:
-            run = stream_run(
-                claude_argv(executable, self.model, frozenset(without)), prompt, timeout, self.first_token
-            )
+            argv = claude_argv(executable, self.model, frozenset(without), max_tokens)
+            run = stream_run(argv, prompt, timeout, self.first_token, claude_env(max_tokens))
             unknown = UNKNOWN_OPTION_RE.search(run.stderr + run.stdout[-2000:])
             if run.returncode != 0 and unknown and unknown.group(1) in OPTIONAL_FLAGS:
                 if unknown.group(1) not in without:

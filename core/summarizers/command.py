@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, Completion
+from memkeeper.core.summarizers import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 from memkeeper.core.summarizers._process import last_line, run_with_timeout
 
 
@@ -27,7 +27,10 @@ class CommandBackend:
     def label(self) -> str:
         return os.path.basename(self.argv[0])
 
-    def complete(self, prompt: str, timeout: float) -> Completion:
+    def complete(
+        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    ) -> Completion:
+        del max_tokens  # the user's command bounds its own answer
         proc = run_with_timeout(self.argv, prompt, timeout)
         if proc.returncode != 0:
             detail = last_line(proc.stderr) or last_line(proc.stdout) or "no output"

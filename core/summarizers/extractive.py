@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from memkeeper.core.summarizers import Completion
+from memkeeper.core.summarizers import DEFAULT_MAX_OUTPUT_TOKENS, Completion
 
 ARCHIVE_START = "<<<ARCHIVE"
 ARCHIVE_END = "ARCHIVE>>>"
@@ -529,6 +529,9 @@ class ExtractiveBackend:
     def name(self) -> str:
         return "extractive"
 
-    def complete(self, prompt: str, timeout: float) -> Completion:
+    def complete(
+        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    ) -> Completion:
+        del max_tokens  # no model: nothing to bound
         summary = extract_summary(archive_from_prompt(prompt))
         return Completion(json.dumps(summary, ensure_ascii=False), "extractive", None, None)

@@ -380,3 +380,22 @@ def test_a_read_only_store_is_diagnosed_as_such_and_still_checked(
     assert codes(found) == {"store-read-only", "leftover-temp"}  # said, and the others still ran
     assert codes(repaired) == codes(found) and not any(f.repaired for f in repaired)
     assert tmp.exists() and {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == before
+
+
+def test_a_failed_summary_is_a_note_that_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``status`` lists a failed summary: doctor says so too (healthy all the same: nothing is damaged)."""
+    from memkeeper.cli.main import main
+    from memkeeper.core.demo import create_demo_store
+
+    store = create_demo_store(tmp_path / "demo")  # one archive's summary failed (529 overloaded)
+    found = [f for f in doctor.diagnose(store) if f.code == "summary-failed"]
+    assert len(found) == 1 and found[0].severity == doctor.NOTE and not found[0].fixable
+    assert "529" in found[0].message and "memkeeper regenerate" in found[0].message
+    capsys.readouterr()
+    assert main(["--project", str(store.project), "doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "note: the summary of memory_" in out and "failed" in out
+    assert "tidies them" not in out  # nothing for --repair to tidy
+    assert [f.code for f in doctor.repair(store) if f.code == "summary-failed"] == ["summary-failed"]

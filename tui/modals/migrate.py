@@ -79,8 +79,14 @@ class MigrateModal(ModalScreen[bool]):
         self.query_one("#migrate-body", Static).update(literal("\n".join(lines)))
         run = self.query_one("#run", Button)
         run.disabled = not needed
+        run.display = needed  # nothing to migrate: no button that offers to
+        self.refresh_bindings()
         if needed:
             run.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``y Migrate`` exists only while there is something to migrate."""
+        return action != "run" or self._state in ("planning", "ready")
 
     def action_run(self) -> None:
         if self._state != "ready":

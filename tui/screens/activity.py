@@ -21,7 +21,7 @@ from typing import Literal
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
@@ -30,6 +30,7 @@ from textual_plotext import PlotextPlot
 
 from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
 from memkeeper.core.store import StorePaths
+from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
 from memkeeper.tui.text import gauge, human_tokens, literal
 
@@ -83,7 +84,10 @@ class ActivityScreen(Screen[None]):
         yield Static("reading activity…", id="activity-summary", markup=False)
         with Horizontal(id="activity-plots"):
             # Hidden (not drawn: Plotext draws in Python) until there is something to plot
-            yield PlotextPlot(id="daily-plot", classes="unplotted")
+            with Vertical(id="daily-column"):
+                yield PlotextPlot(id="daily-plot", classes="unplotted")
+                # The legend under the plot, not in it: Plotext draws its own over the lines.
+                yield Static(_legend(), id="daily-legend")
             yield PlotextPlot(id="growth-plot", classes="unplotted")
         yield OptionList(id="findings")
         yield Footer()
@@ -204,14 +208,20 @@ class ActivityScreen(Screen[None]):
         plt.clear_data()
         plt.clear_figure()
         span = f" {days[0].day[5:]} → {days[-1].day[5:]}" if days else ""
-        plt.title(f"per day{span} ({len(days)} active days)")
+        plt.title(f"per day{span} ({counted(len(days), 'active day')})")
         if days:
             xs = list(range(1, len(days) + 1))
-            plt.plot(xs, [d.tools for d in days], label="tool calls", marker="braille")
-            plt.plot(xs, [d.prompts for d in days], label="prompts", marker="braille")
-            plt.plot(xs, [d.sessions for d in days], label="sessions", marker="braille")
+            for (_, color), values in zip(
+                SERIES,
+                ([d.tools for d in days], [d.prompts for d in days], [d.sessions for d in days]),
+                strict=True,
+            ):
+                plt.plot(xs, values, marker="braille", color=color)
             # Dates go in the title: Plotext places tick labels a column apart from run to run.
             plt.xticks([], [])
+            top = max(max(d.tools, d.prompts, d.sessions) for d in days)
+            ticks = _ticks(top)
+            plt.yticks(ticks, [str(int(t)) for t in ticks])
         widget.remove_class("unplotted")
         widget.refresh()
 
@@ -228,8 +238,11 @@ class ActivityScreen(Screen[None]):
         xs = list(range(1, len(sizes) + 1))
         plt.bar(xs, sizes, width=0.4)
         plt.hline(activity.threshold)
-        plt.ylim(0, max([activity.threshold, *sizes]) * 1.05)
+        top = max([activity.threshold, *sizes])
+        plt.ylim(0, top * 1.05)
         plt.xticks([], [])
+        ticks = _ticks(top)
+        plt.yticks(ticks, [human_tokens(int(t)) for t in ticks])  # 24.9k, not 24937.5
         widget.remove_class("unplotted")
         widget.refresh()
 
@@ -291,6 +304,19 @@ class ActivityScreen(Screen[None]):
         self.dismiss(None)
 
 
+#: The daily plot's lines: (legend name, Plotext colour; Rich knows the same names).
+SERIES = (("tool calls", "blue"), ("prompts", "green"), ("sessions", "red"))
+
+
+def _legend() -> Text:
+    return Text("  ").join(Text.assemble(("── ", color), name) for name, color in SERIES)
+
+
+def _ticks(top: int) -> list[float]:
+    """At most five whole-number ticks from 0 to ``top`` (no 7.7 calls, no 24937.5 tokens)."""
+    return [float(t) for t in sorted({round(top * i / 4) for i in range(5)})]
+
+
 def _bars(sizes: list[int]) -> tuple[list[int], int]:
     """At most GROWTH_BARS bars of ``sizes``: each the largest of as many rotations in a row
     as it takes (a plot a terminal wide cannot show thousands, and drawing them is slow)."""
@@ -300,7 +326,7 @@ def _bars(sizes: list[int]) -> tuple[list[int], int]:
 
 def _finding_label(finding: Finding) -> Text:
     mark = "◆ decision" if finding.kind == "decision" else "○ issue   "
-    return Text.assemble((mark, "bold"), f" {finding.date or '?':10} ", literal(finding.text))
+    return Text.assemble((mark, "bold"), f" {finding.date or 'undated':10} ", literal(finding.text))
 
 
 def _summary_line(activity: Activity) -> str:
@@ -308,12 +334,12 @@ def _summary_line(activity: Activity) -> str:
     ratio = activity.memory_tokens / max(1, activity.threshold)
     memory = (
         f"memory.md {human_tokens(activity.memory_tokens)}/{human_tokens(activity.threshold)} "
-        f"{gauge(ratio, 10)} {ratio:.0%} · {len(activity.rotations)} rotations · "
+        f"{gauge(ratio, 10)} {ratio:.0%} · {counted(len(activity.rotations), 'rotation')} · "
     )
     days = activity.days
     totals = (
-        f"{sum(d.sessions for d in days)} sessions, {sum(d.prompts for d in days)} prompts, "
-        f"{sum(d.tools for d in days)} tool calls (days in UTC)"
+        f"{counted(sum(d.sessions for d in days), 'session')}, {counted(sum(d.prompts for d in days), 'prompt')}, "
+        f"{counted(sum(d.tools for d in days), 'tool call')} (days in UTC)"
     )
     if activity.counted is None:
         return memory + totals

@@ -58,6 +58,13 @@ class BrowseScreen(ReachesApp, Screen[None]):
         self._pending_open: OpenRequest | None = None
         self._opened_any = False
         self._titled: list[str] = []
+        self._has_sections = False  # the open document has sections to jump to (s)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``s Sections`` is offered (and in the footer) only for a document that has sections."""
+        if action == "sections":
+            return self._has_sections
+        return True
 
     @property
     def pane(self) -> DocPane:
@@ -137,12 +144,22 @@ class BrowseScreen(ReachesApp, Screen[None]):
 
     @on(TierTree.TargetSelected)
     def _target_selected(self, event: TierTree.TargetSelected) -> None:
+        if event.target.kind == "tier" and event.target.name in TIERS_EXPLAINED:
+            self.pane.show_note(*TIERS_EXPLAINED[event.target.name])
+            return
         if event.target.kind in ("tier", "group"):
             return
         document = self.pane.document
         if document is not None and document.target == event.target:
             return
         self.load(event.target)
+
+    @on(DocPane.Opened)
+    def _opened(self, event: DocPane.Opened) -> None:
+        has = bool(self.pane.view.sections())
+        if has != self._has_sections:
+            self._has_sections = has
+            self.refresh_bindings()
 
     @on(TierTree.DayExpanded)
     def _day_expanded(self, event: TierTree.DayExpanded) -> None:
@@ -254,6 +271,34 @@ class BrowseScreen(ReachesApp, Screen[None]):
             self.notify("Select an archive or an L1 session to forget.", severity="warning")
             return
         self.mk.forget(target)
+
+
+#: What each tier heading of the tree is, shown in the viewer when the heading is selected.
+TIERS_EXPLAINED: dict[str, tuple[str, list[str]]] = {
+    "l2": (
+        "L2 · memory: what every session starts with",
+        [
+            "memory.md: short bullets about the work, written by the flush every few prompts and "
+            "tool uses and when a session ends. Each new session of this project reads it.",
+            "project.md, architecture.md, conventions.md: notes you keep yourself (memkeeper memory-set).",
+            "archives: memory.md moved out whole when it passes its token limit; each gets an L3 summary.",
+        ],
+    ),
+    "l3": (
+        "L3 · summaries: one per archive",
+        [
+            "Themes, decisions and open issues of an archive, made in the background by the summarizer.",
+            "✓ made · ○ pending · ✗ failed (p lists pending and failed ones; g makes one again).",
+        ],
+    ),
+    "l1": (
+        "L1 · sessions: every session as it happened",
+        [
+            "A copy of each Claude Code session of this project (prompts, answers, tool calls), by day.",
+            "S lists them; deep search (F4 in search) looks through them too.",
+        ],
+    ),
+}
 
 
 def literal_item(text: str, kind: ItemKind = "muted") -> DocItem:

@@ -27,6 +27,8 @@ from textual.widgets.option_list import Option
 
 from memkeeper.core.search.model import file_line
 from memkeeper.core.store import StorePaths
+from memkeeper.core.timefmt import local_time
+from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
 from memkeeper.tui.text import fg_style, literal, visible
 
@@ -159,18 +161,24 @@ class SearchScreen(Screen[None]):
     # -- filters ---------------------------------------------------------------------------
 
     def _show_filters(self) -> None:
+        """The hit count first (it must not be cut), then each filter; one that is not the
+        default is marked, so filters kept from the last search are seen."""
         state = self._state
         tier = TIER_CHOICES[state.tier_index] or "all"
         kind = self._types[state.type_index] or "all"
-        line = f"tier: {tier} (F2) · type: {kind} (F3) · deep: {'on' if state.deep else 'off'} (F4)"
+        marked = "bold reverse"
+        parts: list[Text] = []
+        if self._summary:
+            parts.append(Text(self._summary, style="bold"))
+        parts.append(Text(f"tier: {tier} (F2)", style=marked if state.tier_index else ""))
+        parts.append(Text(f"type: {kind} (F3/F6)", style=marked if state.type_index else ""))
+        parts.append(Text(f"deep: {'on' if state.deep else 'off'} (F4)", style="" if state.deep else marked))
         if state.exact:
-            line += " · exact words (F5)"
+            parts.append(Text("exact substrings (F5)", style=marked))
         _, since, until = split_dates(state.query)
         if since or until:
-            line += f" · dates: {since or '…'} → {until or '…'}"
-        if self._summary:
-            line += f" · {self._summary}"
-        self.query_one("#filters", Static).update(Text(line))
+            parts.append(Text(f"dates: {since or '…'} → {until or '…'}", style=marked))
+        self.query_one("#filters", Static).update(Text(" · ").join(parts))
 
     def _set_filters(self, **changes: Any) -> None:
         self._state = replace(self._state, limit=PAGE, **changes)
@@ -182,6 +190,11 @@ class SearchScreen(Screen[None]):
 
     def action_cycle_type(self) -> None:
         self._set_filters(type_index=(self._state.type_index + 1) % len(self._types))
+
+    def action_cycle_type_back(self) -> None:
+        """The type before (F6; shift+F3 too where the terminal's shift+F3 reaches us, which xterm's
+        does not: Textual reads it as a cursor position report): back to "all" without going round."""
+        self._set_filters(type_index=(self._state.type_index - 1) % len(self._types))
 
     def action_toggle_exact(self) -> None:
         """Ranked (the default) or exact: every word as a substring, as grep would."""
@@ -364,7 +377,7 @@ class SearchScreen(Screen[None]):
         else:
             hit_list.add_option(Option(Text("no results", style="italic"), disabled=True))
         warnings = f" · {results.warnings[0]}" if getattr(results, "warnings", ()) else ""
-        self._summary = f"{len(self._hits)} hits{warnings}"
+        self._summary = f"{counted(len(self._hits), 'hit')}{warnings}"
         self._show_filters()
         shown = SearchScreen.ResultsShown(len(self._hits), elapsed_ms)
         if rest:
@@ -484,9 +497,17 @@ def _selectable(options: list[Option], wanted: int | None) -> int:
     return next(i for i, option in enumerate(options) if not option.disabled)
 
 
+def hit_date(date: str | None) -> str:
+    """A hit's date as people read it: a day as it is, a moment (session hits carry their entry's
+    UTC stamp) on this machine's clock, nothing when the hit has no date (a memory file's top)."""
+    if not date:
+        return ""
+    return local_time(date) if "T" in date else date
+
+
 def hit_text(hit: Any, match_style: Style, meta_style: Style) -> Text:
     """Two lines: where the hit is (type, date, file:line), then its snippet with the matches marked."""
-    where = f"{hit.type} · {hit.date or '?'} · {file_line(hit)}"
+    where = " · ".join(part for part in (hit.type, hit_date(hit.date), file_line(hit)) if part)
     text = Text(visible(where), style=meta_style, no_wrap=True, overflow="ellipsis")
     snippet = literal(" ".join(hit.snippet.split()) if "\n" in hit.snippet else hit.snippet)
     # Spans index the original snippet: only safe to apply when flattening kept the length.

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
 from memkeeper.core.store import StorePaths
+from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
 from memkeeper.tui.model import SessionCounts, SessionInfo
 from memkeeper.tui.screens.store_screen import StoreScreen
@@ -129,7 +130,7 @@ class SessionsScreen(StoreScreen):
             )
         if DATE.match(text):
             self._jump_to(text)
-        note = f"{len(shown)} of {len(self._sessions)} sessions, newest first"
+        note = f"{len(shown)} of {counted(len(self._sessions), 'session')}, newest first"
         self.query_one("#sessions-note", Static).update(note)
 
     def _jump_to(self, date: str) -> None:

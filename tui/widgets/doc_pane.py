@@ -70,6 +70,7 @@ class DocPane(ReachesApp, Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", id="viewer-title", markup=False)
         yield DocView(id="doc")
+        yield Static("", id="viewer-keys", markup=False)
 
     @property
     def view(self) -> DocView:
@@ -91,6 +92,13 @@ class DocPane(ReachesApp, Vertical):
         """Forget the open document (another project is shown)."""
         self.document = None
         self._signature = None
+        self.show_keys()
+
+    def show_note(self, title: str, lines: list[str]) -> None:
+        """Show a few lines of explanation instead of a document (a tier heading is selected)."""
+        self.reset()
+        self.view.set_items([DocItem(line, kind="muted") for line in lines])
+        self.query_one("#viewer-title", Static).update(literal(title))
 
     def refresh_if_changed(self) -> None:
         """After a store change: reload the open document if its file changed (or it is derived)."""
@@ -149,6 +157,7 @@ class DocPane(ReachesApp, Vertical):
             doc.action_last()
         elif not keep_position and document.target.kind == "memory":
             doc.goto_last_section()
+        self.show_keys()
         self.post_message(self.Opened(self, document))
 
     def _show(self, document: Document, *, keep_position: bool) -> None:
@@ -158,6 +167,12 @@ class DocPane(ReachesApp, Vertical):
         doc.set_items(document.items, keep_position=keep_position)
         doc.set_terms(terms if keep_position else ())
         self.set_title()
+
+    def show_keys(self) -> None:
+        """The keys that act on this document, on the line under it (otherwise only F1 lists them)."""
+        kind = self.document.target.kind if self.document else None
+        keys = [k for k, kinds in PANE_KEYS if kind is not None and (not kinds or kind in kinds)]
+        self.query_one("#viewer-keys", Static).update(" · ".join(keys))
 
     def set_title(self, suffix: str = "") -> None:
         title = self.document.title if self.document else ""
@@ -256,6 +271,19 @@ class DocPane(ReachesApp, Vertical):
             self.view.action_last()
             self.notify("Following: new lines show as they are written (f stops).", timeout=3)
         self.set_title()
+
+
+#: The pane's keys shown under the document, most useful first (a narrow pane cuts the last):
+#: (label, the kinds of document it acts on; () all).
+PANE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("⏎ fold", ("l1",)),
+    ("M raw", ("l1",)),
+    ("x remove", ("memory", "archive")),
+    ("e edit", ()),
+    ("v pager", ()),
+    ("f follow", ("memory", "l1")),
+    ("y copy", ()),
+)
 
 
 def _words(query: str) -> tuple[str, ...]:

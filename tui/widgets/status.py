@@ -1,6 +1,8 @@
 """StatusLine: memory.md against the threshold, pending summaries, the summarizer backend (and
-whether it rests), last rotation and flush, live refresh. Parts that do not fit the width
-are left out, least useful first (rotation, then flush)."""
+whether it rests), today's model calls against the cap, what is captured (nothing yet, or
+when the next flush runs), last rotation and flush, live refresh. Parts that do not fit the
+width are left out, least useful first (rotation, then the last flush, the next flush, the
+model calls)."""
 
 from __future__ import annotations
 
@@ -71,8 +73,10 @@ class StatusLine(Static):
             (Text(tokens, style="bold"), 0),
             (pending, 0),
             (backend_text(self._backend), 0),
-            (Text(f"rot {_brief(snapshot.last_rotation)}"), 2),
-            (Text(f"flush {_brief(snapshot.last_flush)}"), 1),
+            *budget_part(self._backend),
+            capture_text(snapshot),
+            (Text(f"rot {_brief(snapshot.last_rotation)}"), 5),
+            (Text(f"flush {_brief(snapshot.last_flush)}"), 4),
             (Text.assemble("live ", ("on" if self.live else "off", "bold" if self.live else "")), 0),
         ]
         self.update(fit(parts, self.content_size.width or 200))
@@ -89,6 +93,24 @@ def backend_text(backend: BackendHealth | None) -> Text:
             (f" ({backend.backend} rests → {_brief(backend.resting_until)})", "bold"),
         )
     return Text.assemble("summarizer ", literal(backend.in_use))
+
+
+def budget_part(backend: BackendHealth | None) -> list[tuple[Text, int]]:
+    """``calls 3/50``: today's model calls against the daily cap (bold once a cap is reached);
+    none while the free extractive summarizer is all that runs."""
+    if backend is None or (backend.in_use == "extractive" and not backend.calls):
+        return []
+    over = backend.calls >= backend.daily_calls or backend.tokens >= backend.daily_tokens
+    return [(Text(f"calls {backend.calls}/{backend.daily_calls}", style="bold" if over else ""), 2)]
+
+
+def capture_text(snapshot: StoreSnapshot) -> tuple[Text, int]:
+    """``nothing captured yet`` (kept), else ``next flush in 6`` (dropped before the model calls)."""
+    if not snapshot.sessions:
+        return Text("nothing captured yet", style="bold"), 0
+    if snapshot.flush_left is None:
+        return Text(f"flush every {snapshot.flush_every}"), 3
+    return Text(f"next flush in {snapshot.flush_left}"), 3
 
 
 def fit(parts: list[tuple[Text, int]], width: int) -> Text:

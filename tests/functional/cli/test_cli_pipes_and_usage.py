@@ -116,3 +116,26 @@ def test_json_everywhere(store: StorePaths, argv: list[str]) -> None:
     done = memkeeper("--project", str(store.project), *argv, "--json")
     assert done.returncode in (0, 3), done.stderr
     json.loads(done.stdout)  # the whole output is one JSON document
+
+
+@pytest.mark.parametrize("line", [["--json", "statsu"], ["statsu", "--json"], ["search", "--json"]])
+def test_json_asked_gets_its_error_as_json_too(line: list[str]) -> None:
+    """A mistyped command under --json: the one-line error on stderr, and a JSON answer on stdout."""
+    from tests.memkeeper_cli import run_memkeeper
+
+    done = run_memkeeper(*line)
+    assert done.returncode == 2
+    assert done.stderr.startswith("memkeeper: error: ")
+    answer = json.loads(done.stdout)
+    assert answer["exitCode"] == 2 and answer["error"] == done.stderr.strip()[len("memkeeper: error: ") :]
+
+
+def test_ranked_search_says_how_many_are_shown_and_how_to_see_more(tmp_path: Path) -> None:
+    from memkeeper.core.demo import create_demo_store
+    from tests.memkeeper_cli import run_memkeeper
+
+    demo = create_demo_store(tmp_path / "demo")
+    done = run_memkeeper("--project", str(demo.project), "search", "webhooks", "--limit", "3")
+    head = done.stdout.splitlines()[0]
+    assert head.startswith("[ranked] ") and "matches, 3 shown (--limit N for more), best first" in head
+    assert "match(es)" not in done.stdout

@@ -6,6 +6,9 @@ The script:
 
 - a request whose text contains ``conversation memory extractor`` (memkeeper's flush prompt,
   sent by ``claude -p`` as the summarizer) gets ``FLUSH_BULLETS``;
+- a long turn: a conversation whose last typed prompt contains a trigger of ``state.long_turns``
+  (``{trigger: n}``) gets a Bash tool_use (``echo step k``) until ``n`` tool results follow
+  that prompt, then the final text ``FINAL_TEXT``;
 - a conversation whose last user turn carries a tool_result gets the final text ``FINAL_TEXT``;
 - a conversation whose last user text asks ``USE_TOOL`` gets a Bash tool_use (``echo``);
 - a conversation whose last user text contains a trigger of ``state.bash_for`` (a list of
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -57,11 +61,39 @@ class MockState:
         self.lock = threading.Lock()
         self.counter = 0
         self.bash_for: list[tuple[str, str]] = []
+        self.long_turns: dict[str, int] = {}
+        self.flush_delay = 0.0  # seconds the flush answer takes (a real model takes some)
 
     def next_id(self) -> int:
         with self.lock:
             self.counter += 1
             return self.counter
+
+
+def _is_tool_result(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
+def _long_turn_step(messages: list[Any], state: MockState) -> dict[str, Any] | None:
+    """The next Bash call of a scripted long turn, or None (no long turn, or its calls are done)."""
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    prompts = [i for i, m in enumerate(users) if not _is_tool_result(m)]
+    if not prompts or not state.long_turns:
+        return None
+    prompt_text = "\n".join(_texts(users[prompts[-1]].get("content")))
+    done = sum(1 for m in users[prompts[-1] + 1 :] if _is_tool_result(m))
+    for trigger, calls in state.long_turns.items():
+        if trigger in prompt_text and done < calls:
+            return {
+                "type": "tool_use",
+                "id": f"toolu_mock_{state.next_id()}",
+                "name": "Bash",
+                "input": {"command": f"echo step {done + 1}", "description": f"Step {done + 1}"},
+            }
+    return None
 
 
 def plan_reply(body: dict[str, Any], state: MockState) -> dict[str, Any]:
@@ -70,6 +102,9 @@ def plan_reply(body: dict[str, Any], state: MockState) -> dict[str, Any]:
     if "conversation memory extractor" in text:
         return {"type": "text", "text": FLUSH_BULLETS}
     messages = body.get("messages") or []
+    step = _long_turn_step(messages, state)
+    if step is not None:
+        return step
     # The last user turn (newer CLIs append the environment as a trailing "system" message).
     users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
     last = users[-1] if users else {}
@@ -138,6 +173,8 @@ def make_handler(state: MockState) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.requests.append(body)
             block = plan_reply(body, state)
+            if state.flush_delay and "conversation memory extractor" in request_text(body):
+                time.sleep(state.flush_delay)
             model = str(body.get("model") or "claude-haiku-4-5-20251001")
             message_id = f"msg_mock_{state.next_id()}"
             stop_reason = "tool_use" if block["type"] == "tool_use" else "end_turn"

@@ -90,18 +90,28 @@ def test_install_updates_a_known_marketplace(home: Path, tmp_path: Path) -> None
     assert calls(record)[-1][-2:] == ["--scope", "project"]
 
 
-def test_install_without_claude_prints_the_steps(home: Path) -> None:
-    env = dict(os.environ, PATH="/nonexistent", HOME=str(home))
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "memkeeper.cli.main", "install"],
+def memkeeper_with_path(home: Path, path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``memkeeper ARGS`` with ``path`` as PATH (where ``claude`` is, or is not) and ``home`` as HOME."""
+    env = dict(os.environ, PATH=path, HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "memkeeper.cli.main", *args],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_install_without_claude_prints_the_steps(home: Path) -> None:
+    done = memkeeper_with_path(home, "/nonexistent", "install")
     assert done.returncode == 0, done.stderr
     assert "claude plugin marketplace add" in done.stdout
     assert "claude plugin install memkeeper@memkeeper-local --scope user" in done.stdout
+    # Then what a newcomer does next, where to look, and what it costs (and how to make it free).
+    assert "1. Start `claude` in a project" in done.stdout
+    assert "`memkeeper status` in the project" in done.stdout and "`memkeeper-tui`" in done.stdout
+    assert "capped at 50 calls and 500,000 tokens a day" in done.stdout
+    assert '{"summarizer": {"backend": "extractive"}}' in done.stdout
 
 
 def test_uninstall(home: Path, tmp_path: Path) -> None:
@@ -214,3 +224,15 @@ def test_doctor_and_status_say_whether_the_installed_plugin_finds_memkeeper(
     for command in ("status", "doctor"):
         done = run_memkeeper("--project", str(store.project), command, "--json", env=env)
         assert json.loads(done.stdout)["plugin"]["findsMemkeeper"] is False, done.stdout + done.stderr
+
+
+def test_a_second_uninstall_says_nothing_is_installed(home: Path, tmp_path: Path) -> None:
+    """Claude Code refuses to remove what it does not know: one plain sentence, exit 3, not two failures."""
+    script = tmp_path / "bin" / "claude"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(f"#!{sys.executable}\nimport sys\nprint('Plugin not found')\nsys.exit(1)\n")
+    script.chmod(0o755)
+    done = memkeeper_with_path(home, f"{script.parent}:/usr/bin:/bin", "uninstall")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("memkeeper is not installed in Claude Code: nothing to remove.")
+    assert "failed" not in done.stdout

@@ -2,7 +2,7 @@
 
 memkeeper is installed as a user plugin in the temporary HOME, so its MCP server would be
 loaded by any plain ``claude -p``: the flush request must still carry no tool and no MCP
-server, and end in one turn. With the API unreachable, the flush falls back to the
+server, and end in one turn, with no extended thinking and a small ``max_tokens``. With the API unreachable, the flush falls back to the
 extractive bullets at once and the backend rests: the next flush does not call the model.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core.store import StorePaths
-from memkeeper.core.summarizers import read_call_log
+from memkeeper.core.summarizers import MAX_OUTPUT_TOKENS, read_call_log
 from memkeeper.core.summarizers.health import read_health
 from tests.functional.plugin.capture_helpers import claude_env, memory_project
 from tests.functional.plugin.capture_mock_api import MockAnthropic
@@ -92,6 +92,12 @@ def test_flush_request_has_no_tools_no_mcp_and_one_turn(
     request = asked[0]
     assert not request.get("tools") and not request.get("mcp_servers"), request.get("tools")
     assert "mcp__" not in json.dumps(request)
+    # No extended thinking (2.1.197 asked for 31,999 thinking tokens, 2.1.33x for adaptive
+    # thinking) and an answer bounded to what 2-4 bullets need (not 32,000 or 128,000 tokens).
+    thinking = request.get("thinking")
+    assert thinking is None or thinking == {"type": "disabled"}, thinking
+    assert request["max_tokens"] == MAX_OUTPUT_TOKENS["flush"] == 1024
+    assert request.get("output_config", {}).get("effort", "low") == "low"
     record = read_call_log(store)[-1]
     assert record["backend"] == "claude" and record["outcome"] == "ok"
     assert read_health(store)["claude"]["lastOkAt"]

@@ -193,7 +193,7 @@ async def test_f5_toggles_exact_words_against_the_ranked_default(store: StorePat
         assert "exact" not in str(search.query_one("#filters").render())
         await pilot.press("f5")
         await settle(pilot)
-        assert "exact words (F5)" in str(search.query_one("#filters").render())
+        assert "exact substrings (F5)" in str(search.query_one("#filters").render())
         assert search.hits == []
         await pilot.press("f5")
         await settle(pilot)

@@ -87,7 +87,12 @@ CLAUDE_ARGV = [
     *("--tools", ""),
     *("--max-turns", "1"),
     "--no-session-persistence",
-    *("--settings", '{"disableAllHooks": true}'),
+    # No hook in the child, no extended thinking, an answer of at most 4,096 tokens (an L3 summary's).
+    *(
+        "--settings",
+        '{"disableAllHooks":true,"alwaysThinkingEnabled":false,"env":{"CLAUDE_CODE_DISABLE_THINKING":"1",'
+        '"MAX_THINKING_TOKENS":"0","CLAUDE_CODE_MAX_OUTPUT_TOKENS":"4096","CLAUDE_CODE_EFFORT_LEVEL":"low"}}',
+    ),
     *("--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}'),
     "--disable-slash-commands",
     *("--system-prompt", CLAUDE_SYSTEM_PROMPT),
