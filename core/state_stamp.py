@@ -48,14 +48,12 @@ def stamp_text(root: str) -> bytes:
 
 def trusted(root: str) -> bool:
     """True when the state in ``root`` was made here: its stamp is this user's, this machine's, this folder's."""
-    from memkeeper.core.boundary import O_NOFOLLOW
-
     folder = os.path.join(root, STATE_DIR)
     path = os.path.join(folder, STAMP_FILE)
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return False  # (a link: never read through)
-        fd = os.open(path, os.O_RDONLY | O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = platform.open_no_follow(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
     try:

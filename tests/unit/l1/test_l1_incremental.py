@@ -399,7 +399,7 @@ def test_a_line_too_large_to_keep_leaves_a_stub_entry_and_one_log_line(
     _append(transcript, b"".join(big) + attachment + after)  # a line L1 never keeps: no stub
     refined = l1.refine_transcript(store, transcript)
     assert refined.oversize_lines == 4
-    entries = list(l1.read_l1(refined.l1_path))  # type: ignore[arg-type]
+    entries = list(read_l1(refined.l1_path))  # type: ignore[arg-type]
     assert [e["role"] for e in entries] == ["user", "assistant", "tool", "tool_result", "user", "user"]
     tool, output, prompt = entries[2:5]
     assert tool["name"] == "Write" and tool["tool_use_id"] == "toolu_big1"
