@@ -222,6 +222,12 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
         },
         "summaries": counts,
         "modelBudget": budget,
+        "settings": {
+            "memoryEnabled": config.memory.enabled,
+            "flushEvery": config.memory.flushEvery,
+            "recallEnabled": config.recall.enabled,
+            "recallMinConfidence": config.recall.minConfidence,
+        },
         "sessions": {"count": _session_count(paths)},
         "toolUsesSinceReset": tool_uses,
         "lastRotation": extra.get("lastRotation"),
@@ -284,6 +290,7 @@ def run_status(args: argparse.Namespace) -> int:
         budget_text += "  [red]cap reached: summaries use the extractive backend until tomorrow (UTC)[/red]"
     grid.add_row("model budget", budget_text)
     grid.add_row("summarizer", literal(_backend_text(status["backend"])))
+    grid.add_row("settings", _settings_text(status["settings"]))
     grid.add_row("sessions", f"{status['sessions']['count']} L1 files")
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
@@ -306,6 +313,17 @@ def run_status(args: argparse.Namespace) -> int:
     for warning in status["warnings"]:
         out.print(literal(f"warning: {warning}"), style="yellow")
     return 0
+
+
+def _settings_text(settings: dict[str, Any]) -> str:
+    """``memory on, flush every 10 · recall on (confidence ≥ 0.92)`` (``memkeeper config list``: all)."""
+    memory = f"memory on, flush every {settings['flushEvery']}" if settings["memoryEnabled"] else "memory off"
+    recall = (
+        f"recall on (confidence ≥ {settings['recallMinConfidence']:g})"
+        if settings["recallEnabled"]
+        else "recall off"
+    )
+    return f"{memory} · {recall}"
 
 
 def _backend_text(backend: dict[str, Any]) -> str:

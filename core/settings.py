@@ -185,20 +185,29 @@ def _checked(path: str, key: str, value: Any) -> Any:
     return int(value) if FIELDS[key][0] == "int" else value
 
 
-def read_config(project_config: str) -> tuple[dict[str, Any], list[str]]:
+def read_layer(path: str) -> dict[str, Any] | None:
+    """The JSON object of one config file as written (None: no file); ConfigError if unusable."""
+    try:
+        return read_json_object(path)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+
+
+def read_config(
+    project_config: str, instead: tuple[str, dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The merged, validated configuration (global, then ``project_config``) and its warnings.
 
-    Raises ConfigError: a file that is not a JSON object, a bad value, or a carryover that
-    is not below the rotation threshold (which would re-archive memory.md on every event).
+    ``instead``: (a file, its would-be content) read in place of that file (a change checked
+    before it is written). Raises ConfigError: a file that is not a JSON object, a bad value,
+    or a carryover that is not below the rotation threshold (which would re-archive
+    memory.md on every event).
     """
     merged: dict[str, Any] = {}
     warnings: list[str] = []
     rotation_source = ""
     for path in (global_config_file(), project_config):
-        try:
-            data = read_json_object(path)
-        except (ValueError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+        data = instead[1] if instead is not None and instead[0] == path else read_layer(path)
         if data is None:
             continue
         clean, found = validate_layer(path, data)
