@@ -23,7 +23,13 @@ from textual.screen import Screen
 from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.commands import MemoryCommands
-from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
+from memkeeper.tui.messages import (
+    PrefChosen,
+    SettingsChanged,
+    SnapshotLoaded,
+    StoreChanged,
+    WatchStateChanged,
+)
 from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
@@ -324,6 +330,24 @@ class MemkeeperApp(StoreActions):
         from memkeeper.tui.screens.trash import TrashScreen
 
         self._push_once(TrashScreen)
+
+    def open_settings(self) -> None:
+        from memkeeper.tui.screens.settings import SettingsScreen
+
+        self._push_once(SettingsScreen)
+
+    @on(SettingsChanged)
+    def _settings_changed(self, _message: SettingsChanged) -> None:
+        """A setting was saved: the store's state (memory and recall on/off) and the backend again."""
+        self.reload_snapshot()
+        self._backend_worker(self.paths)
+
+    @on(PrefChosen)
+    def _pref_chosen(self, message: PrefChosen) -> None:
+        if message.name == "theme" and isinstance(message.value, str):
+            self.theme = message.value  # saved by _theme_changed
+        elif message.name == "deep" and isinstance(message.value, bool):
+            self.set_deep_default(message.value)
 
     def open_projects(self) -> None:
         from memkeeper.tui.modals.projects import ProjectsModal

@@ -61,3 +61,18 @@ class JobFinished(Message):
     lines: list[str]
     error: str | None = None
     cancelled: bool = False
+
+
+@dataclass
+class SettingsChanged(Message):
+    """A setting was saved to a config file (the app re-reads the store's state and the backend)."""
+
+    key: str
+
+
+@dataclass
+class PrefChosen(Message):
+    """A TUI preference was chosen on the settings screen (``theme`` or ``deep``)."""
+
+    name: str
+    value: str | bool

@@ -67,6 +67,8 @@ class StoreSnapshot:
     last_rotation: str | None = None
     last_flush: str | None = None
     warnings: tuple[str, ...] = ()
+    memory_enabled: bool = True
+    recall_enabled: bool = True
 
     @property
     def pending(self) -> int:

@@ -75,7 +75,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
 
     if not paths.exists():
         return StoreSnapshot(project=paths.project, exists=False)
-    threshold = hook_settings(paths).threshold_tokens
+    settings = hook_settings(paths)
+    threshold = settings.threshold_tokens
     warnings: list[str] = []
     index = read_index(paths)
     entries, refused = safe_entries(index)
@@ -100,6 +101,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
         last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
         warnings=tuple(warnings + refused),
+        memory_enabled=settings.memory_enabled,
+        recall_enabled=settings.recall_enabled,
     )
 
 

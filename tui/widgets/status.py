@@ -71,11 +71,22 @@ class StatusLine(Static):
             (Text(tokens, style="bold"), 0),
             (pending, 0),
             (backend_text(self._backend), 0),
+            (switched_off(snapshot), 0),
             (Text(f"rot {_brief(snapshot.last_rotation)}"), 2),
             (Text(f"flush {_brief(snapshot.last_flush)}"), 1),
             (Text.assemble("live ", ("on" if self.live else "off", "bold" if self.live else "")), 0),
         ]
-        self.update(fit(parts, self.content_size.width or 200))
+        self.update(fit([p for p in parts if p[0].plain], self.content_size.width or 200))
+
+
+def switched_off(snapshot: StoreSnapshot) -> Text:
+    """``memory off`` / ``recall off`` when a setting turned them off (nothing when both are on)."""
+    off = [
+        name
+        for name, on in (("memory", snapshot.memory_enabled), ("recall", snapshot.recall_enabled))
+        if not on
+    ]
+    return Text(" ".join(f"{name} off" for name in off), style="bold")
 
 
 def backend_text(backend: BackendHealth | None) -> Text:

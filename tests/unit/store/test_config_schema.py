@@ -24,6 +24,7 @@ def test_every_declared_key_has_an_explanation() -> None:
     assert set(field_info()) == set(FIELDS)
     for key, info in field_info().items():
         assert info.description and "\n" not in info.description, key
+        assert len(info.description) <= 74, f"{key}: one line of the settings screen at 80 columns"
 
 
 def test_hook_defaults_are_the_declared_defaults() -> None:
