@@ -45,7 +45,7 @@ class RotationConfig(_Section):
     thresholdTokens: int | None = Field(
         default=None,
         gt=0,
-        description="Archive memory.md at this many tokens (× 0.95, as the JS plugin does); unset: 23,750.",
+        description="Archive memory.md at this many tokens (× 0.95); unset: 23,750.",
     )
     carryoverTokens: int | None = Field(
         default=None,
@@ -56,12 +56,12 @@ class RotationConfig(_Section):
 
 class MemoryConfig(_Section):
     enabled: bool = Field(
-        default=True, description="Keep memory: off, the hooks start no flush (no model call)."
+        default=True, description="Keep memory; off: the hooks start no flush and make no model call."
     )
     flushEvery: int = Field(
         default=10,
         gt=0,
-        description="Flush the session into memory.md every this many prompts and tool uses.",
+        description="Flush into memory.md every this many prompts and tool uses.",
     )
     retentionDays: int = Field(
         default=30, gt=0, description="L1 session files older than this many days are compressed."
@@ -71,11 +71,11 @@ class MemoryConfig(_Section):
 class SummarizerConfig(_Section):
     backend: Literal["auto", "claude", "anthropic", "command", "extractive"] = Field(
         default="auto",
-        description="Who summarizes: auto, claude, anthropic, command, or extractive (no model).",
+        description="Who summarizes: auto, claude, anthropic, command, extractive (no model).",
     )
     model: str = Field(default="haiku", description="The model the claude and anthropic backends ask.")
     command: list[str] | None = Field(
-        default=None, description="The command backend's argv: reads the prompt on stdin, prints the answer."
+        default=None, description="The command backend's argv: the prompt on stdin, the answer on stdout."
     )
     timeoutSeconds: float = Field(default=120.0, gt=0, description="The longest one model call may take.")
     minCallChars: int = Field(
