@@ -218,32 +218,20 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def table_source() -> str:
-    """The text of :mod:`memkeeper.core.config_table`, generated from the models."""
+TABLE_FILE = Path(__file__).resolve().with_name("config_table.py")
+_TABLE_START = "FIELDS: dict[str, tuple[Any, Any, tuple[tuple[str, float], ...]]] = {"
+
+
+def table_source(current: str) -> str:
+    """:mod:`memkeeper.core.config_table`'s text (``current``) with its ``FIELDS`` generated
+    from the models (what comes before them, the docstring and imports, is kept)."""
+    head = current.split(_TABLE_START, 1)[0]
     rows = [
         f"    {_literal(key)}: {_literal((_kind(info.annotation), info.get_default(), _bounds(info)))},"
         for key, info in field_info().items()
     ]
-    head = "FIELDS: dict[str, tuple[Any, Any, tuple[tuple[str, float], ...]]] = {"
-    return "\n".join([TABLE_HEADER + head, *rows, "}", ""])
-
-
-TABLE_HEADER = '''"""Every configuration key for the hook path, generated from :mod:`memkeeper.core.config`.
-
-Do not edit: ``python -m memkeeper.core.config`` writes this file from the pydantic models,
-and a test fails when it is out of date. ``FIELDS`` maps a dotted key to (kind, default,
-bounds): kind is "bool", "int", "float", "str", "argv" (a list of strings, or null) or a
-tuple of the allowed strings; bounds are ("gt" | "ge" | "le", number) pairs. Stdlib only.
-"""
-
-from __future__ import annotations
-
-TYPE_CHECKING = False  # no typing import at run time (hook path)
-if TYPE_CHECKING:
-    from typing import Any
-
-'''
+    return "\n".join([head + _TABLE_START, *rows, "}", ""])
 
 
 if __name__ == "__main__":
-    Path(__file__).resolve().with_name("config_table.py").write_text(table_source(), encoding="utf-8")
+    TABLE_FILE.write_text(table_source(TABLE_FILE.read_text(encoding="utf-8")), encoding="utf-8")

@@ -17,7 +17,10 @@ from memkeeper.core.settings import HookSettings, leaf_error, value_of
 
 def test_the_hook_table_is_generated_from_the_models() -> None:
     written = Path(config_table.__file__).read_text(encoding="utf-8")
-    assert written == table_source(), "core/config_table.py is stale: run python -m memkeeper.core.config"
+    assert written == table_source(written), (
+        "core/config_table.py is stale: run python -m memkeeper.core.config"
+    )
+    assert "memory.flushEvery" in written and "gt" in written
 
 
 def test_every_declared_key_has_an_explanation() -> None:
