@@ -25,7 +25,11 @@ from memkeeper.tui import keymap
 from memkeeper.tui.commands import MemoryCommands
 from memkeeper.tui.messages import (
     PrefChosen,
+    ReloadWanted,
+    RestoreWanted,
+    SearchLeft,
     SettingsChanged,
+    ShowInBrowser,
     SnapshotLoaded,
     StoreChanged,
     WatchStateChanged,
@@ -341,6 +345,24 @@ class MemkeeperApp(StoreActions):
         """A setting was saved: the store's state (memory and recall on/off) and the backend again."""
         self.reload_snapshot()
         self._backend_worker(self.paths)
+
+    # -- requests posted up by the screens ---------------------------------------------------
+
+    @on(ShowInBrowser)
+    def _show_in_browser(self, message: ShowInBrowser) -> None:
+        self.show_in_browser(message.file, message.line, message.terms)
+
+    @on(SearchLeft)
+    def _search_left(self, message: SearchLeft) -> None:
+        self.remember_search(message.state)
+
+    @on(RestoreWanted)
+    def _restore_wanted(self, message: RestoreWanted) -> None:
+        self.restore(message.trash_id)  # the snapshot it reloads refreshes the trash list
+
+    @on(ReloadWanted)
+    def _reload_wanted(self, _message: ReloadWanted) -> None:
+        self.reload_snapshot()
 
     @on(PrefChosen)
     def _pref_chosen(self, message: PrefChosen) -> None:

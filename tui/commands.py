@@ -106,10 +106,9 @@ class MemoryCommands(Provider):
     """memkeeper's actions in the command palette."""
 
     def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
-        from memkeeper.tui.app import MemkeeperApp
+        from memkeeper.tui.reach import memkeeper_app
 
-        app = self.app
-        return palette_actions(app) if isinstance(app, MemkeeperApp) else []
+        return palette_actions(memkeeper_app(self.screen))
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._actions():

@@ -15,7 +15,7 @@ from memkeeper.tui import keymap
 
 def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
-    from memkeeper.tui.app import MemkeeperApp
+    from memkeeper.tui import keymap
     from memkeeper.tui.modals.confirm import ConfirmModal
     from memkeeper.tui.modals.migrate import MigrateModal
     from memkeeper.tui.screens.activity import ActivityScreen
@@ -43,7 +43,7 @@ def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
         ("Settings (,)", SettingsScreen, list(SettingsScreen.BINDINGS)),
         ("Migrate dialog", MigrateModal, list(MigrateModal.BINDINGS)),
         ("Confirmations", ConfirmModal, list(ConfirmModal.BINDINGS)),
-        ("Everywhere", None, list(MemkeeperApp.BINDINGS)),
+        ("Everywhere", None, list(keymap.table()["app"])),  # the app's own keys
     ]
     if first is not None:
         parts.sort(key=lambda part: part[1] is not first)  # stable: the current screen's parts lead
