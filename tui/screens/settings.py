@@ -273,6 +273,7 @@ class SettingsScreen(ReachesApp, StoreScreen):
                 self._show_row(key, shown)
 
     def _show_row(self, key: str, shown: Shown) -> None:
+        before = shown_text(self._values.get(key))
         self._values[key] = shown.value
         row = self.query_one(f"#row-{widget_id(key)}")
         editor = row.query_one(".setting-editor")
@@ -281,9 +282,8 @@ class SettingsScreen(ReachesApp, StoreScreen):
             row.query_one(".switch-state", Static).update(shown_text(editor.value))
         elif isinstance(editor, Select):
             editor.value = shown.value
-        elif isinstance(editor, Input) and not (editor.has_focus and editor.has_class("-refused")):
-            editor.value = shown_text(shown.value)
-            editor.remove_class("-refused")
+        elif isinstance(editor, Input) and not (editor.has_focus and editor.value != before):
+            editor.value = shown_text(shown.value)  # (not over what is being typed, or was refused)
         source = row.query_one(".setting-source", Static)
         source.update(SOURCES[shown.source])
         source.set_class(shown.source != "default", "-set")

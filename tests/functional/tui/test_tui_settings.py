@@ -120,6 +120,19 @@ async def test_opening_and_closing_the_screen_changes_nothing(store: StorePaths,
     assert store.config.read_bytes() == before and not _global(home).exists()
 
 
+async def test_a_store_change_keeps_what_is_being_typed(store: StorePaths) -> None:
+    async with running(store) as (app, pilot):
+        screen = await open_settings(pilot)
+        field = screen.query_one(f"#{widget_id('memory.flushEvery')}", Input)
+        field.focus()
+        await pilot.press("end", "ctrl+u", "4")
+        app.reload_snapshot()  # as a hook's write would: the rows are read again
+        await settle(pilot)
+        assert field.value == "4" and store.config.read_text().count("flushEvery") == 0
+        await press_settled(pilot, "enter")
+    assert json.loads(store.config.read_text())["memory"] == {"flushEvery": 4}
+
+
 async def test_unknown_and_js_keys_are_kept(store: StorePaths) -> None:
     mine = {"keepRaw": True, "someday": {"a": [1, 2]}, "memory": {"flushEvery": 4, "later": "kept"}}
     store.config.write_text(json.dumps(mine))
