@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 #: Command modules; each defines ``register(commands)``. Order is the --help order.
 COMMAND_MODULES = (
     "memkeeper.cli.store_cmds",
+    "memkeeper.cli.config_cmds",
     "memkeeper.cli.job_cmds",
     "memkeeper.cli.l1_cmds",
     "memkeeper.cli.summary_cmds",

@@ -237,6 +237,12 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
         },
         "summaries": counts,
         "modelBudget": budget,
+        "settings": {
+            "memoryEnabled": config.memory.enabled,
+            "flushEvery": config.memory.flushEvery,
+            "recallEnabled": config.recall.enabled,
+            "recallMinConfidence": config.recall.minConfidence,
+        },
         "sessions": {"count": _session_count(paths)},
         "capture": progress,
         "toolUsesSinceReset": tool_uses,
@@ -301,6 +307,7 @@ def run_status(args: argparse.Namespace) -> int:
     grid.add_row("model budget", budget_text)
     grid.add_row("summarizer", literal(_backend_text(status["backend"])))
     _capture_rows(grid, status)
+    grid.add_row("settings", _settings_text(status["settings"]))
     grid.add_row("tool uses", f"{status['toolUsesSinceReset']} since the last reset")
     _plugin_row(grid, status["plugin"])
     for label, key in (("last rotation", "lastRotation"), ("last flush", "lastFlushAt")):
@@ -348,6 +355,17 @@ def _capture_rows(grid: Any, status: dict[str, Any]) -> None:
     last = progress["lastCaptureAt"]
     grid.add_row("captured", literal(captured_text(progress, _when(last) if last else None)))
     grid.add_row("next flush", literal(next_flush_text(progress)))
+
+
+def _settings_text(settings: dict[str, Any]) -> str:
+    """``memory on, flush every 10 · recall on (confidence ≥ 0.92)`` (``memkeeper config list``: all)."""
+    memory = f"memory on, flush every {settings['flushEvery']}" if settings["memoryEnabled"] else "memory off"
+    recall = (
+        f"recall on (confidence ≥ {settings['recallMinConfidence']:g})"
+        if settings["recallEnabled"]
+        else "recall off"
+    )
+    return f"{memory} · {recall}"
 
 
 def _backend_text(backend: dict[str, Any]) -> str:

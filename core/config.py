@@ -1,30 +1,39 @@
-"""The validated configuration: a pydantic model over project → global → defaults.
+"""The one configuration schema: pydantic models over project → global → defaults.
 
-Keys keep the JS plugin's names (``saveInterval``, ``memoryRotation``, ``memory``) so
-one config file serves both. A bad value is a :class:`ConfigError` with one line that
-names the file and the key; an unknown key is a warning, never an error.
+This module is the one declaration of every key: its type, default, bounds and a one-line
+explanation (``description``). Keys keep the JS plugin's names (``saveInterval``,
+``memoryRotation``, ``memory``) so one config file serves both. The hook path may not
+import pydantic, so its reader (:mod:`memkeeper.core.settings`) checks values against
+:data:`memkeeper.core.config_table.FIELDS`, a plain table generated from these models
+(``python -m memkeeper.core.config`` writes it; a test fails when it is out of date).
+
+A bad value is a :class:`ConfigError` with one line that names the file and the key; an
+unknown key is a warning, never an error.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
-from memkeeper.core.settings import (
-    DEFAULT_FLUSH_EVERY,
-    DEFAULT_RECALL_CONFIDENCE,
-    DEFAULT_RETENTION_DAYS,
-    DEFAULT_SAVE_INTERVAL,
-    ConfigError,
-    read_config,
-    scaled_threshold,
-)
+from memkeeper.core.settings import ConfigError, read_config, scaled_threshold
 from memkeeper.core.store import StorePaths
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
-__all__ = ["Config", "ConfigError", "LoadedConfig", "load_config", "load_config_or_default"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "LoadedConfig",
+    "field_info",
+    "load_config",
+    "load_config_or_default",
+    "table_source",
+]
 
 
 class _Section(BaseModel):
@@ -32,34 +41,68 @@ class _Section(BaseModel):
 
 
 class RotationConfig(_Section):
-    enabled: bool = True
-    thresholdTokens: int | None = Field(default=None, gt=0)
-    carryoverTokens: int | None = Field(default=None, gt=0)
+    enabled: bool = Field(default=True, description="Archive memory.md when it reaches the threshold.")
+    thresholdTokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Archive memory.md at this many tokens (× 0.95); unset: 23,750.",
+    )
+    carryoverTokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Tokens of memory.md's tail kept after a rotation (× 0.95); unset: 2,375.",
+    )
 
 
 class MemoryConfig(_Section):
-    enabled: bool = True
-    flushEvery: int = Field(default=DEFAULT_FLUSH_EVERY, gt=0)
-    retentionDays: int = Field(default=DEFAULT_RETENTION_DAYS, gt=0)
+    enabled: bool = Field(
+        default=True, description="Keep memory; off: the hooks start no flush and make no model call."
+    )
+    flushEvery: int = Field(
+        default=10,
+        gt=0,
+        description="Flush into memory.md every this many prompts and tool uses.",
+    )
+    retentionDays: int = Field(
+        default=30, gt=0, description="L1 session files older than this many days are compressed."
+    )
 
 
 class SummarizerConfig(_Section):
-    #: "auto" picks claude when it is on PATH, then anthropic with a key, then extractive.
-    backend: Literal["auto", "claude", "anthropic", "command", "extractive"] = "auto"
-    model: str = "haiku"
-    command: list[str] | None = None
-    timeoutSeconds: float = Field(default=120.0, gt=0)
-    #: A flush batch with less conversation than this is summarized without a model.
-    minCallChars: int = Field(default=1500, ge=0)
-    #: Environment variable holding the API key of the ``anthropic`` backend.
-    apiKeyEnv: str = "ANTHROPIC_API_KEY"
+    backend: Literal["auto", "claude", "anthropic", "command", "extractive"] = Field(
+        default="auto",
+        description="Who summarizes: auto, claude, anthropic, command, extractive (no model).",
+    )
+    model: str = Field(default="haiku", description="The model the claude and anthropic backends ask.")
+    command: list[str] | None = Field(
+        default=None, description="The command backend's argv: the prompt on stdin, the answer on stdout."
+    )
+    timeoutSeconds: float = Field(default=120.0, gt=0, description="The longest one model call may take.")
+    minCallChars: int = Field(
+        default=1500,
+        ge=0,
+        description="A flush with less conversation than this is summarized without a model.",
+    )
+    apiKeyEnv: str = Field(
+        default="ANTHROPIC_API_KEY",
+        description="The environment variable holding the anthropic backend's key.",
+    )
 
 
 class RecallConfig(_Section):
     """Per-prompt recall (the UserPromptSubmit hook): on or off, and the confidence a hit needs."""
 
-    enabled: bool = True
-    minConfidence: float = Field(default=DEFAULT_RECALL_CONFIDENCE, ge=0, le=1)
+    enabled: bool = Field(
+        default=True, description="Add what memory knows to each prompt (per-prompt recall)."
+    )
+    # A calibrated confidence (search.scoring.calibrated) at which 81 % of injections held an
+    # answering turn on LoCoMo (docs/recall.md); the "high" tier (0.92) injected too rarely.
+    minConfidence: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="Recall only hits at least this confident (0 to 1; higher is quieter).",
+    )
 
 
 class BudgetConfig(_Section):
@@ -69,15 +112,25 @@ class BudgetConfig(_Section):
     and 1,024 tokens of answer) and a rotation's summary ~28,000: 50 calls and 500,000 tokens
     are several such sessions a day, and bound a runaway at about 0.5 M Haiku tokens."""
 
-    dailyCalls: int = Field(default=50, ge=0)
-    dailyTokens: int = Field(default=500_000, ge=0)
+    dailyCalls: int = Field(
+        default=50, ge=0, description="Model calls a day (UTC) before summaries fall back to extractive."
+    )
+    dailyTokens: int = Field(
+        default=500_000,
+        ge=0,
+        description="Model tokens a day (UTC) before summaries fall back to extractive.",
+    )
 
 
 class Config(_Section):
-    saveInterval: int = Field(default=DEFAULT_SAVE_INTERVAL, gt=0)
-    keepRaw: bool = False  # the JS plugin's keys: known, read by it
-    quietStop: bool = True
-    rulesInjectionFrequency: int = Field(default=1, gt=0)
+    saveInterval: int = Field(
+        default=25, gt=0, description="The JS plugin's save reminder, every this many tool uses."
+    )
+    keepRaw: bool = Field(default=False, description="The JS plugin's own key: keep raw transcripts.")
+    quietStop: bool = Field(default=True, description="The JS plugin's own key: no message at session end.")
+    rulesInjectionFrequency: int = Field(
+        default=1, gt=0, description="The JS plugin's own key: inject the rules every this many prompts."
+    )
     memoryRotation: RotationConfig = Field(default_factory=RotationConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     summarizer: SummarizerConfig = Field(default_factory=SummarizerConfig)
@@ -107,13 +160,8 @@ def load_config(paths: StorePaths) -> LoadedConfig:
 
     merged, warnings = read_config(str(paths.config))
     sources = [path for path in (global_config_file(), str(paths.config)) if Path(path).is_file()]
-    try:
-        config = Config.model_validate(merged)
-    except ValidationError as exc:  # the schemas disagree: a bug, still one line
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise ConfigError(f"{paths.config}: bad value for '{key}': {first['msg']}") from None
-    return LoadedConfig(config=config, warnings=warnings, sources=sources)
+    # The reader checked every value against the table generated from these models: they agree.
+    return LoadedConfig(config=Config.model_validate(merged), warnings=warnings, sources=sources)
 
 
 def load_config_or_default(paths: StorePaths) -> tuple[Config, list[str]]:
@@ -123,3 +171,75 @@ def load_config_or_default(paths: StorePaths) -> tuple[Config, list[str]]:
     except ConfigError as exc:
         return Config(), [str(exc)]
     return loaded.config, loaded.warnings
+
+
+# --- the hook path's table, derived from the models -------------------------------------------
+
+
+def field_info() -> dict[str, FieldInfo]:
+    """Every leaf key of the schema, dotted (``memory.flushEvery``), with its pydantic field."""
+    out: dict[str, FieldInfo] = {}
+    for name, info in Config.model_fields.items():
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, _Section):
+            for key, leaf in section.model_fields.items():
+                out[f"{name}.{key}"] = leaf
+        else:
+            out[name] = info
+    return out
+
+
+def _kind(annotation: Any) -> Any:
+    """The table's kind of a field's type: bool, int, float, str, argv or the allowed strings."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is Literal:
+        return tuple(args)
+    if isinstance(annotation, types.UnionType) and len(args) == 1:
+        return _kind(args[0])  # optional: the default is None, a file may not say null
+    if typing.get_origin(annotation) is list and args == [str]:
+        return "argv"
+    for kind in (bool, int, float, str):
+        if annotation is kind:
+            return kind.__name__
+    raise TypeError(f"no table kind for {annotation!r}")
+
+
+def _bounds(info: FieldInfo) -> tuple[tuple[str, float], ...]:
+    bounds: list[tuple[str, float]] = []
+    for item in info.metadata:
+        for name in ("gt", "ge", "le"):
+            value = getattr(item, name, None)
+            if value is not None:
+                bounds.append((name, value))
+    return tuple(bounds)
+
+
+def _literal(value: Any) -> str:
+    """``value`` as Python source the way ruff formats it (double quotes, ``(x,)``)."""
+    if isinstance(value, tuple):
+        inner = ", ".join(_literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, str):
+        import json
+
+        return json.dumps(value)
+    return repr(value)
+
+
+TABLE_FILE = Path(__file__).resolve().with_name("config_table.py")
+_TABLE_START = "FIELDS: dict[str, tuple[Any, Any, tuple[tuple[str, float], ...]]] = {"
+
+
+def table_source(current: str) -> str:
+    """:mod:`memkeeper.core.config_table`'s text (``current``) with its ``FIELDS`` generated
+    from the models (what comes before them, the docstring and imports, is kept)."""
+    head = current.split(_TABLE_START, 1)[0]
+    rows = [
+        f"    {_literal(key)}: {_literal((_kind(info.annotation), info.get_default(), _bounds(info)))},"
+        for key, info in field_info().items()
+    ]
+    return "\n".join([head + _TABLE_START, *rows, "}", ""])
+
+
+if __name__ == "__main__":
+    TABLE_FILE.write_text(table_source(TABLE_FILE.read_text(encoding="utf-8")), encoding="utf-8")

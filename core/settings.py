@@ -1,10 +1,13 @@
 """The one configuration reader (stdlib only: the hook path uses it) and the hook settings.
 
-Layers: the global ``~/.claude/memory-keeper/config.json``, then the project's
-``.claude/memory/config.json``, then defaults. :func:`read_config` validates each layer
-strictly against :data:`SCHEMA` and the merged result (the carryover must stay below the
-threshold); hooks, the CLI and the TUI all read through it, and
-:mod:`memkeeper.core.config` only gives the validated values a typed (pydantic) view.
+Layers: the defaults, the global ``~/.claude/memory-keeper/config.json``, then the
+project's ``.claude/memory/config.json`` (the project wins, key by key). :func:`read_config`
+validates each layer strictly against :data:`~memkeeper.core.config_table.FIELDS` (the
+keys, kinds, defaults and bounds, generated from the one declaration: the pydantic models
+of :mod:`memkeeper.core.config`, which the hook path may not import) and the merged result
+(the carryover must stay below the threshold); hooks, the CLI and the TUI all read
+through it. A long-lived reader (the resident lookup) reads again when a file changes
+(:class:`memkeeper.core.recall.KeptSettings`); a hook reads at each event.
 
 One documented behaviour for every value, everywhere:
 
@@ -25,6 +28,7 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from memkeeper.core import fastjson
+from memkeeper.core.config_table import FIELDS
 from memkeeper.core.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
 if TYPE_CHECKING:
@@ -38,13 +42,10 @@ class ConfigError(ValueError):
     """A configuration value that cannot be used; the message is one line naming file and key."""
 
 
-DEFAULT_SAVE_INTERVAL = 25
-DEFAULT_FLUSH_EVERY = 10
-DEFAULT_RETENTION_DAYS = 30
-#: Per-prompt recall injects hits at or above this confidence: a calibrated confidence (see
-#: search.scoring.calibrated) at which 81 % of injections held an answering turn on LoCoMo
-#: (docs/recall.md); the "high" tier (0.92) injected for fewer than one question in five.
-DEFAULT_RECALL_CONFIDENCE = 0.6
+#: How often a session is flushed by default (``memory.flushEvery``, declared in core/config.py).
+DEFAULT_FLUSH_EVERY: int = FIELDS["memory.flushEvery"][1]
+#: Per-prompt recall's bar (``recall.minConfidence``): see core/config.py and docs/recall.md.
+DEFAULT_RECALL_CONFIDENCE: float = FIELDS["recall.minConfidence"][1]
 
 
 def global_config_file() -> str:
@@ -80,35 +81,16 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-# --- the schema ----------------------------------------------------------------------
-# A leaf is (kind, low) with kind one of "bool", "count" (a whole number >= low), "number"
-# (>= low), "fraction" (0..1), "str", "argv" (a list of strings, or null), or a tuple of the
-# allowed strings; a section is a dict of leaves.
+# --- the schema ------------------------------------------------------------------------
+# FIELDS (generated from the pydantic models of memkeeper.core.config, the one declaration):
+# a dotted key → (kind, default, bounds). A top-level key is a leaf or a section of leaves.
 
-SUMMARIZER_BACKENDS = ("auto", "claude", "anthropic", "command", "extractive")
-SCHEMA: dict[str, Any] = {
-    "saveInterval": ("count", 1),
-    # the JS plugin's own keys: known (read by it, not by us), so never warned about
-    "keepRaw": ("bool", 0),
-    "quietStop": ("bool", 0),
-    "rulesInjectionFrequency": ("count", 1),
-    "memoryRotation": {
-        "enabled": ("bool", 0),
-        "thresholdTokens": ("count", 1),
-        "carryoverTokens": ("count", 1),
-    },
-    "memory": {"enabled": ("bool", 0), "flushEvery": ("count", 1), "retentionDays": ("count", 1)},
-    "summarizer": {
-        "backend": (SUMMARIZER_BACKENDS, 0),
-        "model": ("str", 0),
-        "command": ("argv", 0),
-        "timeoutSeconds": ("number", 0.001),
-        "minCallChars": ("count", 0),
-        "apiKeyEnv": ("str", 0),
-    },
-    "budget": {"dailyCalls": ("count", 0), "dailyTokens": ("count", 0)},
-    "recall": {"enabled": ("bool", 0), "minConfidence": ("fraction", 0)},
-}
+SECTIONS = frozenset(key.split(".", 1)[0] for key in FIELDS if "." in key)
+
+
+def default(key: str) -> Any:
+    """The declared default of the dotted ``key`` (None: unset, the reader derives it)."""
+    return FIELDS[key][1]
 
 
 def _type_name(value: Any) -> str:
@@ -119,8 +101,8 @@ def _type_name(value: Any) -> str:
     return fastjson.dumps(value) if isinstance(value, (bool, int, float)) else type(value).__name__
 
 
-def _choice_error(value: Any, allowed: tuple[str, ...]) -> str | None:
-    return None if value in allowed else f"must be one of {', '.join(allowed)}, not {_type_name(value)}"
+def _number(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
 
 
 def _simple_error(value: Any, kind: str) -> str | None:
@@ -133,84 +115,100 @@ def _simple_error(value: Any, kind: str) -> str | None:
     return None if ok else f"must be a list of strings (a command and its arguments), not {_type_name(value)}"
 
 
-def _number_error(value: Any, kind: str, low: float) -> str | None:
-    """count, number and fraction leaves."""
+def _number_error(value: Any, kind: str, bounds: tuple[tuple[str, float], ...]) -> str | None:
+    """int and float leaves: a number (an int a whole one) within ``bounds``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, not {_type_name(value)}"
-    if kind == "count" and not float(value).is_integer():
+    if kind == "int" and not float(value).is_integer():
         return f"must be a whole number, not {_type_name(value)}"
-    if kind == "fraction":
-        return None if 0 <= value <= 1 else f"must be between 0 and 1, not {_type_name(value)}"
-    if value < low:
-        return f"must be {'above 0' if low > 0 else 'at least 0'}, not {_type_name(value)}"
-    return None
+    limits = dict(bounds)
+    low, high = limits.get("ge", limits.get("gt")), limits.get("le")
+    inside = (
+        ("gt" not in limits or value > limits["gt"])
+        and ("ge" not in limits or value >= limits["ge"])
+        and (high is None or value <= high)
+    )
+    if inside:
+        return None
+    if low is not None and high is not None:
+        return f"must be between {_number(low)} and {_number(high)}, not {_type_name(value)}"
+    if "gt" in limits:
+        return f"must be above {_number(limits['gt'])}, not {_type_name(value)}"
+    return f"must be at least {_number(low if low is not None else 0)}, not {_type_name(value)}"
 
 
-def _leaf_error(value: Any, kind: Any, low: float) -> str | None:
-    """Why ``value`` does not fit the leaf, or None when it does."""
+def leaf_error(key: str, value: Any) -> str | None:
+    """Why ``value`` does not fit the dotted ``key``, or None when it does."""
+    kind, _default, bounds = FIELDS[key]
     if isinstance(kind, tuple):
-        return _choice_error(value, kind)
+        return None if value in kind else f"must be one of {', '.join(kind)}, not {_type_name(value)}"
     if kind in ("bool", "str", "argv"):
         return _simple_error(value, kind)
-    return _number_error(value, kind, low)
+    return _number_error(value, kind, bounds)
 
 
 def validate_layer(path: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``data`` checked against :data:`SCHEMA` (counts made ``int``) and its unknown keys
+    """``data`` checked against :data:`FIELDS` (whole numbers made ``int``) and its unknown keys
     as warnings; ConfigError (one line: file, key, why) for the first bad value."""
     clean: dict[str, Any] = {}
     warnings: list[str] = []
     for key, value in data.items():
-        spec = SCHEMA.get(key)
-        if spec is None:
-            warnings.append(f"{path}: unknown key '{key}' (ignored)")
-            clean[key] = value
-        elif isinstance(spec, dict):
+        if key in SECTIONS:
             if not isinstance(value, dict):
                 raise ConfigError(
                     f"{path}: bad value for '{key}': must be an object, not {_type_name(value)}"
                 )
-            clean[key] = _validate_section(path, key, spec, value, warnings)
+            clean[key] = _validate_section(path, key, value, warnings)
+        elif key in FIELDS:
+            clean[key] = _checked(path, key, value)
         else:
-            clean[key] = _checked(path, key, value, spec)
+            warnings.append(f"{path}: unknown key '{key}' (ignored)")
+            clean[key] = value
     return clean, warnings
 
 
-def _validate_section(
-    path: str, name: str, spec: dict[str, Any], section: dict[str, Any], warnings: list[str]
-) -> dict[str, Any]:
+def _validate_section(path: str, name: str, section: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in section.items():
-        leaf = spec.get(key)
-        if leaf is None:
-            warnings.append(f"{path}: unknown key '{name}.{key}' (ignored)")
-            out[key] = value
+        dotted = f"{name}.{key}"
+        if dotted in FIELDS:
+            out[key] = _checked(path, dotted, value)
         else:
-            out[key] = _checked(path, f"{name}.{key}", value, leaf)
+            warnings.append(f"{path}: unknown key '{dotted}' (ignored)")
+            out[key] = value
     return out
 
 
-def _checked(path: str, key: str, value: Any, leaf: tuple[Any, float]) -> Any:
-    why = _leaf_error(value, *leaf)
+def _checked(path: str, key: str, value: Any) -> Any:
+    why = leaf_error(key, value)
     if why:
         raise ConfigError(f"{path}: bad value for '{key}': {why}")
-    return int(value) if leaf[0] == "count" else value
+    return int(value) if FIELDS[key][0] == "int" else value
 
 
-def read_config(project_config: str) -> tuple[dict[str, Any], list[str]]:
+def read_layer(path: str) -> dict[str, Any] | None:
+    """The JSON object of one config file as written (None: no file); ConfigError if unusable."""
+    try:
+        return read_json_object(path)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+
+
+def read_config(
+    project_config: str, instead: tuple[str, dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The merged, validated configuration (global, then ``project_config``) and its warnings.
 
-    Raises ConfigError: a file that is not a JSON object, a bad value, or a carryover that
-    is not below the rotation threshold (which would re-archive memory.md on every event).
+    ``instead``: (a file, its would-be content) read in place of that file (a change checked
+    before it is written). Raises ConfigError: a file that is not a JSON object, a bad value,
+    or a carryover that is not below the rotation threshold (which would re-archive
+    memory.md on every event).
     """
     merged: dict[str, Any] = {}
     warnings: list[str] = []
     rotation_source = ""
     for path in (global_config_file(), project_config):
-        try:
-            data = read_json_object(path)
-        except (ValueError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+        data = instead[1] if instead is not None and instead[0] == path else read_layer(path)
         if data is None:
             continue
         clean, found = validate_layer(path, data)
@@ -236,20 +234,20 @@ def scaled_threshold(configured: Any, default: int) -> int:
 
 
 class HookSettings(NamedTuple):
-    """The settings the hooks use.
+    """The settings the hooks use; each default is the declared one (:data:`FIELDS`).
 
     A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
     hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
     """
 
-    rotation_enabled: bool = True
+    rotation_enabled: bool = FIELDS["memoryRotation.enabled"][1]
     threshold_tokens: int = ROTATION_THRESHOLD_TOKENS
     carryover_tokens: int = CARRYOVER_TOKENS
-    memory_enabled: bool = True
-    flush_every: int = DEFAULT_FLUSH_EVERY
-    save_interval: int = DEFAULT_SAVE_INTERVAL
-    recall_enabled: bool = True
-    recall_min_confidence: float = DEFAULT_RECALL_CONFIDENCE
+    memory_enabled: bool = FIELDS["memory.enabled"][1]
+    flush_every: int = FIELDS["memory.flushEvery"][1]
+    save_interval: int = FIELDS["saveInterval"][1]
+    recall_enabled: bool = FIELDS["recall.enabled"][1]
+    recall_min_confidence: float = FIELDS["recall.minConfidence"][1]
 
 
 def _get(data: dict[str, Any], section: str, key: str) -> Any:
@@ -257,16 +255,11 @@ def _get(data: dict[str, Any], section: str, key: str) -> Any:
     return part.get(key) if isinstance(part, dict) else None
 
 
-def _fraction(value: Any, default: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        return default
-    return float(value)
-
-
-def _positive_int(value: Any, default: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        return default
-    return value
+def value_of(merged: dict[str, Any], key: str) -> Any:
+    """The dotted ``key``'s value in a validated configuration, else its declared default."""
+    section, _, leaf = key.rpartition(".")
+    found = _get(merged, section, leaf) if section else merged.get(leaf)
+    return default(key) if found is None else found
 
 
 def hook_settings(paths: StorePaths) -> HookSettings:
@@ -280,22 +273,19 @@ def hook_settings_at(project_config: str) -> HookSettings:
     except ConfigError as exc:
         _log_config_error_once(os.path.dirname(project_config), str(exc))
         return HookSettings()
-    rotation_enabled = _get(merged, "memoryRotation", "enabled")
-    memory_enabled = _get(merged, "memory", "enabled")
-    recall_enabled = _get(merged, "recall", "enabled")
     return HookSettings(
-        rotation_enabled=rotation_enabled if isinstance(rotation_enabled, bool) else True,
+        rotation_enabled=value_of(merged, "memoryRotation.enabled"),
         threshold_tokens=scaled_threshold(
             _get(merged, "memoryRotation", "thresholdTokens"), ROTATION_THRESHOLD_TOKENS
         ),
         carryover_tokens=scaled_threshold(
             _get(merged, "memoryRotation", "carryoverTokens"), CARRYOVER_TOKENS
         ),
-        memory_enabled=memory_enabled if isinstance(memory_enabled, bool) else True,
-        flush_every=_positive_int(_get(merged, "memory", "flushEvery"), DEFAULT_FLUSH_EVERY),
-        save_interval=_positive_int(merged.get("saveInterval"), DEFAULT_SAVE_INTERVAL),
-        recall_enabled=recall_enabled if isinstance(recall_enabled, bool) else True,
-        recall_min_confidence=_fraction(_get(merged, "recall", "minConfidence"), DEFAULT_RECALL_CONFIDENCE),
+        memory_enabled=value_of(merged, "memory.enabled"),
+        flush_every=value_of(merged, "memory.flushEvery"),
+        save_interval=value_of(merged, "saveInterval"),
+        recall_enabled=value_of(merged, "recall.enabled"),
+        recall_min_confidence=float(value_of(merged, "recall.minConfidence")),
     )
 
 

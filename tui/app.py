@@ -23,7 +23,17 @@ from textual.screen import Screen
 from memkeeper.core.store import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.commands import MemoryCommands
-from memkeeper.tui.messages import SnapshotLoaded, StoreChanged, WatchStateChanged
+from memkeeper.tui.messages import (
+    PrefChosen,
+    ReloadWanted,
+    RestoreWanted,
+    SearchLeft,
+    SettingsChanged,
+    ShowInBrowser,
+    SnapshotLoaded,
+    StoreChanged,
+    WatchStateChanged,
+)
 from memkeeper.tui.model import BackendHealth, StoreSnapshot
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
@@ -324,6 +334,42 @@ class MemkeeperApp(StoreActions):
         from memkeeper.tui.screens.trash import TrashScreen
 
         self._push_once(TrashScreen)
+
+    def open_settings(self) -> None:
+        from memkeeper.tui.screens.settings import SettingsScreen
+
+        self._push_once(SettingsScreen)
+
+    @on(SettingsChanged)
+    def _settings_changed(self, _message: SettingsChanged) -> None:
+        """A setting was saved: the store's state (memory and recall on/off) and the backend again."""
+        self.reload_snapshot()
+        self._backend_worker(self.paths)
+
+    # -- requests posted up by the screens ---------------------------------------------------
+
+    @on(ShowInBrowser)
+    def _show_in_browser(self, message: ShowInBrowser) -> None:
+        self.show_in_browser(message.file, message.line, message.terms)
+
+    @on(SearchLeft)
+    def _search_left(self, message: SearchLeft) -> None:
+        self.remember_search(message.state)
+
+    @on(RestoreWanted)
+    def _restore_wanted(self, message: RestoreWanted) -> None:
+        self.restore(message.trash_id)  # the snapshot it reloads refreshes the trash list
+
+    @on(ReloadWanted)
+    def _reload_wanted(self, _message: ReloadWanted) -> None:
+        self.reload_snapshot()
+
+    @on(PrefChosen)
+    def _pref_chosen(self, message: PrefChosen) -> None:
+        if message.name == "theme" and isinstance(message.value, str):
+            self.theme = message.value  # saved by _theme_changed
+        elif message.name == "deep" and isinstance(message.value, bool):
+            self.set_deep_default(message.value)
 
     def open_projects(self) -> None:
         from memkeeper.tui.modals.projects import ProjectsModal

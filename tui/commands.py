@@ -90,6 +90,11 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
         ("Activity", "Sessions, prompts and tools per day; memory growth; decisions (A)", app.open_activity),
         ("Trash", "Restore forgotten archives, sessions and entries (t)", app.open_trash),
         ("Switch project", "Open another project's store (o)", app.open_projects),
+        (
+            "Settings",
+            "Memory on/off, flush interval, summarizer, daily model budget, recall, this TUI (,)",
+            app.open_settings,
+        ),
         ("Toggle live refresh", "Watch the store's files and refresh on change (w)", app.toggle_live),
         ("Reload", "Re-read the store now (F5)", app.reload_snapshot),
         ("Sections", "Jump to a section of the open document (s)", browse_action("sections")),
@@ -101,10 +106,9 @@ class MemoryCommands(Provider):
     """memkeeper's actions in the command palette."""
 
     def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
-        from memkeeper.tui.app import MemkeeperApp
+        from memkeeper.tui.reach import memkeeper_app
 
-        app = self.app
-        return palette_actions(app) if isinstance(app, MemkeeperApp) else []
+        return palette_actions(memkeeper_app(self.screen))
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._actions():

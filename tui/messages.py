@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 from memkeeper.tui.model import StoreSnapshot
+
+if TYPE_CHECKING:
+    from memkeeper.tui.screens.search import SearchState
 
 #: Tiers a file change can touch.
 TIERS = ("l2", "l3", "l1", "index", "named")
@@ -61,3 +65,51 @@ class JobFinished(Message):
     lines: list[str]
     error: str | None = None
     cancelled: bool = False
+
+
+@dataclass
+class SettingsChanged(Message):
+    """A setting was saved to a config file (the app re-reads the store's state and the backend)."""
+
+    key: str
+
+
+@dataclass
+class PrefChosen(Message):
+    """A TUI preference was chosen on the settings screen (``theme`` or ``deep``)."""
+
+    name: str
+    value: str | bool
+
+
+# -- requests a screen posts up to the app (which acts on them; a screen never calls it by name) --
+
+
+@dataclass
+class ShowInBrowser(Message):
+    """Close the screens over the browser and open ``file`` there, at ``line``, ``terms`` marked."""
+
+    file: str
+    line: int | None = None
+    terms: tuple[str, ...] = ()
+
+
+@dataclass
+class SearchLeft(Message):
+    """The search screen was left (or a hit opened): ``/`` reopens it in this state."""
+
+    state: SearchState
+
+
+@dataclass
+class RestoreWanted(Message):
+    """Restore the trashed item ``trash_id``."""
+
+    trash_id: str
+
+
+@dataclass
+class ReloadWanted(Message):
+    """Read the store again (every screen gets the new snapshot)."""
+
+    detail: Any = None

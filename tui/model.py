@@ -70,6 +70,8 @@ class StoreSnapshot:
     flush_every: int = 10
     flush_left: int | None = None
     """Prompts and tool uses until the flush of the session counted last (None: no session counted)."""
+    memory_enabled: bool = True
+    recall_enabled: bool = True
 
     @property
     def pending(self) -> int:

@@ -57,3 +57,12 @@ def save_prefs(**changes: Any) -> Prefs:
     except OSError:
         pass
     return prefs
+
+
+def saved_names() -> frozenset[str]:
+    """The preferences the file sets (the others are the defaults)."""
+    try:
+        data: Any = json.loads(prefs_path().read_text("utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(data) if isinstance(data, dict) else frozenset()

@@ -105,6 +105,8 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         warnings=tuple(warnings + refused),
         flush_every=settings.flush_every,
         flush_left=due["eventsLeft"] if due and not due["ended"] else None,
+        memory_enabled=settings.memory_enabled,
+        recall_enabled=settings.recall_enabled,
     )
 
 

@@ -15,7 +15,7 @@ from memkeeper.tui import keymap
 
 def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
-    from memkeeper.tui.app import MemkeeperApp
+    from memkeeper.tui import keymap
     from memkeeper.tui.modals.confirm import ConfirmModal
     from memkeeper.tui.modals.migrate import MigrateModal
     from memkeeper.tui.screens.activity import ActivityScreen
@@ -24,6 +24,7 @@ def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     from memkeeper.tui.screens.pending import PendingScreen
     from memkeeper.tui.screens.search import SearchScreen
     from memkeeper.tui.screens.sessions import SessionsScreen
+    from memkeeper.tui.screens.settings import SettingsScreen
     from memkeeper.tui.screens.trash import TrashScreen
     from memkeeper.tui.widgets.doc_pane import DocPane
     from memkeeper.tui.widgets.docview import DocView
@@ -39,9 +40,10 @@ def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
         ("Activity (A)", ActivityScreen, list(ActivityScreen.BINDINGS)),
         ("Pending summaries (p)", PendingScreen, list(PendingScreen.BINDINGS)),
         ("Trash (t)", TrashScreen, list(TrashScreen.BINDINGS)),
+        ("Settings (,)", SettingsScreen, list(SettingsScreen.BINDINGS)),
         ("Migrate dialog", MigrateModal, list(MigrateModal.BINDINGS)),
         ("Confirmations", ConfirmModal, list(ConfirmModal.BINDINGS)),
-        ("Everywhere", None, list(MemkeeperApp.BINDINGS)),
+        ("Everywhere", None, list(keymap.table()["app"])),  # the app's own keys
     ]
     if first is not None:
         parts.sort(key=lambda part: part[1] is not first)  # stable: the current screen's parts lead
@@ -55,6 +57,7 @@ def key_label(key: str) -> str:
         "slash": "/",
         "escape": "esc",
         "delete": "del",
+        "comma": ",",
     }
     return ", ".join(names.get(k.strip(), k.strip()) for k in key.split(","))
 

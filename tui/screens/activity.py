@@ -32,6 +32,7 @@ from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
 from memkeeper.core.store import StorePaths
 from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
+from memkeeper.tui.messages import ShowInBrowser
 from memkeeper.tui.text import gauge, human_tokens, literal
 
 #: Days shown in the daily plot (the most recent ones with any activity).
@@ -289,16 +290,15 @@ class ActivityScreen(Screen[None]):
 
     def _open(self, option_id: str | None) -> None:
         from memkeeper.core.names import summary_name
-        from memkeeper.tui.app import MemkeeperApp
 
-        if option_id is None or not isinstance(self.app, MemkeeperApp):
+        if option_id is None:
             return
         if option_id == "more":
             self._listed += FINDINGS_PAGE
             self._list_findings(self._findings, keep=self._listed - FINDINGS_PAGE)
             return
         finding = self._findings[int(option_id)]
-        self.app.show_in_browser(summary_name(finding.archive), None, (finding.text,))
+        self.post_message(ShowInBrowser(summary_name(finding.archive), None, (finding.text,)))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -256,6 +256,9 @@ class BrowseScreen(ReachesApp, Screen[None]):
     def action_sessions(self) -> None:
         self.mk.open_sessions()
 
+    def action_settings(self) -> None:
+        self.mk.open_settings()
+
     def action_regenerate(self) -> None:
         node = self.query_one(TierTree).cursor_node
         target = node.data if node is not None else None

@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from memkeeper.tui import keymap
+from memkeeper.tui.messages import ShowInBrowser
 from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
 
 
@@ -76,8 +77,5 @@ class HitScreen(Screen[None]):
         self.dismiss(None)
 
     def action_browse(self) -> None:
-        from memkeeper.tui.app import MemkeeperApp
-
         hit = self._hits[self._index]
-        if isinstance(self.app, MemkeeperApp):
-            self.app.show_in_browser(hit.file, hit.line, self._terms)
+        self.post_message(ShowInBrowser(hit.file, hit.line, self._terms))

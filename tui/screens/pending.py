@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Stat
 from textual.worker import get_current_worker
 
 from memkeeper.tui import keymap
-from memkeeper.tui.messages import JobFinished, JobProgress
+from memkeeper.tui.messages import JobFinished, JobProgress, ReloadWanted
 from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
@@ -211,15 +211,7 @@ class PendingScreen(ListScreen["PendingSummary"]):
         summary = f"{head}: {len(message.lines) - failed} generated, {failed} failed"
         self.query_one("#pending-log", Static).update(literal("\n".join([summary, *message.lines[-4:]])))
         self.notify(summary, severity="warning" if failed or message.cancelled else "information")
-        self.app.call_later(self._reload_all)
-
-    def _reload_all(self) -> None:
-        from memkeeper.tui.app import MemkeeperApp
-
-        if isinstance(self.app, MemkeeperApp):
-            self.app.reload_snapshot()  # its snapshot reaches show_snapshot, which refreshes this list
-        else:
-            self.refresh_list()
+        self.post_message(ReloadWanted())  # the app's new snapshot reaches show_snapshot: this list
 
     def action_cancel(self) -> None:
         if not self._job_running:

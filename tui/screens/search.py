@@ -30,6 +30,7 @@ from memkeeper.core.store import StorePaths
 from memkeeper.core.timefmt import local_time
 from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
+from memkeeper.tui.messages import PrefChosen, SearchLeft
 from memkeeper.tui.text import fg_style, literal, visible
 
 TIER_CHOICES: tuple[str | None, ...] = (None, "memory", "l3", "l2", "l1")
@@ -202,13 +203,7 @@ class SearchScreen(Screen[None]):
 
     def action_toggle_deep(self) -> None:
         self._set_filters(deep=not self._state.deep)
-        self._app_call("set_deep_default", self._state.deep)
-
-    def _app_call(self, name: str, *args: Any) -> None:
-        from memkeeper.tui.app import MemkeeperApp
-
-        if isinstance(self.app, MemkeeperApp):
-            getattr(self.app, name)(*args)
+        self.post_message(PrefChosen("deep", self._state.deep))  # the next search's default
 
     # -- searching ---------------------------------------------------------------------------
 
@@ -439,7 +434,7 @@ class SearchScreen(Screen[None]):
 
     def _remember(self) -> None:
         self._state = replace(self._state, highlighted=self.query_one(HitList).highlighted)
-        self._app_call("remember_search", self._state)
+        self.post_message(SearchLeft(self._state))
 
     def action_close(self) -> None:
         self._remember()

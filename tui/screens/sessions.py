@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from memkeeper.core.store import StorePaths
 from memkeeper.core.wording import counted
 from memkeeper.tui import keymap
+from memkeeper.tui.messages import ShowInBrowser
 from memkeeper.tui.model import SessionCounts, SessionInfo
 from memkeeper.tui.screens.store_screen import StoreScreen
 from memkeeper.tui.snapshot import count_l1, list_sessions
@@ -153,11 +154,8 @@ class SessionsScreen(StoreScreen):
         self.action_open()
 
     def action_open(self) -> None:
-        from memkeeper.tui.app import MemkeeperApp
-
         table = self.query_one(DataTable)
         if not self._shown or not 0 <= table.cursor_row < len(self._shown):
             return
         info = self._shown[table.cursor_row]
-        if isinstance(self.app, MemkeeperApp):
-            self.app.show_in_browser(info.name, None, ())
+        self.post_message(ShowInBrowser(info.name))

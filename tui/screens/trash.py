@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from memkeeper.core.timefmt import local_time
 from memkeeper.tui import keymap
+from memkeeper.tui.messages import RestoreWanted
 from memkeeper.tui.screens.store_screen import ListScreen
 from memkeeper.tui.text import literal
 
@@ -59,12 +60,9 @@ class TrashScreen(ListScreen["TrashItem"]):
         self.action_restore()
 
     def action_restore(self) -> None:
-        from memkeeper.tui.app import MemkeeperApp
-
         table = self.query_one(DataTable)
         if not self._items:
             self.notify("The trash is empty.", severity="warning")
             return
         item = self._items[table.cursor_row]
-        if isinstance(self.app, MemkeeperApp):
-            self.app.restore(item.id)  # the snapshot it reloads refreshes this list
+        self.post_message(RestoreWanted(item.id))  # the snapshot the app reloads refreshes this list

@@ -75,11 +75,22 @@ class StatusLine(Static):
             (backend_text(self._backend), 0),
             *budget_part(self._backend),
             capture_text(snapshot),
+            (switched_off(snapshot), 0),
             (Text(f"rot {_brief(snapshot.last_rotation)}"), 5),
             (Text(f"flush {_brief(snapshot.last_flush)}"), 4),
             (Text.assemble("live ", ("on" if self.live else "off", "bold" if self.live else "")), 0),
         ]
-        self.update(fit(parts, self.content_size.width or 200))
+        self.update(fit([p for p in parts if p[0].plain], self.content_size.width or 200))
+
+
+def switched_off(snapshot: StoreSnapshot) -> Text:
+    """``memory off`` / ``recall off`` when a setting turned them off (nothing when both are on)."""
+    off = [
+        name
+        for name, on in (("memory", snapshot.memory_enabled), ("recall", snapshot.recall_enabled))
+        if not on
+    ]
+    return Text(" ".join(f"{name} off" for name in off), style="bold")
 
 
 def backend_text(backend: BackendHealth | None) -> Text:

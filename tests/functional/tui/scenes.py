@@ -238,6 +238,7 @@ SCENES: dict[str, tuple[str, Scene]] = {
     "activity": ("Activity per day, memory growth, every decision and open issue", _activity),
     # down: the failed one, whose whole error shows under the table
     "pending": ("Pending and failed summaries", _then(_keys("p"), "down")),
+    "settings": ("Settings: each value, its source, what it costs; changed in place (,)", _keys("comma")),
     "migrate": ("Migrate: preview (here: nothing to do)", _keys("m")),
     "rotate": ("Rotate now: confirmation", _keys("r")),
     "forget": ("Forget an archive: confirmation", _forget),
