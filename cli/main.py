@@ -26,10 +26,11 @@ COMMAND_MODULES = (
     "memkeeper.cli.plugin_cmds",
     "memkeeper.cli.search_cmds",
     "memkeeper.cli.forget_cmds",
+    "memkeeper.cli.share_cmds",
 )
 
 #: Commands the hooks and jobs run; they work but are not listed in --help.
-INTERNAL_COMMANDS = frozenset({"job", "hook", "check"})
+INTERNAL_COMMANDS = frozenset({"job", "hook", "check", "merge-driver"})
 
 #: JS memory-keeper command names kept working as aliases.
 ALIASES = {
