@@ -1,0 +1,235 @@
+"""Team memory through real git: two clones of one repository (a bare origin in tmp) flush,
+rotate, push and pull in both orders (merge and rebase); the merge driver leaves no conflict
+marker, every section exactly once, ``doctor`` clean and each side's search finding the other's
+memory. And the pre-commit check refuses a planted secret, naming the file and the kind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memkeeper.core.merge import split_sections
+from tests.memkeeper_cli import run_memkeeper
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["git", "--version"], capture_output=True).returncode != 0, reason="git is not installed"
+)
+
+STORE = Path(".claude", "memory")
+CONFIG = {"summarizer": {"backend": "extractive"}, "memoryRotation": {"carryoverTokens": 60}}
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def mk(project: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    done = run_memkeeper("--project", str(project), *args, cwd=project)
+    assert done.returncode in ok, (
+        f"memkeeper {' '.join(args)}: rc={done.returncode} {done.stdout}{done.stderr}"
+    )
+    return done
+
+
+def clone(origin: Path, where: Path, name: str) -> Path:
+    git(where, "clone", "-q", str(origin), name)
+    project = where / name
+    git(project, "config", "user.email", f"{name}@example.invalid")
+    git(project, "config", "user.name", name)
+    (project / STORE / "sessions").mkdir(parents=True, exist_ok=True)
+    (project / STORE / "config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
+    return project
+
+
+def flush(project: Path, word: str, minute: int) -> None:
+    """A session of this machine mentioning ``word`` (its own L1 file), flushed into memory.md."""
+    lines = []
+    for i in range(3):
+        ts = f"2026-11-29T10:{minute:02d}:{i:02d}.000Z"
+        lines.append(
+            {"ts": ts, "role": "user", "text": f"Please fix the {word} parser: case {i} drops blank lines"}
+        )
+        lines.append(
+            {"ts": ts, "role": "assistant", "text": f"Fixed the {word} parser for case {i}; tests pass."}
+        )
+    name = f"2026-11-29_10{minute:02d}00_{word[:8]}.l1.jsonl"
+    (project / STORE / "sessions" / name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    assert json.loads(mk(project, "flush", "--json").stdout)["sections"] == 1
+
+
+def commit(project: Path, message: str) -> None:
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", message)
+
+
+def memory_files(project: Path) -> list[Path]:
+    root = project / STORE
+    return sorted(root.glob("memory_*.md")) + [root / "memory.md"]
+
+
+def sections_holding(project: Path, word: str) -> list[str]:
+    """The files (one entry per section) whose ``## `` sections mention ``word``."""
+    found = []
+    for path in memory_files(project):
+        _head, sections = split_sections(path.read_text("utf-8"))
+        found += [path.name for s in sections if word in s]
+    return found
+
+
+def no_conflict_markers(project: Path) -> None:
+    for path in (project / STORE).rglob("*"):
+        if path.is_file() and ".state" not in path.parts:
+            text = path.read_text("utf-8", "replace")
+            assert not re.search(r"^(<{7}|={7}|>{7})( |$)", text, re.MULTILINE), path
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+
+
+def test_two_clones_flush_rotate_push_and_pull_both_ways(tmp_path: Path, env: None) -> None:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    a = clone(origin, tmp_path, "a")
+    git(a, "checkout", "-q", "-b", "main")
+    (a / "README").write_text("a project\n", encoding="utf-8")
+    mk(a, "share")
+    commit(a, "share memory")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share")  # the driver and the hook are per repository: each clone turns them on
+    assert "registered" in mk(b, "share", "--status").stdout
+
+    # 1. both append, B pulls with a merge: memory.md changed on both sides
+    flush(a, "amberquill", 1)
+    flush(a, "amberfjord", 2)
+    commit(a, "a: two flushes")
+    git(a, "push", "-q")
+    flush(b, "cobaltquill", 3)
+    flush(b, "cobaltfjord", 4)
+    commit(b, "b: two flushes")
+    git(b, "pull", "-q", "--no-rebase")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+
+    # 2. A rotates (its summary made) while B appends; B pushes first, A merges
+    flush(a, "amberlynx", 5)
+    mk(a, "rotate", "--force")
+    mk(a, "job", "summary")
+    archives = [p.name for p in (a / STORE).glob("memory_*.md")]
+    assert len(archives) == 1
+    carryover = (a / STORE / "memory.md").read_text("utf-8")
+    commit(a, "a: flush and rotate")
+    flush(b, "cobaltlynx", 6)
+    commit(b, "b: flush")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+    git(a, "push", "-q")
+    git(b, "pull", "-q", "--no-rebase")
+
+    # 3. the other order, by rebase: A pushes first, B rebases its flush onto it
+    flush(a, "ambertoad", 7)
+    commit(a, "a: flush")
+    git(a, "push", "-q")
+    flush(b, "cobalttoad", 8)
+    commit(b, "b: flush")
+    git(b, "pull", "-q", "--rebase")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+
+    words = [f"{c}{w}" for c in ("amber", "cobalt") for w in ("quill", "fjord", "lynx", "toad")]
+    for project in (a, b):
+        no_conflict_markers(project)
+        assert git(project, "status", "--porcelain", "--untracked-files=no") == ""
+        for word in words:
+            assert len(sections_holding(project, word)) == 1, (
+                project.name,
+                word,
+                sections_holding(project, word),
+            )
+        memory = (project / STORE / "memory.md").read_text("utf-8")
+        # the rotation's carryover (a line-aligned tail of the archive) is memory.md's head, once
+        head, _sections = split_sections(memory)
+        carried = split_sections(carryover)[0].strip()
+        assert carried and head.strip() == carried and memory.count(carried) == 1
+        assert [p.name for p in (project / STORE).glob("memory_*.md")] == archives
+        assert mk(project, "doctor").returncode == 0
+        index = json.loads((project / STORE / "memory-index.json").read_text("utf-8"))
+        assert [e["file"] for e in index["rotatedFiles"]] == archives
+        assert index["rotatedFiles"][0]["summaryGenerated"] is True
+        assert (project / STORE / archives[0].replace(".md", ".summary.json")).is_file()
+    # the files are the same on both sides, and runtime state was never committed
+    assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
+    committed = git(a, "ls-files", str(STORE)).split()
+    assert not [
+        f for f in committed if "/.state/" in f or "/sessions/" in f or f.endswith(("config.json", ".lock"))
+    ]
+    # each side's search finds what the other flushed (memory.md or the archive)
+    for project, word in ((a, "cobaltlynx"), (b, "amberquill"), (a, "cobalttoad"), (b, "ambertoad")):
+        found = json.loads(mk(project, "search", word, "--json").stdout)
+        hits = [h for tier in found["tiers"] for h in tier["hits"] if word in json.dumps(h)]
+        assert hits and all(h["tier"] in ("memory", "l2", "l3") for h in hits), (project.name, word, found)
+
+
+def test_pre_commit_refuses_a_staged_secret_naming_file_and_kind(tmp_path: Path, env: None) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    git(project, "init", "-q")
+    git(project, "config", "user.email", "p@example.invalid")
+    git(project, "config", "user.name", "p")
+    (project / STORE).mkdir(parents=True)
+    mk(project, "share")
+    commit(project, "share memory")
+    # a file written by hand (not through the store's redacting writer), holding a token
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (project / STORE / "project.md").write_text(f"# Project\nDeploy with token {token}\n", "utf-8")
+    git(project, "add", "-A")
+    done = subprocess.run(["git", "commit", "-m", "notes"], cwd=project, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert ".claude/memory/project.md: github" in done.stderr, done.stderr
+    assert token not in git(project, "log", "--all", "-p")
+    # runtime state forced into the index is refused too; a clean file passes
+    (project / STORE / "project.md").write_text("# Project\nDeploy with the token from the vault.\n", "utf-8")
+    state = project / STORE / ".state"
+    state.mkdir(exist_ok=True)
+    (state / "flush-positions.json").write_text("{}", "utf-8")
+    git(project, "add", "-A")
+    git(project, "add", "-f", str(state / "flush-positions.json"))
+    done = subprocess.run(["git", "commit", "-m", "notes"], cwd=project, capture_output=True, text=True)
+    assert done.returncode != 0 and "flush-positions.json: runtime state" in done.stderr, done.stderr
+    git(project, "rm", "-q", "--cached", str(state / "flush-positions.json"))
+    git(project, "commit", "-q", "-m", "notes")
+
+
+def test_share_keeps_a_foreign_hook_and_off_removes_ours(tmp_path: Path, env: None) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    git(project, "init", "-q")
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/usr/bin/env python3\nprint('theirs')\n", "utf-8")
+    done = mk(project, "share")
+    assert "already installed" in done.stderr and hook.read_text("utf-8").endswith("print('theirs')\n")
+    status = json.loads(mk(project, "share", "--status", "--json").stdout)
+    assert status["shared"] and status["driver"] and not status["hook"]
+    hook.unlink()
+    mk(project, "share", "--sessions")
+    assert json.loads(mk(project, "share", "--status", "--json").stdout)["hook"]
+    assert "!/sessions/*.l1.jsonl" in (project / STORE / ".gitignore").read_text("utf-8")
+    mk(project, "share", "--off")
+    status = json.loads(mk(project, "share", "--status", "--json").stdout)
+    assert not (status["shared"] or status["driver"] or status["hook"])
+    assert (project / STORE / ".gitignore").read_text("utf-8").splitlines()[-1] == "*"
+    (project / STORE / "memory.md").write_text("\n## 2026-11-29_1000\n- a\n", "utf-8")
+    assert git(project, "status", "--porcelain", "-uall") == ""
+    assert not os.path.exists(hook)
