@@ -238,11 +238,12 @@ def _set_watermark(paths: StorePaths, moved: Positions, newest: str | None, gene
             index["lastMemoryUpdateTs"] = flush_positions.newest_ts(
                 [{"ts": newest}], previous if isinstance(previous, str) else None
             )
-        index["lastFlushAt"] = iso_now()
-        if generator:
-            index["lastFlushGenerator"] = generator
+        # this machine's own state lives in .state/, not in the index a team shares
+        index.pop("lastFlushAt", None)
+        index.pop("lastFlushGenerator", None)
 
     update_index(paths, change)
+    flush_positions.save_last_flush(paths, iso_now(), generator)
 
 
 def _positions(paths: StorePaths) -> Positions:

@@ -69,6 +69,7 @@ def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
+    from memkeeper.core.flush_positions import last_flush
     from memkeeper.core.index import read_index, safe_entries
     from memkeeper.core.rotation import memory_tokens
     from memkeeper.core.settings import hook_settings
@@ -98,7 +99,7 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         archives=tuple(archives),
         sessions=tuple(sessions),
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
-        last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
+        last_flush=last_flush(paths, index),
         warnings=tuple(warnings + refused),
     )
 
