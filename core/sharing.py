@@ -29,10 +29,11 @@ from pathlib import Path
 
 from memkeeper.core.layout import INDEX_FILE, MEMORY_FILE, SESSIONS_DIR
 from memkeeper.core.names import is_archive, is_l1, is_summary
+from memkeeper.core.pulled import SESSIONS_LINE, SHARE_MARKER, sessions_shared
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 #: The first line of every file ``memkeeper share`` writes; a file without it is a person's.
-MARKER = "# memkeeper share:"
+MARKER = SHARE_MARKER
 HOOK_MARKER = "# memkeeper share pre-commit check"
 DRIVER = "memkeeper"
 STORE_PREFIX = ".claude/memory/"
@@ -73,7 +74,7 @@ def store_gitignore_text(shared: bool, sessions: bool = False) -> str:
             "# L1 sessions (raw prompts and tool output) are shared: memkeeper share --sessions",
             f"!/{SESSIONS_DIR}/",
             f"/{SESSIONS_DIR}/*",
-            f"!/{SESSIONS_DIR}/*.l1.jsonl",
+            SESSIONS_LINE,
             f"!/{SESSIONS_DIR}/*.l1.jsonl.gz",
         ]
     return "\n".join(lines) + "\n"
@@ -98,13 +99,6 @@ def write_store_gitignore(paths: StorePaths, shared: bool, sessions: bool = Fals
 def _ours(path: Path) -> bool:
     try:
         return path.read_text("utf-8").startswith(MARKER)
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def sessions_shared(paths: StorePaths) -> bool:
-    try:
-        return f"!/{SESSIONS_DIR}/*.l1.jsonl" in (paths.root / GITIGNORE).read_text("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return False
 

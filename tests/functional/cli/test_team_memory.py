@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.core.live_sessions import note_session
 from memkeeper.core.merge import split_sections
+from memkeeper.core.store import StorePaths
 from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.skipif(
@@ -60,6 +62,8 @@ def flush(project: Path, word: str, minute: int) -> None:
             {"ts": ts, "role": "assistant", "text": f"Fixed the {word} parser for case {i}; tests pass."}
         )
     name = f"2026-11-29_10{minute:02d}00_{word[:8]}.l1.jsonl"
+    # the session is this machine's: its SessionStart hook noted it
+    note_session(StorePaths(project), f"{word[:8]}-session", str(project / "transcript.jsonl"))
     (project / STORE / "sessions" / name).write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
     assert json.loads(mk(project, "flush", "--json").stdout)["sections"] == 1
 
@@ -233,3 +237,51 @@ def test_share_keeps_a_foreign_hook_and_off_removes_ours(tmp_path: Path, env: No
     (project / STORE / "memory.md").write_text("\n## 2026-11-29_1000\n- a\n", "utf-8")
     assert git(project, "status", "--porcelain", "-uall") == ""
     assert not os.path.exists(hook)
+
+
+def test_what_a_pull_brings_is_taken_in_summary_pending_and_sessions_not_flushed_twice(
+    tmp_path: Path, env: None
+) -> None:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    a = clone(origin, tmp_path, "a")
+    git(a, "checkout", "-q", "-b", "main")
+    mk(a, "share", "--sessions")
+    commit(a, "share memory and sessions")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share", "--sessions")
+    flush(b, "cobaltquill", 1)  # B has flushed before: its flush positions exist
+    assert "cobaltquill" in json.dumps(json.loads(mk(b, "search", "cobaltquill", "--json").stdout))
+    commit(b, "b: flush")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+
+    # A flushes and rotates; its summary is made but (by mistake) not committed
+    flush(a, "amberquill", 2)
+    flush(a, "amberfjord", 3)
+    mk(a, "rotate", "--force")
+    mk(a, "job", "summary")
+    (archive,) = [p.name for p in (a / STORE).glob("memory_*.md")]
+    summary = archive.replace(".md", ".summary.json")
+    git(a, "add", "-A")
+    git(a, "rm", "-q", "--cached", str(STORE / summary))
+    git(a, "commit", "-q", "-m", "a: rotate, summary left out")
+    assert any("/sessions/" in f for f in git(a, "ls-files", str(STORE)).split())
+    git(a, "push", "-q")
+    git(b, "pull", "-q", "--no-rebase")
+
+    # B's next command takes it in: the summary that did not arrive is pending, not an error
+    doctor = mk(b, "doctor")
+    assert "index-summary-missing" not in doctor.stdout + doctor.stderr
+    entry = json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["rotatedFiles"][0]
+    assert entry["file"] == archive and entry["summaryGenerated"] is False
+    mk(b, "job", "summary")
+    assert (b / STORE / summary).is_file()
+    # A's sessions came with the pull: they were flushed on A, B does not flush them again
+    assert json.loads(mk(b, "flush", "--json", ok=(0, 3)).stdout)["sections"] == 0
+    for word in ("amberquill", "amberfjord", "cobaltquill"):
+        assert len(sections_holding(b, word)) == 1, word
+    # B's search index, built before the pull, sees what arrived
+    found = json.loads(mk(b, "search", "amberfjord", "--json").stdout)
+    assert [h for t in found["tiers"] for h in t["hits"] if h["tier"] in ("memory", "l2")], found

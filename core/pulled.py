@@ -1,0 +1,133 @@
+"""What a ``git pull`` brought into a shared store, taken in by the next hook or command.
+
+When the store is shared (``memkeeper share``), files arrive that no process of this machine
+wrote: archives, their L3 summaries, sections of memory.md, L1 sessions (when shared), and an
+index merged by the driver. :func:`take_in` makes the store's own state agree with them:
+
+- an archive on disk that the index does not list gets its entry (pending summary);
+- an entry flagged generated whose summary did not arrive is pending again (the summary job
+  makes it), not an error; a summary that arrived for a pending entry is adopted;
+- an L1 session made on another machine (a file with no flush position whose session this
+  machine never ran) is marked flushed to its end: its sections were flushed where it was
+  made and came with memory.md; flushing it again here would double them.
+
+The search index needs nothing: its freshness marks (size and time of each file) see the
+files git wrote. Cheap when there is nothing to do and a no-op in a store that is not shared
+(one small read). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from memkeeper.core.store import StorePaths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: The first line ``memkeeper share`` writes in the store's ``.gitattributes`` (core/sharing.py).
+SHARE_MARKER = "# memkeeper share:"
+
+
+#: The line of the store's ``.gitignore`` that shares the L1 sessions (``memkeeper share --sessions``).
+SESSIONS_LINE = "!/sessions/*.l1.jsonl"
+
+
+def sessions_shared(paths: StorePaths) -> bool:
+    try:
+        with open(os.path.join(paths.root, ".gitignore"), encoding="utf-8") as handle:
+            return SESSIONS_LINE in handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def is_shared(paths: StorePaths) -> bool:
+    try:
+        with open(os.path.join(paths.root, ".gitattributes"), "rb") as handle:
+            return handle.read(len(SHARE_MARKER)) == SHARE_MARKER.encode()
+    except OSError:
+        return False
+
+
+def _summary_ok(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return isinstance(json.loads(handle.read().decode("utf-8")), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def summary_flags(paths: StorePaths) -> list[str]:
+    """Each entry's summary flag set from the file on disk; the archives now pending."""
+    from memkeeper.core.index import (
+        mark_generated,
+        mark_pending,
+        rotated_files,
+        summary_file,
+        summary_generated,
+        update_index,
+    )
+
+    def change(index: dict[str, Any]) -> list[str]:
+        pending = []
+        for entry in rotated_files(index):
+            name = summary_file(entry)
+            if not name or os.sep in name or "/" in name:
+                continue
+            ok = _summary_ok(os.path.join(paths.root, name))
+            if summary_generated(entry) and not ok:
+                mark_pending(entry)
+                pending.append(str(entry.get("file")))
+            elif not summary_generated(entry) and ok and not entry.get("summaryError"):
+                mark_generated(entry)
+        return pending
+
+    return update_index(paths, change)
+
+
+def foreign_sessions(paths: StorePaths) -> list[str]:
+    """L1 files made on another machine, marked flushed to their end (see the module docstring).
+
+    Only when the sessions are shared. A session of this machine is one its hooks noted
+    (``.state/live-sessions.json``, kept three days): a local L1 file left unflushed longer
+    than that, in a store sharing its sessions, is taken for another machine's."""
+    from memkeeper.core import flush_positions
+    from memkeeper.core.live_sessions import read_sessions
+    from memkeeper.core.lock import reentrant_lock
+    from memkeeper.core.names import l1_session
+
+    with reentrant_lock(paths.lock):
+        positions = flush_positions.load(paths) if sessions_shared(paths) else None
+        if positions is None:
+            return []  # the first flush here starts from the index's watermark (flush_positions.initial)
+        local = {session[:8] for session in read_sessions(paths)}
+        marked = []
+        for path in flush_positions._l1_paths(paths):
+            key = flush_positions.file_key(path)
+            if key in positions or (l1_session(key) or "") in local:
+                continue
+            positions[key] = flush_positions._content_size(path)
+            marked.append(key)
+        if marked:
+            flush_positions.save(paths, positions)
+        return marked
+
+
+def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
+    """Make the store's state agree with what a pull brought (nothing when not shared).
+
+    Waits at most ``timeout`` seconds for the store lock (LockTimeout past it: a hook passes
+    a short one, and the next command takes it in)."""
+    if not is_shared(paths) or not paths.root.is_dir():
+        return {}
+    from memkeeper.core.lock import reentrant_lock
+    from memkeeper.core.rotation import reconcile_archives
+
+    with reentrant_lock(paths.lock, timeout=timeout):
+        return {
+            "archives": reconcile_archives(paths),
+            "pending": summary_flags(paths),
+            "foreignSessions": foreign_sessions(paths),
+        }
