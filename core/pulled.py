@@ -4,6 +4,7 @@ When the store is shared (``memkeeper share``), files arrive that no process of 
 wrote: archives, their L3 summaries, sections of memory.md, L1 sessions (when shared), and an
 index merged by the driver. :func:`take_in` makes the store's own state agree with them:
 
+- the files git wrote are made private (0600) as the store's own are;
 - an archive on disk that the index does not list gets its entry (pending summary);
 - an entry flagged generated whose summary did not arrive is pending again (the summary job
   makes it), not an error; a summary that arrived for a pending entry is adopted;
@@ -115,6 +116,31 @@ def foreign_sessions(paths: StorePaths) -> list[str]:
         return marked
 
 
+def private_modes(paths: StorePaths) -> list[str]:
+    """The store's files git wrote (with the umask's mode, 0644 mostly) made 0600 again, as the
+    store writes its own; a link is never followed (left to the store's link checks)."""
+    import stat
+
+    from memkeeper.core.layout import FILE_MODE
+
+    changed = []
+    for folder in (str(paths.root), str(paths.sessions)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+                if stat.S_ISREG(mode) and stat.S_IMODE(mode) & 0o077:
+                    os.chmod(path, FILE_MODE)
+                    changed.append(name)
+            except OSError:
+                continue
+    return changed
+
+
 def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
     """Make the store's state agree with what a pull brought (nothing when not shared).
 
@@ -127,6 +153,7 @@ def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
 
     with reentrant_lock(paths.lock, timeout=timeout):
         return {
+            "private": private_modes(paths),
             "archives": reconcile_archives(paths),
             "pending": summary_flags(paths),
             "foreignSessions": foreign_sessions(paths),
