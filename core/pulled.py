@@ -4,6 +4,8 @@ When the store is shared (``memkeeper share``), files arrive that no process of 
 wrote: archives, their L3 summaries, sections of memory.md, L1 sessions (when shared), and an
 index merged by the driver. :func:`take_in` makes the store's own state agree with them:
 
+- a file sharing never commits (runtime state, ``config.json``) that a forced commit brought
+  is set aside (:func:`set_aside_unshared`): from others comes memory, never state or settings;
 - the files git wrote are made private (0600) as the store's own are;
 - an archive on disk that the index does not list gets its entry (pending summary);
 - an entry flagged generated whose summary did not arrive is pending again (the summary job
@@ -141,6 +143,65 @@ def private_modes(paths: StorePaths) -> list[str]:
     return changed
 
 
+SIGNATURE = "pulled.json"
+SET_ASIDE = ".set-aside"
+
+
+def _signature(paths: StorePaths) -> list[list[int]]:
+    found = []
+    for name in ("memory.md", "memory-index.json", ".gitattributes", ".gitignore"):
+        try:
+            info = os.stat(os.path.join(paths.root, name))
+            found.append([info.st_size, info.st_mtime_ns])
+        except OSError:
+            found.append([])
+    return found
+
+
+def set_aside_unshared(paths: StorePaths) -> list[str]:
+    """Files of the store git tracks that sharing never commits, moved out of the way.
+
+    Only a commit that forced them past the store's ``.gitignore`` puts them there: runtime
+    state (``.state/``, the search index, ...), ``config.json`` (it may name a command to run),
+    L1 sessions while they are not shared. What comes from others is memory, never state or
+    settings, so each is moved to ``.set-aside/<name>`` (git then shows it deleted: commit
+    that) and this machine goes on with its own. Asks git only when memory.md, the index or the
+    store's git files changed since the last look (a pull changes them).
+    """
+    from memkeeper.core.atomic import atomic_write_json
+
+    signature = _signature(paths)
+    mark = os.path.join(paths.state, SIGNATURE)
+    try:
+        with open(mark, encoding="utf-8") as handle:
+            if json.load(handle) == signature:
+                return []
+    except (OSError, ValueError):
+        pass
+    from memkeeper.core.sharing import ShareError, git, is_shared_file
+
+    try:
+        listed = git(paths.root, "ls-files", "-z", "--full-name", "--", ".").stdout
+        top = git(paths.root, "rev-parse", "--show-prefix").stdout.decode("utf-8").strip()
+    except ShareError:
+        return []
+    moved = []
+    sessions = sessions_shared(paths)
+    for raw in listed.split(b"\0"):
+        rel = raw.decode("utf-8", "surrogateescape")[len(top) :]
+        if not rel or is_shared_file(rel, sessions):
+            continue
+        source = os.path.join(paths.root, *rel.split("/"))
+        if os.path.islink(source) or not os.path.isfile(source):
+            continue
+        target = os.path.join(paths.root, SET_ASIDE, rel.replace("/", "__"))
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        os.replace(source, target)
+        moved.append(rel)
+    atomic_write_json(mark, _signature(paths), durable=False)
+    return moved
+
+
 def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
     """Make the store's state agree with what a pull brought (nothing when not shared).
 
@@ -153,6 +214,7 @@ def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
 
     with reentrant_lock(paths.lock, timeout=timeout):
         return {
+            "setAside": set_aside_unshared(paths),
             "private": private_modes(paths),
             "archives": reconcile_archives(paths),
             "pending": summary_flags(paths),
