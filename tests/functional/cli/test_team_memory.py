@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -331,3 +332,59 @@ def test_from_a_teammate_comes_memory_as_content_never_state_or_settings(tmp_pat
         ".claude/memory/config.json",
     ]
     assert not (c / "ran").exists()
+
+
+JS_CHECK = Path(__file__).parents[2] / "fixtures" / "js" / "counter_check.js"
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="Node is not installed")
+def test_the_js_plugins_counter_and_rotation_work_on_a_shared_store(tmp_path: Path, env: None) -> None:
+    """counter.js check as the reference documents it (tests/fixtures/js), run by Node on a store
+    shared by two clones; its rotation merges with the other clone's appends like ours does."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    a = clone(origin, tmp_path, "a")
+    git(a, "checkout", "-q", "-b", "main")
+    mk(a, "share")
+    flush(a, "amberquill", 1)
+    flush(a, "amberfjord", 2)
+    mk(a, "rotate", "--force")
+    mk(a, "job", "summary")
+    commit(a, "a: flush, rotate, summarize")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share")
+    flush(b, "cobaltquill", 3)
+    flush(b, "cobaltfjord", 4)
+
+    def js_check(project: Path, threshold: int) -> tuple[list[str], dict[str, object]]:
+        done = subprocess.run(
+            [str(NODE), str(JS_CHECK), str(project / STORE), str(threshold), "60"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        *lines, last = done.stdout.splitlines()
+        return lines, json.loads(last)
+
+    before = json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["counter"]
+    rotated, seen = js_check(b, 200)  # the JS plugin on B: counter++ and a rotation of its own
+    assert rotated and rotated[0].startswith("[MEMORY_KEEPER_ROTATE] file=memory_")
+    assert seen["counter"] == before + 1 and len(seen["l2"]) == 2 and seen["l3"] == [True]  # type: ignore[arg-type]
+    commit(b, "b: flushes, a rotation by the JS plugin")
+    git(b, "push", "-q")
+    flush(a, "ambertoad", 5)
+    commit(a, "a: flush")
+    git(a, "pull", "-q", "--no-rebase")
+    git(a, "push", "-q")
+    git(b, "pull", "-q", "--no-rebase")
+    for project in (a, b):
+        no_conflict_markers(project)
+        for word in ("amberquill", "amberfjord", "cobaltquill", "cobaltfjord", "ambertoad"):
+            assert len(sections_holding(project, word)) == 1, (project.name, word)
+        doctor = mk(project, "doctor")
+        assert "is healthy" in doctor.stdout, doctor.stdout
+        _lines, seen = js_check(project, 100_000)  # and it still reads the merged store
+        assert len(seen["l2"]) == 2 and seen["l3"][0] is True  # type: ignore[arg-type,index]
