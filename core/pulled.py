@@ -62,12 +62,38 @@ def _summary_ok(path: str) -> bool:
         return False
 
 
+def _set_aside_file(paths: StorePaths, name: str) -> None:
+    """Move the store file ``name`` (a plain name) into ``.set-aside/``, if it is there."""
+    source = os.path.join(paths.root, name)
+    if os.path.islink(source) or not os.path.isfile(source):
+        return
+    os.makedirs(os.path.join(paths.root, SET_ASIDE), mode=0o700, exist_ok=True)
+    os.replace(source, os.path.join(paths.root, SET_ASIDE, name))
+
+
+def _resized(paths: StorePaths, entry: dict[str, Any]) -> bool:
+    """Set the entry's size from its archive on disk; True when it was not that size."""
+    from memkeeper.core.tokens import tokens_for_bytes
+
+    archive = entry.get("file")
+    try:
+        size = os.stat(os.path.join(paths.root, str(archive))).st_size
+    except (OSError, ValueError):
+        return False
+    if entry.get("bytes") == size:
+        return False
+    entry["bytes"] = size
+    entry["tokens"] = tokens_for_bytes(size)
+    return True
+
+
 def summary_flags(paths: StorePaths) -> list[str]:
-    """Each entry's summary flag set from the file on disk; the archives now pending."""
+    """Each entry's size and summary flag set from the files on disk; the archives now pending."""
     from memkeeper.core.index import (
         mark_generated,
         mark_pending,
         rotated_files,
+        summary_error,
         summary_file,
         summary_generated,
         update_index,
@@ -79,11 +105,15 @@ def summary_flags(paths: StorePaths) -> list[str]:
             name = summary_file(entry)
             if not name or os.sep in name or "/" in name:
                 continue
+            stale = _resized(paths, entry)
+            if stale:  # the archive was merged (two of one name): its summary is made again
+                entry.pop("summaryError", None)
+                _set_aside_file(paths, name)
             ok = _summary_ok(os.path.join(paths.root, name))
-            if summary_generated(entry) and not ok:
+            if summary_generated(entry) and not ok or stale:
                 mark_pending(entry)
                 pending.append(str(entry.get("file")))
-            elif not summary_generated(entry) and ok and not entry.get("summaryError"):
+            elif not summary_generated(entry) and ok and not summary_error(entry):
                 mark_generated(entry)
         return pending
 
@@ -194,9 +224,8 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
         source = os.path.join(paths.root, *rel.split("/"))
         if os.path.islink(source) or not os.path.isfile(source):
             continue
-        target = os.path.join(paths.root, SET_ASIDE, rel.replace("/", "__"))
-        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        os.replace(source, target)
+        os.makedirs(os.path.join(paths.root, SET_ASIDE), mode=0o700, exist_ok=True)
+        os.replace(source, os.path.join(paths.root, SET_ASIDE, rel.replace("/", "__")))
         moved.append(rel)
     atomic_write_json(mark, _signature(paths), durable=False)
     return moved

@@ -388,3 +388,36 @@ def test_the_js_plugins_counter_and_rotation_work_on_a_shared_store(tmp_path: Pa
         assert "is healthy" in doctor.stdout, doctor.stdout
         _lines, seen = js_check(project, 100_000)  # and it still reads the merged store
         assert len(seen["l2"]) == 2 and seen["l3"][0] is True  # type: ignore[arg-type,index]
+
+
+def test_two_machines_rotating_in_the_same_second_merge_into_one_archive(tmp_path: Path, env: None) -> None:
+    """The JS name ``memory_YYYYMMDD_HHMMSS.md`` has no room for a machine: two rotations in one
+    second on two machines make one name. Git merges the two archives with the driver (each
+    section once) and the index entry is pending, so its summary is made for what it now holds."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    a = clone(origin, tmp_path, "a")
+    git(a, "checkout", "-q", "-b", "main")
+    mk(a, "share")
+    flush(a, "amberquill", 1)
+    commit(a, "a: share, flush")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share")
+    name = "memory_20261129_120000.md"
+    for project, word in ((a, "amberfjord"), (b, "cobaltfjord")):
+        flush(project, word, 2)
+        store = project / STORE
+        store.joinpath(name).write_bytes(store.joinpath("memory.md").read_bytes())
+        store.joinpath("memory.md").write_text("", "utf-8")
+        mk(project, "doctor", "--repair", ok=(0, 1))  # lists the archive in the index
+        commit(project, f"{project.name}: rotate")
+    git(a, "push", "-q")
+    git(b, "pull", "-q", "--no-rebase")
+    no_conflict_markers(b)
+    for word in ("amberquill", "amberfjord", "cobaltfjord"):
+        assert sections_holding(b, word) == [name], word
+    mk(b, "status")  # the next command takes in the merge
+    (entry,) = json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["rotatedFiles"]
+    assert entry["file"] == name and entry["summaryGenerated"] is False
+    assert entry["bytes"] == (b / STORE / name).stat().st_size
