@@ -32,6 +32,13 @@ import re
 from typing import Any
 
 from memkeeper.core.atomic import dumps_js
+from memkeeper.core.index import (
+    mark_generated,
+    mark_pending,
+    summary_attempts,
+    summary_generated,
+    summary_generator,
+)
 from memkeeper.core.layout import INDEX_FILE, MEMORY_FILE
 from memkeeper.core.names import is_archive, is_summary
 
@@ -141,15 +148,15 @@ def _merge_entry(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]
     if ours.get("bytes") != theirs.get("bytes"):
         # two archives of one name (same-second rotations on two machines), merged into one
         # file by this driver: its summary is made again for what it now holds
-        merged["summaryGenerated"] = False
+        mark_pending(merged)
         for key in ("summaryError", "summaryAttempts", "bytes", "tokens"):
             merged.pop(key, None)
         return merged
-    if theirs.get("summaryGenerated") is True and ours.get("summaryGenerated") is not True:
-        for key in ("summaryGenerated", "summaryGenerator", "summaryAttempts"):
-            if key in theirs:
-                merged[key] = theirs[key]
-        merged.pop("summaryError", None)
+    if summary_generated(theirs) and not summary_generated(ours):
+        mark_generated(merged, summary_generator(theirs))
+        merged.pop("summaryAttempts", None)
+        if summary_attempts(theirs):
+            merged["summaryAttempts"] = summary_attempts(theirs)
     return merged
 
 
