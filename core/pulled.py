@@ -179,7 +179,7 @@ SET_ASIDE = ".set-aside"
 
 def _signature(paths: StorePaths) -> list[list[int]]:
     found = []
-    for name in ("memory.md", "memory-index.json", ".gitattributes", ".gitignore"):
+    for name in ("memory.md", "memory-index.json", ".gitattributes", ".gitignore", "sessions"):
         try:
             info = os.stat(os.path.join(paths.root, name))
             found.append([info.st_size, info.st_mtime_ns])
@@ -195,19 +195,8 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     state (``.state/``, the search index, ...), ``config.json`` (it may name a command to run),
     L1 sessions while they are not shared. What comes from others is memory, never state or
     settings, so each is moved to ``.set-aside/<name>`` (git then shows it deleted: commit
-    that) and this machine goes on with its own. Asks git only when memory.md, the index or the
-    store's git files changed since the last look (a pull changes them).
+    that) and this machine goes on with its own.
     """
-    from memkeeper.core.atomic import atomic_write_json
-
-    signature = _signature(paths)
-    mark = os.path.join(paths.state, SIGNATURE)
-    try:
-        with open(mark, encoding="utf-8") as handle:
-            if json.load(handle) == signature:
-                return []
-    except (OSError, ValueError):
-        pass
     from memkeeper.core.sharing import ShareError, git, is_shared_file
 
     try:
@@ -227,25 +216,42 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
         os.makedirs(os.path.join(paths.root, SET_ASIDE), mode=0o700, exist_ok=True)
         os.replace(source, os.path.join(paths.root, SET_ASIDE, rel.replace("/", "__")))
         moved.append(rel)
-    atomic_write_json(mark, _signature(paths), durable=False)
     return moved
 
 
 def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
     """Make the store's state agree with what a pull brought (nothing when not shared).
 
-    Waits at most ``timeout`` seconds for the store lock (LockTimeout past it: a hook passes
-    a short one, and the next command takes it in)."""
+    Looks only when memory.md, the index, the store's git files or the sessions folder changed
+    since the last look (a pull changes them; so does a flush, which costs one look after it):
+    a few ``stat`` calls otherwise. Waits at most ``timeout`` seconds for the store lock
+    (LockTimeout past it: a hook passes a short one, and the next command takes it in)."""
     if not is_shared(paths) or not paths.root.is_dir():
         return {}
+    mark = os.path.join(paths.state, SIGNATURE)
+    if _signature(paths) == _last_look(mark):
+        return {}
+    from memkeeper.core.atomic import atomic_write_json
     from memkeeper.core.lock import reentrant_lock
     from memkeeper.core.rotation import reconcile_archives
+    from memkeeper.core.store import ensure_store
 
+    ensure_store(paths)  # a fresh clone has no .state/ yet
     with reentrant_lock(paths.lock, timeout=timeout):
-        return {
+        found = {
             "setAside": set_aside_unshared(paths),
             "private": private_modes(paths),
             "archives": reconcile_archives(paths),
             "pending": summary_flags(paths),
             "foreignSessions": foreign_sessions(paths),
         }
+        atomic_write_json(mark, _signature(paths), durable=False)
+        return found
+
+
+def _last_look(mark: str) -> Any:
+    try:
+        with open(mark, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return None
