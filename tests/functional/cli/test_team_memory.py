@@ -193,11 +193,12 @@ def test_two_clones_flush_rotate_push_and_pull_both_ways(tmp_path: Path, env: No
 
 
 def test_pre_commit_refuses_a_staged_secret_naming_file_and_kind(tmp_path: Path, env: None) -> None:
-    project = tmp_path / "p"
-    project.mkdir()
-    git(project, "init", "-q")
-    git(project, "config", "user.email", "p@example.invalid")
-    git(project, "config", "user.name", "p")
+    repo = tmp_path / "p"
+    project = repo / "app"  # a project in a folder of the repository: the store is app/.claude/memory
+    project.mkdir(parents=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "p@example.invalid")
+    git(repo, "config", "user.name", "p")
     (project / STORE).mkdir(parents=True)
     mk(project, "share")
     commit(project, "share memory")
@@ -207,7 +208,7 @@ def test_pre_commit_refuses_a_staged_secret_naming_file_and_kind(tmp_path: Path,
     git(project, "add", "-A")
     done = subprocess.run(["git", "commit", "-m", "notes"], cwd=project, capture_output=True, text=True)
     assert done.returncode != 0
-    assert ".claude/memory/project.md: github" in done.stderr, done.stderr
+    assert "commit refused: app/.claude/memory/project.md: github" in done.stderr, done.stderr
     assert token not in git(project, "log", "--all", "-p")
     # runtime state forced into the index is refused too; a clean file passes
     (project / STORE / "project.md").write_text("# Project\nDeploy with the token from the vault.\n", "utf-8")
