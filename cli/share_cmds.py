@@ -57,6 +57,12 @@ def run_share(args: argparse.Namespace) -> int:
             status = sharing.share_status(paths)
         else:
             status = sharing.share_on(paths, sessions=args.sessions)
+            if args.sessions:
+                status.warnings.append(
+                    "the L1 sessions are shared: they hold your prompts and tool output (secrets redacted "
+                    "when written), and everyone who can read this repository will read them; "
+                    "`memkeeper share` without --sessions stops sharing them"
+                )
     except sharing.ShareError as exc:
         raise CliError(str(exc)) from None
     _print_status(args, status)

@@ -192,10 +192,10 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     """Files of the store git tracks that sharing never commits, moved out of the way.
 
     Only a commit that forced them past the store's ``.gitignore`` puts them there: runtime
-    state (``.state/``, the search index, ...), ``config.json`` (it may name a command to run),
-    L1 sessions while they are not shared. What comes from others is memory, never state or
-    settings, so each is moved to ``.set-aside/<name>`` (git then shows it deleted: commit
-    that) and this machine goes on with its own.
+    state (``.state/``, the search index, ...), ``config.json`` (it may name a command to run).
+    What comes from others is memory, never state or settings, so each is moved to
+    ``.set-aside/<name>`` (git then shows it deleted: commit that) and this machine goes on
+    with its own. L1 sessions are memory and stay (shared before sharing them was turned off).
     """
     from memkeeper.core.sharing import ShareError, git, is_shared_file
 
@@ -205,11 +205,10 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     except ShareError:
         return []
     moved = []
-    sessions = sessions_shared(paths)
     for raw in listed.split(b"\0"):
         rel = raw.decode("utf-8", "surrogateescape")[len(top) :]
-        if not rel or is_shared_file(rel, sessions):
-            continue
+        if not rel or is_shared_file(rel, sessions=True):
+            continue  # memory (L1 sessions too: shared before, or by another clone's choice)
         source = os.path.join(paths.root, *rel.split("/"))
         if os.path.islink(source) or not os.path.isfile(source):
             continue
