@@ -105,6 +105,35 @@ def no_conflict_markers(project: Path) -> None:
             assert not re.search(r"^(<{7}|={7}|>{7})( |$)", text, re.MULTILINE), path
 
 
+def whole(project: Path, words: list[str]) -> None:
+    """No conflict marker in the store, and each word's section exactly once in memory.md and the archives."""
+    no_conflict_markers(project)
+    for word in words:
+        assert len(sections_holding(project, word)) == 1, (
+            project.name,
+            word,
+            sections_holding(project, word),
+        )
+
+
+def rotated_once(project: Path, words: list[str], archives: list[str], carryover: str) -> None:
+    """After the exchange: whole, clean, the one archive listed and summarized, its carryover once."""
+    whole(project, words)
+    assert git(project, "status", "--porcelain", "--untracked-files=no") == ""
+    memory = (project / STORE / "memory.md").read_text("utf-8")
+    # the rotation's carryover (a line-aligned tail of the archive) is memory.md's head, once
+    head, _sections = split_sections(memory)
+    carried = split_sections(carryover)[0].strip()
+    assert carried and head.strip() == carried and memory.count(carried) == 1
+    assert [p.name for p in (project / STORE).glob("memory_*.md")] == archives
+    doctor = mk(project, "doctor")
+    assert "is healthy" in doctor.stdout and "note" not in doctor.stdout, doctor.stdout
+    index = json.loads((project / STORE / "memory-index.json").read_text("utf-8"))
+    assert [e["file"] for e in index["rotatedFiles"]] == archives
+    assert index["rotatedFiles"][0]["summaryGenerated"] is True
+    assert (project / STORE / archives[0].replace(".md", ".summary.json")).is_file()
+
+
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -159,26 +188,7 @@ def test_two_clones_flush_rotate_push_and_pull_both_ways(tmp_path: Path, env: No
 
     words = [f"{c}{w}" for c in ("amber", "cobalt") for w in ("quill", "fjord", "lynx", "toad")]
     for project in (a, b):
-        no_conflict_markers(project)
-        assert git(project, "status", "--porcelain", "--untracked-files=no") == ""
-        for word in words:
-            assert len(sections_holding(project, word)) == 1, (
-                project.name,
-                word,
-                sections_holding(project, word),
-            )
-        memory = (project / STORE / "memory.md").read_text("utf-8")
-        # the rotation's carryover (a line-aligned tail of the archive) is memory.md's head, once
-        head, _sections = split_sections(memory)
-        carried = split_sections(carryover)[0].strip()
-        assert carried and head.strip() == carried and memory.count(carried) == 1
-        assert [p.name for p in (project / STORE).glob("memory_*.md")] == archives
-        doctor = mk(project, "doctor")
-        assert "is healthy" in doctor.stdout and "note" not in doctor.stdout, doctor.stdout
-        index = json.loads((project / STORE / "memory-index.json").read_text("utf-8"))
-        assert [e["file"] for e in index["rotatedFiles"]] == archives
-        assert index["rotatedFiles"][0]["summaryGenerated"] is True
-        assert (project / STORE / archives[0].replace(".md", ".summary.json")).is_file()
+        rotated_once(project, words, archives, carryover)
     # the files are the same on both sides, and runtime state was never committed
     assert git(a, "rev-parse", "HEAD") == git(b, "rev-parse", "HEAD")
     committed = git(a, "ls-files", str(STORE)).split()
@@ -375,9 +385,7 @@ def test_the_js_plugins_counter_and_rotation_work_on_a_shared_store(tmp_path: Pa
     git(a, "push", "-q")
     git(b, "pull", "-q", "--no-rebase")
     for project in (a, b):
-        no_conflict_markers(project)
-        for word in ("amberquill", "amberfjord", "cobaltquill", "cobaltfjord", "ambertoad"):
-            assert len(sections_holding(project, word)) == 1, (project.name, word)
+        whole(project, ["amberquill", "amberfjord", "cobaltquill", "cobaltfjord", "ambertoad"])
         doctor = mk(project, "doctor")
         assert "is healthy" in doctor.stdout, doctor.stdout
         _lines, seen = js_check(project, 100_000)  # and it still reads the merged store
