@@ -4,6 +4,8 @@ When the store is shared (``memkeeper share``), files arrive that no process of 
 wrote: archives, their L3 summaries, sections of memory.md, L1 sessions (when shared), and an
 index merged by the driver. :func:`take_in` makes the store's own state agree with them:
 
+- a clone that never ran ``memkeeper share`` gets the merge driver registered (its next pull
+  merges the memory; the pre-commit check still needs ``memkeeper share``);
 - a file sharing never commits (runtime state, ``config.json``) that a forced commit brought
   is set aside (:func:`set_aside_unshared`): from others comes memory, never state or settings;
 - the files git wrote are made private (0600) as the store's own are;
@@ -237,7 +239,10 @@ def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
 
     ensure_store(paths)  # a fresh clone has no .state/ yet
     with reentrant_lock(paths.lock, timeout=timeout):
+        from memkeeper.core.sharing import ensure_driver
+
         found = {
+            "driver": ["registered"] if ensure_driver(paths.project) else [],
             "setAside": set_aside_unshared(paths),
             "private": private_modes(paths),
             "archives": reconcile_archives(paths),

@@ -150,6 +150,25 @@ def driver_command() -> str:
     return f"{script} merge-driver %O %A %B %P"
 
 
+def register_driver(repo: Path) -> None:
+    """The ``memkeeper`` merge driver in the repository's own config (git never shares it)."""
+    git(repo, "config", f"merge.{DRIVER}.name", "memkeeper: union of memory sections, merged index")
+    git(repo, "config", f"merge.{DRIVER}.driver", driver_command())
+
+
+def ensure_driver(project: Path) -> bool:
+    """Register the merge driver in a clone whose store is shared but which never ran
+    ``memkeeper share`` (a fresh clone); True when it was registered now."""
+    try:
+        repo = repo_root(project)
+        if git(repo, "config", "--get", f"merge.{DRIVER}.driver", check=False).returncode == 0:
+            return False
+        register_driver(repo)
+    except ShareError:
+        return False
+    return True
+
+
 def hook_path(repo: Path) -> Path:
     """Where git looks for the pre-commit hook (``core.hooksPath`` and worktrees included)."""
     found = git(repo, "rev-parse", "--git-path", "hooks/pre-commit").stdout.decode("utf-8").strip()
@@ -212,8 +231,7 @@ def share_on(paths: StorePaths, sessions: bool = False) -> ShareStatus:
     ensure_store(paths)
     write_store_gitignore(paths, shared=True, sessions=sessions)
     atomic_write_text(paths.root / GITATTRIBUTES, store_gitattributes_text(), redact=False)
-    git(repo, "config", f"merge.{DRIVER}.name", "memkeeper: union of memory sections, merged index")
-    git(repo, "config", f"merge.{DRIVER}.driver", driver_command())
+    register_driver(repo)
     warning = install_hook(repo)
     status = share_status(paths)
     if warning:

@@ -340,6 +340,8 @@ def test_from_a_teammate_comes_memory_as_content_never_state_or_settings(tmp_pat
         ".claude/memory/config.json",
     ]
     assert not (c / "ran").exists()
+    # the fresh clone never ran `memkeeper share`: its merge driver was registered all the same
+    assert "merge-driver %O %A %B %P" in git(c, "config", "--get", "merge.memkeeper.driver")
 
 
 JS_CHECK = Path(__file__).parents[2] / "fixtures" / "js" / "counter_check.js"
