@@ -134,12 +134,25 @@ def run_merge_driver(args: argparse.Namespace) -> int:
     for name in (args.base, args.ours, args.theirs):
         with open(name, "rb") as handle:
             texts.append(handle.read().decode("utf-8", "surrogateescape"))
-    merged = merge_texts(kind, *texts) if kind else None
+    merged = merge_texts(kind, *texts, rebasing=_rebasing()) if kind else None
     if merged is None:
         return _merge_file(args)
     with open(args.ours, "wb") as handle:
         handle.write(merged.encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _rebasing() -> bool:
+    """True while git rebases (the driver's OURS is then the other side, THEIRS the local commit)."""
+    import os
+
+    from memkeeper.core.sharing import git
+
+    for name in ("rebase-merge", "rebase-apply"):
+        found = git(".", "rev-parse", "--git-path", name, check=False).stdout.decode("utf-8").strip()
+        if found and os.path.isdir(found):
+            return True
+    return False
 
 
 def _merge_file(args: argparse.Namespace) -> int:

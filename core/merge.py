@@ -19,7 +19,8 @@ clean (0). The rules, by file:
   is made for the merged archive); one removed on one side and untouched on the other goes.
   The rotation statistics add both sides' new rotations. The machine's own keys
   (:data:`MACHINE_KEYS`: the JS plugin's counter and delta watermark, the last flush) are
-  ours: they say what this machine did and never conflict.
+  the local side's (ours in a merge, theirs in a rebase): they say what this machine did
+  and never conflict.
 - ``memory_*.summary.json``: two summaries of one archive (made on two machines): ours.
 
 Stdlib only; nothing here reads the store, so a merge never depends on the machine's state.
@@ -190,8 +191,13 @@ def _stats(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]) -
     return {"totalRotations": total, "lastRotation": max(o_last, t_last) or None}
 
 
-def merge_index(base_text: str, ours_text: str, theirs_text: str) -> str | None:
-    """The merged ``memory-index.json`` text; None if ours or theirs does not parse."""
+def merge_index(
+    base_text: str, ours_text: str, theirs_text: str, local_is_theirs: bool = False
+) -> str | None:
+    """The merged ``memory-index.json`` text; None if ours or theirs does not parse.
+
+    The machine's own keys come from the local side: ours in a merge, theirs in a rebase
+    (``local_is_theirs``: git replays the local commits onto the other side's)."""
     base, ours, theirs = _load_index(base_text) or {}, _load_index(ours_text), _load_index(theirs_text)
     if ours is None or theirs is None:
         return None
@@ -201,6 +207,11 @@ def merge_index(base_text: str, ours_text: str, theirs_text: str) -> str | None:
             continue
         if key not in ours or ours.get(key) == base.get(key):
             merged[key] = value  # changed on their side alone
+    if local_is_theirs:
+        for key in MACHINE_KEYS:
+            merged.pop(key, None)
+            if key in theirs:
+                merged[key] = theirs[key]
     merged["rotatedFiles"] = _rotated_files(base, ours, theirs)
     merged["stats"] = _stats(base, ours, theirs)
     return dumps_js(merged)
@@ -221,12 +232,13 @@ def kind_of(path: str) -> str | None:
     return None
 
 
-def merge_texts(kind: str, base: str, ours: str, theirs: str) -> str | None:
-    """The merged text of one store file of ``kind``; None when it cannot be merged cleanly."""
+def merge_texts(kind: str, base: str, ours: str, theirs: str, rebasing: bool = False) -> str | None:
+    """The merged text of one store file of ``kind``; None when it cannot be merged cleanly.
+    ``rebasing``: git is replaying the local commits (theirs) onto the other side's (ours)."""
     if kind == "memory":
         return merge_sections(base, ours, theirs)
     if kind == "index":
-        return merge_index(base, ours, theirs)
+        return merge_index(base, ours, theirs, local_is_theirs=rebasing)
     if kind == "summary":
         return ours if _load_index(ours) is not None else theirs
     return None

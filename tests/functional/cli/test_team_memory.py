@@ -182,7 +182,10 @@ def test_two_clones_flush_rotate_push_and_pull_both_ways(tmp_path: Path, env: No
     git(a, "push", "-q")
     flush(b, "cobalttoad", 8)
     commit(b, "b: flush")
+    own = json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["lastMemoryUpdateTs"]
     git(b, "pull", "-q", "--rebase")
+    # the rebase replays B's commit onto A's: B's index keeps B's own watermark, not A's
+    assert json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["lastMemoryUpdateTs"] == own
     git(b, "push", "-q")
     git(a, "pull", "-q", "--no-rebase")
 
