@@ -220,6 +220,54 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     return moved
 
 
+def _shared_head(earlier: bytes, later: bytes) -> int:
+    """How many leading bytes of ``later`` repeat ``earlier``'s start as whole sections: up to a
+    ``## `` line that both have at that offset, with at least one ``## `` line before it; 0 if
+    none, or if all of ``later`` would go."""
+    common = len(os.path.commonprefix([earlier, later]))
+    if common == len(later):
+        return 0
+    best, offset, headers = 0, 0, 0
+    for line in later.split(b"\n"):
+        if offset > common:
+            break
+        if line.startswith(b"## "):
+            if headers and earlier.startswith(b"## ", offset):
+                best = offset
+            headers += 1
+        offset += len(line) + 1
+    return best
+
+
+def dedupe_archives(paths: StorePaths) -> list[str]:
+    """Two machines that rotated while apart archived the same older sections twice: both
+    archives start with what memory.md held when they parted. A later archive (by name) that
+    starts with the same whole sections as an earlier one keeps only what follows them (the
+    earlier archive keeps them). Every machine cuts the same bytes, so their commits agree;
+    the next step sets the entry's size and makes its summary again."""
+    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core.index import list_archives
+
+    cut = []
+    seen: list[bytes] = []
+    for name in list_archives(paths):
+        path = os.path.join(paths.root, name)
+        if os.path.islink(path):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        shared = max((_shared_head(earlier, data) for earlier in seen), default=0)
+        if shared:
+            data = data[shared:]
+            atomic_write_bytes(path, data, redact=False)
+            cut.append(name)
+        seen.append(data)
+    return cut
+
+
 def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
     """Make the store's state agree with what a pull brought (nothing when not shared).
 
@@ -246,6 +294,7 @@ def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
             "setAside": set_aside_unshared(paths),
             "private": private_modes(paths),
             "archives": reconcile_archives(paths),
+            "deduplicated": dedupe_archives(paths),
             "pending": summary_flags(paths),
             "foreignSessions": foreign_sessions(paths),
         }

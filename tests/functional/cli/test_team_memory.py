@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -424,3 +425,39 @@ def test_two_machines_rotating_in_the_same_second_merge_into_one_archive(tmp_pat
     (entry,) = json.loads((b / STORE / "memory-index.json").read_text("utf-8"))["rotatedFiles"]
     assert entry["file"] == name and entry["summaryGenerated"] is False
     assert entry["bytes"] == (b / STORE / name).stat().st_size
+
+
+def test_both_machines_rotating_apart_archive_each_section_once(tmp_path: Path, env: None) -> None:
+    """Both clones reach the threshold on the same shared memory.md and rotate before they meet:
+    both archives start with the sections they shared. After the merge, the later archive keeps
+    only what follows them, on both machines alike, so every section is in one place."""
+    origin, a = first_clone(tmp_path)
+    flush(a, "amberquill", 1)
+    commit(a, "a: share, flush")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share")
+    flush(b, "cobaltquill", 2)
+    commit(b, "b: flush")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+    for project, word in ((a, "amberfjord"), (b, "cobaltfjord")):
+        flush(project, word, 3)
+        mk(project, "rotate", "--force")
+        commit(project, f"{project.name}: flush, rotate")
+        time.sleep(1.1)  # rotations in two different seconds (one second: see the test above)
+    git(a, "push", "-q")
+    git(b, "pull", "-q", "--no-rebase")
+    mk(b, "status")  # B's next command takes in the merge
+    git(b, "add", "-A")
+    git(b, "commit", "-q", "--allow-empty", "-m", "b: take in")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--no-rebase")
+    mk(a, "status")
+    words = ["amberquill", "cobaltquill", "amberfjord", "cobaltfjord"]
+    for project in (a, b):
+        whole(project, words)
+        assert git(project, "status", "--porcelain", "--untracked-files=no") == ""
+        assert len(list((project / STORE).glob("memory_*.md"))) == 2
+        doctor = mk(project, "doctor")
+        assert "is healthy" in doctor.stdout, doctor.stdout

@@ -44,3 +44,20 @@ def test_a_store_not_shared_is_left_alone(tmp_path: Path) -> None:
     paths = pulled_store(tmp_path, shared=False)
     assert take_in(paths) == {}
     assert read_index(paths)["rotatedFiles"][0]["summaryGenerated"] is True
+
+
+def test_only_whole_shared_leading_sections_are_cut_from_a_later_archive() -> None:
+    from memkeeper.core.pulled import _shared_head
+
+    base = b"tail of the one before\n\n## 2026-11-28_0900\n- a\n\n## 2026-11-28_1000\n- b\n"
+    ours = base + b"\n## 2026-11-29_0900\n- ours\n"
+    theirs = base + b"\n## 2026-11-29_0901\n- theirs\n"
+    assert theirs[_shared_head(ours, theirs) :] == b"## 2026-11-29_0901\n- theirs\n"
+    # the next archive of one machine starts with the carryover (the earlier one's tail): kept whole
+    assert _shared_head(ours, b"- b\n\n## 2026-11-29_0900\n- ours\n\n## 2026-11-29_1100\n- c\n") == 0
+    assert _shared_head(ours, ours) == 0  # all of it would go: kept
+    assert _shared_head(b"## a\n- 1\n", b"## b\n- 2\n") == 0
+    # a shared section that goes on differently in the later archive is not a whole section
+    assert _shared_head(base + b"- more\n", base + b"- other\n\n## 2026-11-29_0900\n- x\n") == len(
+        b"tail of the one before\n\n## 2026-11-28_0900\n- a\n\n"
+    )
