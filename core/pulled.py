@@ -176,6 +176,10 @@ def private_modes(paths: StorePaths) -> list[str]:
 
 
 SIGNATURE = "pulled.json"
+#: Two machines rotating apart make the newest archives; only these are compared, and only
+#: when one of them changed since the last look (``.state/archives-seen.json``).
+NEWEST_ARCHIVES = 4
+ARCHIVES_SEEN = "archives-seen.json"
 SET_ASIDE = ".set-aside"
 
 
@@ -244,13 +248,18 @@ def dedupe_archives(paths: StorePaths) -> list[str]:
     archives start with what memory.md held when they parted. A later archive (by name) that
     starts with the same whole sections as an earlier one keeps only what follows them (the
     earlier archive keeps them). Every machine cuts the same bytes, so their commits agree;
-    the next step sets the entry's size and makes its summary again."""
-    from memkeeper.core.atomic import atomic_write_bytes
+    the next step sets the entry's size and makes its summary again. Only the
+    :data:`NEWEST_ARCHIVES` newest archives are read, and only when one of them changed."""
+    from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
     from memkeeper.core.index import list_archives
 
+    newest = list_archives(paths)[-NEWEST_ARCHIVES:]
+    mark = os.path.join(paths.state, ARCHIVES_SEEN)
+    if _last_look(mark) == _sizes(paths, newest):
+        return []  # the newest archives are as they were at the last look
     cut = []
     seen: list[bytes] = []
-    for name in list_archives(paths):
+    for name in newest:
         path = os.path.join(paths.root, name)
         if os.path.islink(path):
             continue
@@ -265,7 +274,18 @@ def dedupe_archives(paths: StorePaths) -> list[str]:
             atomic_write_bytes(path, data, redact=False)
             cut.append(name)
         seen.append(data)
+    atomic_write_json(mark, _sizes(paths, newest), durable=False)
     return cut
+
+
+def _sizes(paths: StorePaths, names: list[str]) -> list[list[Any]]:
+    found: list[list[Any]] = []
+    for name in names:
+        try:
+            found.append([name, os.stat(os.path.join(paths.root, name)).st_size])
+        except OSError:
+            found.append([name])
+    return found
 
 
 def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
