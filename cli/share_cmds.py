@@ -130,16 +130,18 @@ def run_merge_driver(args: argparse.Namespace) -> int:
     from memkeeper.core.merge import kind_of, merge_texts
 
     kind = kind_of(args.path)
-    texts = []
-    for name in (args.base, args.ours, args.theirs):
-        with open(name, "rb") as handle:
-            texts.append(handle.read().decode("utf-8", "surrogateescape"))
-    merged = merge_texts(kind, *texts, rebasing=_rebasing()) if kind else None
+    base, ours, theirs = (_read(name) for name in (args.base, args.ours, args.theirs))
+    merged = merge_texts(kind, base, ours, theirs, rebasing=_rebasing()) if kind else None
     if merged is None:
         return _merge_file(args)
     with open(args.ours, "wb") as handle:
         handle.write(merged.encode("utf-8", "surrogateescape"))
     return 0
+
+
+def _read(name: str) -> str:
+    with open(name, "rb") as handle:
+        return handle.read().decode("utf-8", "surrogateescape")
 
 
 def _rebasing() -> bool:
