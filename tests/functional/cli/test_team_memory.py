@@ -62,6 +62,17 @@ def first_clone(tmp_path: Path, *share: str) -> tuple[Path, Path]:
     return origin, a
 
 
+def two_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """``a`` shares, flushes (amberquill) and pushes; ``b`` clones it and shares too."""
+    origin, a = first_clone(tmp_path)
+    flush(a, "amberquill", 1)
+    commit(a, "a: share, flush")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share")
+    return a, b
+
+
 def flush(project: Path, word: str, minute: int) -> None:
     """A session of this machine mentioning ``word`` (its own L1 file), flushed into memory.md."""
     lines = []
@@ -402,12 +413,7 @@ def test_two_machines_rotating_in_the_same_second_merge_into_one_archive(tmp_pat
     """The JS name ``memory_YYYYMMDD_HHMMSS.md`` has no room for a machine: two rotations in one
     second on two machines make one name. Git merges the two archives with the driver (each
     section once) and the index entry is pending, so its summary is made for what it now holds."""
-    origin, a = first_clone(tmp_path)
-    flush(a, "amberquill", 1)
-    commit(a, "a: share, flush")
-    git(a, "push", "-q", "origin", "main")
-    b = clone(origin, tmp_path, "b")
-    mk(b, "share")
+    a, b = two_clones(tmp_path)
     name = "memory_20261129_120000.md"
     for project, word in ((a, "amberfjord"), (b, "cobaltfjord")):
         flush(project, word, 2)
@@ -431,12 +437,7 @@ def test_both_machines_rotating_apart_archive_each_section_once(tmp_path: Path, 
     """Both clones reach the threshold on the same shared memory.md and rotate before they meet:
     both archives start with the sections they shared. After the merge, the later archive keeps
     only what follows them, on both machines alike, so every section is in one place."""
-    origin, a = first_clone(tmp_path)
-    flush(a, "amberquill", 1)
-    commit(a, "a: share, flush")
-    git(a, "push", "-q", "origin", "main")
-    b = clone(origin, tmp_path, "b")
-    mk(b, "share")
+    a, b = two_clones(tmp_path)
     flush(b, "cobaltquill", 2)
     commit(b, "b: flush")
     git(b, "push", "-q")
