@@ -57,8 +57,10 @@ def is_shared(paths: StorePaths) -> bool:
 
 
 def _summary_ok(path: str) -> bool:
+    from memkeeper.core.atomic import open_read
+
     try:
-        with open(path, "rb") as handle:
+        with open_read(path) as handle:
             return isinstance(json.loads(handle.read().decode("utf-8")), dict)
     except (OSError, ValueError, RecursionError):
         return False
@@ -250,7 +252,7 @@ def dedupe_archives(paths: StorePaths) -> list[str]:
     earlier archive keeps them). Every machine cuts the same bytes, so their commits agree;
     the next step sets the entry's size and makes its summary again. Only the
     :data:`NEWEST_ARCHIVES` newest archives are read, and only when one of them changed."""
-    from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
+    from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json, open_read
     from memkeeper.core.index import list_archives
 
     newest = list_archives(paths)[-NEWEST_ARCHIVES:]
@@ -261,12 +263,10 @@ def dedupe_archives(paths: StorePaths) -> list[str]:
     seen: list[bytes] = []
     for name in newest:
         path = os.path.join(paths.root, name)
-        if os.path.islink(path):
-            continue
         try:
-            with open(path, "rb") as handle:
+            with open_read(path) as handle:  # never through a link
                 data = handle.read()
-        except OSError:
+        except (OSError, ValueError):
             continue
         shared = max((_shared_head(earlier, data) for earlier in seen), default=0)
         if shared:
