@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from memkeeper.core.store import StorePaths
+
 #: Command modules; each defines ``register(commands)``. Order is the --help order.
 COMMAND_MODULES = (
     "memkeeper.cli.store_cmds",
@@ -27,10 +29,11 @@ COMMAND_MODULES = (
     "memkeeper.cli.plugin_cmds",
     "memkeeper.cli.search_cmds",
     "memkeeper.cli.forget_cmds",
+    "memkeeper.cli.share_cmds",
 )
 
 #: Commands the hooks and jobs run; they work but are not listed in --help.
-INTERNAL_COMMANDS = frozenset({"job", "hook", "check"})
+INTERNAL_COMMANDS = frozenset({"job", "hook", "check", "merge-driver"})
 
 #: JS memory-keeper command names kept working as aliases.
 ALIASES = {
@@ -216,9 +219,10 @@ def _json_before_command(argv: list[str]) -> bool:
 
 
 def _finish_interrupted(args: argparse.Namespace) -> None:
-    """Before any command but ``doctor``: complete what a kill interrupted (see core.intents)."""
-    if args.command == "doctor":
-        return  # doctor reports it, and repairs it when asked
+    """Before any command but ``doctor``: complete what a kill interrupted (see core.intents).
+    Before any command of a shared store: take in what a pull brought (see core.pulled)."""
+    if args.command in ("merge-driver", "share"):
+        return  # git runs these mid-merge or mid-commit: the store is being changed under them
     from memkeeper.cli.output import paths_from
     from memkeeper.core import intents
 
@@ -226,6 +230,9 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
         paths = paths_from(args)
     except (OSError, ValueError):
         return  # a refused folder, or a link in the store: the command itself says so
+    _take_in_pulled(paths)
+    if args.command == "doctor":
+        return  # doctor reports it, and repairs it when asked
     if paths.root.is_dir() and intents.pending(paths):
         from memkeeper.core.lock import LockTimeout
         from memkeeper.core.store import guard
@@ -237,6 +244,19 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
             pass  # still running elsewhere: the command's own store operations finish it
         except (OSError, ValueError):
             return  # a link in the store: the command itself says so
+
+
+def _take_in_pulled(paths: StorePaths) -> None:
+    from memkeeper.core.pulled import is_shared, take_in
+
+    if not is_shared(paths):
+        return
+    from memkeeper.core.lock import LockTimeout
+
+    try:
+        take_in(paths)
+    except (LockTimeout, OSError, ValueError):
+        pass  # busy or refused: the next command takes it in; the command itself says what is wrong
 
 
 if __name__ == "__main__":

@@ -131,6 +131,7 @@ def run_reset(args: argparse.Namespace) -> int:
 def _summary_rows(
     paths: StorePaths,
 ) -> tuple[list[dict[str, Any]], dict[str, int], list[str], dict[str, Any]]:
+    from memkeeper.core.flush_positions import last_flush
     from memkeeper.core.index_model import load_index
 
     index = load_index(paths)
@@ -153,7 +154,7 @@ def _summary_rows(
         )
     extra = {
         "lastRotation": index.stats.lastRotation,
-        "lastFlushAt": index.lastFlushAt,
+        "lastFlushAt": last_flush(paths, {"lastFlushAt": index.lastFlushAt}),
         "lastMemoryUpdateTs": index.lastMemoryUpdateTs,
         "recoveredFrom": (index.model_extra or {}).get("recoveredFrom"),
     }

@@ -201,11 +201,12 @@ def _set_watermark(paths: StorePaths, moved: Positions, newest: str | None, gene
             index["lastMemoryUpdateTs"] = flush_positions.newest_ts(
                 [{"ts": newest}], previous if isinstance(previous, str) else None
             )
-        index["lastFlushAt"] = iso_now()
-        if generator:
-            index["lastFlushGenerator"] = generator
+        # this machine's own state lives in .state/, not in the index a team shares
+        index.pop("lastFlushAt", None)
+        index.pop("lastFlushGenerator", None)
 
     update_index(paths, change)
+    flush_positions.save_last_flush(paths, iso_now(), generator)
 
 
 def _positions(paths: StorePaths) -> Positions:
@@ -372,6 +373,10 @@ def flush_pending(
         planner = default_planner(paths, final) if summarize is None else _always_model
     summarize = summarize or summarize_with_backend
     recover_journal(paths)
+    from memkeeper.core.pulled import foreign_sessions, is_shared
+
+    if is_shared(paths):
+        foreign_sessions(paths)  # pulled L1 sessions were flushed where they were made
     result = FlushResult()
     for _ in range(max_chunks):
         positions = _positions(paths)

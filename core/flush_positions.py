@@ -28,6 +28,9 @@ from memkeeper.core.store import StorePaths
 from memkeeper.core.timefmt import parse_iso
 
 POSITIONS = "flush-positions.json"
+#: When this machine last flushed, and with what (``{"at": ISO, "generator": name}``): one
+#: machine's state, kept out of the shared ``memory-index.json`` (an older store has it there).
+LAST_FLUSH = "last-flush.json"
 #: Each new entry carries ``(file, end offset)`` under this key while a flush handles it.
 POSITION_KEY = "_l1pos"
 #: With no watermark at all (first flush of a store), only the newest entries are taken.
@@ -177,3 +180,18 @@ def newest_ts(chunk: list[dict[str, Any]], previous: str | None = None) -> str:
     stamps = [str(e["ts"]) for e in chunk] + ([previous] if previous else [])
     known = [(when, ts) for ts in stamps if (when := parse_iso(ts)) is not None]
     return max(known)[1] if known else stamps[-1]
+
+
+def save_last_flush(paths: StorePaths, at: str, generator: str | None) -> None:
+    record = {"at": at, **({"generator": generator} if generator else {})}
+    atomic_write_json(paths.state / LAST_FLUSH, record, durable=False)
+
+
+def last_flush(paths: StorePaths, index: dict[str, Any] | None = None) -> str | None:
+    """When this machine last flushed (ISO), else the ``lastFlushAt`` an older ``index`` holds."""
+    try:
+        data = json.loads((paths.state / LAST_FLUSH).read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        data = None
+    found = data.get("at") if isinstance(data, dict) else (index or {}).get("lastFlushAt")
+    return found if isinstance(found, str) and found else None

@@ -4,7 +4,8 @@ The file itself is read and written only through :mod:`memkeeper.core.index` (st
 locked, atomic, unknown keys kept); this module turns what it returns into models.
 Key names and types are the JS plugin's (``rotatedFiles[].file/rotatedAt/tokens/bytes/
 summary/summaryGenerated/dateRange``) plus memkeeper's ``summaryError``,
-``summaryAttempts``, ``summaryGenerator``, ``lastFlushAt``. Unknown keys are kept
+``summaryAttempts``, ``summaryGenerator`` (and ``lastFlushAt``, which an older store kept here: it now
+lives in ``.state/last-flush.json``, one machine's state). Unknown keys are kept
 (``extra="allow"``). An entry that cannot be used (not an object, wrong types, or a
 file name outside the memory folder) is left out and reported in ``refused``.
 """

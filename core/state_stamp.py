@@ -33,9 +33,12 @@ ADOPT_LOCK = ".memkeeper-adopt.lock"
 #: What a store keeps of this machine's runtime, set aside when another made it.
 RUNTIME_NAMES = (STATE_DIR, LOGS_DIR, SEARCH_DB, SEARCH_DB + "-wal", SEARCH_DB + "-shm")
 GITIGNORE_TEXT = (
-    "# memkeeper: the runtime state of one machine, never committed (the memory files are yours to commit)\n"
+    "# memkeeper: the runtime state of one machine, never committed (the memory files are yours to commit;\n"
+    "# `memkeeper share` turns on team memory and rewrites this file: core/sharing.py)\n"
     f"/{STATE_DIR}/\n/{LOGS_DIR}/\n/{SEARCH_DB}*\n/.memkeeper.lock\n/{ADOPT_LOCK}\n/{SET_ASIDE_DIR}/\n"
     "/.trash/\n/.backups/\n*.tmp\n"
+    "# L1 sessions hold raw prompts and tool output: shared only by `memkeeper share --sessions`\n"
+    "/sessions/\n/config.json\n/model-calls.jsonl\n"
 )
 #: The longest an entry point waits for another process adopting the same store.
 ADOPT_WAIT = 1.0

@@ -611,8 +611,11 @@ def run_summary_job(
     archives that already failed MAX_AUTO_ATTEMPTS times. One archive's failure never
     stops the others; each outcome is reported.
     """
+    from memkeeper.core.pulled import take_in
+
     ensure_store(paths)
     reconcile_archives(paths)
+    take_in(paths)  # a shared store: a summary that did not come with a pull is pending again
     backend = options.get("backend") if isinstance(options.get("backend"), str) else None
     budget = options.get("budgetTokens")
     budget_tokens = budget if isinstance(budget, int) and budget > 0 else DEFAULT_INPUT_BUDGET_TOKENS

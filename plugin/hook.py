@@ -266,6 +266,7 @@ def on_session_start(call: Call) -> None:
     from memkeeper.core.store import ensure_store
 
     ensure_store(call.paths)
+    _take_in_pulled(call)
     source = _text(call.payload, "source") or "startup"
     text = _print_context(call, source)
     # Earlier sessions that never reached SessionEnd (killed) still have work to flush.
@@ -280,6 +281,23 @@ def on_session_start(call: Call) -> None:
     from memkeeper.core.counters import tidy_at
 
     tidy_at(os.fspath(call.paths.state))  # the closed count logs a burst of folds left
+
+
+def _take_in_pulled(call: Call) -> None:
+    """A shared store: what a pull brought is taken in (core/pulled.py); missing summaries are made."""
+    from memkeeper.core.pulled import is_shared
+
+    if not is_shared(call.paths):
+        return
+    from memkeeper.core.lock import LockTimeout
+    from memkeeper.core.pulled import take_in
+
+    try:
+        pending = take_in(call.paths, timeout=HOOK_LOCK_TIMEOUT).get("pending")
+    except LockTimeout:
+        return  # the store is busy: the next hook or command takes it in
+    if pending:
+        _start(call, "summary", "pulled")
 
 
 def _print_context(call: Call, source: str) -> str:

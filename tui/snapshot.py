@@ -69,6 +69,7 @@ def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
+    from memkeeper.core.flush_positions import last_flush
     from memkeeper.core.index import read_index, safe_entries
     from memkeeper.core.progress import next_flush
     from memkeeper.core.rotation import memory_tokens
@@ -101,7 +102,7 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
         archives=tuple(archives),
         sessions=tuple(sessions),
         last_rotation=stats.get("lastRotation") if isinstance(stats.get("lastRotation"), str) else None,
-        last_flush=index.get("lastFlushAt") if isinstance(index.get("lastFlushAt"), str) else None,
+        last_flush=last_flush(paths, index),
         warnings=tuple(warnings + refused),
         flush_every=settings.flush_every,
         flush_left=due["eventsLeft"] if due and not due["ended"] else None,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memkeeper.core import flush, summarizers
+from memkeeper.core.flush_positions import last_flush
 from memkeeper.core.index import read_index
 from memkeeper.core.store import StorePaths
 from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config
@@ -51,7 +52,7 @@ def test_flush_appends_once_and_moves_the_watermark(store: StorePaths) -> None:
     result = flush.flush_pending(store, summarize=model)
     assert (result.sections, result.entries) == (1, 5)
     assert read_index(store)["lastMemoryUpdateTs"] == entry(4)["ts"]
-    assert read_index(store)["lastFlushAt"]
+    assert "lastFlushAt" not in read_index(store) and last_flush(store)
     text = store.memory.read_text("utf-8")
     assert text.startswith("\n## ") and text.endswith("\n")
     assert "- [chunk]: 5 entries up to 2026-11-20T10:00:04.000Z" in text
