@@ -247,7 +247,8 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
 
 
 def _take_in_pulled(paths: StorePaths) -> None:
-    from memkeeper.core.pulled import is_shared, take_in
+    from memkeeper.core.pulled import take_in
+    from memkeeper.core.share_marks import is_shared
 
     if not is_shared(paths):
         return

@@ -8,7 +8,8 @@ tuple of the allowed strings; bounds are ("gt" | "ge" | "le", number) pairs. Std
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # no typing import at run time (hook path)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 

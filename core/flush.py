@@ -373,7 +373,8 @@ def flush_pending(
         planner = default_planner(paths, final) if summarize is None else _always_model
     summarize = summarize or summarize_with_backend
     recover_journal(paths)
-    from memkeeper.core.pulled import foreign_sessions, is_shared
+    from memkeeper.core.pulled import foreign_sessions
+    from memkeeper.core.share_marks import is_shared
 
     if is_shared(paths):
         foreign_sessions(paths)  # pulled L1 sessions were flushed where they were made

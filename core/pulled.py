@@ -25,35 +25,13 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
+from memkeeper.core.share_marks import is_shared, sessions_shared
 from memkeeper.core.store import StorePaths
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-#: The first line ``memkeeper share`` writes in the store's ``.gitattributes`` (core/sharing.py).
-SHARE_MARKER = "# memkeeper share:"
-
-
-#: The line of the store's ``.gitignore`` that shares the L1 sessions (``memkeeper share --sessions``).
-SESSIONS_LINE = "!/sessions/*.l1.jsonl"
-
-
-def sessions_shared(paths: StorePaths) -> bool:
-    try:
-        with open(os.path.join(paths.root, ".gitignore"), encoding="utf-8") as handle:
-            return SESSIONS_LINE in handle.read().splitlines()
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def is_shared(paths: StorePaths) -> bool:
-    try:
-        with open(os.path.join(paths.root, ".gitattributes"), "rb") as handle:
-            return handle.read(len(SHARE_MARKER)) == SHARE_MARKER.encode()
-    except OSError:
-        return False
 
 
 def _summary_ok(path: str) -> bool:

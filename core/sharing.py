@@ -29,7 +29,7 @@ from pathlib import Path
 
 from memkeeper.core.layout import INDEX_FILE, MEMORY_FILE, SESSIONS_DIR
 from memkeeper.core.names import is_archive, is_l1, is_summary
-from memkeeper.core.pulled import SESSIONS_LINE, SHARE_MARKER, sessions_shared
+from memkeeper.core.share_marks import SESSIONS_LINE, SHARE_MARKER, sessions_shared
 from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
 
 #: The first line of every file ``memkeeper share`` writes; a file without it is a person's.

@@ -285,7 +285,7 @@ def on_session_start(call: Call) -> None:
 
 def _take_in_pulled(call: Call) -> None:
     """A shared store: what a pull brought is taken in (core/pulled.py); missing summaries are made."""
-    from memkeeper.core.pulled import is_shared
+    from memkeeper.core.share_marks import is_shared
 
     if not is_shared(call.paths):
         return
