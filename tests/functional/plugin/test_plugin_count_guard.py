@@ -142,5 +142,5 @@ def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_readi
     monkeypatch.setattr(settings, "hook_settings_at", lambda path: read.append(path))
     call = hook.Call({"session_id": "s1", "cwd": str(store.project)}, str(store.project))
     with pytest.raises(StoreLinkError):
-        hook._answer_here(call, Pending(str(store.project), "s1", "the lock?", None, None))
+        hook._answer_here(call, Pending(str(store.project), "s1", "the lock?", None))
     assert read == []
