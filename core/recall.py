@@ -364,6 +364,8 @@ READ_TIMEOUT = 1.0
 SEND_TIMEOUT = 1.0
 #: Connections handled at once (each on its own thread); more wait to be accepted.
 MAX_CONNECTIONS = 32
+#: How often the accepting thread looks whether the server was closed, in seconds.
+ACCEPT_POLL = 2.0
 
 
 class RecallServer:
@@ -491,10 +493,17 @@ class RecallServer:
         :data:`MAX_CONNECTIONS` at once), so a peer that stalls never holds the others."""
         import threading
 
-        while (listener := self._listener) is not None:
+        listener = self._listener
+        if listener is None:
+            return
+        listener.sock.settimeout(ACCEPT_POLL)  # (sees close() where closing does not wake accept)
+        while self._listener is not None:
             self._slots.acquire()
             try:
                 sock = listener.accept_socket()
+            except TimeoutError:
+                self._slots.release()
+                continue
             except OSError:
                 self._slots.release()
                 if self._closed:
@@ -503,10 +512,9 @@ class RecallServer:
                 continue
             try:
                 threading.Thread(target=self._answer, args=(sock, listener.key), daemon=True).start()
-            except BaseException:
+            except RuntimeError:  # no thread to be had: this connection gets nothing
                 sock.close()
                 self._slots.release()
-                raise
 
     def _answer(self, sock: socket.socket, key: bytes) -> None:
         """Prove this end, check the client's proof, read its question and answer it; a
