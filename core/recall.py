@@ -412,10 +412,14 @@ class RecallServer:
         except (OSError, Refused):
             return False
         try:
-            self._listener, self.path = self._listen(channel), channel.key_file
+            listener = self._listen(channel)
         except Exception:
             held.__exit__(None, None, None)
             return False
+        listener.sock.settimeout(
+            ACCEPT_POLL
+        )  # (the accepting thread sees close() where closing does not wake it)
+        self._listener, self.path = listener, channel.key_file
         self._held = held
         self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
@@ -493,11 +497,7 @@ class RecallServer:
         :data:`MAX_CONNECTIONS` at once), so a peer that stalls never holds the others."""
         import threading
 
-        listener = self._listener
-        if listener is None:
-            return
-        listener.sock.settimeout(ACCEPT_POLL)  # (sees close() where closing does not wake accept)
-        while self._listener is not None:
+        while (listener := self._listener) is not None:
             self._slots.acquire()
             try:
                 sock = listener.accept_socket()
