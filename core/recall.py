@@ -416,9 +416,8 @@ class RecallServer:
         except Exception:
             held.__exit__(None, None, None)
             return False
-        listener.sock.settimeout(
-            ACCEPT_POLL
-        )  # (the accepting thread sees close() where closing does not wake it)
+        # (the accepting thread then sees close() where closing does not wake it)
+        listener.sock.settimeout(ACCEPT_POLL)
         self._listener, self.path = listener, channel.key_file
         self._held = held
         self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
