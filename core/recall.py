@@ -36,9 +36,11 @@ from memkeeper.core.lock import try_lock
 from memkeeper.core.recall_ask import QUERY_CHARS, Channel, Refused, answer, ask, site_packages, state_dir
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Callable
     from typing import Any
 
+    from memkeeper.core.recall_wire import Listener
     from memkeeper.core.search.model import Hit
     from memkeeper.core.settings import HookSettings
     from memkeeper.core.store import StorePaths
@@ -358,20 +360,28 @@ def _recall(
 # (:mod:`memkeeper.core.recall_ask`: the channel, how the client proves the server).
 
 MAX_REQUEST = 64 * 1024
-#: The longest the server waits for a question once connected.
+#: The longest a connection may take for the handshake and its question, in seconds (a peer
+#: that stalls holds only its own thread, this long).
 READ_TIMEOUT = 1.0
+#: The longest the server takes to send an answer, in seconds.
+SEND_TIMEOUT = 1.0
+#: Connections handled at once (each on its own thread); more wait to be accepted.
+MAX_CONNECTIONS = 32
+#: How often the accepting thread looks whether the server was closed, in seconds.
+ACCEPT_POLL = 2.0
 
 
 class RecallServer:
-    """Serves :func:`lookup_here` on the store's channel (:class:`~memkeeper.core.recall_ask.Channel`),
-    on daemon threads; one server per store at a time (the first to take the channel's lock)."""
+    """Serves :func:`lookup_here` on the store's channel (:class:`~memkeeper.core.recall_ask.Channel`,
+    :mod:`~memkeeper.core.recall_wire`), on daemon threads: one accepts, one per connection proves
+    and answers; one server per store at a time (the first to take the channel's lock)."""
 
     def __init__(self, paths: StorePaths) -> None:
         import threading
 
         self.paths = paths
         self.path = ""  # the channel's key file once listening (removed: the server stops)
-        self._listener: Any = None
+        self._listener: Listener | None = None
         self._held: Any = None  # the channel's lock, held while serving
         self.served = 0  # lookups answered
         self.last_used = time.monotonic()  # when the last lookup was answered (or the server started)
@@ -383,6 +393,7 @@ class RecallServer:
         self._closed = False
         self._titles: dict[tuple[str, int], str | None] = {}  # session titles, by L1 file and size
         self._config = KeptSettings(paths)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     def start(self, warm: bool = True) -> bool:
         """Listen (False when the store or the runtime folder does not allow it, or another server
@@ -404,10 +415,13 @@ class RecallServer:
         except (OSError, Refused):
             return False
         try:
-            self._listener, self.path = self._listen(channel), channel.key_file
+            listener = self._listen(channel)
         except Exception:
             held.__exit__(None, None, None)
             return False
+        # (the accepting thread then sees close() where closing does not wake it)
+        listener.sock.settimeout(ACCEPT_POLL)
+        self._listener, self.path = listener, channel.key_file
         self._held = held
         self.last_used = time.monotonic()  # idle from now on, not from a warm-up before
         threading.Thread(target=self._accept, name="memkeeper-recall", daemon=True).start()
@@ -416,21 +430,16 @@ class RecallServer:
         return True
 
     @staticmethod
-    def _listen(channel: Channel) -> Any:
+    def _listen(channel: Channel) -> Listener:
         """The listener on ``channel``, its secret written (the caller holds the channel's lock)."""
-        from multiprocessing.connection import Listener
+        from memkeeper.core.recall_wire import Listener
 
         unlink(channel.key_file)  # a stale server's: its hooks now find no channel until this one listens
         unlink(channel.socket_file)
         key, family = os.urandom(32), channel.family
-        old_mask = os.umask(0o177)  # the socket file 0600
+        listener = Listener(family, channel.socket_file, key)
         try:
-            listener = Listener(channel.address(family), family, authkey=key)
-        finally:
-            os.umask(old_mask)
-        try:
-            port = listener.address[1] if family == "AF_INET" else 0
-            secret = channel.secret_text(key, family, port)
+            secret = channel.secret_text(key, family, listener.port)
             atomic_write_bytes(channel.key_file, secret, durable=False, redact=False)
         except BaseException:
             listener.close()
@@ -486,43 +495,58 @@ class RecallServer:
         return self._conn
 
     def _accept(self) -> None:
-        """Answer each connection in turn on this thread (lookups take the index one at a time
-        anyway; a hook sends its whole question as soon as the handshake is done). The handshake
-        (in ``accept``) refuses a peer that does not know the secret."""
-        from multiprocessing import AuthenticationError
+        """Accept each connection and answer it on a thread of its own (at most
+        :data:`MAX_CONNECTIONS` at once), so a peer that stalls never holds the others."""
+        import threading
 
-        while self._listener is not None:
+        while (listener := self._listener) is not None:
+            self._slots.acquire()
             try:
-                conn = self._listener.accept()
-            except AuthenticationError:
+                sock = listener.accept_socket()
+            except TimeoutError:
+                self._slots.release()
                 continue
-            except (OSError, EOFError, AttributeError):
+            except OSError:
+                self._slots.release()
                 if self._closed:
                     return
+                time.sleep(0.01)  # (out of descriptors, say: not a busy loop)
                 continue
-            with conn:
-                self._answer(conn)
+            try:
+                threading.Thread(target=self._answer, args=(sock, listener.key), daemon=True).start()
+            except RuntimeError:  # no thread to be had: this connection gets nothing
+                sock.close()
+                self._slots.release()
 
-    def _answer(self, conn: Any) -> None:
+    def _answer(self, sock: socket.socket, key: bytes) -> None:
+        """Prove this end, check the client's proof, read its question and answer it; a
+        connection that fails any of them gets nothing (its hook looks up itself)."""
+        from memkeeper.core.recall_wire import Connection, peer_is_me, prove_server
+
         try:
-            if not _same_user(conn) or not conn.poll(READ_TIMEOUT):
-                return
-            request = fastjson.loads(conn.recv_bytes(MAX_REQUEST))
-            if not isinstance(request, dict):
-                request = {}
-            sent: list[str] = []
+            with Connection(sock, time.monotonic() + READ_TIMEOUT) as conn:
+                if not peer_is_me(sock):
+                    return
+                prove_server(conn, key)  # NotProven: closed with nothing more sent
+                request = fastjson.loads(conn.recv_bytes(MAX_REQUEST))
+                if not isinstance(request, dict):
+                    request = {}
+                sent: list[str] = []
 
-            def reply(text: str) -> None:
-                self.served += 1  # counted before the hook can see the answer
-                self.last_used = time.monotonic()
-                conn.send_bytes(text.encode("utf-8"))
-                sent.append(text)
+                def reply(text: str) -> None:
+                    self.served += 1  # counted before the hook can see the answer
+                    self.last_used = time.monotonic()
+                    conn.deadline = time.monotonic() + SEND_TIMEOUT
+                    conn.send_bytes(text.encode("utf-8"))
+                    sent.append(text)
 
-            text = self._lookup(request, reply)
-            if not sent:
-                reply(text)
-        except Exception:  # a bad request or a failed lookup: no answer, the hook looks up itself
+                text = self._lookup(request, reply)
+                if not sent:
+                    reply(text)
+        except Exception:  # a peer that did not prove itself, a bad request or a failed lookup
             pass
+        finally:
+            self._slots.release()
 
     def _lookup(self, request: dict[str, Any], reply: Callable[[str], None] | None = None) -> str:
         """The answer to ``request``; its confidence is the request's ``min``, else the config's,
@@ -583,23 +607,6 @@ def unlink(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-def _same_user(conn: Any) -> bool:
-    """The peer's user is ours, where the OS says who it is (a Unix socket's ``SO_PEERCRED``);
-    elsewhere the authkey and the private folder are the guard."""
-    import socket
-    import struct
-
-    option = getattr(socket, "SO_PEERCRED", None)
-    family = getattr(socket, "AF_UNIX", None)
-    if option is None or family is None:
-        return True
-    with socket.socket(fileno=os.dup(conn.fileno())) as sock:  # (its own family, found from the descriptor)
-        if sock.family != family:
-            return True
-        creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    return bool(struct.unpack("3i", creds)[1] == os.geteuid())
 
 
 # --- the detached resident lookup (the ``recall`` job) -----------------------------------------

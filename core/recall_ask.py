@@ -10,20 +10,22 @@ store (:class:`Channel`):
 
 - the channel lives in the user's runtime folder (``platformdirs.user_runtime_dir``, made
   0700 and owned by the user; never in the project, which can arrive by git), named by a
-  hash of the store's real path: a short address on every system (a Unix socket, a named
-  pipe on Windows, a loopback TCP port where neither exists: :func:`channel_family`);
+  hash of the store's real path: a short address on every system (a Unix socket, or a
+  loopback TCP port where there is none or the path is too long:
+  :func:`memkeeper.core.recall_wire.family_for`);
 - the store's secret is a 0600 file there that only the server writes; the client reads it
   without following a link (``lstat`` before, ``fstat`` after, the same file; owner and
   mode checked where the OS has them), and checks the socket file the same way;
-- ``multiprocessing.connection``'s authkey handshake proves each end to the other before
-  a byte of the prompt goes out.
+- a challenge and response on each side (:mod:`memkeeper.core.recall_wire`: HMAC-SHA256 of
+  the other's nonce with the secret) proves each end to the other before a byte of the
+  prompt goes out.
 
 Anything else (a link, another owner, open modes, a failed handshake): nothing is sent, the
 refusal is logged once, and the hook looks up itself. The whole exchange (finding the
 channel, connecting, the handshake, the question and the reply) runs on a daemon thread the
-caller waits for until one deadline, :data:`ASK_TIMEOUT` after :func:`ask`; past it the hook
-goes on without the answer ("": never a longer wait, never asked twice). The reply is at
-most :data:`MAX_REPLY` bytes.
+caller waits for until one deadline, :data:`ASK_TIMEOUT` after :func:`ask` (every read and
+write of the socket ends by it too); past it the hook goes on without the answer ("": never
+a longer wait, never asked twice). The reply is at most :data:`MAX_REPLY` bytes.
 
 The hook counts the prompt itself, always, and the server never does: a prompt is counted
 exactly once, whatever happens to its question.
@@ -51,24 +53,6 @@ if TYPE_CHECKING:
 # (kept in this one block; it belongs in the platform module)
 
 
-def channel_family(socket_path: str) -> str:
-    """The ``multiprocessing.connection`` family of a resident lookup's channel here: a named
-    pipe on Windows, a Unix socket where there are Unix sockets and ``socket_path`` fits one,
-    else a loopback TCP port (its number kept with the secret)."""
-    import socket
-
-    if os.name == "nt":
-        return "AF_PIPE"
-    if hasattr(socket, "AF_UNIX") and len(socket_path.encode()) <= MAX_SOCKET_PATH:
-        return "AF_UNIX"
-    return "AF_INET"
-
-
-def pipe_address(name: str) -> str:
-    """The named pipe of the channel ``name`` (Windows)."""
-    return rf"\\.\pipe\memkeeper-{name}"
-
-
 def private_to_me(info: os.stat_result) -> bool:
     """True when the file ``info`` describes is the current user's and no one else's (owner
     and mode, where the OS has them; on Windows the per-user folder is the guard)."""
@@ -85,13 +69,11 @@ APP_NAME = "memkeeper"
 ASK_TIMEOUT = 0.3
 #: The longest reply read from a resident lookup (its text is at most recall.MAX_CHARS characters).
 MAX_REPLY = 16 * 1024
-#: Unix socket paths are limited to about 104 bytes: a longer one uses a loopback port instead.
-MAX_SOCKET_PATH = 100
 SOCKET_SUFFIX = ".sock"
 KEY_SUFFIX = ".key"
 LOCK_SUFFIX = ".lock"
-#: The channel families a secret file may name.
-FAMILIES = ("AF_UNIX", "AF_PIPE", "AF_INET")
+#: The channel families a secret file may name (:mod:`memkeeper.core.recall_wire`).
+FAMILIES = ("AF_UNIX", "AF_INET")
 #: The most bytes a secret file holds (the key's hex digits, the family and a port).
 MAX_SECRET_FILE = 256
 #: Only the start of a long prompt is looked up (its request is usually there).
@@ -240,21 +222,21 @@ class Channel:
     @property
     def family(self) -> str:
         """The family a server listens in here (the secret file says which to the hook)."""
-        return channel_family(self.socket_file)
+        from memkeeper.core.recall_wire import family_for
 
-    def address(self, family: str, port: int = 0) -> Any:
+        return family_for(self.socket_file)
+
+    def address(self, family: str, port: int = 0) -> str | tuple[str, int]:
         """The address to listen on or connect to in ``family`` (``port``: a loopback channel's)."""
         if family == "AF_UNIX":
             return self.socket_file
-        if family == "AF_PIPE":
-            return pipe_address(self.name)
         return ("127.0.0.1", port)
 
     def secret_text(self, key: bytes, family: str, port: int) -> bytes:
         """What the server writes in the secret file: the key, how to reach it."""
         return f"{key.hex()}\n{family}\n{port}\n".encode()
 
-    def secret(self) -> tuple[bytes, str, Any]:
+    def secret(self) -> tuple[bytes, str, str | tuple[str, int]]:
         """The server's key, its family and the address to reach it (:class:`Refused` when they are
         not provably this user's; FileNotFoundError when no server serves the store)."""
         lines = read_private(self.key_file).decode("ascii", "replace").split()
@@ -316,7 +298,8 @@ class Pending:
         self._cut = threading.Lock()  # the question goes out before the deadline, or never
 
     def exchange(self, root: str, request: bytes) -> None:
-        """The whole exchange with the store's resident lookup (on the pending's thread; never raises)."""
+        """The whole exchange with the store's resident lookup, every step ending by the pending's
+        deadline (on the pending's thread; never raises)."""
         try:
             channel = Channel(root)
             key, family, address = channel.secret()
@@ -325,22 +308,23 @@ class Pending:
             return
         except Exception:  # no server (no secret: FileNotFoundError)
             return
-        from multiprocessing import AuthenticationError
-        from multiprocessing.connection import Client
+        from memkeeper.core import recall_wire  # (socket and hmac: only once a secret is found)
 
         try:
-            with Client(address, family, authkey=key) as conn:  # the handshake proves both ends
+            with recall_wire.connect(family, address, key, self.deadline) as conn:  # both ends proved
                 with self._cut:
                     if self.given_up:
                         return  # past the deadline: the caller looks up itself
                     conn.send_bytes(request)
                     self.sent = True
                 self.reply = conn.recv_bytes(MAX_REPLY).decode("utf-8", "replace")
-        except (ConnectionRefusedError, FileNotFoundError):  # a server gone (its secret stale)
+        except recall_wire.NotProven as exc:  # whatever the other end sent, nothing of the prompt went out
+            self.refused = f"the resident lookup did not prove itself ({exc})"
+        except TimeoutError:
+            if self.sent:
+                self.reply = ""  # asked, not answered in time: nothing (never looked up twice)
+        except Exception:  # nobody listens (a stale secret), or a server that failed (the caller looks up)
             pass
-        except Exception as exc:  # a failed handshake (whatever the other end sent), or a failed server
-            if isinstance(exc, AuthenticationError) or not self.sent:
-                self.refused = f"the resident lookup did not prove itself ({type(exc).__name__})"
 
     def give_up(self) -> bool:
         """The deadline passed: True when the question had gone out (its answer is late), False when
@@ -412,8 +396,10 @@ def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str
     """The answer of a resident lookup serving the store at ``root`` ("" for none, or too late), or
     None if none answered."""
     import threading
+    import time
 
     pending = Pending("", None, "", None)
+    pending.deadline = time.monotonic() + timeout
     thread = threading.Thread(target=pending.exchange, args=(root, request), daemon=True)
     thread.start()
     thread.join(timeout)

@@ -13,13 +13,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from multiprocessing.connection import Listener
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memkeeper.core import recall, recall_ask
+from memkeeper.core import recall, recall_ask, recall_wire
 from memkeeper.core.search import refresh
 from memkeeper.core.store import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook
@@ -93,6 +92,36 @@ class _Plain:
         self.sock.close()
 
 
+class _Impostor:
+    """A server that speaks the channel's protocol with a secret that is not the one on file and
+    takes any client's proof as good: the client's own check of the server's proof is all that
+    stands between it and the prompt. Notes every byte sent after its proof (``received``)."""
+
+    def __init__(self, path: str) -> None:
+        self.listener = recall_wire.Listener("AF_UNIX", path, os.urandom(32))
+        self.received = b""
+        self.proved = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        try:
+            with recall_wire.Connection(self.listener.accept_socket(), time.monotonic() + 30) as conn:
+                nonce = os.urandom(recall_wire.NONCE)
+                conn.send_raw(recall_wire.MAGIC + nonce)
+                answer = conn.recv_exact(recall_wire.PROOF + recall_wire.NONCE)  # not checked
+                conn.send_raw(recall_wire._proof(self.listener.key, recall_wire.SERVER, answer[32:], nonce))
+                self.proved.set()
+                while chunk := conn.sock.recv(65536):
+                    self.received += chunk
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+        self.thread.join(timeout=30)
+
+
 def test_a_planted_link_in_the_project_to_a_listening_socket_gets_nothing(
     indexed: StorePaths, tmp_path: Path
 ) -> None:
@@ -127,7 +156,7 @@ def test_a_link_at_the_channel_itself_is_refused(indexed: StorePaths, tmp_path: 
     assert _log(indexed).count("nothing sent to the resident lookup") == 1
 
 
-@pytest.mark.parametrize("kind", ["plain socket", "wrong key"])
+@pytest.mark.parametrize("kind", ["plain socket", "wrong key", "wrong key, takes any proof"])
 def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths, kind: str) -> None:
     channel = recall_ask.Channel(str(indexed.root), create=True)
     assert channel.family == "AF_UNIX"
@@ -137,9 +166,10 @@ def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths,
     if kind == "plain socket":
         server: Any = _Plain(channel.socket_file)
         os.chmod(channel.socket_file, 0o600)
+    elif kind == "wrong key, takes any proof":
+        server = _Impostor(channel.socket_file)
     else:
-        listener = Listener(channel.socket_file, "AF_UNIX", authkey=os.urandom(32))  # not the key on file
-        os.chmod(channel.socket_file, 0o600)
+        listener = recall_wire.Listener("AF_UNIX", channel.socket_file, os.urandom(32))  # not the key on file
 
         def serve() -> None:
             try:
@@ -153,7 +183,7 @@ def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths,
     try:
         done, _ = _hook(indexed)
     finally:
-        if kind == "plain socket":
+        if kind != "wrong key":
             server.close()
             received.append(server.received)
         else:
@@ -162,6 +192,8 @@ def test_a_listener_that_cannot_prove_itself_gets_no_prompt(indexed: StorePaths,
     assert done.returncode == 0
     assert not any(b"S3" in data for data in received)  # the prompt never went out
     assert b"hello" not in done.stdout
+    if kind == "wrong key, takes any proof":
+        assert server.proved.is_set() and server.received == b""  # its proof was checked, and refused
     assert "exponential backoff" in done.stdout.decode()  # the hook looked up itself
     assert (
         _log(indexed).count("nothing sent to the resident lookup: the resident lookup did not prove itself")
@@ -225,6 +257,80 @@ def test_a_trickling_server_does_not_hold_the_prompt(
         print(f"\n[trickling server] the prompt hook returned in {elapsed:.3f} s")
     assert done.returncode == 0 and done.stdout == b""  # too late: silent, never looked up twice
     assert elapsed < 3  # did not wait for the trickle (256 bytes would take 64 s)
+
+
+def test_the_proof_is_mutual_a_wrong_secret_is_refused_at_either_end(indexed: StorePaths) -> None:
+    """A client without the secret gets neither the server's proof nor an answer; a server without it
+    gets no question (the client checks the server's proof before it sends a byte of the prompt)."""
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    key, family, address = recall_ask.Channel(str(indexed.root)).secret()
+    question = json.dumps({"session": SESSION, "prompt": QUESTION}).encode()
+    deadline = time.monotonic() + 30
+    try:
+        # The client end with a wrong secret: refused, before the server proves anything.
+        with pytest.raises(recall_wire.NotProven, match="closed the channel"):
+            recall_wire.connect(family, address, os.urandom(32), deadline)
+        # The same by hand, sending its question regardless: it gets the challenge and nothing else.
+        with recall_wire.Connection(socket.socket(socket.AF_UNIX), deadline) as conn:
+            conn.sock.connect(address)
+            hello = conn.recv_exact(len(recall_wire.MAGIC) + recall_wire.NONCE)
+            assert hello.startswith(recall_wire.MAGIC)
+            try:
+                conn.send_raw(os.urandom(recall_wire.PROOF + recall_wire.NONCE))
+                conn.send_bytes(question)
+            except OSError:  # (the server may have closed it already)
+                pass
+            conn._arm()
+            try:
+                rest = conn.sock.recv(65536)
+            except ConnectionResetError:  # (closed with the question unread)
+                rest = b""
+            assert rest == b""  # closed: no proof, no answer
+        # The right secret is answered.
+        with recall_wire.connect(family, address, key, deadline) as conn:
+            conn.send_bytes(question)
+            assert b"exponential backoff" in conn.recv_bytes(recall_ask.MAX_REPLY)
+    finally:
+        server.close()
+    assert server.served == 1  # the wrong secrets were never looked up for
+    # The server end with a wrong secret (one that takes any proof, to reach the client's check).
+    impostor = _Impostor(recall_ask.Channel(str(indexed.root)).socket_file)
+    try:
+        with pytest.raises(recall_wire.NotProven, match="its proof is wrong"):
+            recall_wire.connect(family, address, key, time.monotonic() + 30)
+    finally:
+        impostor.close()
+    assert impostor.proved.is_set() and impostor.received == b""  # no question went out
+
+
+def test_peers_that_connect_and_say_nothing_do_not_hold_the_server(
+    indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Connections that never answer the challenge (held longer than this test waits) while a
+    real client is answered: each connection is served on its own."""
+    monkeypatch.setattr(recall, "READ_TIMEOUT", 120.0)  # (the silent peers are not dropped meanwhile)
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    address = recall_ask.Channel(str(indexed.root)).socket_file
+    silent = [socket.socket(socket.AF_UNIX) for _ in range(3)]
+    question = json.dumps({"session": SESSION, "prompt": QUESTION}).encode()
+    try:
+        for peer in silent:
+            peer.connect(address)
+        start = time.monotonic()
+        answer = recall_ask.ask_resident(str(indexed.root), question, timeout=60)
+        elapsed = time.monotonic() - start
+        done, _ = _hook(indexed, f"{QUESTION} again")  # the real hook, within its own deadline
+    finally:
+        for peer in silent:
+            peer.close()
+        server.close()
+    assert answer is not None and "exponential backoff" in answer
+    assert elapsed < 60
+    assert done.returncode == 0 and server.served == 2  # both answered by the server
 
 
 def test_a_hundred_parallel_prompts_of_one_session_count_exactly_a_hundred(indexed: StorePaths) -> None:

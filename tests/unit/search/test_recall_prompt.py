@@ -417,9 +417,8 @@ def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> N
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
     code = """
 import json, sys, time
-from multiprocessing.connection import Client
 from pathlib import Path
-from memkeeper.core import recall, recall_ask
+from memkeeper.core import recall, recall_ask, recall_wire
 from memkeeper.core.store import StorePaths
 store = StorePaths(Path(sys.argv[1]))
 server = recall.RecallServer(store)
@@ -427,7 +426,7 @@ server.warm()
 assert server.start(warm=False)
 channel = recall_ask.Channel(str(store.root))
 key, family, address = channel.secret()
-client = Client(address, family, authkey=key)
+client = recall_wire.connect(family, address, key, time.monotonic() + 30)
 before = set(sys.modules)
 client.send_bytes(json.dumps({"session": sys.argv[2], "prompt": sys.argv[3]}).encode())
 reply = client.recv_bytes()
