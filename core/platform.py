@@ -267,3 +267,11 @@ def user_and_machine() -> str:
     if os.name == "posix":
         return f"{os.geteuid()}@{os.uname().nodename}"
     return f"{os.environ.get('USERNAME', '')}@{os.environ.get('COMPUTERNAME', '')}"
+
+
+def private_to_me(info: os.stat_result) -> bool:
+    """True when the file ``info`` describes is the current user's and no one else's (owner
+    and mode, where the OS has them; on Windows the per-user folder is the guard)."""
+    if os.name != "posix":
+        return True
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o077

@@ -41,27 +41,13 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
-from memkeeper.core import fastjson
+from memkeeper.core import fastjson, platform
 from memkeeper.core.layout import SEARCH_DB, STATE_DIR, store_root
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
     from typing import Any
-
-# --- platform: every os.name / sys.platform branch of the recall channel ------------------------
-# (kept in this one block; it belongs in the platform module)
-
-
-def private_to_me(info: os.stat_result) -> bool:
-    """True when the file ``info`` describes is the current user's and no one else's (owner
-    and mode, where the OS has them; on Windows the per-user folder is the guard)."""
-    if os.name != "posix":
-        return True
-    return info.st_uid == os.geteuid() and not info.st_mode & 0o077
-
-
-# --- end of the platform block -------------------------------------------------------------------
 
 RECALL_DIR = "recall"
 APP_NAME = "memkeeper"
@@ -141,7 +127,7 @@ def runtime_folder(create: bool = False) -> str:
     if create:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     info = _lstat(folder)
-    if create and stat.S_ISDIR(info.st_mode) and not private_to_me(info):
+    if create and stat.S_ISDIR(info.st_mode) and not platform.private_to_me(info):
         try:  # ours, with modes a umask widened: narrowed (lstat'ed: not a link); another's stays refused
             os.chmod(folder, 0o700)
         except OSError:
@@ -153,7 +139,7 @@ def runtime_folder(create: bool = False) -> str:
 
 
 def _private_folder(info: os.stat_result) -> bool:
-    return stat.S_ISDIR(info.st_mode) and private_to_me(info)
+    return stat.S_ISDIR(info.st_mode) and platform.private_to_me(info)
 
 
 def _lstat(path: str) -> os.stat_result:
@@ -170,16 +156,14 @@ def read_private(path: str, limit: int = MAX_SECRET_FILE) -> bytes:
     the current user's alone (:class:`Refused` otherwise; FileNotFoundError when it is missing).
 
     ``lstat`` first, then the file opened (no-follow where the OS has it) and ``fstat``-ed: the same
-    file, still private. Works the same whether or not ``O_NOFOLLOW`` exists.
+    file, still private (:func:`memkeeper.core.platform.open_no_follow`).
     """
     before = _lstat(path)
     if not stat.S_ISREG(before.st_mode):
         raise Refused(f"{path} is not a regular file (a link?)")
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    )
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
+        fd = platform.open_no_follow(path, flags)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -188,7 +172,7 @@ def read_private(path: str, limit: int = MAX_SECRET_FILE) -> bytes:
         after = os.fstat(fd)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
             raise Refused(f"{path} changed while it was opened")
-        if not private_to_me(after):
+        if not platform.private_to_me(after):
             raise Refused(f"{path} is not private to this user")
         return os.read(fd, limit)
     finally:
@@ -250,7 +234,7 @@ class Channel:
             info = _lstat(self.socket_file)
             if not stat.S_ISSOCK(info.st_mode):
                 raise Refused(f"{self.socket_file} is not a socket (a link?)")
-            if not private_to_me(info):
+            if not platform.private_to_me(info):
                 raise Refused(f"{self.socket_file} is not private to this user")
         elif family == "AF_INET" and not port:
             raise Refused(f"{self.key_file} names no port")

@@ -16,6 +16,7 @@ from memkeeper.core.store import StorePaths
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "bench"))
+pytest.importorskip("resource", reason="the bench times its children with resource (POSIX only)")
 
 import bench_hooks  # noqa: E402  (a bench script, imported from its folder)
 
