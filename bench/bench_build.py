@@ -35,7 +35,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 ROW_BYTES = 8192
 

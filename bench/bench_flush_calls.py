@@ -22,11 +22,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.flush import MAX_CHUNKS, chunk_entries
-from memkeeper.core.flush_rules import plan_batch
-from memkeeper.core.l1 import entries_since, refine_transcript
-from memkeeper.core.settings import DEFAULT_FLUSH_EVERY
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.log.flush import MAX_CHUNKS, chunk_entries
+from memkeeper.core.log.flush_rules import plan_batch
+from memkeeper.core.capture.l1 import entries_since, refine_transcript
+from memkeeper.core.config.reader import DEFAULT_FLUSH_EVERY
+from memkeeper.core.store.paths import StorePaths, ensure_store
 
 MIN_CALL_CHARS = 1500  # the default of summarizer.minCallChars
 

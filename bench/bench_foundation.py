@@ -59,8 +59,8 @@ def bench_check(runs: int, python: str) -> list[tuple[str, float, float]]:
 
 def bench_rotation(runs: int) -> tuple[float, float]:
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
-    from memkeeper.core.rotation import rotate
-    from memkeeper.core.store import StorePaths, ensure_store
+    from memkeeper.core.log.rotation import rotate
+    from memkeeper.core.store.paths import StorePaths, ensure_store
 
     line = "- [bench]: a line of the rolling memory, about as long as a flush bullet\n"
     content = (line * (100 * 1024 // len(line) + 1))[: 100 * 1024].encode()

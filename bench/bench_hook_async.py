@@ -28,8 +28,8 @@ from pathlib import Path
 
 import _checkout  # noqa: F401  (the tests package: the mock API)
 
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import claude_env
 from tests.functional.plugin.capture_mock_api import MockAnthropic
 

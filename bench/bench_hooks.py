@@ -62,7 +62,7 @@ EVENTS = ("PostToolUse", "UserPromptSubmit", "SessionStart", "Stop")
 #: The budget (issue: whole process, through the launcher, / a fresh venv's ``python -I -c pass``).
 GOALS = {"PostToolUse": 2.0, "SessionStart": 5.0}
 RECALL_GOAL = 2.5
-#: PostToolUse when its count folds the counters' log (see core/counters.py): the hook that
+#: PostToolUse when its count folds the counters' log (see core/log/counters.py): the hook that
 #: decides a flush or a rotation. Timed with the log removed just before.
 FOLD_ROW = "PostToolUse, fold due"
 BASELINE = "fresh venv python -I -c pass"
@@ -89,7 +89,7 @@ def payload(project: Path, event: str, session: str) -> bytes:
 def seed_counters(project: Path) -> None:
     """The hook counters as a store in real use has them: as many sessions as the file keeps
     (core.counters.MAX_SESSIONS), each with its counts, and no log yet."""
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     state = project / ".claude" / "memory" / ".state"
     state.mkdir(mode=0o700, parents=True, exist_ok=True)  # a store just generated has none yet
@@ -110,8 +110,8 @@ def seed_counters(project: Path) -> None:
 
 def session_counts(project: Path) -> dict[str, dict[str, int]]:
     """The sessions' counts in the store, the log's lines included (nothing written)."""
-    from memkeeper.core import counters
-    from memkeeper.core.store import StorePaths
+    from memkeeper.core.log import counters
+    from memkeeper.core.store.paths import StorePaths
 
     sessions: dict[str, dict[str, int]] = counters.read_counters(StorePaths(project))["sessions"]
     return sessions
@@ -119,7 +119,7 @@ def session_counts(project: Path) -> dict[str, dict[str, int]]:
 
 def fold_next(project: Path) -> None:
     """Make the next count fold the counters' log (FOLD_ROW), keeping the counts it holds."""
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     counters.fold_soon(str(project / ".claude" / "memory" / ".state"))
 

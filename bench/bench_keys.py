@@ -27,7 +27,7 @@ from bench_tui import QUERIES, drop_caches
 
 from memkeeper.core.search import search
 from memkeeper.core.search.engine import warm_up
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 #: Short queries of every kind: letters, pairs, Hangul syllables and words, punctuation, no-hit.
 EXTRA = (

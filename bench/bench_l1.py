@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"transcript not found: {args.transcript} (the shared test data must be beside the repo)")
         return 2
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
-    from memkeeper.core import l1, l1_entries
-    from memkeeper.core.store import StorePaths
-    from memkeeper.core.transcript import subagent_transcripts
+    from memkeeper.core.capture import l1, l1_entries
+    from memkeeper.core.store.paths import StorePaths
+    from memkeeper.core.capture.transcript import subagent_transcripts
 
     transcript = args.transcript.resolve()
     size = transcript.stat().st_size + sum(p.stat().st_size for p in subagent_transcripts(transcript))
@@ -63,14 +63,14 @@ def main(argv: list[str] | None = None) -> int:
                     json.loads(line.decode("utf-8", errors="replace"))
 
     def parse_only() -> None:
-        from memkeeper.core.transcript import iter_events
+        from memkeeper.core.capture.transcript import iter_events
 
         for path in [transcript, *subagent_transcripts(transcript)]:
             for _event in iter_events(path):
                 pass
 
     def build_only() -> None:
-        from memkeeper.core.transcript import iter_events
+        from memkeeper.core.capture.transcript import iter_events
 
         for path in [transcript, *subagent_transcripts(transcript)]:
             for event in iter_events(path):

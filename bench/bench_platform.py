@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         after = assemble(REPO, base / "after")
         for side, path in (("before", before), ("after", after)):
             where = subprocess.run(
-                [PY, "-P", "-c", "import memkeeper.core.lock as m; print(m.__file__)"],
+                [PY, "-P", "-c", "import memkeeper.core.store.lock as m; print(m.__file__)"],
                 env=env(path),
                 capture_output=True,
                 text=True,
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                 PY,
                 "-P",
                 "-c",
-                "import sys\nfrom memkeeper.core.lock import file_lock\nwith file_lock(sys.argv[1]): pass",
+                "import sys\nfrom memkeeper.core.store.lock import file_lock\nwith file_lock(sys.argv[1]): pass",
                 lock,
             ],
             before,
@@ -179,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if importlib.util.find_spec("filelock") is not None:  # (not a dependency: the alternative it was)
             alternated(
-                "`import filelock` (before) against `import memkeeper.core.lock` (after), fresh process",
+                "`import filelock` (before) against `import memkeeper.core.store.lock` (after), fresh process",
                 [PY, "-P", "-c", "import filelock"],
                 after,
                 after,
                 args.runs,
-                argv_after=[PY, "-P", "-c", "import memkeeper.core.lock"],
+                argv_after=[PY, "-P", "-c", "import memkeeper.core.store.lock"],
             )
         else:
             print("| filelock | not installed here: its import not measured | | |")

@@ -9,10 +9,10 @@ hook runs through the launcher Claude Code runs (``plugin/bin/memkeeper.cmd``), 
   imports the search engine and looks up itself; a prompt the earlier session answers
   (a fresh session each round, so it is injected every time) and one nothing answers;
 - ``resident, hit`` / ``resident, unrelated``: the same with a resident lookup serving the
-  store (:class:`memkeeper.core.recall.RecallServer`, what the MCP server runs while
+  store (:class:`memkeeper.core.recall.lookup.RecallServer`, what the MCP server runs while
   Claude Code keeps it, and the detached ``recall`` job the hook starts without it; here
   that job, ``memkeeper job recall``, in its own process), so the hook only asks over the
-  store's authenticated channel (:mod:`memkeeper.core.recall_ask`) and counts the prompt itself.
+  store's authenticated channel (:mod:`memkeeper.core.recall.ask`) and counts the prompt itself.
 
 The baseline is ``python -I -c pass`` of a fresh empty venv (:mod:`bench_hooks`), with
 ``python3 -I -S -c pass`` beside it. The resident lookup runs for the whole benchmark on its
@@ -32,7 +32,7 @@ Usage: python bench/bench_prompt_recall.py [--rounds N]
 
 measures what per-prompt recall injects rather than what it costs: each LoCoMo question
 (``../shared/recall/locomo-tune``, third-party data read where it is, see :mod:`locomo`) is
-typed as a prompt in its own conversation's project, through :func:`memkeeper.core.recall.lookup_here`
+typed as a prompt in its own conversation's project, through :func:`memkeeper.core.recall.lookup.lookup_here`
 (the lookup the hook and the resident server run, with the configured confidence unless
 ``--min-confidence``), then in each other conversation's project. Printed: the share of
 questions whose injection holds an evidence turn (by the entry ids it names, exchange
@@ -60,7 +60,7 @@ from bench_hooks import BASELINE, fresh_python, make_store
 
 BARE = "python -I -S -c pass"
 
-from memkeeper.core.recall_ask import RECALL_DIR, Channel
+from memkeeper.core.recall.ask import RECALL_DIR, Channel
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "plugin" / "bin" / "memkeeper.cmd"
@@ -136,7 +136,7 @@ def injected_turns(
     """The turns per-prompt recall injects for ``question`` in ``project`` (None: nothing injected)."""
     import re
 
-    from memkeeper.core.recall import lookup_here
+    from memkeeper.core.recall.lookup import lookup_here
 
     text = lookup_here(str(project), None, question, min_confidence)
     if not text:
@@ -149,7 +149,7 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
     import locomo
 
     from memkeeper.core.search import search
-    from memkeeper.core.settings import DEFAULT_RECALL_CONFIDENCE
+    from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
 
     low = DEFAULT_RECALL_CONFIDENCE if min_confidence is None else min_confidence
     with tempfile.TemporaryDirectory(prefix="bench-prompt-locomo-") as work:

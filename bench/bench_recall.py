@@ -47,11 +47,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.capture.l1 import refine_transcript
 from memkeeper.core.search import search
 from memkeeper.core.search.engine import iter_all_docs
 from memkeeper.core.search.sources import Doc, l1_body
-from memkeeper.core.store import StorePaths, paths_for
+from memkeeper.core.store.paths import StorePaths, paths_for
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "recall_questions"

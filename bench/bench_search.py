@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_build (a first build), also under python -P
 
 from memkeeper.cli.output import EXIT_NOTHING
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 #: (query, kind): kind says where the words come from. The search was tuned against these.
 QUERIES: list[tuple[str, str]] = [

@@ -4,7 +4,7 @@ Recall: every kind of ``tests/secret_corpus.py`` (fake values, generated determi
 bare and in its usual context. A sample counts as caught when its secret part no longer
 appears in the text after redaction:
 
-- ``ours``: :func:`memkeeper.core.privacy.redact`, as every store writer applies it in a
+- ``ours``: :func:`memkeeper.core.redaction.redact.redact`, as every store writer applies it in a
   job or the CLI (our rules, then detect-secrets' precise plugin patterns);
 - ``lean``: the same without detect-secrets' patterns, as in a hook process;
 - ``ds-str``: detect-secrets with all its plugins and default filters, in its ad-hoc string
@@ -41,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 import _checkout  # noqa: F401  (the tests package: the corpus)
 
-from memkeeper.core.privacy import redact, use_maintained_rules
+from memkeeper.core.redaction.redact import redact, use_maintained_rules
 from tests.secret_corpus import samples
 
 ROOT = Path(__file__).resolve().parent.parent

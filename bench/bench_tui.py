@@ -61,7 +61,7 @@ T0 = float(sys.argv[2])
 from memkeeper.tui.startup import hold_gc
 hold_gc()  # as the console script does before it imports the app
 from pathlib import Path
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.model import Target
 from memkeeper.tui.screens.browse import BrowseScreen
@@ -184,7 +184,7 @@ import asyncio, json, sys, time
 from memkeeper.tui.startup import hold_gc
 hold_gc()  # as the console script does
 from pathlib import Path
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.screens.activity import ActivityScreen
 from memkeeper.tui.screens.browse import BrowseScreen
@@ -541,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-c", warm], check=True, env=env)
     # The search index is derived data: build it once, outside the timings (the TUI would too).
     from memkeeper.core.search import refresh
-    from memkeeper.core.store import StorePaths
+    from memkeeper.core.store.paths import StorePaths
 
     start = time.time()
     refresh(StorePaths(project))

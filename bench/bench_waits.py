@@ -60,7 +60,7 @@ def median_hook(project: Path, event: str, runs: int, **fields: object) -> float
 
 
 def new_store(base: Path, name: str) -> Path:
-    from memkeeper.core.store import StorePaths, ensure_store
+    from memkeeper.core.store.paths import StorePaths, ensure_store
 
     project = base / name
     project.mkdir()
@@ -69,7 +69,7 @@ def new_store(base: Path, name: str) -> Path:
 
 
 def bench_locks(base: Path, runs: int) -> None:
-    from memkeeper.core.store import StorePaths
+    from memkeeper.core.store.paths import StorePaths
 
     baseline = statistics.median(
         (lambda s: (subprocess.run(["python3", "-I", "-c", "pass"], check=True), time.perf_counter() - s)[1])(
@@ -83,7 +83,7 @@ def bench_locks(base: Path, runs: int) -> None:
     row("PostToolUse, nothing held", f"{median_hook(project, 'PostToolUse', runs) * 1000:.0f} ms")
     (paths.state / "counters.pending").unlink(
         missing_ok=True
-    )  # no log: every count folds (see core/counters.py)
+    )  # no log: every count folds (see core/log/counters.py)
     with held(paths.state / "counters.lock"):
         row(
             "PostToolUse folding, counters.lock held",
@@ -201,13 +201,13 @@ def bench_transcript_line(base: Path, line_mb: int) -> None:
     project = new_store(base, "bigline")
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from memkeeper.core.l1 import refine_transcript\nfrom memkeeper.core.store import StorePaths\n"
+        "from memkeeper.core.capture.l1 import refine_transcript\nfrom memkeeper.core.store.paths import StorePaths\n"
         f"r = refine_transcript(StorePaths(Path({str(project)!r})), Path({str(transcript)!r}), session_id={session!r})\n"
         "print('OK', r)\n"
     )
     took, rss, _out = child_rss(code)
     base_took, base_rss, _ = child_rss(
-        "from memkeeper.core.l1 import refine_transcript\nfrom memkeeper.core.store import StorePaths\n"
+        "from memkeeper.core.capture.l1 import refine_transcript\nfrom memkeeper.core.store.paths import StorePaths\n"
     )
     line_bytes = line_mb * 2**20
     row(
@@ -245,7 +245,7 @@ def bench_deep_index(base: Path) -> None:
 
 
 def bench_legacy(base: Path, legacy_mb: int) -> None:
-    from memkeeper.core.store import StorePaths
+    from memkeeper.core.store.paths import StorePaths
 
     project = new_store(base, "legacy")
     paths = StorePaths(project)

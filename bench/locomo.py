@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.l1 import refine_transcript
+from memkeeper.core.capture.l1 import refine_transcript
 from memkeeper.core.search.model import Hit
-from memkeeper.core.store import StorePaths, paths_for
+from memkeeper.core.store.paths import StorePaths, paths_for
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 

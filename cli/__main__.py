@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from memkeeper.cli.main import run
+from .main import run
 
 run()

@@ -1,6 +1,6 @@
 """``memkeeper config``: list, get, set and unset the settings, each with where its value comes from.
 
-A thin layer over :mod:`memkeeper.core.config_edit`, which the TUI's settings screen uses too.
+A thin layer over :mod:`memkeeper.core.config.edit`, which the TUI's settings screen uses too.
 ``set`` and ``unset`` change this project's ``.claude/memory/config.json`` unless ``--global``
 says ``~/.claude/memory-keeper/config.json``; a value the schema refuses is one line, exit 2,
 and nothing is written.
@@ -12,11 +12,11 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import EXIT_USAGE, CliError, paths_from
-from memkeeper.cli.parser import Commands
+from .output import EXIT_USAGE, CliError, paths_from
+from .parser import Commands
 
 if TYPE_CHECKING:
-    from memkeeper.core.config_edit import Layer, Setting
+    from ..core.config.edit import Layer, Setting
 
 ACTIONS = ("list", "get", "set", "unset")
 
@@ -60,7 +60,7 @@ def _source_text(item: Setting) -> str:
 
 
 def run_config(args: argparse.Namespace) -> int:
-    from memkeeper.core import config_edit
+    from ..core.config import edit as config_edit
 
     action: str = args.action
     wanted = {"list": (0, 0), "get": (1, 0), "set": (1, 1), "unset": (1, 0)}[action]
@@ -88,11 +88,11 @@ def run_config(args: argparse.Namespace) -> int:
 
 def _print_one(item: Setting, as_json: bool, note: str = "") -> int:
     if as_json:
-        from memkeeper.cli.output import print_json
+        from .output import print_json
 
         print_json(item.as_dict() | ({"done": note} if note else {}))
         return 0
-    from memkeeper.cli.output import strip_control
+    from .output import strip_control
 
     head = f"{note}: " if note else ""
     print(strip_control(f"{head}{item.key} = {_shown(item.value)}  ({_source_text(item)})"))
@@ -100,7 +100,7 @@ def _print_one(item: Setting, as_json: bool, note: str = "") -> int:
 
 
 def _list(items: list[Setting], as_json: bool) -> int:
-    from memkeeper.cli.output import console, literal, print_json
+    from .output import console, literal, print_json
 
     if as_json:
         print_json({"settings": [item.as_dict() for item in items]})

@@ -8,11 +8,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.parser import Commands
+from .parser import Commands
 
 if TYPE_CHECKING:
-    from memkeeper.core.doctor import Finding
-    from memkeeper.core.store import StorePaths
+    from ..core.doctor import Finding
+    from ..core.store.paths import StorePaths
 
 
 def register(commands: Commands) -> None:
@@ -27,9 +27,9 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
-    from memkeeper.core.doctor import diagnose, problems_left, repair
-    from memkeeper.plugin.install import check_installed
+    from .output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
+    from ..core.doctor import diagnose, problems_left, repair
+    from ..plugin.install import check_installed
 
     paths = paths_from(args, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         literal(f"Plugin: {plugin.message}."), style=None if plugin.finds_memkeeper else "red", soft_wrap=True
     )
     if not paths.exists():
-        from memkeeper.cli.output import no_store_message
-        from memkeeper.cli.output import sentence as _sentence
+        from .output import no_store_message
+        from .output import sentence as _sentence
 
         out.print(literal(f"{_sentence(no_store_message(paths))}: nothing to check."), soft_wrap=True)
         return EXIT_OK
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_findings(out: Any, findings: list[Finding], repairing: bool) -> None:
-    from memkeeper.cli.output import literal
+    from .output import literal
 
     for finding in findings:
         if finding.repaired:
@@ -84,8 +84,8 @@ def _print_findings(out: Any, findings: list[Finding], repairing: bool) -> None:
 def _print_summary(
     out: Any, paths: StorePaths, findings: list[Finding], left: list[Finding], repairing: bool
 ) -> None:
-    from memkeeper.cli.output import literal
-    from memkeeper.core.wording import counted
+    from .output import literal
+    from ..core.basics.wording import counted
 
     repaired = [f for f in findings if f.repaired]
     notes = [f for f in findings if f.severity == "note" and not f.repaired]

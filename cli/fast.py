@@ -1,7 +1,7 @@
 """``memkeeper check``: count one tool use and rotate if due, as lean as Python allows.
 
 This is the JS ``counter.js check`` and runs on the hook path, so it avoids argparse,
-Rich and pydantic: it is :func:`memkeeper.core.activity.record` (the one "count, then
+Rich and pydantic: it is :func:`memkeeper.core.log.activity.record` (the one "count, then
 rotate if due", shared with the hooks) plus the JS plugin's output lines.
 """
 
@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import sys
 
-from memkeeper.core.activity import record
-from memkeeper.core.layout import project_dir
+from ..core.log.activity import record
+from ..core.store.layout import project_dir
 
 
 def run_check(project: str | None) -> int:
-    from memkeeper.core.boundary import refused_project
+    from ..core.store.boundary import refused_project
 
     folder = project_dir(project)
     reason = refused_project(folder)
     if reason:
         sys.stderr.write(f"memkeeper: no memory store is kept in {folder}: it is {reason}\n")
         return 0  # run from hooks: never fail the session
-    from memkeeper.core.boundary import StoreLinkError
+    from ..core.store.boundary import StoreLinkError
 
     try:
         done = record(folder, None, tool_uses=1)

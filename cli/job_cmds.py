@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from memkeeper.cli.parser import Commands
+from .parser import Commands
 
 
 def register(commands: Commands) -> None:
@@ -15,8 +15,8 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, paths_from
-    from memkeeper.core.jobs import run_job
+    from .output import EXIT_USAGE, CliError, paths_from
+    from ..core.store.jobs import run_job
 
     try:
         options = json.loads(args.options)

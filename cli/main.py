@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from memkeeper.core.store import StorePaths
+    from ..core.store.paths import StorePaths
 
 #: Command modules; each defines ``register(commands)``. Order is the --help order.
 COMMAND_MODULES = (
@@ -47,8 +47,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     options cost argparse a few milliseconds to build, paid on every run)."""
     import argparse
 
-    from memkeeper import __version__
-    from memkeeper.cli.parser import Commands, Parser
+    from .. import __version__
+    from .parser import Commands, Parser
 
     parser = Parser(
         prog="memkeeper",
@@ -96,15 +96,15 @@ def _fast_path(argv: list[str]) -> tuple[int, bool] | None:
     if len(rest) >= 2 and rest[0] == "--project":
         project, rest = rest[1], rest[2:]
     if rest == ["check"]:
-        from memkeeper.cli.fast import run_check
+        from .fast import run_check
 
         return run_check(project), False
     if len(rest) == 2 and rest[0] == "hook" and not rest[1].startswith("-"):
-        from memkeeper.plugin.hook import main as hook_main
+        from ..plugin.hook import main as hook_main
 
         return hook_main([rest[1]]), False
     if rest == ["mcp"]:  # Claude Code waits for the server's first answer: no argparse, no Rich
-        from memkeeper.plugin.mcp_server import serve
+        from ..plugin.mcp_server import serve
 
         serve(project)
         return 0, False
@@ -120,12 +120,12 @@ def _fast_search(argv: list[str]) -> tuple[int, bool] | None:
     collecting = gc.isenabled()
     gc.disable()  # a search is short: the collector would walk every module it loads, freeing nothing
     try:
-        from memkeeper.cli.search_cmds import fast_args
+        from .search_cmds import fast_args
 
         args = fast_args(argv)
         if args is None:
             return None
-        from memkeeper.cli.output import run_handler
+        from .output import run_handler
 
         _finish_interrupted(args)  # type: ignore[arg-type]
         return run_handler(args), True  # type: ignore[arg-type]  # closed and written: nothing left at exit
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args_list: list[str]) -> tuple[int, bool]:
     """The command line's exit code, and whether nothing is left to finish at exit."""
     if "--json" in args_list:
-        from memkeeper.cli import output
+        from . import output
 
         output.json_errors = True
     fast = _fast_path(args_list)
@@ -171,7 +171,7 @@ def _dispatch(args_list: list[str]) -> tuple[int, bool]:
         parser.print_help()
         return 0, False
     _finish_interrupted(args)
-    from memkeeper.cli.output import run_handler
+    from .output import run_handler
 
     return run_handler(args), False
 
@@ -193,7 +193,7 @@ def parse_line(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Names
     if command is None or not parser._subparsers or command not in _command_names(parser):
         parser = build_parser()  # no command, or an unknown one: the whole line, to list or suggest
     json_first = _json_before_command(args_list)
-    from memkeeper.cli.parser import check_options
+    from .parser import check_options
 
     check_options(parser, args_list)
     args = parser.parse_args(args_list)
@@ -223,8 +223,8 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
     Before any command of a shared store: take in what a pull brought (see core.pulled)."""
     if args.command in ("merge-driver", "share"):
         return  # git runs these mid-merge or mid-commit: the store is being changed under them
-    from memkeeper.cli.output import paths_from
-    from memkeeper.core import intents
+    from .output import paths_from
+    from ..core.store import intents
 
     try:
         paths = paths_from(args)
@@ -234,8 +234,8 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
     if args.command == "doctor":
         return  # doctor reports it, and repairs it when asked
     if paths.root.is_dir() and intents.pending(paths):
-        from memkeeper.core.lock import LockTimeout
-        from memkeeper.core.store import guard
+        from ..core.store.lock import LockTimeout
+        from ..core.store.paths import guard
 
         try:
             guard(paths)  # a recovery reads and writes: the whole store is checked for links first
@@ -247,12 +247,12 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
 
 
 def _take_in_pulled(paths: StorePaths) -> None:
-    from memkeeper.core.pulled import take_in
-    from memkeeper.core.share_marks import is_shared
+    from ..core.log.pulled import take_in
+    from ..core.sharing.marks import is_shared
 
     if not is_shared(paths):
         return
-    from memkeeper.core.lock import LockTimeout
+    from ..core.store.lock import LockTimeout
 
     try:
         take_in(paths)

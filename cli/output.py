@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from memkeeper.core.store import StorePaths
+    from ..core.store.paths import StorePaths
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # something went wrong; nothing was lost
@@ -99,10 +99,10 @@ def run_handler(args: argparse.Namespace) -> int:
         error("interrupted", 130)
         return 130
     except Exception as exc:  # one clear line, not a stack trace
-        from memkeeper.core.boundary import StoreLinkError
-        from memkeeper.core.config import ConfigError
-        from memkeeper.core.lock import LockTimeout
-        from memkeeper.core.store import StoreRefused
+        from ..core.store.boundary import StoreLinkError
+        from ..core.config.model import ConfigError
+        from ..core.store.lock import LockTimeout
+        from ..core.store.paths import StoreRefused
 
         if isinstance(exc, (ConfigError, StoreRefused, StoreLinkError)):
             error(str(exc), EXIT_USAGE)
@@ -130,7 +130,7 @@ def paths_from(args: argparse.Namespace, check: bool = True) -> StorePaths:
     files take tens of milliseconds), and a command asks for its store more than once. A
     command of READERS lists nothing (see ``store.guard``).
     """
-    from memkeeper.core.store import paths_for
+    from ..core.store.paths import paths_for
 
     key = (getattr(args, "project", None), check)
     known = getattr(args, "_store_paths", None)

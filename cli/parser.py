@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from memkeeper.cli.output import EXIT_USAGE, error
+from .output import EXIT_USAGE, error
 
 
 def _suggest(word: str, choices: list[str]) -> str:

@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.parser import Commands
+from .parser import Commands
 
 if TYPE_CHECKING:
-    from memkeeper.plugin.install import Step
+    from ..plugin.install import Step
 
 
 def next_steps() -> list[str]:
     """What to do after ``memkeeper install`` (the README's quick start says the same), with the
     defaults a new project gets."""
-    from memkeeper.core.config import BudgetConfig
-    from memkeeper.core.settings import DEFAULT_FLUSH_EVERY
-    from memkeeper.core.summarizers import MAX_OUTPUT_TOKENS
+    from ..core.config.model import BudgetConfig
+    from ..core.config.reader import DEFAULT_FLUSH_EVERY
+    from ..core.summarizers import MAX_OUTPUT_TOKENS
 
     budget = BudgetConfig()
     return [
@@ -86,7 +86,7 @@ def register(commands: Commands) -> None:
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    from memkeeper.plugin.hook import main as hook_main
+    from ..plugin.hook import main as hook_main
 
     return hook_main([args.event])
 
@@ -96,8 +96,8 @@ def _steps_json(steps: list[Step]) -> list[dict[str, object]]:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_ERROR, console, literal, print_json
-    from memkeeper.plugin.install import install
+    from .output import EXIT_ERROR, console, literal, print_json
+    from ..plugin.install import install
 
     report = install(scope=args.scope, register=not args.no_register)
     if args.json:
@@ -136,8 +136,8 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
-    from memkeeper.plugin.install import uninstall
+    from .output import EXIT_NOTHING, console, literal, print_json
+    from ..plugin.install import uninstall
 
     report = uninstall(scope=args.scope)
     # Nothing was there: no copy to delete and Claude Code knew neither the plugin nor its
@@ -172,8 +172,8 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
 
 def run_flush(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, paths_from, print_json
-    from memkeeper.core.flush import flush_pending, refine_sessions
+    from .output import EXIT_NOTHING, console, literal, paths_from, print_json
+    from ..core.log.flush import flush_pending, refine_sessions
 
     paths = paths_from(args)
     options: dict[str, str] = {}
@@ -208,15 +208,15 @@ def run_flush(args: argparse.Namespace) -> int:
 
 
 def run_save(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_USAGE, CliError, console, literal, paths_from
-    from memkeeper.core.flush import append_note
+    from .output import EXIT_USAGE, CliError, console, literal, paths_from
+    from ..core.log.flush import append_note
 
     try:
         section = append_note(paths_from(args), " ".join(args.text))
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     if args.json:
-        from memkeeper.cli.output import print_json
+        from .output import print_json
 
         print_json({"saved": "memory.md", "section": section.strip()})
         return 0

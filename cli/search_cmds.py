@@ -15,15 +15,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from memkeeper.cli.output import paths_from
+from .output import paths_from
 
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
     from typing import Any
 
-    from memkeeper.cli.parser import Commands
-    from memkeeper.core.search import Entry, Hit, SearchResults, TierResult, Timeline
+    from .parser import Commands
+    from ..core.search import Entry, Hit, SearchResults, TierResult, Timeline
 
 TIER_LABELS = {"memory": "memory.md", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
 MATCH_STYLE = "bold yellow"
@@ -106,7 +106,7 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
     then reads and answers as always."""
     from types import SimpleNamespace
 
-    from memkeeper.cli.main import ALIASES  # already loaded: main is the caller
+    from .main import ALIASES  # already loaded: main is the caller
 
     values: dict[str, object] = {"project": None, "json": False, "exact": False, "deep": False}
     values.update(tier=None, type=None, since=None, until=None, limit="10")
@@ -150,9 +150,9 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
-    from memkeeper.core.search import QueryError, search
-    from memkeeper.core.search.schema import ONE_SHOT_MMAP_BYTES
+    from .output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
+    from ..core.search import QueryError, search
+    from ..core.search.schema import ONE_SHOT_MMAP_BYTES
 
     paths = paths_from(args)
     query = " ".join(args.query)
@@ -189,8 +189,8 @@ def hit_text(hit: Hit) -> Any:
     """One hit as Rich Text: location, date, snippet with the matches styled (no markup parsed)."""
     from rich.text import Text
 
-    from memkeeper.cli.output import strip_control
-    from memkeeper.core.search.model import file_line
+    from .output import strip_control
+    from ..core.search.model import file_line
 
     where = file_line(hit)
     head = Text("  ")
@@ -219,7 +219,7 @@ def hit_text(hit: Hit) -> Any:
 
 def exchange_head(turn: Hit) -> str:
     """What leads a turn of a hit's exchange (the turn before or after it): where it is."""
-    from memkeeper.core.search.model import file_line
+    from ..core.search.model import file_line
 
     return f"↳ {turn.type} {file_line(turn)}: "
 
@@ -229,8 +229,8 @@ TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
 
 def _ranked_lines(results: SearchResults, limit: int) -> list[tuple[Hit, str]]:
     """The best hits across tiers, each with its head line (plain text)."""
-    from memkeeper.cli.output import strip_control
-    from memkeeper.core.search.model import file_line
+    from .output import strip_control
+    from ..core.search.model import file_line
 
     out: list[tuple[Hit, str]] = []
     for hit in results.ranked[:limit]:
@@ -245,7 +245,7 @@ def _ranked_lines(results: SearchResults, limit: int) -> list[tuple[Hit, str]]:
 
 
 def _nothing_line(results: SearchResults) -> str:
-    from memkeeper.cli.output import strip_control
+    from .output import strip_control
 
     line = f'[MEMORY_KEEPER] No results for "{strip_control(results.query)}"'
     if results.mode == "ranked":
@@ -256,7 +256,7 @@ def _nothing_line(results: SearchResults) -> str:
 
 
 def _plain_ranked(results: SearchResults, limit: int) -> None:
-    from memkeeper.cli.output import strip_control
+    from .output import strip_control
 
     lines: list[str] = []
     if not results:
@@ -277,7 +277,7 @@ def _print_ranked(results: SearchResults, limit: int) -> None:
         return
     from rich.text import Text
 
-    from memkeeper.cli.output import console
+    from .output import console
 
     out = console()
     if not results:
@@ -301,7 +301,7 @@ def _print_ranked(results: SearchResults, limit: int) -> None:
 
 def _ranked_count(results: SearchResults, limit: int) -> str:
     """``22 matches, 10 shown (--limit N for more)``; ``3 matches`` when all are shown."""
-    from memkeeper.core.wording import counted
+    from ..core.basics.wording import counted
 
     text = counted(results.total, "match", "matches")
     if results.total > limit:
@@ -310,7 +310,7 @@ def _ranked_count(results: SearchResults, limit: int) -> str:
 
 
 def _tier_head(tier: TierResult) -> str:
-    from memkeeper.core.wording import counted
+    from ..core.basics.wording import counted
 
     more = "+" if tier.more else ""
     noun = counted(tier.total, "match", "matches").split(" ", 1)[1]
@@ -330,8 +330,8 @@ def _plain_results(results: SearchResults) -> None:
     """The same layout as plain text, for a pipe (no Rich to import: a pipe has no colours)."""
     import sys
 
-    from memkeeper.cli.output import strip_control
-    from memkeeper.core.search.model import file_line
+    from .output import strip_control
+    from ..core.search.model import file_line
 
     lines: list[str] = []
     if not results:
@@ -362,7 +362,7 @@ def _print_results(results: SearchResults) -> None:
         return
     from rich.text import Text
 
-    from memkeeper.cli.output import console, strip_control
+    from .output import console, strip_control
 
     out = console()
     if not results:
@@ -379,9 +379,9 @@ def _print_results(results: SearchResults) -> None:
 
 
 def _entry_or_error(fn: Any, *args: Any) -> Any:
-    from memkeeper.cli.output import EXIT_NOTHING, EXIT_USAGE, CliError
-    from memkeeper.core.search import NotFound
-    from memkeeper.core.search.sources import parse_id
+    from .output import EXIT_NOTHING, EXIT_USAGE, CliError
+    from ..core.search import NotFound
+    from ..core.search.sources import parse_id
 
     if parse_id(str(args[1])) is None:  # not an id at all: bad usage, not "nothing found"
         raise CliError(f"not an entry id: {args[1]!r} (ids look like l2-3fa2b9c1d0-1234)", EXIT_USAGE)
@@ -394,8 +394,8 @@ def _entry_or_error(fn: Any, *args: Any) -> Any:
 def _entry_text(entry: Entry) -> Any:
     from rich.text import Text
 
-    from memkeeper.cli.output import strip_control
-    from memkeeper.core.search.model import file_line
+    from .output import strip_control
+    from ..core.search.model import file_line
 
     where = file_line(entry)
     head = Text()
@@ -410,8 +410,8 @@ def _entry_text(entry: Entry) -> Any:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_OK, console, print_json
-    from memkeeper.core.search import show
+    from .output import EXIT_OK, console, print_json
+    from ..core.search import show
 
     entry: Entry = _entry_or_error(show, paths_from(args), args.id)
     if args.json:
@@ -424,8 +424,8 @@ def run_show(args: argparse.Namespace) -> int:
 def run_timeline(args: argparse.Namespace) -> int:
     from rich.text import Text
 
-    from memkeeper.cli.output import EXIT_OK, console, print_json
-    from memkeeper.core.search import timeline
+    from .output import EXIT_OK, console, print_json
+    from ..core.search import timeline
 
     found: Timeline = _entry_or_error(timeline, paths_from(args), args.id, args.before, args.after)
     if args.json:
@@ -445,7 +445,7 @@ def _with_progress(build: Any, paths: Any, to_stderr: bool = False) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from memkeeper.cli.output import console
+    from .output import console
 
     out = Console(stderr=True, highlight=False) if to_stderr else console()
     with Progress(
@@ -460,7 +460,7 @@ def _with_progress(build: Any, paths: Any, to_stderr: bool = False) -> Any:
 
 
 def _first_build(paths: Any) -> None:
-    from memkeeper.core.search import IndexBusy, refresh
+    from ..core.search import IndexBusy, refresh
 
     try:
         _with_progress(refresh, paths, to_stderr=True)
@@ -469,8 +469,8 @@ def _first_build(paths: Any) -> None:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
-    from memkeeper.core.search import reindex
+    from .output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
+    from ..core.search import reindex
 
     paths = paths_from(args)
     if not paths.exists():
@@ -500,7 +500,7 @@ def run_reindex(args: argparse.Namespace) -> int:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from memkeeper.plugin.mcp_server import serve
+    from ..plugin.mcp_server import serve
 
     serve(args.project)
     return 0

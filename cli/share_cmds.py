@@ -1,7 +1,7 @@
 """``memkeeper share`` (on, ``--off``, ``--status``, ``check-staged``) and git's ``merge-driver``.
 
-Team memory through git (core/sharing.py): which files of the store are committed, the
-merge driver that joins two machines' memory without conflict (core/merge.py), and the
+Team memory through git (core/sharing/share.py): which files of the store are committed, the
+merge driver that joins two machines' memory without conflict (core/sharing/merge.py), and the
 pre-commit check that refuses a staged secret.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memkeeper.cli.parser import Commands
+from .parser import Commands
 
 
 def register(commands: Commands) -> None:
@@ -44,8 +44,8 @@ def register(commands: Commands) -> None:
 
 
 def run_share(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import CliError, paths_from
-    from memkeeper.core import sharing
+    from .output import CliError, paths_from
+    from ..core.sharing import share as sharing
 
     try:
         if args.action == "check-staged":
@@ -72,8 +72,8 @@ def run_share(args: argparse.Namespace) -> int:
 def _print_status(args: argparse.Namespace, status: object) -> None:
     from dataclasses import asdict
 
-    from memkeeper.cli.output import console, literal, print_json, warn
-    from memkeeper.core.sharing import ShareStatus
+    from .output import console, literal, print_json, warn
+    from ..core.sharing.share import ShareStatus
 
     assert isinstance(status, ShareStatus)
     if args.json:
@@ -109,8 +109,8 @@ def _print_status(args: argparse.Namespace, status: object) -> None:
 def _check_staged(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from memkeeper.cli.output import print_json
-    from memkeeper.core.sharing import check_staged
+    from .output import print_json
+    from ..core.sharing.share import check_staged
 
     findings = check_staged(Path(getattr(args, "project", None) or "."))
     if args.json:
@@ -127,7 +127,7 @@ def _check_staged(args: argparse.Namespace) -> int:
 
 def run_merge_driver(args: argparse.Namespace) -> int:
     """Merge one store file for git: the result over OURS; 0 when clean, 1 for a conflict."""
-    from memkeeper.core.merge import kind_of, merge_texts
+    from ..core.sharing.merge import kind_of, merge_texts
 
     kind = kind_of(args.path)
     base, ours, theirs = (_read(name) for name in (args.base, args.ours, args.theirs))
@@ -148,7 +148,7 @@ def _rebasing() -> bool:
     """True while git rebases (the driver's OURS is then the other side, THEIRS the local commit)."""
     import os
 
-    from memkeeper.core.sharing import git
+    from ..core.sharing.share import git
 
     for name in ("rebase-merge", "rebase-apply"):
         found = git(".", "rev-parse", "--git-path", name, check=False).stdout.decode("utf-8").strip()
@@ -159,6 +159,6 @@ def _rebasing() -> bool:
 
 def _merge_file(args: argparse.Namespace) -> int:
     """A file no rule of ours merges: git's own line merge (conflict markers where both changed)."""
-    from memkeeper.core.sharing import git
+    from ..core.sharing.share import git
 
     return 0 if git(".", "merge-file", args.ours, args.base, args.theirs, check=False).returncode == 0 else 1

@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.output import paths_from
-from memkeeper.cli.parser import Commands
+from .output import paths_from
+from .parser import Commands
 
 if TYPE_CHECKING:
-    from memkeeper.core.store import StorePaths
+    from ..core.store.paths import StorePaths
 
 BAR_WIDTH = 30
 
@@ -52,8 +52,8 @@ def run_demo(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from memkeeper.cli.output import EXIT_USAGE, CliError
-    from memkeeper.core.demo import create_demo_store
+    from .output import EXIT_USAGE, CliError
+    from ..core.demo import create_demo_store
 
     target = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memkeeper-demo-"))
     try:
@@ -61,7 +61,7 @@ def run_demo(args: argparse.Namespace) -> int:
     except FileExistsError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     if args.json:
-        from memkeeper.cli.output import print_json
+        from .output import print_json
 
         print_json({"project": str(paths.project), "store": str(paths.root)})
         return 0
@@ -76,23 +76,23 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from memkeeper.cli.fast import run_check as fast_check
+    from .fast import run_check as fast_check
 
     return fast_check(args.project)
 
 
 def run_rotate(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, print_json
-    from memkeeper.core import rotation
-    from memkeeper.core.config import load_config
-    from memkeeper.core.jobs import start_job
+    from .output import EXIT_NOTHING, print_json
+    from ..core.log import rotation
+    from ..core.config.model import load_config
+    from ..core.store.jobs import start_job
 
     paths = paths_from(args)
     cfg = load_config(paths).config
     try:
         result = rotation.rotate(paths, cfg.threshold_tokens, cfg.carryover_tokens, force=args.force)
     except rotation.RotationRefused as exc:
-        from memkeeper.cli.output import CliError
+        from .output import CliError
 
         raise CliError(str(exc), EXIT_NOTHING) from None
     if result is None:
@@ -116,11 +116,11 @@ def run_rotate(args: argparse.Namespace) -> int:
 
 
 def run_reset(args: argparse.Namespace) -> int:
-    from memkeeper.core import counters
+    from ..core.log import counters
 
     counters.reset(paths_from(args))
     if args.json:
-        from memkeeper.cli.output import print_json
+        from .output import print_json
 
         print_json({"reset": True})
         return 0
@@ -131,8 +131,8 @@ def run_reset(args: argparse.Namespace) -> int:
 def _summary_rows(
     paths: StorePaths,
 ) -> tuple[list[dict[str, Any]], dict[str, int], list[str], dict[str, Any]]:
-    from memkeeper.core.flush_positions import last_flush
-    from memkeeper.core.index_model import load_index
+    from ..core.log.flush_positions import last_flush
+    from ..core.store.memory_index_model import load_index
 
     index = load_index(paths)
     counts = {"generated": 0, "pending": 0, "failed": 0}
@@ -162,7 +162,7 @@ def _summary_rows(
 
 
 def _session_count(paths: StorePaths) -> int:
-    from memkeeper.core.names import is_l1
+    from ..core.store.names import is_l1
 
     try:
         return sum(1 for p in paths.sessions.iterdir() if is_l1(p.name))
@@ -172,9 +172,9 @@ def _session_count(paths: StorePaths) -> int:
 
 def collect_status(paths: StorePaths) -> dict[str, Any]:
     """Everything ``memkeeper status`` shows, as plain data (also its ``--json``)."""
-    from memkeeper.core import counters, rotation
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.index import list_archives
+    from ..core.log import counters, rotation
+    from ..core.config.model import load_config_or_default
+    from ..core.store.memory_index import list_archives
 
     config, warnings = load_config_or_default(paths)
     exists = paths.exists()
@@ -198,16 +198,16 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
             f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}"
         )
     tool_uses = int(counters.read_counters(paths).get("toolUses") or 0) if exists else 0
-    from memkeeper.core.summarizers import budget_status
+    from ..core.summarizers import budget_status
 
     budget = budget_status(paths, config) if exists else None
-    from memkeeper.core.summarizers.health import backend_report
+    from ..core.summarizers.health import backend_report
 
     backend = backend_report(paths, config)
-    from memkeeper.core.keeping import not_kept_reasons
-    from memkeeper.core.progress import capture_progress
-    from memkeeper.core.settings import hook_settings
-    from memkeeper.plugin.install import check_installed
+    from ..core.context.keeping import not_kept_reasons
+    from ..core.log.progress import capture_progress
+    from ..core.config.reader import hook_settings
+    from ..plugin.install import check_installed
 
     hooks = hook_settings(paths)
     progress = capture_progress(paths, hooks.flush_every, hooks.memory_enabled) if exists else None
@@ -260,7 +260,7 @@ def _bar(percent: float) -> str:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
+    from .output import EXIT_NOTHING, console, literal, print_json
 
     paths = paths_from(args)
     status = collect_status(paths)
@@ -269,8 +269,8 @@ def run_status(args: argparse.Namespace) -> int:
         return 0 if status["exists"] else EXIT_NOTHING
     out = console()
     if not status["exists"]:
-        from memkeeper.cli.output import no_store_message
-        from memkeeper.cli.output import sentence as _sentence
+        from .output import no_store_message
+        from .output import sentence as _sentence
 
         out.print(literal(_sentence(no_store_message(paths))))
         out.print(
@@ -335,22 +335,22 @@ def run_status(args: argparse.Namespace) -> int:
 
 def _plugin_row(grid: Any, plugin: dict[str, Any]) -> None:
     """Whether the plugin Claude Code will run finds memkeeper (red when it does not)."""
-    from memkeeper.cli.output import literal
+    from .output import literal
 
     grid.add_row("plugin", literal(plugin["message"]), style=None if plugin["findsMemkeeper"] else "red")
 
 
 def _when(stamp: str) -> str:
     """A stored UTC stamp on this machine's clock (``2026-11-21 12:49``)."""
-    from memkeeper.core.timefmt import local_time
+    from ..core.basics.timestamps import local_time
 
     return local_time(stamp)
 
 
 def _capture_rows(grid: Any, status: dict[str, Any]) -> None:
     """``captured`` (sessions copied so far, or how to start) and ``next flush``."""
-    from memkeeper.cli.output import literal
-    from memkeeper.core.progress import captured_text, next_flush_text
+    from .output import literal
+    from ..core.log.progress import captured_text, next_flush_text
 
     progress = status["capture"]
     last = progress["lastCaptureAt"]
@@ -378,8 +378,8 @@ def _backend_text(backend: dict[str, Any]) -> str:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, print_json
-    from memkeeper.core.migrate import migrate_legacy
+    from .output import EXIT_NOTHING, print_json
+    from ..core.log.migrate import migrate_legacy
 
     paths = paths_from(args)
     result = migrate_legacy(paths, dry_run=args.dry_run)
@@ -409,8 +409,8 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 
 def _named_key(name: str) -> str:
-    from memkeeper.cli.output import EXIT_USAGE, CliError
-    from memkeeper.core.store import NAMED_MEMORY_FILES
+    from .output import EXIT_USAGE, CliError
+    from ..core.store.paths import NAMED_MEMORY_FILES
 
     key = name.removesuffix(".md")
     if key not in NAMED_MEMORY_FILES:
@@ -425,9 +425,9 @@ NAMED_TITLES = {"project": "Project Overview", "architecture": "Architecture", "
 def run_memory_set(args: argparse.Namespace) -> int:
     import sys
 
-    from memkeeper.core.atomic import atomic_write_text
-    from memkeeper.core.lock import reentrant_lock
-    from memkeeper.core.store import ensure_store
+    from ..core.store.atomic import atomic_write_text
+    from ..core.store.lock import reentrant_lock
+    from ..core.store.paths import ensure_store
 
     key = _named_key(args.name)
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
@@ -438,7 +438,7 @@ def run_memory_set(args: argparse.Namespace) -> int:
     with reentrant_lock(paths.lock):
         atomic_write_text(paths.named(key), text)
     if args.json:
-        from memkeeper.cli.output import print_json
+        from .output import print_json
 
         print_json({"saved": paths.named(key).name, "bytes": len(text.encode("utf-8"))})
         return 0
@@ -454,8 +454,8 @@ def _read_named(paths: StorePaths, key: str) -> str | None:
 
 
 def run_memory_get(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_NOTHING, console, literal, print_json
-    from memkeeper.core.store import NAMED_MEMORY_FILES
+    from .output import EXIT_NOTHING, console, literal, print_json
+    from ..core.store.paths import NAMED_MEMORY_FILES
 
     paths = paths_from(args)
     keys = [_named_key(args.name)] if args.name else list(NAMED_MEMORY_FILES)
@@ -475,10 +475,10 @@ def run_memory_get(args: argparse.Namespace) -> int:
 
 
 def run_memory_list(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import console, literal, print_json
-    from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES
-    from memkeeper.core.timefmt import iso_from_epoch
-    from memkeeper.core.tokens import tokens_for_bytes
+    from .output import console, literal, print_json
+    from ..core.store.paths import MEMORY_FILE, NAMED_MEMORY_FILES
+    from ..core.basics.timestamps import iso_from_epoch
+    from ..core.basics.tokens import tokens_for_bytes
 
     paths = paths_from(args)
     rows: list[dict[str, Any]] = []

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.cli.parser import Commands
+from .parser import Commands
 
 if TYPE_CHECKING:
-    from memkeeper.core.store import StorePaths
+    from ..core.store.paths import StorePaths
 
 BACKEND_CHOICES = ("auto", "claude", "anthropic", "command", "extractive")
 
@@ -36,7 +36,7 @@ def register(commands: Commands) -> None:
 
 
 def _store(args: argparse.Namespace) -> StorePaths:
-    from memkeeper.cli.output import EXIT_NOTHING, CliError, no_store_message, paths_from
+    from .output import EXIT_NOTHING, CliError, no_store_message, paths_from
 
     paths = paths_from(args)
     if not paths.exists():
@@ -45,9 +45,9 @@ def _store(args: argparse.Namespace) -> StorePaths:
 
 
 def run_regenerate(args: argparse.Namespace) -> int:
-    from memkeeper.cli.output import EXIT_ERROR, EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json
-    from memkeeper.core.config import load_config
-    from memkeeper.core.summary import SummaryJobReport, run_summary_job
+    from .output import EXIT_ERROR, EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json
+    from ..core.config.model import load_config
+    from ..core.summaries.summary import SummaryJobReport, run_summary_job
 
     if args.archives and (args.pending or args.all):
         raise CliError("give archive names or --pending or --all, not both", EXIT_USAGE)
@@ -81,8 +81,8 @@ def run_regenerate(args: argparse.Namespace) -> int:
 def _with_progress(paths: StorePaths, options: dict[str, Any]) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from memkeeper.cli.output import console, strip_control
-    from memkeeper.core.summary import run_summary_job
+    from .output import console, strip_control
+    from ..core.summaries.summary import run_summary_job
 
     with Progress(
         TextColumn("[bold]Summaries[/]"),
@@ -104,7 +104,7 @@ def _with_progress(paths: StorePaths, options: dict[str, Any]) -> Any:
 def _print_report(report: Any) -> None:
     from rich.text import Text
 
-    from memkeeper.cli.output import console, strip_control
+    from .output import console, strip_control
 
     out = console()
     if not report.outcomes:
@@ -141,11 +141,11 @@ def _print_report(report: Any) -> None:
 def run_summaries(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from memkeeper.cli.output import EXIT_OK, console, literal, print_json
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.index import read_index, safe_entries, summary_generated
-    from memkeeper.core.index_model import pending_summaries
-    from memkeeper.core.summarizers import budget_status
+    from .output import EXIT_OK, console, literal, print_json
+    from ..core.config.model import load_config_or_default
+    from ..core.store.memory_index import read_index, safe_entries, summary_generated
+    from ..core.store.memory_index_model import pending_summaries
+    from ..core.summarizers import budget_status
 
     paths = _store(args)
     config, warnings = load_config_or_default(paths)

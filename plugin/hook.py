@@ -5,12 +5,12 @@ timeout), finds the project from its ``cwd``, does a few small locked writes at 
 and hands anything heavy to a detached single-flight job:
 
 - ``SessionStart``: prepare the store, print the memory as ``additionalContext``
-  (:func:`memkeeper.core.session_context.build_context`), start any due work.
+  (:func:`memkeeper.core.context.session_start.build_context`), start any due work.
 - ``UserPromptSubmit`` / ``PostToolUse`` (and ``PostToolUseFailure``): count a message /
   a tool use for the session (exact under parallel hooks), rotate memory.md when due,
   start the ``flush`` job when ``flushEvery`` events are unflushed. Synthetic ``<task-notification>`` prompts are not
   counted. A typed prompt may get earlier memory that answers it as ``additionalContext``
-  (:mod:`memkeeper.core.recall`, read-only, never waiting long; the hook counts the prompt
+  (:mod:`memkeeper.core.recall.lookup`, read-only, never waiting long; the hook counts the prompt
   itself, exactly once); nothing else is printed: no
   rules text, and CLAUDE.md / Claude Code's own MEMORY.md are never written.
 - ``Stop`` (after every turn): only starts a flush that is already due.
@@ -33,16 +33,16 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from memkeeper.core import fastjson
-from memkeeper.core.layout import project_dir, store_root
+from ..core.basics import fastjson
+from ..core.store.layout import project_dir, store_root
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from memkeeper.core.recall_ask import Pending
-    from memkeeper.core.settings import HookSettings
-    from memkeeper.core.store import StorePaths
+    from ..core.recall.ask import Pending
+    from ..core.config.reader import HookSettings
+    from ..core.store.paths import StorePaths
 
     Handler = Callable[["Call"], None]
 
@@ -73,8 +73,8 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     """All of stdin until EOF, or what arrived within ``timeout`` seconds.
 
     What is there already (Claude Code writes the payload and closes stdin at once) is read
-    without waiting (:func:`memkeeper.core.platform.read_now`); the rest, if the writer is not
-    done, in a thread bounded by :func:`memkeeper.core.waits.run_bounded` (no signal, no
+    without waiting (:func:`memkeeper.core.basics.platform.read_now`); the rest, if the writer is not
+    done, in a thread bounded by :func:`memkeeper.core.basics.waits.run_bounded` (no signal, no
     ``select``: the same on every system and in any thread), on its own duplicate of stdin's
     descriptor, which it closes when it ends; past the deadline the hook goes on with what came.
     """
@@ -84,7 +84,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         return b""
     if os.isatty(fd):
         return b""
-    from memkeeper.core.platform import read_now
+    from ..core.basics.platform import read_now
 
     chunks: list[bytes] = []
     ready = read_now(fd, MAX_STDIN_BYTES)
@@ -92,7 +92,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         chunks, ended = ready
         if ended:
             return b"".join(chunks)
-    from memkeeper.core.waits import run_bounded
+    from ..core.basics.waits import run_bounded
 
     own = os.dup(fd)
 
@@ -196,7 +196,7 @@ class Call:
         if self._paths is None:
             from pathlib import Path
 
-            from memkeeper.core.store import StorePaths
+            from ..core.store.paths import StorePaths
 
             self._paths = StorePaths(Path(self.project))
         return self._paths
@@ -223,13 +223,13 @@ class Call:
 
 
 def _start(call: Call, kind: str, reason: str | None = None) -> None:
-    from memkeeper.core.jobs import start_job
+    from ..core.store.jobs import start_job
 
     start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
 def _start_flush(call: Call, reason: str, settings: HookSettings | None = None) -> None:
-    from memkeeper.core.activity import start_flush
+    from ..core.log.activity import start_flush
 
     start_flush(call.paths, call.session_id, call.job_options(reason), settings)
 
@@ -242,8 +242,8 @@ def _count(
     settings: HookSettings | None = None,
     guard: Callable[[], None] | None = None,
 ) -> None:
-    """Count the event, rotate if due (:mod:`memkeeper.core.activity`), start a flush if due."""
-    from memkeeper.core.activity import record
+    """Count the event, rotate if due (:mod:`memkeeper.core.log.activity`), start a flush if due."""
+    from ..core.log.activity import record
 
     done = record(
         call.project,
@@ -262,8 +262,8 @@ def _count(
 
 
 def on_session_start(call: Call) -> None:
-    from memkeeper.core import live_sessions
-    from memkeeper.core.store import ensure_store
+    from ..core.capture import live_sessions
+    from ..core.store.paths import ensure_store
 
     ensure_store(call.paths)
     _take_in_pulled(call)
@@ -273,24 +273,24 @@ def on_session_start(call: Call) -> None:
     stale = live_sessions.unfinished_sessions(call.paths, exclude=call.session_id)
     if call.session_id:
         live_sessions.note_session(call.paths, call.session_id, call.transcript_path)
-        from memkeeper.core.recall import note_session_start
+        from ..core.recall.lookup import note_session_start
 
         note_session_start(call.paths, call.session_id, text)  # per-prompt recall leaves out what it holds
     if stale and source in ("startup", "clear"):
         _start(call, "flush", "stale-sessions")
-    from memkeeper.core.counters import tidy_at
+    from ..core.log.counters import tidy_at
 
     tidy_at(os.fspath(call.paths.state))  # the closed count logs a burst of folds left
 
 
 def _take_in_pulled(call: Call) -> None:
-    """A shared store: what a pull brought is taken in (core/pulled.py); missing summaries are made."""
-    from memkeeper.core.share_marks import is_shared
+    """A shared store: what a pull brought is taken in (core/log/pulled.py); missing summaries are made."""
+    from ..core.sharing.marks import is_shared
 
     if not is_shared(call.paths):
         return
-    from memkeeper.core.lock import LockTimeout
-    from memkeeper.core.pulled import take_in
+    from ..core.store.lock import LockTimeout
+    from ..core.log.pulled import take_in
 
     try:
         pending = take_in(call.paths, timeout=HOOK_LOCK_TIMEOUT).get("pending")
@@ -304,7 +304,7 @@ def _print_context(call: Call, source: str) -> str:
     """Print the memory as SessionStart's ``additionalContext`` (whatever of it was built); return it."""
     import json
 
-    from memkeeper.core.session_context import build_context
+    from ..core.context.session_start import build_context
 
     text = ""
     try:
@@ -324,13 +324,13 @@ def ask_recall(call: Call) -> None:
 
     The question goes out to a resident lookup (on a thread of its own) before the rest of the
     hook's work, so the lookup runs meanwhile; the server reads the config
-    (:mod:`memkeeper.core.recall_ask`). :func:`on_prompt` reads the answer.
+    (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer.
     """
     call.asked = True
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    from memkeeper.core.recall_ask import ask
+    from ..core.recall.ask import ask
 
     call.pending = ask(call.project, call.session_id, prompt)
 
@@ -345,7 +345,7 @@ def on_prompt(call: Call) -> None:
     _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_root_links(call))
     pending, text = call.pending, ""
     if pending is not None:
-        from memkeeper.core.recall_ask import answer
+        from ..core.recall.ask import answer
 
         text = answer(pending, lambda: _answer_here(call, pending), lambda line: _log(call, line))
     if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
@@ -358,13 +358,13 @@ def _answer_here(call: Call, pending: Pending) -> str:
     """No resident lookup answered: look up in this process (if recall is on), then start the
     ``recall`` job for the next prompts."""
     _refuse_root_links(call)  # it reads the config and the index in the root
-    from memkeeper.core.layout import CONFIG_FILE
-    from memkeeper.core.settings import hook_settings_at
+    from ..core.store.layout import CONFIG_FILE
+    from ..core.config.reader import hook_settings_at
 
     call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if not settings.recall_enabled:
         return ""
-    from memkeeper.core.recall import lookup_here
+    from ..core.recall.lookup import lookup_here
 
     low = pending.min_confidence
     low = settings.recall_min_confidence if low is None else low
@@ -375,8 +375,8 @@ def _answer_here(call: Call, pending: Pending) -> str:
 
 def _start_recall(call: Call) -> None:
     """No resident lookup answered: start the ``recall`` job, unless one is starting or serving."""
-    from memkeeper.core.lock import is_locked
-    from memkeeper.core.recall import RECALL_JOB
+    from ..core.store.lock import is_locked
+    from ..core.recall.lookup import RECALL_JOB
 
     if not is_locked(call.paths.state / f"job-{RECALL_JOB}.lock"):
         _start(call, RECALL_JOB)
@@ -384,7 +384,7 @@ def _start_recall(call: Call) -> None:
 
 def _refuse_root_links(call: Call) -> None:
     """main checked .state and logs only: the root's entries too, before the root is read or written."""
-    from memkeeper.core.boundary import refuse_links
+    from ..core.store.boundary import refuse_links
 
     refuse_links(call.root, HOOK_FOLDERS)
 
@@ -396,9 +396,9 @@ def on_tool_use(call: Call) -> None:
 def on_stop(call: Call) -> None:
     if not os.path.isdir(call.root):
         return
-    from memkeeper.core import counters
-    from memkeeper.core.layout import CONFIG_FILE, STATE_DIR
-    from memkeeper.core.settings import hook_settings_at
+    from ..core.log import counters
+    from ..core.store.layout import CONFIG_FILE, STATE_DIR
+    from ..core.config.reader import hook_settings_at
 
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
@@ -407,7 +407,7 @@ def on_stop(call: Call) -> None:
 
 
 def on_pre_compact(call: Call) -> None:
-    from memkeeper.core import live_sessions
+    from ..core.capture import live_sessions
 
     if call.session_id:
         live_sessions.note_session(call.paths, call.session_id, call.transcript_path)
@@ -415,13 +415,13 @@ def on_pre_compact(call: Call) -> None:
 
 
 def on_session_end(call: Call) -> None:
-    from memkeeper.core import live_sessions
-    from memkeeper.core.store import ensure_store
+    from ..core.capture import live_sessions
+    from ..core.store.paths import ensure_store
 
     ensure_store(call.paths)
     if call.session_id:
         live_sessions.note_session(call.paths, call.session_id, call.transcript_path, ended=True)
-        from memkeeper.core.recall import note_session_end
+        from ..core.recall.lookup import note_session_end
 
         note_session_end(call.paths, call.session_id)  # its per-prompt recall state
     # Two detached processes, so the L1 copy does not wait behind a running flush; the
@@ -457,12 +457,12 @@ def main(argv: list[str]) -> int:
         project = project_dir(hook_cwd=payload.get("cwd"))
         if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
-        from memkeeper.core.boundary import refuse_links, refused_project
+        from ..core.store.boundary import refuse_links, refused_project
 
         if refused_project(project):
             return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
         call = Call(payload, project)
-        from memkeeper.core.state_stamp import adopt
+        from ..core.store.state_stamp import adopt
 
         adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
         # A count writes only in .state until it folds the counters' log: the root's entries
@@ -494,11 +494,11 @@ def run(argv: list[str]) -> None:
 
 def _finish_interrupted(call: Call) -> None:
     """Complete a rotation, migration or restore a kill interrupted (one stat per kind if none)."""
-    from memkeeper.core.layout import pending_intents
+    from ..core.store.layout import pending_intents
 
     if pending_intents(call.root):
-        from memkeeper.core import intents
-        from memkeeper.core.lock import LockTimeout
+        from ..core.store import intents
+        from ..core.store.lock import LockTimeout
 
         try:
             intents.recover_pending(call.paths, timeout=HOOK_LOCK_TIMEOUT)
@@ -510,7 +510,7 @@ def _log(call: Call | None, message: str) -> None:
     if call is None:
         return
     try:
-        from memkeeper.core.jobs import log_error
+        from ..core.store.jobs import log_error
 
         if os.path.isdir(call.root):
             log_error(call.paths, message)

@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memkeeper import __version__
-from memkeeper.core.interpreter import PLUGIN_ROOT, plugin_entry
+from .. import __version__
+from ..core.basics.interpreter import PLUGIN_ROOT, plugin_entry
 
 MARKETPLACE_NAME = "memkeeper-local"
 PLUGIN_NAME = "memkeeper"

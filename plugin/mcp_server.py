@@ -25,11 +25,11 @@ import threading
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-from memkeeper.core.store import StorePaths, paths_for
+from ..core.store.paths import StorePaths, paths_for
 
 if TYPE_CHECKING:
-    from memkeeper.core.recall import RecallServer
-    from memkeeper.core.search.model import Entry, Hit, SearchResults, Timeline
+    from ..core.recall.lookup import RecallServer
+    from ..core.search.model import Entry, Hit, SearchResults, Timeline
 
 SERVER_NAME = "memkeeper"
 #: Handshake versions of the protocol this server speaks (oldest first); a client asking
@@ -123,7 +123,7 @@ TOOLS: list[dict[str, Any]] = [
 
 
 def hit_line(hit: Hit, session_title: str | None = None) -> str:
-    from memkeeper.core.search.model import file_line
+    from ..core.search.model import file_line
 
     where = file_line(hit)
     date = f" {hit.date[:16]}" if hit.date else ""
@@ -136,14 +136,14 @@ def hit_line(hit: Hit, session_title: str | None = None) -> str:
 
 def exchange_line(turn: Hit) -> str:
     """A turn of a hit's exchange (the turn before or after it), under the hit's line."""
-    from memkeeper.core.search.model import file_line
+    from ..core.search.model import file_line
 
     return f"↳ {turn.id} [{turn.type}] {file_line(turn)}: {turn.marked_snippet('**', '**')}"
 
 
 def _expanded_ids(results: SearchResults) -> list[str]:
     """The hits worth their text: high confidence, best first, at most MAX_EXPANDED."""
-    from memkeeper.core.search import HIGH_CONFIDENCE
+    from ..core.search import HIGH_CONFIDENCE
 
     confident = [h for h in results.hits if h.confidence >= HIGH_CONFIDENCE]
     confident.sort(key=lambda h: -h.confidence)  # stable: tier order breaks ties
@@ -151,7 +151,7 @@ def _expanded_ids(results: SearchResults) -> list[str]:
 
 
 def _expansion(paths: StorePaths, hit: Hit, budget: int) -> str:
-    from memkeeper.core.search import NotFound, show
+    from ..core.search import NotFound, show
 
     try:
         text = show(paths, hit.id).text.strip()
@@ -166,7 +166,7 @@ def _expansion(paths: StorePaths, hit: Hit, budget: int) -> str:
 def _session_titles(paths: StorePaths, results: SearchResults) -> dict[str, str]:
     if not any(h.tier == "l1" for h in results.hits):
         return {}
-    from memkeeper.core.titles import session_titles
+    from ..core.capture.titles import session_titles
 
     return session_titles(paths)
 
@@ -174,7 +174,7 @@ def _session_titles(paths: StorePaths, results: SearchResults) -> dict[str, str]
 def _title_of(titles: dict[str, str], hit: Hit) -> str | None:
     if hit.tier != "l1":
         return None
-    from memkeeper.core.titles import title_key
+    from ..core.capture.titles import title_key
 
     return titles.get(title_key(hit.file.rsplit("/", 1)[-1]))
 
@@ -212,7 +212,7 @@ def format_results(results: SearchResults, paths: StorePaths | None = None) -> s
 
 
 def format_entry(entry: Entry, session_title: str | None = None) -> str:
-    from memkeeper.core.search.model import file_line
+    from ..core.search.model import file_line
 
     where = file_line(entry)
     meta = [f"{entry.id} [{entry.tier} {entry.type}] {where}"]
@@ -253,7 +253,7 @@ def _str_list(args: dict[str, Any], name: str) -> list[str] | None:
 
 
 def tool_search(paths: StorePaths, args: dict[str, Any]) -> str:
-    from memkeeper.core.search import QueryError, search
+    from ..core.search import QueryError, search
 
     query = _arg(args, "query", str)
     if query is None:
@@ -277,7 +277,7 @@ def tool_search(paths: StorePaths, args: dict[str, Any]) -> str:
 
 
 def tool_show(paths: StorePaths, args: dict[str, Any]) -> str:
-    from memkeeper.core.search import NotFound, show
+    from ..core.search import NotFound, show
 
     hit_id = _arg(args, "id", str)
     if not hit_id:
@@ -288,14 +288,14 @@ def tool_show(paths: StorePaths, args: dict[str, Any]) -> str:
         raise ToolError(f"error: {exc}") from None
     title = None
     if entry.tier == "l1":
-        from memkeeper.core.titles import session_title
+        from ..core.capture.titles import session_title
 
         title = session_title(paths, entry.file)
     return format_entry(entry, title)
 
 
 def tool_timeline(paths: StorePaths, args: dict[str, Any]) -> str:
-    from memkeeper.core.search import NotFound, timeline
+    from ..core.search import NotFound, timeline
 
     hit_id = _arg(args, "id", str)
     if not hit_id:
@@ -398,7 +398,7 @@ class Server:
 
     @staticmethod
     def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
-        from memkeeper import __version__
+        from .. import __version__
 
         requested = params.get("protocolVersion")
         version = requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
@@ -443,7 +443,7 @@ class Server:
         self._warmed = True
         if self.paths.exists():
             warm_up(self.paths)
-            from memkeeper.core.recall import RecallServer
+            from ..core.recall.lookup import RecallServer
 
             self.recall = RecallServer(self.paths)  # set first: run()'s cleanup closes it whenever it ends
             try:
@@ -460,7 +460,7 @@ def warm_up(paths: StorePaths) -> threading.Thread:
 
     def work() -> None:
         try:
-            from memkeeper.core.search import refresh
+            from ..core.search import refresh
 
             refresh(paths)
         except Exception:
@@ -476,8 +476,8 @@ def serve(project: str | None = None) -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _exit_on_term)
-    from memkeeper.core.boundary import StoreLinkError
-    from memkeeper.core.store import StoreRefused
+    from ..core.store.boundary import StoreLinkError
+    from ..core.store.paths import StoreRefused
 
     try:
         paths = paths_for(project)

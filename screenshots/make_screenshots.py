@@ -59,10 +59,10 @@ def fake_claude_home(home: Path, project: Path) -> None:
 
 
 async def shoot(name: str, size: tuple[int, int], out: Path, home: Path) -> Path:
-    import memkeeper.core.forget
+    import memkeeper.core.store.trash
     from memkeeper.tui.app import MemkeeperApp
 
-    memkeeper.core.forget.iso_now = lambda: FROZEN_NOW  # the trash shows when things were forgotten
+    memkeeper.core.store.trash.iso_now = lambda: FROZEN_NOW  # the trash shows when things were forgotten
 
     work = home / "work"  # the same path for every scene: the projects screen shows ~/work/ledgerline
     shutil.rmtree(work, ignore_errors=True)

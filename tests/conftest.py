@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.recall_ask import KEY_SUFFIX
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.recall.ask import KEY_SUFFIX
+from memkeeper.core.store.paths import StorePaths, ensure_store
 
 #: The folders whose tests make the quick subset (``pytest -m quick``), less those marked slow, e2e or
 #: tmux: the library and the command line, a few minutes with ``-n 2`` on two cores (CONTRIBUTING.md).

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.store import StorePaths, ensure_store, paths_for
+from memkeeper.core.store.paths import StorePaths, ensure_store, paths_for
 
 
 def l1_entry(minute: int, role: str, **fields: Any) -> dict[str, Any]:

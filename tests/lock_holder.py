@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memkeeper.core.platform import kill
+from memkeeper.core.basics.platform import kill
 
 HOLDER = r"""
 import sys, time
-from memkeeper.core.lock import file_lock
+from memkeeper.core.store.lock import file_lock
 with file_lock(sys.argv[1], timeout=60):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))

@@ -20,10 +20,10 @@ from textual.app import App
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from memkeeper.core.store import StorePaths
-from memkeeper.tui import keymap
-from memkeeper.tui.commands import MemoryCommands
-from memkeeper.tui.messages import (
+from ..core.store.paths import StorePaths
+from . import keymap
+from .commands import MemoryCommands
+from .messages import (
     PrefChosen,
     ReloadWanted,
     RestoreWanted,
@@ -34,16 +34,16 @@ from memkeeper.tui.messages import (
     StoreChanged,
     WatchStateChanged,
 )
-from memkeeper.tui.model import BackendHealth, StoreSnapshot
-from memkeeper.tui.prefs import Prefs
-from memkeeper.tui.screens.browse import BrowseScreen, target_for_file
-from memkeeper.tui.snapshot import load_snapshot
-from memkeeper.tui.startup import release_gc, settle_gc
-from memkeeper.tui.store_actions import StoreActions
-from memkeeper.tui.widgets.doc_pane import OpenRequest
+from .model import BackendHealth, StoreSnapshot
+from .prefs import Prefs
+from .screens.browse import BrowseScreen, target_for_file
+from .snapshot import load_snapshot
+from .startup import release_gc, settle_gc
+from .store_actions import StoreActions
+from .widgets.doc_pane import OpenRequest
 
 if TYPE_CHECKING:
-    from memkeeper.tui.screens.search import SearchState
+    from .screens.search import SearchState
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -67,7 +67,7 @@ class MemkeeperApp(StoreActions):
         self, paths: StorePaths, *, watch: bool = True, note: str | None = None, prefs: bool = True
     ) -> None:
         super().__init__()
-        from memkeeper.tui.prefs import Prefs, load_prefs
+        from .prefs import Prefs, load_prefs
 
         self.paths = paths
         self.snapshot: StoreSnapshot | None = None
@@ -149,7 +149,7 @@ class MemkeeperApp(StoreActions):
             return
         self._read_backend(self.paths)
         try:
-            from memkeeper.core.search.engine import warm_up
+            from ..core.search.engine import warm_up
         except ImportError:
             return
         if not self.paths.search_db.exists():
@@ -167,9 +167,9 @@ class MemkeeperApp(StoreActions):
         first open pays for neither."""
         import rich.ansi  # noqa: F401  (a plot is drawn as ANSI text, read back by Rich)
 
-        from memkeeper.core.history import read_ahead
-        from memkeeper.core.search import l1days, l3findings  # noqa: F401  (the lists' readers)
-        from memkeeper.tui.screens import activity  # noqa: F401
+        from ..core.search.history import read_ahead
+        from ..core.search import l1days, l3findings  # noqa: F401  (the lists' readers)
+        from .screens import activity  # noqa: F401
 
         if self.snapshot is not None and self.snapshot.exists:
             read_ahead(self.paths)
@@ -179,7 +179,7 @@ class MemkeeperApp(StoreActions):
         self._read_backend(paths)
 
     def _read_backend(self, paths: StorePaths) -> None:
-        from memkeeper.tui.snapshot import backend_health
+        from .snapshot import backend_health
 
         try:
             health = backend_health(paths)
@@ -202,7 +202,7 @@ class MemkeeperApp(StoreActions):
 
     @work(exclusive=True, group="fs-watch", exit_on_error=False, description="watch the store")
     async def _watch_worker(self, paths: StorePaths, stop: asyncio.Event) -> None:
-        from memkeeper.tui.watch import watch_store, watched_folders
+        from .watch import watch_store, watched_folders
 
         if not watched_folders(paths):
             self.post_message(WatchStateChanged(False, "nothing to watch: the store does not exist"))
@@ -246,7 +246,7 @@ class MemkeeperApp(StoreActions):
     # -- screens -----------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        from memkeeper.tui.modals.help import HelpModal
+        from .modals.help import HelpModal
 
         if not isinstance(self.screen, HelpModal):
             self.push_screen(HelpModal(type(self.screen)))
@@ -259,7 +259,7 @@ class MemkeeperApp(StoreActions):
 
     def open_search(self, query: str = "") -> None:
         """Open search where it was left (query, filters, results), or with ``query``."""
-        from memkeeper.tui.screens.search import SearchScreen, SearchState
+        from .screens.search import SearchScreen, SearchState
 
         if isinstance(self.screen, SearchScreen):
             return
@@ -306,7 +306,7 @@ class MemkeeperApp(StoreActions):
     def _prefs_worker(self, prefs: Prefs) -> None:
         from dataclasses import asdict
 
-        from memkeeper.tui.prefs import save_prefs
+        from .prefs import save_prefs
 
         save_prefs(**asdict(prefs))
 
@@ -316,27 +316,27 @@ class MemkeeperApp(StoreActions):
             self.push_screen(screen(self.paths))
 
     def open_pending(self) -> None:
-        from memkeeper.tui.screens.pending import PendingScreen
+        from .screens.pending import PendingScreen
 
         self._push_once(PendingScreen)
 
     def open_sessions(self) -> None:
-        from memkeeper.tui.screens.sessions import SessionsScreen
+        from .screens.sessions import SessionsScreen
 
         self._push_once(SessionsScreen)
 
     def open_activity(self) -> None:
-        from memkeeper.tui.screens.activity import ActivityScreen
+        from .screens.activity import ActivityScreen
 
         self._push_once(ActivityScreen)
 
     def open_trash(self) -> None:
-        from memkeeper.tui.screens.trash import TrashScreen
+        from .screens.trash import TrashScreen
 
         self._push_once(TrashScreen)
 
     def open_settings(self) -> None:
-        from memkeeper.tui.screens.settings import SettingsScreen
+        from .screens.settings import SettingsScreen
 
         self._push_once(SettingsScreen)
 
@@ -372,7 +372,7 @@ class MemkeeperApp(StoreActions):
             self.set_deep_default(message.value)
 
     def open_projects(self) -> None:
-        from memkeeper.tui.modals.projects import ProjectsModal
+        from .modals.projects import ProjectsModal
 
         def chosen(project: Path | None) -> None:
             if project is not None and project != self.paths.project:
@@ -381,7 +381,7 @@ class MemkeeperApp(StoreActions):
         self.push_screen(ProjectsModal(self.paths.project), chosen)
 
     def open_migrate(self) -> None:
-        from memkeeper.tui.modals.migrate import MigrateModal
+        from .modals.migrate import MigrateModal
 
         def closed(changed: bool | None) -> None:
             if changed:

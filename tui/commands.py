@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from memkeeper.tui.app import MemkeeperApp
+    from .app import MemkeeperApp
 
 
 def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], object]]]:
@@ -27,7 +27,7 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
 
     def pane_action(name: str) -> Callable[[], object]:
         def run() -> object:
-            from memkeeper.tui.widgets.doc_pane import DocPane
+            from .widgets.doc_pane import DocPane
 
             panes = app.screen.query(DocPane)
             if not panes:
@@ -106,7 +106,7 @@ class MemoryCommands(Provider):
     """memkeeper's actions in the command palette."""
 
     def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
-        from memkeeper.tui.reach import memkeeper_app
+        from .reach import memkeeper_app
 
         return palette_actions(memkeeper_app(self.screen))
 

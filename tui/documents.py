@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memkeeper.core.store import StorePaths
-from memkeeper.core.wording import counted
-from memkeeper.tui.items import DocItem
-from memkeeper.tui.l1_items import l1_items
-from memkeeper.tui.markdown_items import markdown_items
-from memkeeper.tui.model import Document, StoreSnapshot, Target
-from memkeeper.tui.summary_items import summary_items
+from ..core.store.paths import StorePaths
+from ..core.basics.wording import counted
+from .items import DocItem
+from .l1_items import l1_items
+from .markdown_items import markdown_items
+from .model import Document, StoreSnapshot, Target
+from .summary_items import summary_items
 
 
 def _read_text(path: Path) -> str:
@@ -21,8 +21,8 @@ def _read_text(path: Path) -> str:
 def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None = None) -> Document:
     """Read and shape one document for the viewer."""
     if target.kind == "memory":
-        from memkeeper.core.settings import hook_settings
-        from memkeeper.core.tokens import tokens_for_bytes
+        from ..core.config.reader import hook_settings
+        from ..core.basics.tokens import tokens_for_bytes
 
         raw = paths.memory.read_bytes() if paths.memory.exists() else b""
         text = raw.decode("utf-8", "replace")
@@ -46,8 +46,8 @@ def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
 
 
 def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
-    from memkeeper.core.names import summary_name
-    from memkeeper.core.summary import load_summary
+    from ..core.store.names import summary_name
+    from ..core.summaries.summary import load_summary
 
     archive = target.name
     info = snapshot.archive_named.get(archive) if snapshot else None
@@ -76,7 +76,7 @@ def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot
 
 
 def _l1_document(paths: StorePaths, target: Target) -> Document:
-    from memkeeper.core.l1_entries import read_l1
+    from ..core.capture.l1_entries import read_l1
 
     path = paths.sessions / target.name
     entries = list(read_l1(path))

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memkeeper.core.timefmt import local_time
-from memkeeper.core.wording import counted
-from memkeeper.tui.items import DocItem
+from ..core.basics.timestamps import local_time
+from ..core.basics.wording import counted
+from .items import DocItem
 
 #: Tools whose call starts a subagent (``Task`` until Claude Code 2.1, ``Agent`` since).
 AGENT_TOOLS = frozenset({"Task", "Agent"})

@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memkeeper.core.store import StorePaths
-from memkeeper.tui.startup import hold_gc
+from ..core.store.paths import StorePaths
+from .startup import hold_gc
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -35,7 +35,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def demo_paths() -> StorePaths:
     """A fresh demo store in a temporary folder."""
-    from memkeeper.core.demo import create_demo_store
+    from ..core.demo import create_demo_store
 
     folder = Path(tempfile.mkdtemp(prefix="memkeeper-demo-")) / "ledgerline"
     folder.mkdir()
@@ -45,13 +45,13 @@ def demo_paths() -> StorePaths:
 def main(argv: list[str] | None = None) -> int:
     """Console script ``memkeeper-tui``."""
     hold_gc()  # until the first frame (the App releases it)
-    from memkeeper.core.store import paths_for
-    from memkeeper.tui.app import MemkeeperApp
+    from ..core.store.paths import paths_for
+    from .app import MemkeeperApp
 
     args = parse_args(argv)
     if not args.demo:
-        from memkeeper.core.boundary import StoreLinkError
-        from memkeeper.core.store import StoreRefused
+        from ..core.store.boundary import StoreLinkError
+        from ..core.store.paths import StoreRefused
 
         try:
             paths = paths_for(args.project)
@@ -105,7 +105,7 @@ def _remove_on_hangup(folder: Path) -> None:
     import os
     import signal
 
-    from memkeeper.core.platform import on_hangup
+    from ..core.basics.platform import on_hangup
 
     def hang_up(signum: int, _frame: object) -> None:
         remove_demo(folder)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
-from memkeeper.tui.model import StoreSnapshot
+from .model import StoreSnapshot
 
 if TYPE_CHECKING:
-    from memkeeper.tui.screens.search import SearchState
+    from .screens.search import SearchState
 
 #: Tiers a file change can touch.
 TIERS = ("l2", "l3", "l1", "index", "named")

@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from memkeeper.tui.items import DocItem
+from .items import DocItem
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def load_prefs() -> Prefs:
 
 def save_prefs(**changes: Any) -> Prefs:
     """Save ``changes`` over the current preferences (best effort: a read-only home keeps defaults)."""
-    from memkeeper.core.atomic import atomic_write_text
+    from ..core.store.atomic import atomic_write_text
 
     prefs = replace(load_prefs(), **changes)
     path = prefs_path()

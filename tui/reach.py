@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from textual.dom import DOMNode
 
-    from memkeeper.tui.app import MemkeeperApp
+    from .app import MemkeeperApp
 
 
 def memkeeper_app(node: DOMNode) -> MemkeeperApp:

@@ -1,7 +1,7 @@
 """The store's state for the tree and the status line, read through core (in thread workers).
 
-Nothing here parses store formats itself: the index comes from :mod:`memkeeper.core.index`,
-L1 sessions from :mod:`memkeeper.core.l1`, the threshold from the settings. The snapshot
+Nothing here parses store formats itself: the index comes from :mod:`memkeeper.core.store.memory_index`,
+L1 sessions from :mod:`memkeeper.core.capture.l1`, the threshold from the settings. The snapshot
 lists L1 file names only and never reads the whole L1 tier; counts are computed per day,
 on demand (:func:`count_l1`).
 """
@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.names import is_l1, l1_session, l1_started
-from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
-from memkeeper.core.timefmt import local_time
-from memkeeper.tui.model import (
+from ..core.store.names import is_l1, l1_session, l1_started
+from ..core.store.paths import NAMED_MEMORY_FILES, StorePaths
+from ..core.basics.timestamps import local_time
+from .model import (
     ArchiveInfo,
     BackendHealth,
     SessionCounts,
@@ -42,14 +42,14 @@ def session_info(name: str, size: int) -> SessionInfo | None:
 
 
 def _summary_state(entry: dict[str, Any]) -> SummaryState:
-    from memkeeper.core.index import summary_state
+    from ..core.store.memory_index import summary_state
 
     state = summary_state(entry)
     return "ok" if state == "generated" else state
 
 
 def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
-    from memkeeper.core.index import summary_attempts, summary_error
+    from ..core.store.memory_index import summary_attempts, summary_error
 
     found = entry.get("dateRange")
     date_range: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -69,11 +69,11 @@ def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
-    from memkeeper.core.flush_positions import last_flush
-    from memkeeper.core.index import read_index, safe_entries
-    from memkeeper.core.progress import next_flush
-    from memkeeper.core.rotation import memory_tokens
-    from memkeeper.core.settings import hook_settings
+    from ..core.log.flush_positions import last_flush
+    from ..core.store.memory_index import read_index, safe_entries
+    from ..core.log.progress import next_flush
+    from ..core.log.rotation import memory_tokens
+    from ..core.config.reader import hook_settings
 
     if not paths.exists():
         return StoreSnapshot(project=paths.project, exists=False)
@@ -114,9 +114,9 @@ def load_snapshot(paths: StorePaths) -> StoreSnapshot:
 def backend_health(paths: StorePaths) -> BackendHealth:
     """The summarizer backend as ``memkeeper status`` reports it, with today's model calls and
     tokens against the caps (imports pydantic: keep it off the first paint, in a worker)."""
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.summarizers import budget_status
-    from memkeeper.core.summarizers.health import backend_report
+    from ..core.config.model import load_config_or_default
+    from ..core.summarizers import budget_status
+    from ..core.summarizers.health import backend_report
 
     config, _ = load_config_or_default(paths)
     report = backend_report(paths, config)
@@ -165,8 +165,8 @@ def count_l1(paths: StorePaths, names: Iterable[str]) -> dict[str, SessionCounts
 
 
 def _count_one(path: Path) -> SessionCounts:
-    from memkeeper.core.l1 import count_entries
-    from memkeeper.core.l1_entries import read_l1
+    from ..core.capture.l1 import count_entries
+    from ..core.capture.l1_entries import read_l1
 
     tally = count_entries(read_l1(path))
     messages, tools = tally.messages, tally.tools
@@ -175,7 +175,7 @@ def _count_one(path: Path) -> SessionCounts:
 
 
 def _has_entries(path: Path) -> bool:
-    from memkeeper.core.l1_entries import read_l1
+    from ..core.capture.l1_entries import read_l1
 
     return next(read_l1(path), None) is not None
 

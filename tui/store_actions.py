@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App
 
-from memkeeper.core.store import StorePaths
-from memkeeper.tui.model import StoreSnapshot, Target
-from memkeeper.tui.widgets.doc_pane import DocPane
+from ..core.store.paths import StorePaths
+from .model import StoreSnapshot, Target
+from .widgets.doc_pane import DocPane
 
 
 class StoreActions(App[None]):
@@ -31,7 +31,7 @@ class StoreActions(App[None]):
 
     def rotate_now(self) -> None:
         """Confirm, then rotate memory.md now (refused when it is empty)."""
-        from memkeeper.tui.modals.confirm import ConfirmModal
+        from .modals.confirm import ConfirmModal
 
         snapshot = self.snapshot
         if snapshot is None or not snapshot.exists or snapshot.memory_bytes == 0:
@@ -51,8 +51,8 @@ class StoreActions(App[None]):
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="rotate")
     def _rotate_worker(self, paths: StorePaths) -> None:
-        from memkeeper.core.config import load_config_or_default
-        from memkeeper.core.rotation import rotate
+        from ..core.config.model import load_config_or_default
+        from ..core.log.rotation import rotate
 
         config, _ = load_config_or_default(paths)
         try:
@@ -63,7 +63,7 @@ class StoreActions(App[None]):
         if result is None:
             self.call_from_thread(self.notify, "Nothing to rotate: memory.md is empty.", severity="warning")
         else:
-            from memkeeper.core.jobs import start_job
+            from ..core.store.jobs import start_job
 
             start_job(paths, "summary")  # as the CLI does: the new archive is summarised in the background
             self.call_from_thread(
@@ -73,7 +73,7 @@ class StoreActions(App[None]):
 
     def forget(self, target: Target) -> None:
         """Confirm, then move an archive (with its summary) or an L1 session into the trash."""
-        from memkeeper.tui.modals.confirm import ConfirmModal
+        from .modals.confirm import ConfirmModal
 
         name = target.name
         if target.kind == "l1":
@@ -92,7 +92,7 @@ class StoreActions(App[None]):
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="forget")
     def _forget_worker(self, paths: StorePaths, target: Target) -> None:
-        from memkeeper.core.forget import forget_archive, forget_l1
+        from ..core.store.trash import forget_archive, forget_l1
 
         def change() -> str:
             item = (
@@ -108,7 +108,7 @@ class StoreActions(App[None]):
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="restore")
     def _restore_worker(self, paths: StorePaths, trash_id: str) -> None:
-        from memkeeper.core.forget import restore
+        from ..core.store.trash import restore
 
         self._change_store(paths, lambda: f"Restored {restore(paths, trash_id).name}.", "Cannot restore")
 
@@ -148,7 +148,7 @@ class StoreActions(App[None]):
 
     @work(thread=True, group="export", exit_on_error=False, description="export session")
     def _export_worker(self, paths: StorePaths, path: Path) -> None:
-        from memkeeper.core.export import export_session
+        from ..core.capture.export import export_session
 
         try:
             written = export_session(path, paths.project)
@@ -159,7 +159,7 @@ class StoreActions(App[None]):
 
     @on(DocPane.RemoveRequested)
     def _remove_requested(self, message: DocPane.RemoveRequested) -> None:
-        from memkeeper.tui.modals.confirm import ConfirmModal
+        from .modals.confirm import ConfirmModal
 
         where = "memory.md" if message.target.kind == "memory" else message.target.name
         span = (
@@ -180,7 +180,7 @@ class StoreActions(App[None]):
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="remove entry")
     def _remove_worker(self, paths: StorePaths, name: str, start: int, end: int, text: str) -> None:
-        from memkeeper.core.forget import forget_lines
+        from ..core.store.trash import forget_lines
 
         def change() -> str:
             forget_lines(paths, name, start, end, text)
@@ -195,7 +195,7 @@ class StoreActions(App[None]):
 
     @work(thread=True, exclusive=True, group="store-action", exit_on_error=False, description="regenerate")
     def _regenerate_worker(self, paths: StorePaths, archive: str) -> None:
-        from memkeeper.core.summary import generate_summary
+        from ..core.summaries.summary import generate_summary
 
         try:
             summary = generate_summary(paths, archive)
@@ -221,7 +221,7 @@ class StoreActions(App[None]):
     @staticmethod
     def _refresh_search(paths: StorePaths) -> None:
         try:
-            from memkeeper.core.search import refresh
+            from ..core.search import refresh
         except ImportError:
             return
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memkeeper.tui.items import DocItem
+from .items import DocItem
 
 
 def summary_items(data: dict[str, Any]) -> list[DocItem]:

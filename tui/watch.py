@@ -13,9 +13,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from memkeeper.core import names
-from memkeeper.core.layout import SESSIONS_DIR
-from memkeeper.core.store import INDEX_FILE, LOCK_FILE, MEMORY_FILE, NAMED_MEMORY_FILES, SEARCH_DB, StorePaths
+from ..core.store import names
+from ..core.store.layout import SESSIONS_DIR
+from ..core.store.paths import INDEX_FILE, LOCK_FILE, MEMORY_FILE, NAMED_MEMORY_FILES, SEARCH_DB, StorePaths
 
 #: Quiet gap (ms) that ends a batch, and the longest a batch is collected.
 STEP_MS = 150

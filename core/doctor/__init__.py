@@ -13,8 +13,8 @@ fixable but do not make the store unhealthy.
 
 from __future__ import annotations
 
-from memkeeper.core.boundary import store_links
-from memkeeper.core.doctor.base import (
+from ..store.boundary import store_links
+from .base import (
     ERROR,
     NOTE,
     TEMP_STALE_SECONDS,
@@ -25,14 +25,14 @@ from memkeeper.core.doctor.base import (
     Finding,
     writable,
 )
-from memkeeper.core.doctor.crash_checks import (
+from .crash_checks import (
     FlushJournalCheck,
     IntentsCheck,
     InterruptedRotationCheck,
     L1PendingCheck,
     MigrationOrphansCheck,
 )
-from memkeeper.core.doctor.file_checks import (
+from .file_checks import (
     AdoptedCheck,
     CountersCheck,
     EncodingCheck,
@@ -40,9 +40,9 @@ from memkeeper.core.doctor.file_checks import (
     LeftoversCheck,
     PermissionsCheck,
 )
-from memkeeper.core.doctor.index_checks import DuplicateArchivesCheck, IndexCheck, SummariesCheck
-from memkeeper.core.lock import reentrant_lock
-from memkeeper.core.store import StorePaths
+from .index_checks import DuplicateArchivesCheck, IndexCheck, SummariesCheck
+from ..store.lock import reentrant_lock
+from ..store.paths import StorePaths
 
 __all__ = [
     "CHECKS",

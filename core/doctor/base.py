@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from memkeeper.core.atomic import atomic_write_bytes
-from memkeeper.core.index import listed_files
-from memkeeper.core.store import DIR_MODE, FILE_MODE, StorePaths
-from memkeeper.core.timefmt import file_stamp
+from ..store.atomic import atomic_write_bytes
+from ..store.memory_index import listed_files
+from ..store.paths import DIR_MODE, FILE_MODE, StorePaths
+from ..basics.timestamps import file_stamp
 
 #: Folders inside the store that hold copies, not live data: never parsed or repaired (``.set-aside``:
-#: runtime state made elsewhere, see :mod:`memkeeper.core.state_stamp`).
+#: runtime state made elsewhere, see :mod:`memkeeper.core.store.state_stamp`).
 SKIPPED_DIRS = (".backups", ".trash", ".set-aside")
 #: A temp file from an atomic write older than this belongs to a writer that died.
 TEMP_STALE_SECONDS = 60.0
@@ -132,7 +132,7 @@ def lock_held(path: Path) -> bool:
     opened for writing (a read-only store) is not held: nothing can be changing that store."""
     import errno
 
-    from memkeeper.core.lock import is_locked
+    from ..store.lock import is_locked
 
     try:
         return is_locked(path)

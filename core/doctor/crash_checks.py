@@ -1,7 +1,7 @@
 """Checks for work a kill interrupted: rotation, migration, an L1 update, a flush.
 
 The operations record an intent first and the next ordinary operation finishes them
-(:mod:`memkeeper.core.intents`); these checks also find what an older version (or the
+(:mod:`memkeeper.core.store.intents`); these checks also find what an older version (or the
 JS plugin) left without an intent, by content.
 """
 
@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
-from memkeeper.core.doctor.base import (
+from ..store.atomic import atomic_write_bytes, atomic_write_json
+from .base import (
     ERROR,
     WARNING,
     Check,
@@ -23,15 +23,15 @@ from memkeeper.core.doctor.base import (
     lock_held,
     rel,
 )
-from memkeeper.core.index import list_archives
-from memkeeper.core.lock import file_lock
-from memkeeper.core.store import StorePaths, is_safe_basename
-from memkeeper.core.tokens import CARRYOVER_TOKENS, extract_tail_bytes
+from ..store.memory_index import list_archives
+from ..store.lock import file_lock
+from ..store.paths import StorePaths, is_safe_basename
+from ..basics.tokens import CARRYOVER_TOKENS, extract_tail_bytes
 
 
 def carryover_tokens(paths: StorePaths) -> int:
     try:
-        from memkeeper.core.settings import hook_settings
+        from ..config.reader import hook_settings
 
         return hook_settings(paths).carryover_tokens
     except Exception:  # a broken config is reported by status, not here
@@ -234,7 +234,7 @@ class FlushJournalCheck(Check):
         return []
 
     def repair(self, ctx: Context, findings: list[Finding]) -> None:
-        from memkeeper.core.flush import recover_journal
+        from ..log.flush import recover_journal
 
         ctx.backed_up().copy(ctx.paths.state / "flush-journal.json")
         recover_journal(ctx.paths)
@@ -246,8 +246,8 @@ class IntentsCheck(Check):
     codes = ("operation-interrupted",)
 
     def diagnose(self, ctx: Context) -> list[Finding]:
-        from memkeeper.core import intents
-        from memkeeper.core.layout import intent_path
+        from ..store import intents
+        from ..store.layout import intent_path
 
         if not ctx.holding_lock and lock_held(ctx.paths.lock):
             return []  # the operation may be running right now
@@ -262,6 +262,6 @@ class IntentsCheck(Check):
         ]
 
     def repair(self, ctx: Context, findings: list[Finding]) -> None:
-        from memkeeper.core import intents
+        from ..store import intents
 
         intents.recover_pending(ctx.paths)

@@ -9,9 +9,9 @@ import stat
 import zlib
 from pathlib import Path
 
-from memkeeper.core import jobs
-from memkeeper.core.atomic import append_bytes, atomic_write_bytes, atomic_write_json
-from memkeeper.core.doctor.base import (
+from ..store import jobs
+from ..store.atomic import append_bytes, atomic_write_bytes, atomic_write_json
+from .base import (
     ERROR,
     NOTE,
     WARNING,
@@ -23,10 +23,10 @@ from memkeeper.core.doctor.base import (
     rel,
     store_files,
 )
-from memkeeper.core.lock import file_lock
-from memkeeper.core.names import is_l1
-from memkeeper.core.platform import HAS_FILE_MODES
-from memkeeper.core.store import DIR_MODE, FILE_MODE
+from ..store.lock import file_lock
+from ..store.names import is_l1
+from ..basics.platform import HAS_FILE_MODES
+from ..store.paths import DIR_MODE, FILE_MODE
 
 #: A JS ``.rotation.lock`` older than this is stale (the JS plugin's LOCK_STALE_MS).
 JS_LOCK_STALE_SECONDS = 60.0
@@ -235,13 +235,13 @@ class PermissionsCheck(Check):
 
 class AdoptedCheck(Check):
     """What the first use on this machine did to a store made elsewhere (set its runtime state aside,
-    repaired modes: :mod:`memkeeper.core.state_stamp`), said once it is done; and runtime state not
+    repaired modes: :mod:`memkeeper.core.store.state_stamp`), said once it is done; and runtime state not
     made here, which the next use sets aside."""
 
     codes = ("adopted", "state-not-made-here")
 
     def diagnose(self, ctx: Context) -> list[Finding]:
-        from memkeeper.core.state_stamp import ADOPTED_FILE, trusted
+        from ..store.state_stamp import ADOPTED_FILE, trusted
 
         root = str(ctx.paths.root)
         if os.path.isdir(ctx.paths.state) and not trusted(root):

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.doctor.base import (
+from ..store.atomic import atomic_write_json
+from .base import (
     ERROR,
     NOTE,
     WARNING,
@@ -20,7 +20,7 @@ from memkeeper.core.doctor.base import (
     raw_index,
     rel,
 )
-from memkeeper.core.index import (
+from ..store.memory_index import (
     archive_entry,
     list_archives,
     mark_generated,
@@ -31,9 +31,9 @@ from memkeeper.core.index import (
     summary_generated,
     update_index,
 )
-from memkeeper.core.names import SUMMARY_SUFFIX, summary_name
-from memkeeper.core.store import StorePaths, is_safe_basename
-from memkeeper.core.tokens import tokens_for_bytes
+from ..store.names import SUMMARY_SUFFIX, summary_name
+from ..store.paths import StorePaths, is_safe_basename
+from ..basics.tokens import tokens_for_bytes
 
 
 def summary_problem(path: Path) -> str | None:
@@ -47,7 +47,7 @@ def summary_problem(path: Path) -> str | None:
     if not isinstance(data, dict):
         return "not a JSON object"
     try:  # the typed model, when the summaries module is installed
-        from memkeeper.core.summary import load_summary
+        from ..summaries.summary import load_summary
     except ImportError:
         return None
     try:

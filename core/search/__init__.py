@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.core.search.engine import CAP, DEFAULT_LIMIT, scan_search, search
-from memkeeper.core.search.indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
-from memkeeper.core.search.model import (
+from .engine import CAP, DEFAULT_LIMIT, scan_search, search
+from .indexer import IndexBusy, Progress, RefreshStats, refresh, reindex
+from .model import (
     HIGH_CONFIDENCE,
     SUGGESTED_CONFIDENCE,
     Entry,
@@ -22,11 +22,11 @@ from memkeeper.core.search.model import (
     TierResult,
     Timeline,
 )
-from memkeeper.core.search.query import MAX_QUERY_CHARS, QueryError
-from memkeeper.core.search.sources import TIERS, TYPES_BY_TIER
+from .query import MAX_QUERY_CHARS, QueryError
+from .sources import TIERS, TYPES_BY_TIER
 
 if TYPE_CHECKING:
-    from memkeeper.core.search.disclosure import show, timeline
+    from .disclosure import show, timeline
 
 __all__ = [
     "CAP",
@@ -58,7 +58,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """``show`` and ``timeline`` load their module when first asked for (a search needs neither)."""
     if name in ("show", "timeline"):
-        from memkeeper.core.search import disclosure
+        from . import disclosure
 
         return getattr(disclosure, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,16 +8,16 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.platform import read_at
-from memkeeper.core.search import ranked, schema, sources
-from memkeeper.core.search.query import Query
-from memkeeper.core.search.sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc
+from ..store.names import l1_session, name_date
+from ..basics.platform import read_at
+from . import ranked, schema, sources
+from .query import Query
+from .sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from memkeeper.core.store import StorePaths
+    from ..store.paths import StorePaths
 
 _READ_CHUNK = 8192
 

@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memkeeper.core import fastjson
-from memkeeper.core.atomic import open_read
-from memkeeper.core.boundary import StoreLinkError
-from memkeeper.core.l1_counts import day_counts
-from memkeeper.core.search.freshness import Row
-from memkeeper.core.search.schema import trigram_text
-from memkeeper.core.search.sources import (
+from ..basics import fastjson
+from ..store.atomic import open_read
+from ..store.boundary import StoreLinkError
+from ..capture.l1_counts import day_counts
+from .freshness import Row
+from .schema import trigram_text
+from .sources import (
     BIG_TIERS,
     BLOCK_BYTES,
     BROKEN,
@@ -40,8 +40,8 @@ from memkeeper.core.search.sources import (
     read_source,
     word_row,
 )
-from memkeeper.core.search.words import has_turn, with_parts
-from memkeeper.core.store import StorePaths
+from .words import has_turn, with_parts
+from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -152,7 +152,7 @@ def prepare(paths: StorePaths, source: SourceFile, row: Row | None, parse: Parse
         work.docs = len(work.small)
         work.end = len(data)
         if source.tier == "l3":
-            from memkeeper.core.search.l3findings import of_bytes
+            from .l3findings import of_bytes
 
             work.findings = of_bytes(data)
         return work
@@ -309,7 +309,7 @@ def _add_block(work: Work, start: int, parts: list[str], block: list[tuple[int, 
 
 def _session_title(data: bytes) -> str:
     """The session's title (as ``core.titles`` names it), from its first entries."""
-    from memkeeper.core.titles import title_from_entries
+    from ..capture.titles import title_from_entries
 
     entries = (parse_line(raw) for _offset, _line, raw in iter_lines(data))
     return title_from_entries(e for e in entries if isinstance(e, dict))

@@ -7,13 +7,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memkeeper.core.atomic import open_no_follow
-from memkeeper.core.boundary import StoreLinkError
-from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.platform import read_at
-from memkeeper.core.search import schema
-from memkeeper.core.search.sources import Doc, SourceFile, l1_doc, read_source, section_doc
-from memkeeper.core.store import StorePaths
+from ..store.atomic import open_no_follow
+from ..store.boundary import StoreLinkError
+from ..store.names import l1_session, name_date
+from ..basics.platform import read_at
+from . import schema
+from .sources import Doc, SourceFile, l1_doc, read_source, section_doc
+from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     import sqlite3

@@ -21,13 +21,13 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.boundary import StoreLinkError
-from memkeeper.core.names import l1_session, name_date
-from memkeeper.core.search import ranked as ranked
-from memkeeper.core.search import readahead, schema, terms
-from memkeeper.core.search.blocks import Anchor, BlockReader, l1_text
-from memkeeper.core.search.exchange import exchanges
-from memkeeper.core.search.indexer import (
+from ..store.boundary import StoreLinkError
+from ..store.names import l1_session, name_date
+from . import ranked as ranked
+from . import readahead, schema, terms
+from .blocks import Anchor, BlockReader, l1_text
+from .exchange import exchanges
+from .indexer import (
     IndexBusy,
     Progress,
     open_for_search,
@@ -35,9 +35,9 @@ from memkeeper.core.search.indexer import (
     vocab_cached,
     writer,
 )
-from memkeeper.core.search.model import Hit, SearchResults, TierResult
-from memkeeper.core.search.newest import newest_docs, newest_matches, spans
-from memkeeper.core.search.query import (
+from .model import Hit, SearchResults, TierResult
+from .newest import newest_docs, newest_matches, spans
+from .query import (
     SHORT_GRAM_LIMIT,
     Query,
     QueryError,
@@ -51,8 +51,8 @@ from memkeeper.core.search.query import (
     relevance,
     snippet,
 )
-from memkeeper.core.search.scoring import calibrated
-from memkeeper.core.search.sources import (
+from .scoring import calibrated
+from .sources import (
     SMALL_TIERS,
     TIERS,
     TYPES_BY_TIER,
@@ -65,7 +65,7 @@ from memkeeper.core.search.sources import (
     newest_first,
     read_source,
 )
-from memkeeper.core.store import StorePaths
+from ..store.paths import StorePaths
 
 DEFAULT_LIMIT = 20
 CAP = 200
@@ -549,7 +549,7 @@ def _ranked_search(
         suggested: tuple[str, ...] = ()
         if not any(t.hits for t in out) and not known:
             indexes = sorted({"small" if t in SMALL_TIERS else t for t in filters.tiers})
-            from memkeeper.core.search.suggest import suggestions  # for an empty answer only
+            from .suggest import suggestions  # for an empty answer only
 
             suggested = tuple(suggestions(reader, query, indexes))
     finally:
@@ -764,7 +764,7 @@ def _names_unknown(conn: sqlite3.Connection, text: str, query: ranked.RankedQuer
     """Whether the prompt names (a word capitalised inside a sentence: "Melanie", "Kubernetes")
     something no index holds: then it is not about this memory, however many of its other words
     are (per-prompt recall in an unrelated project)."""
-    from memkeeper.core.search.tierstats import tier_stats
+    from .tierstats import tier_stats
 
     named = {w.lower() for w in _NAME_RE.findall(text)}
     groups = [g for g in query.groups if g.word in named and not g.spaceless]

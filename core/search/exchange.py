@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.core.search import schema
-from memkeeper.core.search.docreader import DocReader
-from memkeeper.core.search.scoring import Ranked
-from memkeeper.core.search.sources import Doc
+from . import schema
+from .docreader import DocReader
+from .scoring import Ranked
+from .sources import Doc
 
 if TYPE_CHECKING:
     import sqlite3

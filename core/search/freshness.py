@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core import changes
-from memkeeper.core.layout import SESSIONS_DIR, STATE_DIR
-from memkeeper.core.names import is_l1, l1_kind
-from memkeeper.core.search.sources import SourceFile, discover
-from memkeeper.core.store import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+from ..store import changes
+from ..store.layout import SESSIONS_DIR, STATE_DIR
+from ..store.names import is_l1, l1_kind
+from .sources import SourceFile, discover
+from ..store.paths import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
 
 if TYPE_CHECKING:
     import sqlite3

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from memkeeper.core.search import readahead, words
-from memkeeper.core.search.model import Hit, place_of
-from memkeeper.core.search.query import SNIPPET_CHARS, merge_spans
-from memkeeper.core.search.question import RankedQuery
-from memkeeper.core.search.scoring import Ranked
-from memkeeper.core.search.sources import SMALL_TIERS, Doc, lines_at, parse_id
-from memkeeper.core.tokens import estimate_tokens
+from . import readahead, words
+from .model import Hit, place_of
+from .query import SNIPPET_CHARS, merge_spans
+from .question import RankedQuery
+from .scoring import Ranked
+from .sources import SMALL_TIERS, Doc, lines_at, parse_id
+from ..basics.tokens import estimate_tokens
 
 
 def hit_of(doc: Doc, score: float, text: str, spans: Sequence[tuple[int, int]], confidence: float) -> Hit:

@@ -9,7 +9,7 @@ a search reads the index as last committed. A search refreshes only the tiers it
 
 What changed is found without per-file work on a large store (see ``freshness.Planner``):
 folder times, memory.md and the named files, and the change journal our writers keep
-(:mod:`memkeeper.core.changes`) say which files to look at. A file renamed, gzipped or
+(:mod:`memkeeper.core.store.changes`) say which files to look at. A file renamed, gzipped or
 restored from the trash keeps its index rows (matched by inode or fingerprint, not path).
 A rebuild (``reindex``, a compaction) is one transaction: readers see the old index
 until it is done; a first build commits as it goes, with its progress in ``meta``.
@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memkeeper.core import changes
-from memkeeper.core.lock import LockTimeout, file_lock
-from memkeeper.core.platform import open_no_follow
-from memkeeper.core.search import schema
-from memkeeper.core.search.freshness import ROW_COLUMNS, Plan, Planner, Row
-from memkeeper.core.search.sources import (
+from ..store import changes
+from ..store.lock import LockTimeout, file_lock
+from ..basics.platform import open_no_follow
+from . import schema
+from .freshness import ROW_COLUMNS, Plan, Planner, Row
+from .sources import (
     BIG_TIERS,
     TIERS,
     Doc,
@@ -46,14 +46,14 @@ from memkeeper.core.search.sources import (
     discover,
     small_word_fields,
 )
-from memkeeper.core.store import StorePaths
+from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     from typing import TypeVar
 
-    from memkeeper.core.lock import _FileLock
-    from memkeeper.core.search.cutting import Work
-    from memkeeper.core.search.side import SideWriter
+    from ..store.lock import _FileLock
+    from .cutting import Work
+    from .side import SideWriter
 
     T = TypeVar("T")
 
@@ -225,7 +225,7 @@ class _Updater:
 
     def fill_added(self, scope: frozenset[str]) -> None:
         """Once per index: the tables added since it was made, filled for the files it holds."""
-        from memkeeper.core.search import l1days, l3findings  # (json, regexes) not for a search's refresh
+        from . import l1days, l3findings  # (json, regexes) not for a search's refresh
 
         if "l1" in scope:
             l1days.fill(self.paths, self.conn)  # the day counts
@@ -238,7 +238,7 @@ class _Updater:
         side = plan.total >= max(SIDE_BYTES, BULK_BYTES) and (
             plan.reset or plan.compact or _side_unused(self.conn)
         )
-        from memkeeper.core.search import l1days, l3findings  # a search of an unchanged store writes nothing
+        from . import l1days, l3findings  # a search of an unchanged store writes nothing
 
         with transaction(self.conn, chunked=fresh or not (plan.reset or plan.compact)) as tx:
             l1days.ensure(self.conn)
@@ -280,7 +280,7 @@ class _Updater:
             self.bulk_settings(True)
         done = 0
         label = f"{{}}/{total}" if show_progress and bulk else None
-        from memkeeper.core.search.cutting import prepared  # only a change is read and cut
+        from .cutting import prepared  # only a change is read and cut
 
         for work in prepared(self.paths, todo, in_pool=bulk):
             if self.progress:
@@ -319,7 +319,7 @@ class _Updater:
         self.conn.execute("DELETE FROM sources")
         self.conn.execute("INSERT INTO fts_small(fts_small) VALUES('delete-all')")
         self.conn.execute("INSERT INTO words_small(words_small) VALUES('delete-all')")
-        from memkeeper.core.search import l3findings
+        from . import l3findings
 
         l3findings.drop(self.conn)
         self.reset_big()
@@ -351,7 +351,7 @@ class _Updater:
             )
         else:
             self.delete_small_docs(row.id)
-            from memkeeper.core.search import l3findings
+            from . import l3findings
 
             l3findings.drop(self.conn, row.id)
         self.conn.execute("DELETE FROM sources WHERE id=?", (row.id,))
@@ -385,7 +385,7 @@ class _Updater:
             return (source.inode, source.size, source.mtime_ns) == (row.inode, row.size, row.mtime_ns)
         if source.kind != "l1gz" or row.kind != "l1" or row.offset != row.size:
             return False
-        from memkeeper.core.search.cutting import gzip_matches
+        from .cutting import gzip_matches
 
         return gzip_matches(self.paths.root / source.rel, row)
 
@@ -406,7 +406,7 @@ class _Updater:
     # -- writing ----------------------------------------------------------------------------
     def start_side(self) -> None:
         """The rows of side.SIDE_TABLES of this bulk load go to a helper process (see side.py)."""
-        from memkeeper.core.search.side import SIDE_TABLES, SideWriter
+        from .side import SIDE_TABLES, SideWriter
 
         self.side = SideWriter.start(self.conn, self.paths.side_scratch)
         if self.side is not None:
@@ -482,7 +482,7 @@ class _Updater:
                 src,
             ),
         )
-        from memkeeper.core.search import l1days, l3findings
+        from . import l1days, l3findings
 
         if source.tier == "l1":
             l1days.write(self.conn, src, work.days, append=work.append and row is not None)
@@ -534,7 +534,7 @@ class _Updater:
 
 
 def _side_unused(conn: sqlite3.Connection) -> bool:
-    from memkeeper.core.search.side import unused
+    from .side import unused
 
     return unused(conn)
 
@@ -579,7 +579,7 @@ def _rotate_journal(paths: StorePaths, conn: sqlite3.Connection) -> None:
 
 
 def _start_index_job(paths: StorePaths) -> None:
-    from memkeeper.core.jobs import start_job
+    from ..store.jobs import start_job
 
     try:
         start_job(paths, "index")

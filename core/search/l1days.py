@@ -1,8 +1,8 @@
 """Each L1 file's prompts and tool calls per day, kept in the search index (``l1_days``).
 
 The indexer reads every L1 line it indexes; it counts those same bytes on the way
-(:func:`memkeeper.core.l1_counts.count_lines`, the activity screen's rule), so the activity
-screen (:mod:`memkeeper.core.history`) reads the counts of every file the index has
+(:func:`memkeeper.core.capture.l1_counts.count_lines`, the activity screen's rule), so the activity
+screen (:mod:`memkeeper.core.search.history`) reads the counts of every file the index has
 current instead of reading the whole store. One row per file, keyed by its ``sources`` id;
 a row exists once every indexed line of the file is counted:
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.core.atomic import open_read
-from memkeeper.core.l1_counts import DayCounts, day_counts, from_text, merged, to_text
-from memkeeper.core.search.schema import L1_DAYS, L1_DAYS_DDL
-from memkeeper.core.store import StorePaths
+from ..store.atomic import open_read
+from ..capture.l1_counts import DayCounts, day_counts, from_text, merged, to_text
+from .schema import L1_DAYS, L1_DAYS_DDL
+from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     import sqlite3

@@ -1,8 +1,8 @@
 """Each L3 summary's decisions and open issues, kept in the search index (``l3_findings``).
 
 The indexer reads every summary it indexes (the small tier); it reads the same bytes by
-the activity screen's rule on the way (:func:`memkeeper.core.summary_fields.findings_of`),
-so the activity screen (:mod:`memkeeper.core.history`) takes the list of every summary the
+the activity screen's rule on the way (:func:`memkeeper.core.summaries.fields.findings_of`),
+so the activity screen (:mod:`memkeeper.core.search.history`) takes the list of every summary the
 index has current instead of opening thousands of files. One row per summary, keyed by its
 ``sources`` id (ids are never reused), holding its rows as compact JSON:
 
@@ -21,11 +21,11 @@ import json
 import os
 import sqlite3
 
-from memkeeper.core.atomic import open_read
-from memkeeper.core.search.l1days import fill_rows
-from memkeeper.core.search.schema import L3_FINDINGS, L3_FINDINGS_DDL
-from memkeeper.core.store import StorePaths
-from memkeeper.core.summary_fields import Row, findings_of
+from ..store.atomic import open_read
+from .l1days import fill_rows
+from .schema import L3_FINDINGS, L3_FINDINGS_DDL
+from ..store.paths import StorePaths
+from ..summaries.fields import Row, findings_of
 
 #: ``meta`` key set once every summary indexed before the table existed has been read.
 FILLED = "l3_findings_filled"

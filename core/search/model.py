@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from typing import Any
 
-    from memkeeper.core.search.sources import Doc
+    from .sources import Doc
 
 #: Seed 003's matcher: a hit at or above HIGH_CONFIDENCE is worth expanding with its text;
 #: one at or above SUGGESTED_CONFIDENCE is worth listing; below, it is a weak match.

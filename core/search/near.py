@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memkeeper.core.search import schema
-from memkeeper.core.search.query import BM25_K1, bm25_term
-from memkeeper.core.search.question import Group, RankedQuery, group_expr
+from . import schema
+from .query import BM25_K1, bm25_term
+from .question import Group, RankedQuery, group_expr
 
 if TYPE_CHECKING:
     import sqlite3

@@ -17,7 +17,7 @@ from functools import partial
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.search.indexer import vocab_cached, vocab_peek
+from .indexer import vocab_cached, vocab_peek
 
 if TYPE_CHECKING:
     import sqlite3

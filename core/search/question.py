@@ -2,7 +2,7 @@
 
 The query's words (stop words left out) each with the forms Porter's stemmer keeps apart
 (``decision`` → also ``decide``), each pair of adjacent words (asked for as a phrase: a bonus
-where they stand together) and the words of each path-like token (``core/flush.py``).
+where they stand together) and the words of each path-like token (``core/log/flush.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from memkeeper.core.search import timewords, words
-from memkeeper.core.search.query import quoted
+from . import timewords, words
+from .query import quoted
 
 _PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
 
@@ -31,7 +31,7 @@ class RankedQuery(NamedTuple):
     text: str
     groups: tuple[Group, ...]
     pairs: tuple[tuple[str, str], ...]
-    #: The words of each path-like token (``core/flush.py``, ``zephyr-7731``): asked for as a phrase.
+    #: The words of each path-like token (``core/log/flush.py``, ``zephyr-7731``): asked for as a phrase.
     phrases: tuple[tuple[str, ...], ...] = ()
     #: The days the question names (see :mod:`.timewords`), or a month named without its year.
     window: tuple[int, int] | None = None

@@ -30,13 +30,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from memkeeper.core.search import schema
-from memkeeper.core.search.docreader import DocReader
-from memkeeper.core.search.hits import hit_of, make_hit, ranked_snippet, with_lines
-from memkeeper.core.search.near import Near, followed, near_words
-from memkeeper.core.search.query import bm25_norm, bm25_term, quoted
-from memkeeper.core.search.question import Group, RankedQuery, group_expr, match_expression, parse_ranked
-from memkeeper.core.search.scoring import (
+from . import schema
+from .docreader import DocReader
+from .hits import hit_of, make_hit, ranked_snippet, with_lines
+from .near import Near, followed, near_words
+from .query import bm25_norm, bm25_term, quoted
+from .question import Group, RankedQuery, group_expr, match_expression, parse_ranked
+from .scoring import (
     FIELD_WEIGHTS,
     Candidate,
     Ranked,
@@ -46,8 +46,8 @@ from memkeeper.core.search.scoring import (
     rescored,
     scan_rank,
 )
-from memkeeper.core.search.sources import SMALL_TIERS, Doc
-from memkeeper.core.search.tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
+from .sources import SMALL_TIERS, Doc
+from .tierstats import TierStats, average_length, idf_of, newest_lengths, tier_stats
 
 if TYPE_CHECKING:
     import sqlite3
@@ -82,7 +82,7 @@ NEWEST_BUDGET = 1000
 RRF_K = 60
 #: Rows of a word walked at most to tell which of the newest rows hold it in ``hi``.
 PRESENCE_ROWS = 5000
-#: A path-like token's words standing together (``core/flush.py``) outrank the same words apart.
+#: A path-like token's words standing together (``core/log/flush.py``) outrank the same words apart.
 PHRASE_BOOST = 2.0
 
 
@@ -149,7 +149,7 @@ def _newest_rows(
 def _phrase_rows(
     conn: sqlite3.Connection, index: str, query: RankedQuery, stats: TierStats, limit: int
 ) -> list[Candidate]:
-    """Rows holding a path-like token of the query (``core/flush.py``) as a phrase, newest first, ranked
+    """Rows holding a path-like token of the query (``core/log/flush.py``) as a phrase, newest first, ranked
     above the rows that only hold its words somewhere (scored PHRASE_BOOST times higher)."""
     out: list[Candidate] = []
     by_word = {g.word: g for g in query.groups}

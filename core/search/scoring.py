@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.search import schema, timewords, words
-from memkeeper.core.search.near import Near, context_marks, followed
-from memkeeper.core.search.query import bm25_norm, bm25_term, day_number, recency_bonus
-from memkeeper.core.search.question import RankedQuery, group_expr
-from memkeeper.core.search.sources import WORD_FIELD_CHARS, Doc
-from memkeeper.core.search.tierstats import TierStats, idf_of
+from . import schema, timewords, words
+from .near import Near, context_marks, followed
+from .query import bm25_norm, bm25_term, day_number, recency_bonus
+from .question import RankedQuery, group_expr
+from .sources import WORD_FIELD_CHARS, Doc
+from .tierstats import TierStats, idf_of
 
 if TYPE_CHECKING:
     import sqlite3

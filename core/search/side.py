@@ -31,8 +31,8 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memkeeper.core.platform import open_no_follow
-from memkeeper.core.search import schema
+from ..basics.platform import open_no_follow
+from . import schema
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -144,7 +144,7 @@ class SideWriter:
             return None
         from concurrent.futures import ProcessPoolExecutor
 
-        from memkeeper.core.search.cutting import mp_context
+        from .cutting import mp_context
 
         marks = ",".join("?" * len(SIDE_TABLES))
         tables_sql = [

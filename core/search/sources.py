@@ -22,18 +22,18 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core import fastjson
-from memkeeper.core.atomic import open_read
-from memkeeper.core.boundary import StoreLinkError
-from memkeeper.core.names import (
+from ..basics import fastjson
+from ..store.atomic import open_read
+from ..store.boundary import StoreLinkError
+from ..store.names import (
     archive_of_summary,
     l1_kind,
     l1_session,
     name_date,
     tier_of,
 )
-from memkeeper.core.search.words import with_parts
-from memkeeper.core.store import NAMED_MEMORY_FILES, StorePaths
+from .words import with_parts
+from ..store.paths import NAMED_MEMORY_FILES, StorePaths
 
 if TYPE_CHECKING:
     from typing import Any
@@ -446,7 +446,7 @@ def parse_line(raw: bytes) -> object:
 def l1_entry(raw: bytes, parse: Callable[[bytes], object] = parse_line) -> tuple[object, str]:
     """One L1 line's value and, for an object, its :func:`l1_body` (else "").
 
-    With :func:`memkeeper.core.fastjson.bulk_parser`'s ``parse`` the body is the same as with parse_line's, and so are
+    With :func:`memkeeper.core.basics.fastjson.bulk_parser`'s ``parse`` the body is the same as with parse_line's, and so are
     the kind of value and its text fields: an integer beyond 64 bits that came as a float is
     at least 2**63 in size, so the body shows it with an exponent (``e+``) and the line is read
     again by parse_line; only under a bookkeeping key (``ts``, ``role`` …, left out of the

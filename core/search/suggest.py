@@ -6,10 +6,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memkeeper.core.search import schema, terms, words
-from memkeeper.core.search.docreader import DocReader
-from memkeeper.core.search.query import quoted
-from memkeeper.core.search.question import RankedQuery
+from . import schema, terms, words
+from .docreader import DocReader
+from .query import quoted
+from .question import RankedQuery
 
 if TYPE_CHECKING:
     import sqlite3

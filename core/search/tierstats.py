@@ -11,10 +11,10 @@ import math
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
-from memkeeper.core.search import schema
-from memkeeper.core.search.indexer import vocab_cached
-from memkeeper.core.search.question import Group, RankedQuery, group_expr
-from memkeeper.core.search.terms import varint
+from . import schema
+from .indexer import vocab_cached
+from .question import Group, RankedQuery, group_expr
+from .terms import varint
 
 if TYPE_CHECKING:
     import sqlite3

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memkeeper.core.search.query import day_number
+from .query import day_number
 
 MONTHS = (
     "january",

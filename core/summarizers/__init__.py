@@ -20,15 +20,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memkeeper.core.atomic import append_text, atomic_write_bytes
-from memkeeper.core.fastjson import json_lines
-from memkeeper.core.lock import file_lock
-from memkeeper.core.timefmt import iso_now, utc_day
-from memkeeper.core.tokens import estimate_tokens
+from ..store.atomic import append_text, atomic_write_bytes
+from ..basics.fastjson import json_lines
+from ..store.lock import file_lock
+from ..basics.timestamps import iso_now, utc_day
+from ..basics.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from memkeeper.core.config import Config
-    from memkeeper.core.store import StorePaths
+    from ..config.model import Config
+    from ..store.paths import StorePaths
 
 BACKEND_NAMES = ("claude", "anthropic", "command", "extractive")
 CALL_LOG_NAME = "model-calls.jsonl"
@@ -87,7 +87,7 @@ class Backend(Protocol):
 
 
 def _has_api_key(config: Config) -> bool:
-    from memkeeper.core.summarizers.anthropic import api_key
+    from .anthropic import api_key
 
     return api_key(config) is not None
 
@@ -113,22 +113,22 @@ def get_backend(config: Config, name: str | None = None) -> Backend:
     resolved = resolve_backend_name(config, name)
     model = config.summarizer.model
     if resolved == "claude":
-        from memkeeper.core.summarizers.claude import ClaudeBackend
+        from .claude import ClaudeBackend
 
         return ClaudeBackend(model=model)
     if resolved == "anthropic":
-        from memkeeper.core.summarizers.anthropic import AnthropicBackend, api_key
+        from .anthropic import AnthropicBackend, api_key
 
         return AnthropicBackend(model=model, key=api_key(config))
     if resolved == "command":
-        from memkeeper.core.summarizers.command import CommandBackend
+        from .command import CommandBackend
 
         if not config.summarizer.command:
             raise BackendUnavailable(
                 "the command backend needs summarizer.command (an argv list) in config.json"
             )
         return CommandBackend(argv=list(config.summarizer.command))
-    from memkeeper.core.summarizers.extractive import ExtractiveBackend
+    from .extractive import ExtractiveBackend
 
     return ExtractiveBackend()
 
@@ -221,7 +221,7 @@ def complete(
     ``force``) or :class:`BackendError`; a :class:`BackendUnavailable` failure starts a
     rest. The extractive backend is free and never refused.
     """
-    from memkeeper.core.summarizers.health import record_down, record_success, resting_until
+    from .health import record_down, record_success, resting_until
 
     chosen = get_backend(config, backend)
     record: dict[str, Any] = {"ts": iso_now(), "backend": chosen.name, "purpose": purpose}

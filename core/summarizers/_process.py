@@ -1,9 +1,9 @@
 """Running a summarizer subprocess: argv list, prompt on stdin, hard timeout.
 
 The child is detached from us (its own session or process group) and its whole process
-tree is ended when the call ends (:func:`memkeeper.core.jobs.end_tree`): a wrapper script's
+tree is ended when the call ends (:func:`memkeeper.core.store.jobs.end_tree`): a wrapper script's
 own children, and a grandchild that moved to a session of its own, included. The pipes
-are fed and read by threads (:mod:`memkeeper.core.waits`): ``select`` works on sockets only
+are fed and read by threads (:mod:`memkeeper.core.basics.waits`): ``select`` works on sockets only
 on Windows.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from memkeeper.core.jobs import end_tree, start_child
-from memkeeper.core.summarizers import BackendError, BackendUnavailable, child_env
-from memkeeper.core.waits import Bounded
+from ..store.jobs import end_tree, start_child
+from . import BackendError, BackendUnavailable, child_env
+from ..basics.waits import Bounded
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024

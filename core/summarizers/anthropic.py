@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.core.summarizers import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
+from . import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 
 if TYPE_CHECKING:
-    from memkeeper.core.config import Config
+    from ..config.model import Config
 
 #: Claude Code's short model aliases, mapped to API model aliases.
 MODEL_ALIASES = {

@@ -38,8 +38,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memkeeper.core.jobs import end_tree, start_child
-from memkeeper.core.summarizers import (
+from ..store.jobs import end_tree, start_child
+from . import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     BackendDown,
     BackendError,
@@ -47,7 +47,7 @@ from memkeeper.core.summarizers import (
     Completion,
     child_env,
 )
-from memkeeper.core.summarizers._process import (
+from ._process import (
     MAX_OUTPUT_BYTES,
     capped,
     drain,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from memkeeper.core.summarizers import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
-from memkeeper.core.summarizers._process import last_line, run_with_timeout
+from . import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
+from ._process import last_line, run_with_timeout
 
 
 class CommandBackend:

@@ -15,13 +15,13 @@ import json
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.lock import file_lock
-from memkeeper.core.timefmt import iso, parse_iso, utc_now
+from ..store.atomic import atomic_write_json
+from ..store.lock import file_lock
+from ..basics.timestamps import iso, parse_iso, utc_now
 
 if TYPE_CHECKING:
-    from memkeeper.core.config import Config
-    from memkeeper.core.store import StorePaths
+    from ..config.model import Config
+    from ..store.paths import StorePaths
 
 HEALTH_NAME = "backend-health.json"
 FIRST_REST = timedelta(minutes=10)
@@ -110,7 +110,7 @@ def record_down(paths: StorePaths, backend: str, reason: str) -> datetime:
 
 def backend_report(paths: StorePaths, config: Config) -> dict[str, Any]:
     """Which backend summarizes, why, whether it rests and when it last answered (status, TUI)."""
-    from memkeeper.core.summarizers import BackendError, resolve_backend_name
+    from . import BackendError, resolve_backend_name
 
     configured = config.summarizer.backend
     try:

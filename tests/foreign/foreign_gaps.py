@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-#: The resident lookup (core/recall.py, core/recall_ask.py) listens on an AF_UNIX socket, which
+#: The resident lookup (core/recall/lookup.py, core/recall/ask.py) listens on an AF_UNIX socket, which
 #: the simulation takes away; these tests need a running resident lookup (or make such a socket).
 RESIDENT_LOOKUP = frozenset(
     {

@@ -7,7 +7,7 @@ tests start inherits it. Removed:
 - ``os.fork``, ``os.pread``, ``os.killpg``, ``os.setsid``, ``os.fchmod``, ``os.O_NOFOLLOW``;
 - ``signal.SIGALRM``, ``signal.SIGHUP``, ``signal.SIGKILL``; ``socket.AF_UNIX``.
 
-``memkeeper.core.platform`` decides from these capabilities, so it takes the branches a
+``memkeeper.core.basics.platform`` decides from these capabilities, so it takes the branches a
 Windows Python takes wherever they can run on Linux: file locks through ``msvcrt`` (``msvcrt.locking``
 emulated with the host's ``flock``, taken before ``fcntl`` goes: ``foreign_msvcrt.py`` here,
 found as ``msvcrt``), polled lock waits, seek + read, link checks by lstat + compare,

@@ -12,9 +12,9 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from memkeeper.core.l1_entries import dumps_entry, entry_from_event
-    from memkeeper.core.privacy import redact
-    from memkeeper.core.transcript import ParseStats, events_from_record, iter_lines
+    from memkeeper.core.capture.l1_entries import dumps_entry, entry_from_event
+    from memkeeper.core.redaction.redact import redact
+    from memkeeper.core.capture.transcript import ParseStats, events_from_record, iter_lines
 
 
 def test_one_input(data: bytes) -> None:

@@ -98,7 +98,8 @@ def _line_counts(data: bytes) -> Counter[int]:
 
 
 def _common_checks(paths: Any, trial: Trial) -> None:
-    from memkeeper.core import doctor, intents
+    from memkeeper.core import doctor
+    from memkeeper.core.store import intents
     from memkeeper.core.doctor.index_checks import duplicate_archives
 
     trial.duplicate_archives = len(duplicate_archives(paths))
@@ -115,8 +116,8 @@ def _common_checks(paths: Any, trial: Trial) -> None:
 ROTATE_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core import rotation
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import rotation
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 print("ready", flush=True)
 rotation.rotate(paths, int(sys.argv[2]), int(sys.argv[3]))
@@ -125,7 +126,7 @@ ROT_LINES = 250  # ~22 KB: over the trial threshold, under twice it (so a hook r
 
 
 def _rotation_store(base: Path, name: str) -> Any:
-    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = kit.new_project(base, name)
     atomic_write_bytes(paths.memory, b"".join(kit.make_line(i) for i in range(ROT_LINES)))
@@ -166,8 +167,8 @@ def rotation_trial(base: Path, seed: int, duration: float) -> Trial:
 MIGRATE_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core.migrate import migrate_legacy
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.migrate import migrate_legacy
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 print("ready", flush=True)
 migrate_legacy(paths, start_summaries=False)
@@ -175,7 +176,7 @@ migrate_legacy(paths, start_summaries=False)
 
 
 def _migration_store(base: Path, name: str) -> Any:
-    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = kit.new_project(base, name)
     atomic_write_bytes(paths.memory, kit.legacy_content())
@@ -215,8 +216,8 @@ def migration_trial(base: Path, seed: int, duration: float) -> Trial:
 RESTORE_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core.forget import restore
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.trash import restore
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 print("ready", flush=True)
 restore(paths, sys.argv[2])
@@ -225,8 +226,9 @@ restore(paths, sys.argv[2])
 
 def _restore_store(base: Path, name: str, kind: str) -> tuple[Any, str, dict[str, bytes]]:
     """A store with one forgotten item in the trash; (paths, trash id, the files as they were)."""
-    from memkeeper.core import forget, rotation
-    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core.store import trash as forget
+    from memkeeper.core.log import rotation
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = _rotation_store(base, name)
     result = rotation.rotate(paths, kit.ROT_THRESHOLD, kit.ROT_CARRY)
@@ -275,7 +277,7 @@ def restore_trial(base: Path, seed: int, duration: float) -> Trial:
 def _check_restore(paths: Any, trash_id: str, files: dict[str, bytes], trial: Trial) -> None:
     """All or nothing: every file back and no trash entry, or (killed before it began) all still
     in the trash under its entry. A file in neither place is lost, in both duplicated."""
-    from memkeeper.core.forget import list_trash
+    from memkeeper.core.store.trash import list_trash
 
     trashed = [p.read_bytes() for p in paths.trash.rglob("*") if p.is_file() and p.name != "manifest.json"]
     back = {rel for rel, data in files.items() if (paths.root / rel).is_file()}

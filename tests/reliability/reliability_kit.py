@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memkeeper.core.store import StorePaths
+    from memkeeper.core.store.paths import StorePaths
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -177,10 +177,10 @@ def repair_after_kill(paths: StorePaths, result: TrialResult) -> None:
 ROTATION_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core.atomic import append_bytes
-from memkeeper.core.lock import reentrant_lock
-from memkeeper.core import rotation
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.store.lock import reentrant_lock
+from memkeeper.core.log import rotation
+from memkeeper.core.store.paths import StorePaths
 from tests.reliability.reliability_kit import make_line
 project, start, chunks, per_chunk, threshold, carry = sys.argv[1:7]
 paths = StorePaths(Path(project))
@@ -213,8 +213,8 @@ def _rotation_args(paths: StorePaths) -> list[str]:
 
 
 def new_project(base: Path, name: str) -> StorePaths:
-    from memkeeper.core.atomic import atomic_write_json
-    from memkeeper.core.store import StorePaths, ensure_store
+    from memkeeper.core.store.atomic import atomic_write_json
+    from memkeeper.core.store.paths import StorePaths, ensure_store
 
     project = base / name
     project.mkdir(parents=True)
@@ -230,8 +230,8 @@ def reconstruct(paths: StorePaths, carry: int) -> tuple[list[bytes], list[str]]:
     archive_1, then each later archive minus the carryover of the one before, then
     memory.md minus the carryover of the newest archive.
     """
-    from memkeeper.core.index import list_archives
-    from memkeeper.core.tokens import extract_tail_bytes
+    from memkeeper.core.store.memory_index import list_archives
+    from memkeeper.core.basics.tokens import extract_tail_bytes
 
     problems: list[str] = []
     pieces: list[bytes] = []
@@ -307,8 +307,9 @@ def _progress(project: Path) -> int:
 
 def rotation_trial(base: Path, seed: int, duration: float, name: str | None = None) -> TrialResult:
     """One rotation crash trial: kill at a seeded delay in [0, duration)."""
-    from memkeeper.core import doctor, rotation
-    from memkeeper.core.atomic import append_bytes
+    from memkeeper.core import doctor
+    from memkeeper.core.log import rotation
+    from memkeeper.core.store.atomic import append_bytes
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, name or f"rot{seed}")
@@ -353,7 +354,7 @@ def _finish(
 
 
 def _check_index_agrees(paths: StorePaths, result: TrialResult) -> None:
-    from memkeeper.core.index import list_archives
+    from memkeeper.core.store.memory_index import list_archives
 
     try:
         index = json.loads(paths.index.read_text("utf-8"))
@@ -378,7 +379,7 @@ def measure(code_runner: Callable[[Path], float], base: Path, runs: int = 2) -> 
 
 def rotation_duration(base: Path) -> float:
     paths = new_project(base, "calibrate-rotation")
-    from memkeeper.core.atomic import append_bytes
+    from memkeeper.core.store.atomic import append_bytes
 
     append_bytes(paths.memory, b"".join(make_line(i) for i in range(ROT_INITIAL)))
     rc, took, err = run_child(ROTATION_CHILD, _rotation_args(paths), child_env(base / "home"), None)
@@ -392,9 +393,9 @@ def rotation_duration(base: Path) -> float:
 INDEX_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core.atomic import append_bytes
-from memkeeper.core.index import update_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.store.memory_index import update_index
+from memkeeper.core.store.paths import StorePaths
 project, rounds = sys.argv[1], int(sys.argv[2])
 paths = StorePaths(Path(project))
 progress = Path(project) / "progress"
@@ -411,8 +412,8 @@ INDEX_ROUNDS = 150
 
 
 def index_seed(paths: StorePaths) -> None:
-    from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
-    from memkeeper.core.index import archive_entry, default_index
+    from memkeeper.core.store.atomic import atomic_write_bytes, atomic_write_json
+    from memkeeper.core.store.memory_index import archive_entry, default_index
 
     index = default_index()
     for i in range(40):
@@ -424,7 +425,7 @@ def index_seed(paths: StorePaths) -> None:
 
 
 def index_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core.index import update_index
+    from memkeeper.core.store.memory_index import update_index
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, f"idx{seed}")
@@ -472,9 +473,9 @@ def index_duration(base: Path) -> float:
 WORKER = r"""
 import os, sys, time
 from pathlib import Path
-from memkeeper.core.atomic import append_bytes
-from memkeeper.core.lock import reentrant_lock
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.store.lock import reentrant_lock
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.cli.fast import run_check
 project, wid, seconds, mode = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 # With a deadline given, go on past `seconds` until a rotation has happened (the event the
@@ -558,9 +559,9 @@ def concurrency_run(
     code in-process to push harder. Every call counts one tool use.
     """
     from memkeeper.core import doctor
-    from memkeeper.core.atomic import atomic_write_json
-    from memkeeper.core.counters import read_counters
-    from memkeeper.core.index import list_archives
+    from memkeeper.core.store.atomic import atomic_write_json
+    from memkeeper.core.log.counters import read_counters
+    from memkeeper.core.store.memory_index import list_archives
 
     paths = new_project(base, "concurrency")
     # The config file holds thresholds before the 0.95 scaling, as the JS plugin's.
@@ -613,7 +614,7 @@ def concurrency_run(
         result.problems.append(f"counter {result.counted} != checks {result.checks}")
     archives = list_archives(paths)
     result.archives = len(archives)
-    from memkeeper.core.tokens import tokens_for_bytes
+    from memkeeper.core.basics.tokens import tokens_for_bytes
 
     for name in archives:
         tokens = tokens_for_bytes((paths.root / name).stat().st_size)
@@ -657,8 +658,8 @@ def concurrency_run(
 MIGRATION_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core.migrate import migrate_legacy
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.migrate import migrate_legacy
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 print("ready", flush=True)
 migrate_legacy(paths, start_summaries=False)
@@ -684,7 +685,7 @@ def legacy_content() -> bytes:
 
 def migration_layout(paths: StorePaths) -> bytes:
     """Archives in name order, then memory.md: for a migration this is the original file."""
-    from memkeeper.core.index import list_archives
+    from memkeeper.core.store.memory_index import list_archives
 
     parts = [(paths.root / n).read_bytes() for n in list_archives(paths)]
     parts.append(paths.memory.read_bytes() if paths.memory.exists() else b"")
@@ -692,8 +693,8 @@ def migration_layout(paths: StorePaths) -> bytes:
 
 
 def migration_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core.atomic import atomic_write_bytes
-    from memkeeper.core.migrate import migrate_legacy
+    from memkeeper.core.store.atomic import atomic_write_bytes
+    from memkeeper.core.log.migrate import migrate_legacy
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, f"mig{seed}")
@@ -724,14 +725,14 @@ def _check_migration_result(paths: StorePaths, original: bytes, result: TrialRes
     if doctor.diagnose(paths, stale_seconds=0):
         result.problems.append("doctor finds problems after the migration completed")
     _check_index_agrees(paths, result)
-    from memkeeper.core.tokens import tokens_for_bytes
+    from memkeeper.core.basics.tokens import tokens_for_bytes
 
     if tokens_for_bytes(paths.memory.stat().st_size) > ROT_THRESHOLD:
         result.problems.append("memory.md is still over the threshold")
 
 
 def migration_duration(base: Path) -> float:
-    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = new_project(base, "calibrate-migration")
     atomic_write_bytes(paths.memory, legacy_content())
@@ -749,8 +750,8 @@ def migration_duration(base: Path) -> float:
 FLUSH_CHILD = r"""
 import sys
 from pathlib import Path
-from memkeeper.core import flush
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 original_chunks = flush.chunk_entries
 flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)
@@ -766,8 +767,8 @@ FLUSH_SESSION = "0f1e2d3c-trial-session-000000000000"
 
 
 def flush_seed(paths: StorePaths) -> None:
-    from memkeeper.core.atomic import atomic_write_bytes
-    from memkeeper.core.index import default_index
+    from memkeeper.core.store.atomic import atomic_write_bytes
+    from memkeeper.core.store.memory_index import default_index
 
     lines = []
     for i in range(FLUSH_ENTRIES):
@@ -783,7 +784,7 @@ def flush_seed(paths: StorePaths) -> None:
     )
     index = default_index()
     index["lastMemoryUpdateTs"] = "2025-12-31T23:59:59.000Z"
-    from memkeeper.core.atomic import atomic_write_json
+    from memkeeper.core.store.atomic import atomic_write_json
 
     atomic_write_json(paths.index, index)
     atomic_write_bytes(paths.memory, b"# memory\n")
@@ -797,8 +798,9 @@ def _flush_facts(paths: StorePaths) -> Counter[int]:
 
 
 def flush_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core import doctor, flush
-    from memkeeper.core.index import read_index
+    from memkeeper.core import doctor
+    from memkeeper.core.log import flush
+    from memkeeper.core.store.memory_index import read_index
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, f"flush{seed}")
@@ -854,9 +856,9 @@ def flush_duration(base: Path) -> float:
 L1_CHILD = r"""
 import json, sys
 from pathlib import Path
-from memkeeper.core.atomic import append_bytes
-from memkeeper.core.l1 import refine_transcript
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.capture.l1 import refine_transcript
+from memkeeper.core.store.paths import StorePaths
 from tests.reliability.reliability_kit import transcript_record
 paths = StorePaths(Path(sys.argv[1]))
 transcript = Path(sys.argv[2])
@@ -903,7 +905,7 @@ def _l1_prompts(paths: StorePaths) -> Counter[int]:
 
 def l1_trial(base: Path, seed: int, duration: float) -> TrialResult:
     from memkeeper.core import doctor
-    from memkeeper.core.l1 import refine_transcript
+    from memkeeper.core.capture.l1 import refine_transcript
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, f"l1-{seed}")

@@ -17,9 +17,11 @@ from typing import Any
 import psutil
 import pytest
 
-from memkeeper.core import jobs, session_context, transcript
-from memkeeper.core.atomic import atomic_write_bytes
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store import jobs
+from memkeeper.core.context import session_start as session_context
+from memkeeper.core.capture import transcript
+from memkeeper.core.store.atomic import atomic_write_bytes
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import BackendError
 from memkeeper.core.summarizers import _process as process
 from memkeeper.plugin import hook
@@ -55,7 +57,7 @@ def counters_of(store: StorePaths) -> dict[str, Any]:
 
 
 def test_a_held_counters_lock_leaves_the_count_in_the_log_and_logs_it(store: StorePaths) -> None:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     with held(store.state / "counters.lock"):
         done = run_hook(store.project, "PostToolUse")  # a new log: a fold is due, and waits 1 s at most
@@ -160,7 +162,7 @@ def test_a_flush_whose_summarizer_leaves_a_setsid_child_ends_in_time_and_leaves_
     store: StorePaths, tmp_path: Path, leaver: Path, child: str
 ) -> None:
     """The summarizer timeout + 5 s at most, and no process of the summarizer's left running."""
-    from memkeeper.core import flush
+    from memkeeper.core.log import flush
     from tests.l1_data import write_l1
 
     pidfile = tmp_path / "grandchild.pid"
@@ -246,7 +248,7 @@ def test_an_index_nested_1200_deep_is_a_corrupt_file(store: StorePaths) -> None:
 def test_a_memory_far_over_the_threshold_goes_to_a_detached_migration(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.migrate import run_migrate_job
+    from memkeeper.core.log.migrate import run_migrate_job
 
     days = [
         f"## 2025-{1 + d // 28:02d}-{1 + d % 28:02d}\n".encode() + b"- [x]: fact\n" * 800 for d in range(56)

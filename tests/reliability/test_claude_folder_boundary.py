@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook, run_memkeeper
 
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd")

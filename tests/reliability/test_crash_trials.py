@@ -27,7 +27,7 @@ def test_killed_operation_loses_nothing(operation: str, tmp_path: Path) -> None:
 
 
 def test_rotation_trial_settings_match_the_config(tmp_path: Path) -> None:
-    from memkeeper.core.settings import hook_settings
+    from memkeeper.core.config.reader import hook_settings
 
     paths = kit.new_project(tmp_path, "p")
     settings = hook_settings(paths)

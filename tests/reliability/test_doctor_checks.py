@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import doctor, rotation
-from memkeeper.core.atomic import append_bytes, atomic_write_bytes, atomic_write_json
-from memkeeper.core.index import read_index, update_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core import doctor
+from memkeeper.core.log import rotation
+from memkeeper.core.store.atomic import append_bytes, atomic_write_bytes, atomic_write_json
+from memkeeper.core.store.memory_index import read_index, update_index
+from memkeeper.core.store.paths import StorePaths
 
 
 def codes(findings: list[doctor.Finding]) -> set[str]:
@@ -286,8 +287,8 @@ def test_every_check_declares_its_codes() -> None:
 
 
 def test_an_interrupted_rotation_intent_is_reported_and_completed(store: StorePaths) -> None:
-    from memkeeper.core import intents
-    from memkeeper.core.tokens import extract_tail_bytes
+    from memkeeper.core.store import intents
+    from memkeeper.core.basics.tokens import extract_tail_bytes
 
     content = b"".join(f"## 2026-01-0{i % 9 + 1}\nline {i}\n".encode() for i in range(500))
     atomic_write_bytes(store.memory, content)

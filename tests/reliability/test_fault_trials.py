@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.reliability import reliability_kit as kit
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -61,8 +61,8 @@ def tmpfs(where: Path, size: str) -> Iterator[Path]:
 
 def filled_store(project: Path) -> tuple[StorePaths, bytes]:
     """A store whose memory.md is over the (small) rotation threshold."""
-    from memkeeper.core.atomic import atomic_write_bytes, atomic_write_json
-    from memkeeper.core.store import ensure_store
+    from memkeeper.core.store.atomic import atomic_write_bytes, atomic_write_json
+    from memkeeper.core.store.paths import ensure_store
 
     project.mkdir(parents=True, exist_ok=True)
     paths = StorePaths(project)
@@ -124,7 +124,7 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[bytes], *words: str)
 
 
 def assert_untouched(paths: StorePaths, content: bytes) -> None:
-    from memkeeper.core.index import list_archives
+    from memkeeper.core.store.memory_index import list_archives
 
     assert paths.memory.read_bytes() == content
     for name in list_archives(paths):  # a partial archive would be a copy with bytes missing
@@ -133,7 +133,8 @@ def assert_untouched(paths: StorePaths, content: bytes) -> None:
 
 
 def then_rotation_works(paths: StorePaths, content: bytes) -> None:
-    from memkeeper.core import doctor, rotation
+    from memkeeper.core import doctor
+    from memkeeper.core.log import rotation
 
     doctor.repair(paths, stale_seconds=0)
     assert rotation.rotate(paths, kit.ROT_THRESHOLD, kit.ROT_CARRY) is not None
@@ -286,11 +287,11 @@ FAKE_SUMMARIZERS = {
 def test_summarizer_fault_leaves_the_archive_pending(
     behaviour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memkeeper.core.summary as summary_module
-    from memkeeper.core import rotation
-    from memkeeper.core.atomic import atomic_write_json
-    from memkeeper.core.index import read_index
-    from memkeeper.core.summary import SummaryError, generate_summary
+    import memkeeper.core.summaries.summary as summary_module
+    from memkeeper.core.log import rotation
+    from memkeeper.core.store.atomic import atomic_write_json
+    from memkeeper.core.store.memory_index import read_index
+    from memkeeper.core.summaries.summary import SummaryError, generate_summary
 
     monkeypatch.setattr(summary_module, "BACKOFF_SECONDS", (0.0, 0.0, 0.0))
     paths, content = filled_store(tmp_path / "project")
@@ -314,16 +315,16 @@ def test_summarizer_fault_leaves_the_archive_pending(
     assert (paths.root / result.archive).read_bytes() == content  # nothing lost
     assert not (paths.root / result.archive.replace(".md", ".summary.json")).exists()
     # The job that runs it in the background never raises into a hook.
-    from memkeeper.core.jobs import run_job
+    from memkeeper.core.store.jobs import run_job
 
     assert run_job(paths, "summary", {"archives": [result.archive]}) is True
 
 
 def test_flush_with_a_dead_summarizer_keeps_the_entries(tmp_path: Path) -> None:
     """The flush falls back to extractive bullets: the session's facts still reach memory.md."""
-    from memkeeper.core import flush
-    from memkeeper.core.atomic import atomic_write_json
-    from memkeeper.core.index import read_index
+    from memkeeper.core.log import flush
+    from memkeeper.core.store.atomic import atomic_write_json
+    from memkeeper.core.store.memory_index import read_index
 
     paths = kit.new_project(tmp_path, "flushfault")
     kit.flush_seed(paths)
@@ -343,8 +344,8 @@ FLUSH_UNDER_LIMIT = r"""
 import resource, signal, sys
 from pathlib import Path
 from typing import Any
-from memkeeper.core import flush
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 original_chunks = flush.chunk_entries
 flush.chunk_entries = lambda entries, max_chars=600: original_chunks(entries, 600)
@@ -364,8 +365,9 @@ except OSError as exc:
 @pytest.mark.parametrize("room", [0, 40, 400])
 def test_disk_full_during_a_flush_append(room: int, tmp_path: Path) -> None:
     """The append of a flushed section fails part way: no torn text stays, the next flush finishes it."""
-    from memkeeper.core import doctor, flush
-    from memkeeper.core.atomic import atomic_write_bytes
+    from memkeeper.core import doctor
+    from memkeeper.core.log import flush
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = kit.new_project(tmp_path, "flushfull")
     kit.flush_seed(paths)
@@ -396,7 +398,7 @@ def words_store(project: Path, name: str, lines: int, seed: int) -> StorePaths:
     """A store with one session of ``lines`` prompts of varied words (an index several times its size)."""
     import random
 
-    from memkeeper.core.store import ensure_store
+    from memkeeper.core.store.paths import ensure_store
 
     project.mkdir(parents=True, exist_ok=True)
     paths = StorePaths(project)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.reliability import reliability_kit as kit
 
 MARKUP = "[bold red]BOOMMARKUP[/bold red] [link=file:///etc/passwd]clickme[/link]"
@@ -25,8 +25,8 @@ FORBIDDEN = ["\x1b", "\x00", "\x07", "\x08", "\x7f", "\r"]
 
 
 def hostile_store(tmp_path: Path) -> StorePaths:
-    from memkeeper.core import rotation
-    from memkeeper.core.atomic import append_text, atomic_write_json, atomic_write_text
+    from memkeeper.core.log import rotation
+    from memkeeper.core.store.atomic import append_text, atomic_write_json, atomic_write_text
 
     paths = kit.new_project(tmp_path, "project")
     body = f"## 2026-04-01_1000\n- [hostile]: {MARKUP}\n- [hostile]: {ANSI}\n- [hostile]: {CONTROL}\n{HUGE}\n"
@@ -43,7 +43,7 @@ def hostile_store(tmp_path: Path) -> StorePaths:
             "overallSummary": f"{MARKUP} {ANSI} {CONTROL}",
         },
     )
-    from memkeeper.core.index import update_index
+    from memkeeper.core.store.memory_index import update_index
 
     update_index(paths, lambda i: i["rotatedFiles"][0].__setitem__("summaryGenerated", True))
     atomic_write_text(paths.named("project"), f"# Project\n{MARKUP}\n{ANSI}\n{CONTROL}\n")

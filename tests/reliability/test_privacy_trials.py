@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.atomic import append_bytes, atomic_write_json
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_bytes, atomic_write_json
+from memkeeper.core.store.paths import StorePaths
 from tests.planted import store_text, write_transcript
 from tests.reliability import reliability_kit as kit
 
@@ -204,8 +204,8 @@ def test_nothing_planted_reaches_any_file(tmp_path: Path) -> None:
 
 def test_a_summarizer_repeating_a_secret_is_redacted_in_the_summary(tmp_path: Path) -> None:
     """The model's answer itself carries a key: the L3 summary file must not."""
-    from memkeeper.core import rotation
-    from memkeeper.core.summary import generate_summary
+    from memkeeper.core.log import rotation
+    from memkeeper.core.summaries.summary import generate_summary
 
     paths = kit.new_project(tmp_path, "project")
     use_echo_summarizer(paths, tmp_path, {})

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import recall, recall_ask, recall_wire
+from memkeeper.core.recall import lookup as recall, ask as recall_ask, wire as recall_wire
 from memkeeper.core.search import refresh
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook
 
 SESSION = "3333cccc-0000-4000-8000-000000000003"
@@ -334,7 +334,7 @@ def test_peers_that_connect_and_say_nothing_do_not_hold_the_server(
 
 
 def test_a_hundred_parallel_prompts_of_one_session_count_exactly_a_hundred(indexed: StorePaths) -> None:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     server = recall.RecallServer(indexed)
     server.warm()

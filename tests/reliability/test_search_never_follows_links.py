@@ -17,7 +17,7 @@ import pytest
 
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core.search import refresh
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.reliability.links import link_in_place
 
 SESSION = "5ec12e75-2222-4000-8000-000000000002"
@@ -113,7 +113,7 @@ def test_a_search_of_a_clean_store_lists_no_folder(
     _fill(store)
     refresh(store)
     assert _search(store, "rotation")[0] == 0
-    from memkeeper.core import boundary
+    from memkeeper.core.store import boundary
 
     def listed(*_args: object, **_kwargs: object) -> list[str]:
         raise AssertionError("the search listed the whole store for links")

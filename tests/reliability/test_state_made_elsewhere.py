@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import state_stamp
+from memkeeper.core.store import state_stamp
 from memkeeper.core.search import refresh
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook, run_memkeeper
 
 FACT = "Staging deploys go through the blue green switch on the load balancer, never in place."

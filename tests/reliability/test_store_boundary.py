@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core import boundary
-from memkeeper.core.atomic import atomic_write_json
-from memkeeper.core.jobs import run_job
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store import boundary
+from memkeeper.core.store.atomic import atomic_write_json
+from memkeeper.core.store.jobs import run_job
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from memkeeper.plugin import hook
 from tests.reliability.links import link_in_place
 

@@ -13,7 +13,7 @@ def test_fastjson_text_is_json_dumps(value: object) -> None:
     """The search path serialises tool inputs with core.fastjson.text, not the json package."""
     import json
 
-    from memkeeper.core import fastjson
+    from memkeeper.core.basics import fastjson
 
     assert fastjson.text(value) == json.dumps(value, ensure_ascii=False)
 
@@ -24,7 +24,7 @@ def test_fastjson_text_is_json_dumps(value: object) -> None:
 def test_fastjson_raw_decode_is_the_decoders(line: str) -> None:
     import json
 
-    from memkeeper.core import fastjson
+    from memkeeper.core.basics import fastjson
 
     try:
         expected: object = json.JSONDecoder().raw_decode(line)

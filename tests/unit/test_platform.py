@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import lock, platform, waits
+from memkeeper.core.store import lock
+from memkeeper.core.basics import platform, waits
 from tests.lock_holder import held
 
 
@@ -144,7 +145,7 @@ def test_a_waiter_gets_the_lock_when_it_is_released(tmp_path: Path, lock_wait: s
             sys.executable,
             "-P",
             "-c",
-            "import sys, time\nfrom memkeeper.core.lock import file_lock\n"
+            "import sys, time\nfrom memkeeper.core.store.lock import file_lock\n"
             "with file_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(0.5)\n",
             str(path),
         ],

@@ -1,8 +1,8 @@
-"""No POSIX-only construct outside the platform module (core/platform.py).
+"""No POSIX-only construct outside the platform module (core/basics/platform.py).
 
 The source of core, cli, plugin and tui is read as code (comments and docstrings left out,
 other strings kept: ``"/bin/sh"`` in an argv is code), and every construct that exists on
-POSIX only, or asks which system this is, must be in core/platform.py or on the short
+POSIX only, or asks which system this is, must be in core/basics/platform.py or on the short
 allow-list below, each entry with its reason.
 """
 
@@ -26,7 +26,7 @@ PACKAGES = {
     package.__name__.rpartition(".")[2]: Path(str(package.__file__)).resolve().parent
     for package in (memkeeper.core, memkeeper.cli, memkeeper.plugin, memkeeper.tui)
 }
-PLATFORM_MODULE = "core/platform.py"
+PLATFORM_MODULE = "core/basics/platform.py"
 
 #: name -> what finds it in code.
 CONSTRUCTS = {
@@ -50,8 +50,8 @@ CONSTRUCTS = {
 
 #: (file, construct) -> why it may stay there for now.
 ALLOWED = {
-    ("core/recall_wire.py", "AF_UNIX"): "the recall channel's family: a Unix socket where the system has one",
-    ("core/recall_ask.py", "AF_UNIX"): "the recall channel's family: a Unix socket where the system has one",
+    ("core/recall/wire.py", "AF_UNIX"): "the recall channel's family: a Unix socket where the system has one",
+    ("core/recall/ask.py", "AF_UNIX"): "the recall channel's family: a Unix socket where the system has one",
 }
 
 
@@ -99,7 +99,7 @@ def test_no_posix_only_construct_outside_the_platform_module(rel: str) -> None:
     if rel == PLATFORM_MODULE:
         return
     unexpected = sorted(name for name in found_in(rel) if (rel, name) not in ALLOWED)
-    assert not unexpected, f"{rel}: {', '.join(unexpected)}: ask memkeeper.core.platform instead"
+    assert not unexpected, f"{rel}: {', '.join(unexpected)}: ask memkeeper.core.basics.platform instead"
 
 
 def test_every_allowance_is_still_needed() -> None:

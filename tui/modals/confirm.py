@@ -7,8 +7,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from memkeeper.tui import keymap
-from memkeeper.tui.text import literal
+from .. import keymap
+from ..text import literal
 
 
 class ConfirmModal(ModalScreen[bool]):

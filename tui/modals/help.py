@@ -10,25 +10,25 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from memkeeper.tui import keymap
+from .. import keymap
 
 
 def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
-    from memkeeper.tui import keymap
-    from memkeeper.tui.modals.confirm import ConfirmModal
-    from memkeeper.tui.modals.migrate import MigrateModal
-    from memkeeper.tui.screens.activity import ActivityScreen
-    from memkeeper.tui.screens.browse import BrowseScreen
-    from memkeeper.tui.screens.hit import HitScreen
-    from memkeeper.tui.screens.pending import PendingScreen
-    from memkeeper.tui.screens.search import SearchScreen
-    from memkeeper.tui.screens.sessions import SessionsScreen
-    from memkeeper.tui.screens.settings import SettingsScreen
-    from memkeeper.tui.screens.trash import TrashScreen
-    from memkeeper.tui.widgets.doc_pane import DocPane
-    from memkeeper.tui.widgets.docview import DocView
-    from memkeeper.tui.widgets.tier_tree import TierTree
+    from .. import keymap
+    from .confirm import ConfirmModal
+    from .migrate import MigrateModal
+    from ..screens.activity import ActivityScreen
+    from ..screens.browse import BrowseScreen
+    from ..screens.hit import HitScreen
+    from ..screens.pending import PendingScreen
+    from ..screens.search import SearchScreen
+    from ..screens.sessions import SessionsScreen
+    from ..screens.settings import SettingsScreen
+    from ..screens.trash import TrashScreen
+    from ..widgets.doc_pane import DocPane
+    from ..widgets.docview import DocView
+    from ..widgets.tier_tree import TierTree
 
     viewer = [*DocPane.BINDINGS, *DocView.BINDINGS]
     parts: list[tuple[str, type | None, list[BindingType]]] = [

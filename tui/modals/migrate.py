@@ -10,12 +10,12 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, ProgressBar, Static
 
-from memkeeper.core.store import StorePaths
-from memkeeper.tui import keymap
-from memkeeper.tui.text import literal
+from ...core.store.paths import StorePaths
+from .. import keymap
+from ..text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.core.migrate import MigrationPlan
+    from ...core.log.migrate import MigrationPlan
 
 
 def plan_lines(plan: MigrationPlan) -> list[str]:
@@ -60,7 +60,7 @@ class MigrateModal(ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, group="migrate", exit_on_error=False, description="plan migration")
     def plan(self) -> None:
-        from memkeeper.core.migrate import plan_migration
+        from ...core.log.migrate import plan_migration
 
         try:
             plan = plan_migration(self._paths)
@@ -100,7 +100,7 @@ class MigrateModal(ModalScreen[bool]):
 
     @work(thread=True, exclusive=True, group="migrate", exit_on_error=False, description="migrate")
     def migrate(self) -> None:
-        from memkeeper.core.migrate import migrate_legacy
+        from ...core.log.migrate import migrate_legacy
 
         try:
             plan = migrate_legacy(self._paths, dry_run=False, start_summaries=False)

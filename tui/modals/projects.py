@@ -11,8 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from memkeeper.tui import keymap
-from memkeeper.tui.text import literal
+from .. import keymap
+from ..text import literal
 
 
 class ProjectsModal(ModalScreen[Path | None]):
@@ -38,7 +38,7 @@ class ProjectsModal(ModalScreen[Path | None]):
 
     @work(thread=True, exclusive=True, group="projects", exit_on_error=False, description="find projects")
     def find(self) -> None:
-        from memkeeper.core.projects import find_projects
+        from ...core.capture.projects import find_projects
 
         found = [info.project for info in find_projects()]
         self.app.call_from_thread(self._show, found)

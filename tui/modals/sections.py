@@ -8,8 +8,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from memkeeper.tui import keymap
-from memkeeper.tui.text import literal
+from .. import keymap
+from ..text import literal
 
 
 class SectionsModal(ModalScreen[int | None]):

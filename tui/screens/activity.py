@@ -4,12 +4,12 @@ Two terminal plots (textual-plotext): sessions, prompts and tool calls per day, 
 memory.md's size at each rotation against the threshold (with today's size last). Under
 them, every key decision and unresolved issue across all L3 summaries, newest first;
 Enter opens the summary it came from. Everything is read by a thread worker through
-:mod:`memkeeper.core.history` and painted as it arrives, the next part read while the one
+:mod:`memkeeper.core.search.history` and painted as it arrives, the next part read while the one
 before is drawn: the growth plot and the totals first, then the decisions (from the search
 index's lists for every summary it has current), then the days while the sessions are
 counted (from the index's counts for every session it has current, so only the files it
 lacks are read). Per-file readings are kept in the store's ``.state``
-(:func:`~memkeeper.core.history.save_cache`), so the next open reads only the files that changed.
+(:func:`~memkeeper.core.search.history.save_cache`), so the next open reads only the files that changed.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
-from memkeeper.core.history import ActivityCache, DayActivity, Finding, Rotation
-from memkeeper.core.store import StorePaths
-from memkeeper.core.wording import counted
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import ShowInBrowser
-from memkeeper.tui.text import gauge, human_tokens, literal
+from ...core.search.history import ActivityCache, DayActivity, Finding, Rotation
+from ...core.store.paths import StorePaths
+from ...core.basics.wording import counted
+from .. import keymap
+from ..messages import ShowInBrowser
+from ..text import gauge, human_tokens, literal
 
 #: Days shown in the daily plot (the most recent ones with any activity).
 DAYS = 30
@@ -146,9 +146,9 @@ class ActivityScreen(Screen[None]):
         - every decision and open issue (the index's lists, the saved readings, then the files);
         - sessions, prompts and tool calls per day, shown as the count goes.
         """
-        from memkeeper.core.history import daily_activity, findings, load_cache, rotations
-        from memkeeper.core.rotation import memory_tokens
-        from memkeeper.core.settings import hook_settings
+        from ...core.search.history import daily_activity, findings, load_cache, rotations
+        from ...core.log.rotation import memory_tokens
+        from ...core.config.reader import hook_settings
 
         paths = self._paths
 
@@ -179,7 +179,7 @@ class ActivityScreen(Screen[None]):
     )
     def _save_readings(self) -> None:
         """Keep what was read in the store's ``.state``: the next open reads only what changed."""
-        from memkeeper.core.history import save_cache
+        from ...core.search.history import save_cache
 
         if self._cache is not None:
             try:
@@ -289,7 +289,7 @@ class ActivityScreen(Screen[None]):
             self._open(options.get_option_at_index(options.highlighted).id)
 
     def _open(self, option_id: str | None) -> None:
-        from memkeeper.core.names import summary_name
+        from ...core.store.names import summary_name
 
         if option_id is None:
             return

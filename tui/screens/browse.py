@@ -16,21 +16,21 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from memkeeper.core.names import archive_of_summary, is_archive, is_l1, is_summary
-from memkeeper.tui import keymap
-from memkeeper.tui.items import DocItem, ItemKind
-from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
-from memkeeper.tui.reach import ReachesApp
-from memkeeper.tui.snapshot import count_l1
-from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
-from memkeeper.tui.widgets.docview import DocView
-from memkeeper.tui.widgets.status import StatusLine
-from memkeeper.tui.widgets.tier_tree import TierTree
+from ...core.store.names import archive_of_summary, is_archive, is_l1, is_summary
+from .. import keymap
+from ..items import DocItem, ItemKind
+from ..model import SessionCounts, StoreSnapshot, Target
+from ..reach import ReachesApp
+from ..snapshot import count_l1
+from ..widgets.doc_pane import DocPane, OpenRequest
+from ..widgets.docview import DocView
+from ..widgets.status import StatusLine
+from ..widgets.tier_tree import TierTree
 
 
 def target_for_file(file: str) -> Target | None:
     """The tree target that shows a store file named ``file`` (as search hits name them)."""
-    from memkeeper.core.store import NAMED_MEMORY_FILES
+    from ...core.store.paths import NAMED_MEMORY_FILES
 
     name = file.rsplit("/", 1)[-1]
     if name == "memory.md":
@@ -174,7 +174,7 @@ class BrowseScreen(ReachesApp, Screen[None]):
 
     @work(thread=True, exclusive=True, group="titles", exit_on_error=False, description="session titles")
     def _titles_worker(self) -> None:
-        from memkeeper.core.titles import session_titles
+        from ...core.capture.titles import session_titles
 
         titles = session_titles(self.mk.paths)
         self.app.call_from_thread(self.query_one(TierTree).set_titles, titles)
@@ -235,7 +235,7 @@ class BrowseScreen(ReachesApp, Screen[None]):
             self.pane.set_title()
 
     def action_sections(self) -> None:
-        from memkeeper.tui.modals.sections import SectionsModal
+        from ..modals.sections import SectionsModal
 
         doc = self.query_one(DocView)
         sections = doc.sections()

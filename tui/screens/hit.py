@@ -13,9 +13,9 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import ShowInBrowser
-from memkeeper.tui.widgets.doc_pane import DocPane, OpenRequest
+from .. import keymap
+from ..messages import ShowInBrowser
+from ..widgets.doc_pane import DocPane, OpenRequest
 
 
 class HitScreen(Screen[None]):
@@ -50,7 +50,7 @@ class HitScreen(Screen[None]):
         self._open()
 
     def _open(self) -> None:
-        from memkeeper.tui.screens.browse import target_for_file
+        from .browse import target_for_file
 
         hit = self._hits[self._index]
         target = target_for_file(hit.file)

@@ -1,7 +1,7 @@
 """PendingScreen (p): pending and failed L3 summaries, and regenerating them.
 
-The list comes from :func:`memkeeper.core.index_model.pending_summaries`. Regenerating
-one or all runs :func:`memkeeper.core.summary.generate_summary` with the chosen backend
+The list comes from :func:`memkeeper.core.store.memory_index_model.pending_summaries`. Regenerating
+one or all runs :func:`memkeeper.core.summaries.summary.generate_summary` with the chosen backend
 in a thread worker, one archive at a time, with a progress bar; cancelling stops after
 the archive being generated (a model call cannot be interrupted safely halfway).
 """
@@ -17,20 +17,20 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import JobFinished, JobProgress, ReloadWanted
-from memkeeper.tui.screens.store_screen import ListScreen
-from memkeeper.tui.text import literal
+from .. import keymap
+from ..messages import JobFinished, JobProgress, ReloadWanted
+from .store_screen import ListScreen
+from ..text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.core.index_model import PendingSummary
-    from memkeeper.tui.model import StoreSnapshot
+    from ...core.store.memory_index_model import PendingSummary
+    from ..model import StoreSnapshot
 
 CONFIGURED = "configured"
 
 
 def backend_choices() -> list[str]:
-    from memkeeper.core.summarizers import BACKEND_NAMES
+    from ...core.summarizers import BACKEND_NAMES
 
     return [CONFIGURED, *BACKEND_NAMES]
 
@@ -84,7 +84,7 @@ class PendingScreen(ListScreen["PendingSummary"]):
             self.refresh_list()
 
     def read_list(self) -> list[PendingSummary]:
-        from memkeeper.core.index_model import pending_summaries
+        from ...core.store.memory_index_model import pending_summaries
 
         return pending_summaries(self._paths)
 
@@ -175,7 +175,7 @@ class PendingScreen(ListScreen["PendingSummary"]):
         description="regenerate summaries",
     )
     def _regenerate_worker(self, files: list[str], backend: str | None) -> None:
-        from memkeeper.core.summary import SummaryError, generate_summary
+        from ...core.summaries.summary import SummaryError, generate_summary
 
         worker = get_current_worker()
         lines: list[str] = []

@@ -25,13 +25,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from memkeeper.core.search.model import file_line
-from memkeeper.core.store import StorePaths
-from memkeeper.core.timefmt import local_time
-from memkeeper.core.wording import counted
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import PrefChosen, SearchLeft
-from memkeeper.tui.text import fg_style, literal, visible
+from ...core.search.model import file_line
+from ...core.store.paths import StorePaths
+from ...core.basics.timestamps import local_time
+from ...core.basics.wording import counted
+from .. import keymap
+from ..messages import PrefChosen, SearchLeft
+from ..text import fg_style, literal, visible
 
 TIER_CHOICES: tuple[str | None, ...] = (None, "memory", "l3", "l2", "l1")
 TIER_NAMES = {"memory": "memory (current)", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
@@ -41,7 +41,7 @@ DATE_FILTER = re.compile(r"\b(since|until):(\d{4}-\d{2}(?:-\d{2})?)\b")
 
 def type_choices() -> tuple[str | None, ...]:
     """Every hit type, in tier order, after ``None`` (all)."""
-    from memkeeper.core.search.sources import TYPES_BY_TIER
+    from ...core.search.sources import TYPES_BY_TIER
 
     seen: list[str] = []
     for types in TYPES_BY_TIER.values():
@@ -262,7 +262,7 @@ class SearchScreen(Screen[None]):
 
     @work(thread=True, group="search", exit_on_error=False, description="search")
     def _search_worker(self, request: Request) -> None:
-        from memkeeper.core.search import search
+        from ...core.search import search
 
         started = time.perf_counter()
         scope = (request.tier, request.deep)
@@ -299,7 +299,7 @@ class SearchScreen(Screen[None]):
 
     def _refresh_with_progress(self) -> None:
         """Bring the whole index up to date, reporting its progress (the first deep search)."""
-        from memkeeper.core.search import IndexBusy, refresh
+        from ...core.search import IndexBusy, refresh
 
         last = [0.0]
 
@@ -420,7 +420,7 @@ class SearchScreen(Screen[None]):
         self._open(hit_list.get_option_at_index(index).id)
 
     def _open(self, option_id: str | None) -> None:
-        from memkeeper.tui.screens.hit import HitScreen
+        from .hit import HitScreen
 
         if option_id is None:
             return

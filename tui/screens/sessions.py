@@ -1,7 +1,7 @@
 """SessionsScreen (S): every L1 session, newest first, found by title or date as you type.
 
 Rows show the local start, the length, prompts, tool calls and the title (from
-:mod:`memkeeper.core.titles`). Typing filters the titles (all words, any order); a date
+:mod:`memkeeper.core.capture.titles`). Typing filters the titles (all words, any order); a date
 (``2026-11-20``, or ``2026-11``) jumps to the newest session on or before it. Enter
 opens the session in the browser. Titles come first (cached by core); lengths and
 counts are filled in by a worker in batches, newest first.
@@ -16,14 +16,14 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
-from memkeeper.core.store import StorePaths
-from memkeeper.core.wording import counted
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import ShowInBrowser
-from memkeeper.tui.model import SessionCounts, SessionInfo
-from memkeeper.tui.screens.store_screen import StoreScreen
-from memkeeper.tui.snapshot import count_l1, list_sessions
-from memkeeper.tui.text import human_minutes, literal
+from ...core.store.paths import StorePaths
+from ...core.basics.wording import counted
+from .. import keymap
+from ..messages import ShowInBrowser
+from ..model import SessionCounts, SessionInfo
+from .store_screen import StoreScreen
+from ..snapshot import count_l1, list_sessions
+from ..text import human_minutes, literal
 
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 BATCH = 40
@@ -71,7 +71,7 @@ class SessionsScreen(StoreScreen):
 
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False, description="list sessions")
     def _list_worker(self) -> None:
-        from memkeeper.core.titles import session_titles
+        from ...core.capture.titles import session_titles
 
         sessions = list_sessions(self._paths)
         titles = session_titles(self._paths)

@@ -2,8 +2,8 @@
 
 Each row shows a setting's value in an editor (a switch, a choice or a field: Enter saves a
 typed value), its source (default, global, this project), a one-line explanation (the one
-declared in :mod:`memkeeper.core.config`) and, where it costs, today's model use against the
-cap. Saving goes through :mod:`memkeeper.core.config_edit`, as ``memkeeper config set`` does,
+declared in :mod:`memkeeper.core.config.model`) and, where it costs, today's model use against the
+cap. Saving goes through :mod:`memkeeper.core.config.edit`, as ``memkeeper config set`` does,
 to the layer chosen at the top; a refused value is shown with its reason and nothing is
 written. Reading and saving run in thread workers. After a save the screen posts
 :class:`~memkeeper.tui.messages.SettingsChanged` up (the app re-reads the store's state, so
@@ -24,17 +24,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Select, Static, Switch
 
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import PrefChosen, SettingsChanged
-from memkeeper.tui.reach import ReachesApp
-from memkeeper.tui.screens.store_screen import StoreScreen
-from memkeeper.tui.text import human_tokens, literal
-from memkeeper.tui.widgets.status import StatusLine
+from .. import keymap
+from ..messages import PrefChosen, SettingsChanged
+from ..reach import ReachesApp
+from .store_screen import StoreScreen
+from ..text import human_tokens, literal
+from ..widgets.status import StatusLine
 
 if TYPE_CHECKING:
-    from memkeeper.core.config_edit import Layer, Setting
-    from memkeeper.core.store import StorePaths
-    from memkeeper.tui.model import StoreSnapshot
+    from ...core.config.edit import Layer, Setting
+    from ...core.store.paths import StorePaths
+    from ..model import StoreSnapshot
 
 STYLES = Path(__file__).parent.parent / "styles"
 Editor = Literal["switch", "input", "select"]
@@ -118,10 +118,10 @@ def shown_text(value: Any) -> str:
 
 def read_rows(paths: StorePaths, theme: str, deep: bool) -> dict[str, Shown]:
     """Every row's value, source, explanation and cost (reads files: run it in a thread)."""
-    from memkeeper.core import config_edit
-    from memkeeper.core.config import load_config_or_default
-    from memkeeper.core.summarizers import budget_status
-    from memkeeper.tui.prefs import saved_names
+    from ...core.config import edit as config_edit
+    from ...core.config.model import load_config_or_default
+    from ...core.summarizers import budget_status
+    from ..prefs import saved_names
 
     items = {item.key: item for item in config_edit.settings(paths)}
     config, _warnings = load_config_or_default(paths)
@@ -252,7 +252,7 @@ class SettingsScreen(ReachesApp, StoreScreen):
         thread=True, exclusive=True, group="settings-read", exit_on_error=False, description="read settings"
     )
     def _read_worker(self, theme: str, deep: bool) -> None:
-        from memkeeper.core.settings import ConfigError
+        from ...core.config.reader import ConfigError
 
         try:
             rows = read_rows(self._paths, theme, deep)
@@ -329,8 +329,8 @@ class SettingsScreen(ReachesApp, StoreScreen):
 
     @work(thread=True, group="settings-save", exit_on_error=False, description="save a setting")
     def _save_worker(self, key: str, value: str | bool, layer: Layer) -> None:
-        from memkeeper.core import config_edit
-        from memkeeper.core.settings import ConfigError
+        from ...core.config import edit as config_edit
+        from ...core.config.reader import ConfigError
 
         try:
             parsed = value if isinstance(value, bool) else config_edit.parse_value(key, value)
@@ -385,8 +385,8 @@ class SettingsScreen(ReachesApp, StoreScreen):
 
     @work(thread=True, group="settings-save", exit_on_error=False, description="unset a setting")
     def _unset_worker(self, key: str, layer: Layer) -> None:
-        from memkeeper.core import config_edit
-        from memkeeper.core.settings import ConfigError
+        from ...core.config import edit as config_edit
+        from ...core.config.reader import ConfigError
 
         try:
             removed = config_edit.unset_value(self._paths, key, layer)

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from textual.screen import Screen
 
-from memkeeper.core.store import StorePaths
+from ...core.store.paths import StorePaths
 
 if TYPE_CHECKING:
-    from memkeeper.tui.model import StoreSnapshot
+    from ..model import StoreSnapshot
 
 ItemT = TypeVar("ItemT")
 

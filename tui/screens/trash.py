@@ -1,4 +1,4 @@
-"""TrashScreen (t): what was forgotten, and restoring it (through :mod:`memkeeper.core.forget`)."""
+"""TrashScreen (t): what was forgotten, and restoring it (through :mod:`memkeeper.core.store.trash`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Footer, Header, Static
 
-from memkeeper.core.timefmt import local_time
-from memkeeper.tui import keymap
-from memkeeper.tui.messages import RestoreWanted
-from memkeeper.tui.screens.store_screen import ListScreen
-from memkeeper.tui.text import literal
+from ...core.basics.timestamps import local_time
+from .. import keymap
+from ..messages import RestoreWanted
+from .store_screen import ListScreen
+from ..text import literal
 
 if TYPE_CHECKING:
-    from memkeeper.core.forget import TrashItem
+    from ...core.store.trash import TrashItem
 
 
 class TrashScreen(ListScreen["TrashItem"]):
@@ -36,7 +36,7 @@ class TrashScreen(ListScreen["TrashItem"]):
         self.refresh_list()
 
     def read_list(self) -> list[TrashItem]:
-        from memkeeper.core.forget import list_trash
+        from ...core.store.trash import list_trash
 
         return list_trash(self._paths)
 

@@ -18,14 +18,14 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from memkeeper.tui import keymap
-from memkeeper.tui.documents import load_document
-from memkeeper.tui.items import DocItem
-from memkeeper.tui.model import Document, Target
-from memkeeper.tui.reach import ReachesApp
-from memkeeper.tui.snapshot import file_signature
-from memkeeper.tui.text import literal
-from memkeeper.tui.widgets.docview import DocView
+from .. import keymap
+from ..documents import load_document
+from ..items import DocItem
+from ..model import Document, Target
+from ..reach import ReachesApp
+from ..snapshot import file_signature
+from ..text import literal
+from .docview import DocView
 
 
 @dataclass(frozen=True)
@@ -287,6 +287,6 @@ PANE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def _words(query: str) -> tuple[str, ...]:
-    from memkeeper.tui.highlight import query_words
+    from ..highlight import query_words
 
     return query_words(query)

@@ -19,8 +19,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from memkeeper.tui.items import DocItem
-from memkeeper.tui.text import fg_style, visible
+from ..items import DocItem
+from ..text import fg_style, visible
 
 #: Kinds whose text takes their kind's colour (the others keep the plain text colour).
 STYLED_KINDS = frozenset({"h1", "h2", "h3", "title", "day", "code", "muted", "tool", "tool_result", "error"})

@@ -17,10 +17,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from memkeeper.tui.highlight import query_words, terms_pattern
-from memkeeper.tui.items import KINDS, DocItem
-from memkeeper.tui.text import fg_style
-from memkeeper.tui.widgets.doc_render import ItemPainter, estimate_rows, plain_rows, with_cursor
+from ..highlight import query_words, terms_pattern
+from ..items import KINDS, DocItem
+from ..text import fg_style
+from .doc_render import ItemPainter, estimate_rows, plain_rows, with_cursor
 
 
 class DocRows(ScrollView):

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from textual.events import Click
 from textual.message import Message
 
-from memkeeper.tui import keymap
-from memkeeper.tui.items import DocItem
-from memkeeper.tui.widgets.doc_render import plain_rows
-from memkeeper.tui.widgets.doc_rows import DocRows
+from .. import keymap
+from ..items import DocItem
+from .doc_render import plain_rows
+from .doc_rows import DocRows
 
 
 class DocView(DocRows, can_focus=True):

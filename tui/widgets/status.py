@@ -10,9 +10,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from memkeeper.core.timefmt import local_time
-from memkeeper.tui.model import BackendHealth, StoreSnapshot
-from memkeeper.tui.text import human_tokens, literal
+from ...core.basics.timestamps import local_time
+from ..model import BackendHealth, StoreSnapshot
+from ..text import human_tokens, literal
 
 SEPARATOR = " │ "
 

@@ -16,10 +16,10 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memkeeper.tui import keymap
-from memkeeper.tui.model import SessionCounts, StoreSnapshot, Target
-from memkeeper.tui.text import fg_style, literal
-from memkeeper.tui.widgets.tree_labels import (
+from .. import keymap
+from ..model import SessionCounts, StoreSnapshot, Target
+from ..text import fg_style, literal
+from .tree_labels import (
     archive_label,
     day_label,
     l3_label,
@@ -219,7 +219,7 @@ class TierTree(Tree[Target]):
         )
 
     def set_titles(self, titles: dict[str, str]) -> None:
-        """Session titles (from :mod:`memkeeper.core.titles`), keyed by file name without ``.gz``."""
+        """Session titles (from :mod:`memkeeper.core.capture.titles`), keyed by file name without ``.gz``."""
         self._titles = titles
         for node in self._all_nodes():
             if node.data is not None and node.data.kind == "l1":

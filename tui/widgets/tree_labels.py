@@ -8,8 +8,8 @@ from collections.abc import Callable
 from rich.style import Style
 from rich.text import Text
 
-from memkeeper.tui.model import ArchiveInfo, SessionCounts, SessionInfo, StoreSnapshot
-from memkeeper.tui.text import gauge, human_bytes, human_minutes, human_tokens, literal
+from ..model import ArchiveInfo, SessionCounts, SessionInfo, StoreSnapshot
+from ..text import gauge, human_bytes, human_minutes, human_tokens, literal
 
 SUMMARY_MARKS = {"ok": "✓", "pending": "○", "failed": "✗", "missing": "?"}
 STATE_WORDS = {"ok": "", "pending": " pending", "failed": " failed", "missing": " missing"}
@@ -83,6 +83,6 @@ def session_label(name: str, info: SessionInfo | None, counts: SessionCounts | N
 
 def _clock(archive: ArchiveInfo) -> str:
     """The local rotation time of an archive (tells apart two archives of the same day)."""
-    from memkeeper.core.timefmt import local_time
+    from ...core.basics.timestamps import local_time
 
     return local_time(archive.rotated_at, "%H:%M") if archive.rotated_at else archive.name[16:20]

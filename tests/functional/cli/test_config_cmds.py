@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core.settings import hook_settings
-from memkeeper.core.store import StorePaths
+from memkeeper.core.config.reader import hook_settings
+from memkeeper.core.store.paths import StorePaths
 
 
 def _global(home: Path) -> Path:

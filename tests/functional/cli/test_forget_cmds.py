@@ -9,8 +9,8 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.demo import create_demo_store
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
 
 
 @pytest.fixture()

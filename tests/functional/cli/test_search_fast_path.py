@@ -14,7 +14,7 @@ import pytest
 from memkeeper.cli.main import main as cli_main
 from memkeeper.cli.main import parse_line, run
 from memkeeper.cli.search_cmds import fast_args
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_memkeeper
 
 PLAIN: list[list[str]] = [

@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.demo import create_demo_store
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import log_call
 
 
@@ -59,7 +59,7 @@ def test_status_counts_todays_calls_and_flags_the_cap(
 def test_status_says_nothing_is_captured_yet_and_when_the_first_flush_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memkeeper.core.store import ensure_store
+    from memkeeper.core.store.paths import ensure_store
 
     paths = StorePaths(tmp_path / "fresh")
     ensure_store(paths)
@@ -80,7 +80,7 @@ def test_status_says_nothing_is_captured_yet_and_when_the_first_flush_runs(
 def test_status_counts_down_to_the_next_flush_of_the_session_counted_last(
     store: StorePaths, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     counters.bump(store, "older-session", messages=1)
     counters.bump(store, "4f2a9c1e-live", messages=1, tool_uses=0)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.live_sessions import note_session
-from memkeeper.core.merge import split_sections
-from memkeeper.core.store import StorePaths
+from memkeeper.core.capture.live_sessions import note_session
+from memkeeper.core.sharing.merge import split_sections
+from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.skipif(

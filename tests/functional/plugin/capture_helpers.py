@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 T = TypeVar("T")
 
@@ -129,7 +129,7 @@ def wait_for(condition: Callable[[], T | None], what: str, seconds: float = WAIT
 def wait_quiet(paths: StorePaths, quiet_seconds: float = 3.0) -> None:
     """Until no background job has run for ``quiet_seconds`` (jobs start a moment after the hook that
     spawns them returns, so one idle look is not enough)."""
-    from memkeeper.core.lock import is_locked
+    from memkeeper.core.store.lock import is_locked
 
     deadline = time.monotonic() + WAIT_SECONDS
     idle_since: float | None = None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import CLIS, find_claude, load_hook_inputs
 from tests.functional.plugin.capture_mock_api import MockAnthropic
 
@@ -56,7 +56,7 @@ def started_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, di
         calls.append((kind, options))
         return None
 
-    monkeypatch.setattr("memkeeper.core.jobs.start_job", fake_start)
+    monkeypatch.setattr("memkeeper.core.store.jobs.start_job", fake_start)
     yield calls
 
 

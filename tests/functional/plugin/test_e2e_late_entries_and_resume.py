@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.flush import read_runs
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.flush import read_runs
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import (
     claude_env,
     memory_project,

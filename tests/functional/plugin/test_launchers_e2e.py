@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import (
     PLUGIN,
     RUN_TIMEOUT,

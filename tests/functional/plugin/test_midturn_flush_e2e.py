@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.flush import read_runs
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.flush import read_runs
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_claude, wait_quiet
 from tests.functional.plugin.capture_mock_api import MockAnthropic
 

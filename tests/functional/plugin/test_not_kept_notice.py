@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from memkeeper.core.summarizers.health import record_down
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 

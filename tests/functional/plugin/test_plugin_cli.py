@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 from tests.l1_data import write_l1
 from tests.memkeeper_cli import run_memkeeper

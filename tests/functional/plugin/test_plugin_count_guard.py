@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import counters, settings
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.config import reader as settings
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import hook
 
 
@@ -69,9 +70,9 @@ def test_a_linked_state_folder_stops_every_count(
 #: What a count that only appends to the log never loads (the fold's machinery).
 FOLD_ONLY = (
     "fcntl",
-    "memkeeper.core.lock",
-    "memkeeper.core.settings",
-    "memkeeper.core.atomic",
+    "memkeeper.core.store.lock",
+    "memkeeper.core.config.reader",
+    "memkeeper.core.store.atomic",
 )
 
 
@@ -132,8 +133,8 @@ def test_a_count_that_only_logs_does_not_list_the_store_root(
 def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(
     store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.boundary import StoreLinkError
-    from memkeeper.core.recall_ask import Pending
+    from memkeeper.core.store.boundary import StoreLinkError
+    from memkeeper.core.recall.ask import Pending
 
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({"recall": {"enabled": True}}))

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import counters
-from memkeeper.core.flush import read_runs
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.log.flush import read_runs
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import (
     PLUGIN,
     RUN_TIMEOUT,

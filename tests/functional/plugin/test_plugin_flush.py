@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import flush, summarizers
-from memkeeper.core.flush_positions import last_flush
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core import summarizers
+from memkeeper.core.log.flush_positions import last_flush
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import SESSION_43B, TRANSCRIPT_43B, write_config
 from tests.l1_data import write_l1
 
@@ -129,7 +130,7 @@ def test_an_entry_reaching_l1_after_the_flush_passed_its_time_is_still_flushed(s
 
 
 def test_positions_start_from_the_timestamp_watermark_of_an_older_store(store: StorePaths) -> None:
-    from memkeeper.core.index import update_index
+    from memkeeper.core.store.memory_index import update_index
 
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(i) for i in range(6)])
     update_index(store, lambda index: index.__setitem__("lastMemoryUpdateTs", entry(3)["ts"]))
@@ -260,8 +261,8 @@ def test_append_note(store: StorePaths) -> None:
 RACER = """
 import sys, time
 from pathlib import Path
-from memkeeper.core import flush
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.store.paths import StorePaths
 
 def slow(paths, entries):
     time.sleep(0.5)  # both racers read the same watermark, then both try to commit
@@ -359,7 +360,7 @@ def test_planted_secrets_never_reach_the_store(store: StorePaths, tmp_path: Path
 def test_flush_job_finds_the_transcript_from_the_session_id(store: StorePaths) -> None:
     import shutil
 
-    from memkeeper.core.transcript import claude_projects_root
+    from memkeeper.core.capture.transcript import claude_projects_root
 
     folder = claude_projects_root() / "".join(c if c.isalnum() else "-" for c in str(store.project))
     folder.mkdir(parents=True)
@@ -371,7 +372,7 @@ def test_flush_job_finds_the_transcript_from_the_session_id(store: StorePaths) -
 
 
 def test_a_compressed_file_keeps_its_position(store: StorePaths) -> None:
-    from memkeeper.core.l1 import _gzip_file
+    from memkeeper.core.capture.l1 import _gzip_file
 
     name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
     write_l1(store, name, [entry(i) for i in range(3)])
@@ -389,7 +390,7 @@ def test_a_compressed_file_keeps_its_position(store: StorePaths) -> None:
 
 
 def test_a_summary_of_one_session_becomes_its_title(store: StorePaths) -> None:
-    from memkeeper.core import titles
+    from memkeeper.core.capture import titles
 
     name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
     write_l1(store, name, [entry(0, text="hi"), entry(1, "assistant", "Hello, what shall we do?")])
@@ -406,7 +407,7 @@ def test_a_summary_of_one_session_becomes_its_title(store: StorePaths) -> None:
 
 
 def test_a_summary_of_several_sessions_names_none(store: StorePaths) -> None:
-    from memkeeper.core import titles
+    from memkeeper.core.capture import titles
 
     write_l1(store, "2026-11-20_100000_aaaaaaaa.l1.jsonl", [entry(0, text="fix the upload retry")])
     write_l1(store, "2026-11-20_100500_bbbbbbbb.l1.jsonl", [entry(1, text="rename the settings page")])
@@ -418,7 +419,7 @@ def test_a_summary_of_several_sessions_names_none(store: StorePaths) -> None:
 
 
 def test_extractive_bullets_name_no_session(store: StorePaths) -> None:
-    from memkeeper.core import titles
+    from memkeeper.core.capture import titles
 
     name = "2026-11-20_100000_aaaaaaaa.l1.jsonl"
     write_l1(

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import flush
-from memkeeper.core.index import update_index
-from memkeeper.core.index_model import MAX_AUTO_ATTEMPTS
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.store.memory_index import update_index
+from memkeeper.core.store.memory_index_model import MAX_AUTO_ATTEMPTS
+from memkeeper.core.store.paths import StorePaths
 
 
 @pytest.mark.parametrize(("attempts", "starts"), [(2, True), (MAX_AUTO_ATTEMPTS, False)])
@@ -41,7 +41,7 @@ def test_a_failed_summary_with_tries_left_starts_the_summary_job(
 def test_the_flush_job_keeps_events_counted_after_the_hook_started_it(
     store: StorePaths, started_jobs: list[tuple[str, dict[str, Any] | None]]
 ) -> None:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     counters.bump(store, "s1", tool_uses=10)
     counters.mark_flushed(store, "s1")  # what the hook does before it starts the job

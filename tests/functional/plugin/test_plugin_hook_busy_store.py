@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.index import list_archives
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.memory_index import list_archives
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for
 from tests.lock_holder import held
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import hook
 from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for, write_config
 
@@ -149,7 +149,7 @@ def test_pre_compact_flushes_and_session_end_hands_over(
             "session_id": end["session_id"],
             "transcript_path": end["transcript_path"],
         }
-    from memkeeper.core.live_sessions import read_sessions
+    from memkeeper.core.capture.live_sessions import read_sessions
 
     assert read_sessions(store)[end["session_id"]]["ended"] is True
 
@@ -327,7 +327,7 @@ def test_a_payload_already_there_is_read_without_a_thread() -> None:
     and without the bounded wait (for a writer that is not done) and its thread."""
     code = (
         "import sys\nfrom memkeeper.plugin import hook\n"
-        "data = hook.read_stdin()\nprint(len(data), 'memkeeper.core.waits' in sys.modules)"
+        "data = hook.read_stdin()\nprint(len(data), 'memkeeper.core.basics.waits' in sys.modules)"
     )
     payload = b'{"session_id": "s1"}' * 2_000  # (within a pipe's buffer: written whole, then closed)
     read_end, write_end = os.pipe()
@@ -489,7 +489,7 @@ def test_a_sessions_recall_state_goes_when_it_ends_and_a_bursts_closed_count_log
 ) -> None:
     """Neither piles up: the per-session recall state (and its lock) is removed at SessionEnd; the
     closed count logs a burst of folds left (each too fresh when its fold ran) at SessionStart."""
-    from memkeeper.core.recall_ask import state_dir
+    from memkeeper.core.recall.ask import state_dir
 
     recall = Path(state_dir(str(store.root)))
     start = payload_for("SessionStart", store.project, session_id="s-burst")

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 
 PROCESSES = 16

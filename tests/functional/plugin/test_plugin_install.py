@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core import counters, interpreter
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.basics import interpreter
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import install
 from tests.functional.plugin.capture_helpers import hook_command, payload_for
 from tests.memkeeper_cli import run_memkeeper

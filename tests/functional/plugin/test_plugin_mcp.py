@@ -15,9 +15,9 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
-from memkeeper.core.platform import kill
+from memkeeper.core.basics.platform import kill
 from memkeeper.core.search import HIGH_CONFIDENCE, search
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import mcp_server
 from tests.functional.plugin.capture_helpers import CLIS
 from tests.mcp_text import text_of
@@ -192,7 +192,7 @@ def test_protocol_errors_are_answered_and_the_server_goes_on(planted: StorePaths
 
 
 def test_l1_hits_name_their_session(store: StorePaths) -> None:
-    from memkeeper.core.titles import session_titles
+    from memkeeper.core.capture.titles import session_titles
 
     name = "2026-11-02_100000_abcd1234.l1.jsonl"
     entries = [
@@ -221,7 +221,7 @@ async def test_while_it_runs_the_server_answers_the_hooks_recall(planted: StoreP
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from memkeeper.core import recall_ask
+    from memkeeper.core.recall import ask as recall_ask
     from memkeeper.core.search import refresh
 
     refresh(planted)
@@ -266,7 +266,7 @@ def test_claude_code_connects_to_the_server(cli: str, planted: StorePaths, home:
 
 
 def test_a_terminated_server_removes_its_recall_channel(planted: StorePaths) -> None:
-    from memkeeper.core import recall_ask
+    from memkeeper.core.recall import ask as recall_ask
 
     served = Path(recall_ask.Channel(str(planted.root), create=True).key_file)
     proc = subprocess.Popen(

@@ -7,8 +7,9 @@ import os
 import time
 from pathlib import Path
 
-from memkeeper.core import flush, live_sessions
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.capture import live_sessions
+from memkeeper.core.store.paths import StorePaths
 
 
 def _transcript(folder: Path, name: str, age_seconds: float) -> Path:

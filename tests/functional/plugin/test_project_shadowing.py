@@ -1,6 +1,6 @@
 """A project whose top level holds ``json.py``, ``types.py``, ``select.py``… shadows nothing.
 
-Every Python memkeeper starts runs with ``-P`` (``memkeeper.core.interpreter``: the launchers, the
+Every Python memkeeper starts runs with ``-P`` (``memkeeper.core.basics.interpreter``: the launchers, the
 background jobs), so
 the project folder, which is the current directory of hooks, jobs and slash commands,
 never comes first on ``sys.path``. Each planted module records that it was imported and
@@ -16,8 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from memkeeper.core import counters
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for
 
 SHADOWS = ("json", "types", "select", "subprocess", "pathlib", "re", "fcntl", "argparse")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from memkeeper.core import flush
-from memkeeper.core.atomic import append_text, atomic_write_text
-from memkeeper.core.session_context import build_context
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import flush
+from memkeeper.core.store.atomic import append_text, atomic_write_text
+from memkeeper.core.context.session_start import build_context
+from memkeeper.core.store.paths import StorePaths
 
 
 def seed(store: StorePaths) -> None:

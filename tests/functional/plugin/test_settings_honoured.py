@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from memkeeper.core.recall import KeptSettings
+from memkeeper.core.recall.lookup import KeptSettings
 from memkeeper.core.search import refresh
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from tests.functional.plugin.capture_helpers import payload_for
 from tests.functional.tui.scenes import settle

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import claude_env, memory_project, run_claude
 from tests.functional.plugin.capture_mock_api import MockAnthropic
 from tests.l1_data import write_l1

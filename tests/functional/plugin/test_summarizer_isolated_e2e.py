@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import MAX_OUTPUT_TOKENS, read_call_log
 from memkeeper.core.summarizers.health import read_health
 from tests.functional.plugin.capture_helpers import claude_env, memory_project

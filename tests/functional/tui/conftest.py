@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.startup import release_gc, settle_gc
 from tests.functional.tui.scenes import build_store
 
@@ -32,7 +32,7 @@ def _local_time_is_utc() -> Iterator[None]:
 @pytest.fixture
 def store(home: Path, monkeypatch: pytest.MonkeyPatch) -> StorePaths:
     """The deterministic store of ``scenes.build_store`` (trash times frozen too)."""
-    monkeypatch.setattr("memkeeper.core.forget.iso_now", lambda: "2026-11-21T12:00:00.000Z")
+    monkeypatch.setattr("memkeeper.core.store.trash.iso_now", lambda: "2026-11-21T12:00:00.000Z")
     return build_store(home / "work")
 
 

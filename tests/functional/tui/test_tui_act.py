@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from memkeeper.core.forget import list_trash
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.trash import list_trash
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.model import Target
 from memkeeper.tui.screens.browse import BrowseScreen
@@ -187,7 +187,7 @@ async def test_regenerate_an_existing_summary(store: StorePaths, monkeypatch: py
         made.append(archive)
         return type("S", (), {"generator": "extractive"})()
 
-    monkeypatch.setattr("memkeeper.core.summary.generate_summary", fake_generate)
+    monkeypatch.setattr("memkeeper.core.summaries.summary.generate_summary", fake_generate)
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -201,7 +201,7 @@ async def test_regenerate_an_existing_summary(store: StorePaths, monkeypatch: py
 
 
 async def test_follow_mode_keeps_the_end_of_a_growing_file_in_view(store: StorePaths) -> None:
-    from memkeeper.core.atomic import append_text
+    from memkeeper.core.store.atomic import append_text
 
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:

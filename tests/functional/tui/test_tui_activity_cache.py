@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-import memkeeper.core.history as history
-from memkeeper.core import l1_counts
-from memkeeper.core.atomic import append_text
-from memkeeper.core.history import CACHE_NAME, daily_activity, findings, load_cache
-from memkeeper.core.store import StorePaths
+import memkeeper.core.search.history as history
+from memkeeper.core.capture import l1_counts
+from memkeeper.core.store.atomic import append_text
+from memkeeper.core.search.history import CACHE_NAME, daily_activity, findings, load_cache
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.screens.activity import FINDINGS_PAGE, ActivityScreen
 from tests.functional.tui.scenes import open_screen, settle
@@ -160,10 +160,10 @@ def test_saved_readings_of_every_summary_need_no_summary_parser(store: StorePath
     probe = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from memkeeper.core.history import findings, load_cache\n"
-        "from memkeeper.core.store import StorePaths\n"
+        "from memkeeper.core.search.history import findings, load_cache\n"
+        "from memkeeper.core.store.paths import StorePaths\n"
         "paths = StorePaths(Path(sys.argv[1]))\n"
-        "print(len(findings(paths, load_cache(paths))), 'memkeeper.core.summary' in sys.modules)\n"
+        "print(len(findings(paths, load_cache(paths))), 'memkeeper.core.summaries.summary' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe, str(store.project)], capture_output=True, text=True, check=True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers.health import record_down
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.widgets.status import StatusLine

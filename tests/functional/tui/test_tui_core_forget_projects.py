@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.forget import ForgetError, forget_archive, forget_l1, list_trash, restore
-from memkeeper.core.index import read_index
-from memkeeper.core.projects import find_projects
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.trash import ForgetError, forget_archive, forget_l1, list_trash, restore
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.capture.projects import find_projects
+from memkeeper.core.store.paths import StorePaths
 
 
 def _archives(paths: StorePaths) -> list[str]:
@@ -85,7 +85,7 @@ def test_find_projects_follows_claude_config_dir(
 
 
 def test_forget_lines_removes_into_the_trash_and_restore_puts_them_back(store: StorePaths) -> None:
-    from memkeeper.core.forget import ForgetError, forget_lines
+    from memkeeper.core.store.trash import ForgetError, forget_lines
 
     original = store.memory.read_text()
     lines = original.split("\n")
@@ -101,7 +101,7 @@ def test_forget_lines_removes_into_the_trash_and_restore_puts_them_back(store: S
 
 def test_restoring_an_excerpt_twice_does_not_duplicate_it(store: StorePaths) -> None:
     """A restore killed after writing the file is completed without inserting the lines again."""
-    from memkeeper.core import forget
+    from memkeeper.core.store import trash as forget
 
     store.memory.write_text("# m\n- same\n- same\n- other\n")
     original = store.memory.read_text()
@@ -116,8 +116,8 @@ def test_restoring_an_excerpt_twice_does_not_duplicate_it(store: StorePaths) -> 
 
 
 def test_forget_lines_of_an_archive_marks_its_summary_pending(store: StorePaths) -> None:
-    from memkeeper.core.forget import forget_lines
-    from memkeeper.core.index import read_index
+    from memkeeper.core.store.trash import forget_lines
+    from memkeeper.core.store.memory_index import read_index
 
     entry = next(e for e in read_index(store)["rotatedFiles"] if e.get("summaryGenerated") is True)
     name = entry["file"]

@@ -10,9 +10,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Select
 
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
-from memkeeper.core.titles import session_titles
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.capture.titles import session_titles
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.modals.help import HelpModal, key_label, key_sections
 from memkeeper.tui.modals.migrate import MigrateModal
@@ -475,7 +475,7 @@ def test_core_modules_of_this_feature_do_not_import_textual_or_rich() -> None:
     import sys
 
     code = (
-        "import sys, memkeeper.core.forget, memkeeper.core.projects; "
+        "import sys, memkeeper.core.store.trash, memkeeper.core.capture.projects; "
         "print(any(m.split('.')[0] in ('textual', 'rich', 'pydantic') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

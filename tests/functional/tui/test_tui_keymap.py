@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 import memkeeper.tui
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui import keymap
 from memkeeper.tui.keymap import KeymapError, KeyTable
 from memkeeper.tui.screens.browse import BrowseScreen

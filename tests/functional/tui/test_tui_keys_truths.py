@@ -7,8 +7,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, OptionList
 
-from memkeeper.core.history import daily_activity, findings
-from memkeeper.core.store import StorePaths
+from memkeeper.core.search.history import daily_activity, findings
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.items import DocItem
 from memkeeper.tui.l1_items import l1_items

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.messages import StoreChanged
 from memkeeper.tui.model import Target
@@ -19,14 +19,14 @@ from tests.functional.tui.scenes import settle
 APPEND = """
 import sys
 from pathlib import Path
-from memkeeper.core.atomic import append_text
+from memkeeper.core.store.atomic import append_text
 append_text(Path(sys.argv[1]), "\\n## 2026-11-22_0100 (local 11-22_1000)\\n- [live]: written by a hook process\\n")
 """
 
 NEW_SESSION = """
 import json, sys
 from pathlib import Path
-from memkeeper.core.atomic import atomic_write_text
+from memkeeper.core.store.atomic import atomic_write_text
 entry = {"ts": "2026-11-22T01:00:00.000Z", "role": "user", "text": "hello from a new session", "session": "abcdef12-0000"}
 atomic_write_text(Path(sys.argv[1]) / "2026-11-22_010000_abcdef12.l1.jsonl", json.dumps(entry) + "\\n")
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.commands import palette_actions
 from memkeeper.tui.modals.help import key_sections

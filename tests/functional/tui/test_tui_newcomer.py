@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 from textual.widgets._footer import FooterKey
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.modals.migrate import MigrateModal
 from memkeeper.tui.screens.browse import BrowseScreen

@@ -8,7 +8,7 @@ import pytest
 
 import memkeeper.core.search as search_module
 from memkeeper.core.search import engine
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import Prefs
 from memkeeper.tui.screens import search as search_screen

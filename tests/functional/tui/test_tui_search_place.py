@@ -12,7 +12,7 @@ from textual.widgets import Input
 from textual.widgets.option_list import Option
 
 from memkeeper.core.search import search as core_search
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.prefs import prefs_path
 from memkeeper.tui.screens.browse import BrowseScreen

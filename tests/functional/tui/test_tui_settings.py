@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input, Static
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.screens.settings import SettingsScreen, widget_id
 from memkeeper.tui.widgets.status import StatusLine

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.startup import hold_gc, release_gc, settle_gc
 from tests.functional.tui.scenes import settle

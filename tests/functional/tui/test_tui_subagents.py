@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.l1 import refine_transcript
-from memkeeper.core.l1_entries import read_l1
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.capture.l1 import refine_transcript
+from memkeeper.core.capture.l1_entries import read_l1
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.l1_items import l1_items
 from memkeeper.tui.model import Target

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core import l1
-from memkeeper.core.l1_entries import read_l1
-from memkeeper.core.store import StorePaths
-from memkeeper.core.transcript import encode_project_dir, read_events
+from memkeeper.core.capture import l1
+from memkeeper.core.capture.l1_entries import read_l1
+from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.capture.transcript import encode_project_dir, read_events
 from tests.unit.l1.l1_kit import FIXTURES
 
 SESSION = "5e551011-aaaa-bbbb-cccc-000000000001"
@@ -245,7 +245,7 @@ def test_dedupe_moves_contained_copies_to_trash(store: StorePaths) -> None:
         "2026-01-05_0930.l1.jsonl",
         "2026-01-05_0933.l1.jsonl",
     ]
-    from memkeeper.core.forget import list_trash, restore
+    from memkeeper.core.store.trash import list_trash, restore
 
     trashed = list_trash(store)
     assert sorted(item.name for item in trashed) == sorted(dry.removed)
@@ -351,7 +351,7 @@ def test_old_layout_agent_file_beside_the_session(store: StorePaths, home: Path)
         _user("agent prompt", "2026-03-01T10:00:02.000Z", isSidechain=True, agentId="1a2b3c4d"),
         _assistant("agent answer", "2026-03-01T10:00:03.000Z"),
     )
-    from memkeeper.core.transcript import list_transcripts, newest_transcript
+    from memkeeper.core.capture.transcript import list_transcripts, newest_transcript
 
     assert newest_transcript(store.project) == main
     assert len(list_transcripts(store.project, include_agents=True)) == 2
@@ -369,7 +369,7 @@ def test_a_line_too_large_to_keep_leaves_a_stub_entry_and_one_log_line(
 ) -> None:
     """A line over MAX_LINE_BYTES (32 MB; lowered here) is never parsed, but L1 says it was there:
     what it was, its size, that it was too large; and the log says so once."""
-    from memkeeper.core import transcript as transcript_module
+    from memkeeper.core.capture import transcript as transcript_module
 
     monkeypatch.setattr(transcript_module, "MAX_LINE_BYTES", 2000)
     monkeypatch.setattr(transcript_module, "SKIP_CHUNK", 256)

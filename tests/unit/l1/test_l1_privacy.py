@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memkeeper.core import l1
-from memkeeper.core.privacy import redact, redact_obj, redact_private, redact_secrets
-from memkeeper.core.store import StorePaths
+from memkeeper.core.capture import l1
+from memkeeper.core.redaction.redact import redact, redact_obj, redact_private, redact_secrets
+from memkeeper.core.store.paths import StorePaths
 from tests.planted import store_text, write_transcript
 
 # --- private spans -------------------------------------------------------------------

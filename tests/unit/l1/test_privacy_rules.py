@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memkeeper.core.privacy import redact
+from memkeeper.core.redaction.redact import redact
 from tests.secret_corpus import Sample, samples
 
 CORPUS = samples()

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core import l1, titles
-from memkeeper.core.l1_entries import read_l1
-from memkeeper.core.store import StorePaths
+from memkeeper.core.capture import l1, titles
+from memkeeper.core.capture.l1_entries import read_l1
+from memkeeper.core.store.paths import StorePaths
 from tests.unit.l1.l1_kit import SHARED, shared_transcripts
 
 SESSION = "7171e5e5-aaaa-bbbb-cccc-000000000001"

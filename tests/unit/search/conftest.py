@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 
 T = TypeVar("T")
 

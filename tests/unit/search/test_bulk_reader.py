@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memkeeper.core.fastjson import bulk_parser
+from memkeeper.core.basics.fastjson import bulk_parser
 from memkeeper.core.search import cutting
 from memkeeper.core.search.sources import discover, iter_sections, l1_entry
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.l1_data import ODD_LINES, store_with_memory, write_l1
 from tests.l1_data import l1_entry as make_entry
 

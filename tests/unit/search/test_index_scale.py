@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import changes
+from memkeeper.core.store import changes
 from memkeeper.core.search import cutting, engine, freshness, indexer, refresh, reindex, scan_search, sources
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.paths import StorePaths, ensure_store
 
 from .conftest import refresh_cut_short
 
@@ -170,7 +170,7 @@ def test_missing_journal_means_one_full_check(large: StorePaths) -> None:
 
 
 def test_compress_keeps_the_rows_and_does_not_rebuild(store: StorePaths) -> None:
-    from memkeeper.core.l1 import compress
+    from memkeeper.core.capture.l1 import compress
 
     refresh(store)
     old = store.search_db.stat().st_size
@@ -187,7 +187,7 @@ def test_compress_keeps_the_rows_and_does_not_rebuild(store: StorePaths) -> None
 
 
 def test_forget_and_restore_keep_the_rows(store: StorePaths) -> None:
-    from memkeeper.core.forget import forget_l1, restore
+    from memkeeper.core.store.trash import forget_l1, restore
 
     refresh(store)
     item = forget_l1(store, "2026-11-01_090000_aaaa1111.l1.jsonl")
@@ -202,7 +202,7 @@ def test_forget_and_restore_keep_the_rows(store: StorePaths) -> None:
 def test_index_shrinks_after_forgetting_half_the_store(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.forget import forget_l1
+    from memkeeper.core.store.trash import forget_l1
 
     monkeypatch.setattr(freshness, "MIN_GARBAGE_BYTES", 0)
     small_sessions(store, 400)
@@ -321,7 +321,7 @@ def test_first_build_by_another_process_shows_progress(
 
 
 def test_summary_replaced_under_its_name_is_seen_through_the_journal(large: StorePaths) -> None:
-    from memkeeper.core.atomic import atomic_write_json
+    from memkeeper.core.store.atomic import atomic_write_json
 
     name = "memory_20261003_090000.summary.json"
     atomic_write_json(large.archive(name), {"overallSummary": "regenerated with a pelican"})
@@ -354,7 +354,7 @@ def test_a_search_that_builds_first_reports_progress(store: StorePaths) -> None:
 
 
 def test_jobs_refresh_the_index_in_the_background(store: StorePaths) -> None:
-    from memkeeper.core.jobs import run_job
+    from memkeeper.core.store.jobs import run_job
 
     refresh(store)
     (store.sessions / "2026-11-06_080000_eeee0000.l1.jsonl").write_text(

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import recall, recall_ask
+from memkeeper.core.recall import lookup as recall, ask as recall_ask
 from memkeeper.core.search import refresh
-from memkeeper.core.session_context import build_context
-from memkeeper.core.settings import DEFAULT_RECALL_CONFIDENCE, hook_settings
-from memkeeper.core.store import StorePaths
+from memkeeper.core.context.session_start import build_context
+from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE, hook_settings
+from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_hook
 
 EARLIER = "1111aaaa-0000-4000-8000-000000000001"
@@ -199,7 +199,7 @@ def test_an_index_locked_by_another_process_is_skipped(indexed: StorePaths) -> N
 
 
 def test_a_busy_session_state_is_skipped(indexed: StorePaths) -> None:
-    from memkeeper.core.lock import file_lock
+    from memkeeper.core.store.lock import file_lock
 
     state_dir = indexed.state / recall_ask.RECALL_DIR
     state_dir.mkdir(exist_ok=True)
@@ -320,7 +320,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The question goes out first, so the server looks up while the hook counts the prompt."""
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
     from memkeeper.plugin import hook
 
     server = _OneAnswer(indexed, b"[memkeeper] from the resident lookup")
@@ -345,7 +345,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the hook's own entry point: the question is out before the rest of the hook runs."""
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
     from memkeeper.plugin import hook
 
     server = _OneAnswer(indexed, b"[memkeeper] answered")
@@ -388,7 +388,7 @@ def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) 
 
 
 def _messages(store: StorePaths, session: str = CURRENT) -> int:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     entry = counters.read_counters(store)["sessions"].get(session) or {}
     return int(entry.get("messages", 0))
@@ -418,8 +418,8 @@ def test_the_warm_up_loads_what_the_first_answer_needs(indexed: StorePaths) -> N
     code = """
 import json, sys, time
 from pathlib import Path
-from memkeeper.core import recall, recall_ask, recall_wire
-from memkeeper.core.store import StorePaths
+from memkeeper.core.recall import lookup as recall, ask as recall_ask, wire as recall_wire
+from memkeeper.core.store.paths import StorePaths
 store = StorePaths(Path(sys.argv[1]))
 server = recall.RecallServer(store)
 server.warm()
@@ -569,7 +569,7 @@ def test_the_resident_server_follows_a_rebuilt_index(indexed: StorePaths) -> Non
 def test_the_resident_server_works_a_title_out_once_until_the_session_file_changes(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core import titles
+    from memkeeper.core.capture import titles
 
     worked_out: list[str] = []
     session_title = titles.session_title
@@ -604,8 +604,8 @@ def test_the_resident_server_works_a_title_out_once_until_the_session_file_chang
 def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core import jobs
-    from memkeeper.core.lock import file_lock
+    from memkeeper.core.store import jobs
+    from memkeeper.core.store.lock import file_lock
     from memkeeper.plugin import hook
 
     started: list[str] = []
@@ -668,7 +668,7 @@ def test_the_real_hook_starts_a_detached_recall_job_that_answers(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
-    from memkeeper.core.lock import is_locked
+    from memkeeper.core.store.lock import is_locked
 
     monkeypatch.delenv("MEMKEEPER_NO_JOBS")
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.mcp_text import text_of
 
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.lock import file_lock
+from memkeeper.core.store.lock import file_lock
 from memkeeper.core.search import QueryError, refresh, reindex, scan_search, show, timeline
 from memkeeper.core.search import search as any_search
 from memkeeper.core.search.engine import iter_all_docs
 from memkeeper.core.search.indexer import lock_path
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 QUERIES = [
     "sqlite",
@@ -187,7 +187,7 @@ def test_rewritten_l1_file_is_read_again(store: StorePaths) -> None:
 
 
 def test_rotation_shows_up(store: StorePaths) -> None:
-    from memkeeper.core.rotation import rotate
+    from memkeeper.core.log.rotation import rotate
 
     refresh(store)
     with store.memory.open("a", encoding="utf-8") as handle:
@@ -374,7 +374,7 @@ def test_dead_rows_are_compacted(store: StorePaths, monkeypatch: pytest.MonkeyPa
 def test_replaced_summary_is_seen_at_once_and_an_edit_in_place_at_the_full_check(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.atomic import atomic_write_json
+    from memkeeper.core.store.atomic import atomic_write_json
     from memkeeper.core.search import freshness
 
     refresh(store)

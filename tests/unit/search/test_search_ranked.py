@@ -10,7 +10,7 @@ import pytest
 
 from memkeeper.core.search import HIGH_CONFIDENCE, ranked, search
 from memkeeper.core.search.words import edit_distance, variants
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
 
 

@@ -14,7 +14,7 @@ import pytest
 from memkeeper.core.search import engine, hits, newest, scan_search, schema, search, sources
 from memkeeper.core.search.query import parse_query
 from memkeeper.core.search.sources import parse_id
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
 
 

@@ -14,7 +14,7 @@ from memkeeper.core.search import engine, refresh, scan_search, sources
 from memkeeper.core.search import search as any_search
 from memkeeper.core.search.query import fts_expression, parse_query, prefix_range
 from memkeeper.core.search.sources import BLOCK_BYTES, SourceFile
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 SHORT_QUERIES = [
     "검색",

@@ -13,7 +13,7 @@ import pytest
 from memkeeper.core.search import indexer, refresh, scan_search, side
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 from .conftest import l1_lines, refresh_cut_short
 from .test_search_index import QUERIES

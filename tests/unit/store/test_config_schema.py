@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import config_table
-from memkeeper.core.config import Config, field_info, table_source
-from memkeeper.core.config_table import FIELDS
-from memkeeper.core.settings import HookSettings, leaf_error, value_of
+from memkeeper.core.config import table as config_table
+from memkeeper.core.config.model import Config, field_info, table_source
+from memkeeper.core.config.table import FIELDS
+from memkeeper.core.config.reader import HookSettings, leaf_error, value_of
 
 
 def test_the_hook_table_is_generated_from_the_models() -> None:
     written = Path(config_table.__file__).read_text(encoding="utf-8")
     assert written == table_source(written), (
-        "core/config_table.py is stale: run python -m memkeeper.core.config"
+        "core/config/table.py is stale: run python -m memkeeper.core.config.model"
     )
     assert "memory.flushEvery" in written and "gt" in written
 
@@ -74,7 +74,7 @@ def test_a_value_the_table_refuses_the_models_refuse(key: str, value: object) ->
 
 def test_the_hook_reader_imports_no_pydantic() -> None:
     code = (
-        "import sys, memkeeper.core.settings as s; s.read_config('none.json'); "
+        "import sys, memkeeper.core.config.reader as s; s.read_config('none.json'); "
         "print('pydantic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

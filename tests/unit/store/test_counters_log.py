@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import counters
-from memkeeper.core.activity import record
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import counters
+from memkeeper.core.log.activity import record
+from memkeeper.core.store.paths import StorePaths
 
 
 def write_config(store: StorePaths, flush_every: int) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core import rotation
-from memkeeper.core.index import read_index
-from memkeeper.core.migrate import migrate_legacy
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log import rotation
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.log.migrate import migrate_legacy
+from memkeeper.core.store.paths import StorePaths
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.demo import create_demo_store
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -109,7 +109,7 @@ def test_memory_set_refuses_other_names(
 def test_reset(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(3):
         main(["--project", str(store.project), "check"])
-    from memkeeper.core.counters import read_counters
+    from memkeeper.core.log.counters import read_counters
 
     assert read_counters(store)["toolUses"] == 3
     code, out, _ = _run(capsys, "--project", str(store.project), "reset")

@@ -7,14 +7,14 @@ import subprocess
 import sys
 import time
 
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
 
 ROTATE_AT = """
 import sys, time
 from pathlib import Path
-from memkeeper.core.rotation import rotate
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.rotation import rotate
+from memkeeper.core.store.paths import StorePaths
 start = float(sys.argv[2])
 while time.time() < start:
     time.sleep(0.0005)
@@ -25,9 +25,9 @@ print(result.archive if result else "-")
 APPEND_LOCKED = """
 import sys
 from pathlib import Path
-from memkeeper.core.atomic import append_text
-from memkeeper.core.lock import reentrant_lock
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.atomic import append_text
+from memkeeper.core.store.lock import reentrant_lock
+from memkeeper.core.store.paths import StorePaths
 paths = StorePaths(Path(sys.argv[1]))
 for i in range(int(sys.argv[3])):
     with reentrant_lock(paths.lock):
@@ -95,7 +95,7 @@ def test_parallel_checks_and_appends_lose_nothing(store: StorePaths) -> None:
     for proc in writers + checks:
         proc.wait(timeout=120)
         assert proc.returncode == 0
-    from memkeeper.core.rotation import rotate
+    from memkeeper.core.log.rotation import rotate
 
     rotate(store, threshold_tokens=7600, carryover_tokens=475)
     expected = {b"- [w%d]: line %04d " % (w, i) + b"x" * 200 for w in range(4) for i in range(150)}
@@ -113,7 +113,7 @@ def test_lock_is_released_when_holder_is_killed(store: StorePaths) -> None:
             "-c",
             "import sys, time\n"
             "from pathlib import Path\n"
-            "from memkeeper.core.lock import reentrant_lock\n"
+            "from memkeeper.core.store.lock import reentrant_lock\n"
             "with reentrant_lock(Path(sys.argv[1])):\n"
             "    print('held', flush=True)\n"
             "    time.sleep(60)\n",
@@ -124,8 +124,8 @@ def test_lock_is_released_when_holder_is_killed(store: StorePaths) -> None:
     )
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "held"
-    from memkeeper.core.lock import is_locked, reentrant_lock
-    from memkeeper.core.platform import kill
+    from memkeeper.core.store.lock import is_locked, reentrant_lock
+    from memkeeper.core.basics.platform import kill
 
     assert is_locked(store.lock)
     kill(holder)  # killed outright (SIGKILL, or TerminateProcess): the system drops its lock

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core import layout
-from memkeeper.core.config import ConfigError, load_config, load_config_or_default
-from memkeeper.core.settings import hook_settings
-from memkeeper.core.store import StorePaths, ensure_store, is_safe_basename, paths_for, resolve_project
+from memkeeper.core.store import layout
+from memkeeper.core.config.model import ConfigError, load_config, load_config_or_default
+from memkeeper.core.config.reader import hook_settings
+from memkeeper.core.store.paths import StorePaths, ensure_store, is_safe_basename, paths_for, resolve_project
 
 
 def _global_config(home: Path, data: object) -> Path:
@@ -170,7 +170,7 @@ def test_ensure_store_is_private(project: Path) -> None:
     ],
 )
 def test_fastjson_matches_json(text: str) -> None:
-    from memkeeper.core import fastjson
+    from memkeeper.core.basics import fastjson
 
     assert repr(fastjson.loads(text)) == repr(json.loads(text))
     assert fastjson.loads(text.encode()) == fastjson.loads(text) or text.strip() == "NaN"
@@ -180,7 +180,7 @@ def test_fastjson_matches_json(text: str) -> None:
 
 @pytest.mark.parametrize("text", ["", "{", '{"a":1} x', "[1,]", "{'a':1}", "\x00", "nul"])
 def test_fastjson_rejects_what_json_rejects(text: str) -> None:
-    from memkeeper.core import fastjson
+    from memkeeper.core.basics import fastjson
 
     with pytest.raises(ValueError):
         json.loads(text)
@@ -189,14 +189,14 @@ def test_fastjson_rejects_what_json_rejects(text: str) -> None:
 
 
 def test_fastjson_refuses_unserializable() -> None:
-    from memkeeper.core import fastjson
+    from memkeeper.core.basics import fastjson
 
     with pytest.raises(TypeError):
         fastjson.dumps({"a": object()})
 
 
 def test_layout_and_store_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memkeeper.core import layout
+    from memkeeper.core.store import layout
 
     monkeypatch.chdir(tmp_path)
     for explicit in (None, "rel/dir", str(tmp_path / "abs"), "~/x"):
@@ -208,7 +208,7 @@ def test_layout_and_store_paths_agree(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_counters_survive_garbage(store: StorePaths) -> None:
-    from memkeeper.core import counters
+    from memkeeper.core.log import counters
 
     store.counters.write_text('{"toolUses": "lots", "sessions": {"s": {"toolUses": null}}}')
     assert counters.bump(store, "s", tool_uses=1).session_tool_uses == 1

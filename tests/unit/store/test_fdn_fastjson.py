@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memkeeper.core.fastjson import dumps, json_lines, loads
+from memkeeper.core.basics.fastjson import dumps, json_lines, loads
 
 
 def test_loads_and_dumps_match_the_json_module() -> None:
@@ -22,7 +22,7 @@ def test_json_lines_keeps_objects_and_skips_what_is_not_one() -> None:
 
 
 def test_raw_decode_matches_the_json_decoder() -> None:
-    from memkeeper.core.fastjson import raw_decode
+    from memkeeper.core.basics.fastjson import raw_decode
 
     text = 'x: \n {"a": [1, "b"]} tail "s" 7'
     decoder = json.JSONDecoder()

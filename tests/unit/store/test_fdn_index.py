@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from memkeeper.core.demo import create_demo_store
-from memkeeper.core.index import read_index, safe_entries, update_index
-from memkeeper.core.index_model import RotatedFile, index_from_dict, load_index, pending_entries
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.memory_index import read_index, safe_entries, update_index
+from memkeeper.core.store.memory_index_model import RotatedFile, index_from_dict, load_index, pending_entries
+from memkeeper.core.store.paths import StorePaths
 
 ARCHIVE = "memory_20261101_093000.md"
 SUMMARY = "memory_20261101_093000.summary.json"

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core import names, rotation
-from memkeeper.core.atomic import append_bytes
-from memkeeper.core.index import read_index
-from memkeeper.core.store import StorePaths
-from memkeeper.core.tokens import (
+from memkeeper.core.store import names
+from memkeeper.core.log import rotation
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.basics.tokens import (
     CARRYOVER_TOKENS,
     ROTATION_THRESHOLD_TOKENS,
     estimate_tokens,

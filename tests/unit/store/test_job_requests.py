@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core import jobs
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store import jobs
+from memkeeper.core.store.paths import StorePaths
 
 #: Run in another process: asks for the job while this test's instance holds its lock.
 ASK = (
-    "import json, sys; from pathlib import Path; from memkeeper.core.jobs import run_job; "
-    "from memkeeper.core.store import StorePaths; "
+    "import json, sys; from pathlib import Path; from memkeeper.core.store.jobs import run_job; "
+    "from memkeeper.core.store.paths import StorePaths; "
     "print(run_job(StorePaths(Path(sys.argv[1])), 'recall', json.loads(sys.argv[2])))"
 )
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.l1_newest import KEEP, NEWEST_FILE, newest_l1_names
-from memkeeper.core.store import StorePaths
+from memkeeper.core.capture.l1_newest import KEEP, NEWEST_FILE, newest_l1_names
+from memkeeper.core.store.paths import StorePaths
 
 
 def _session(store: StorePaths, day: int, n: int) -> str:

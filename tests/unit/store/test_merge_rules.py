@@ -1,10 +1,10 @@
-"""The merge driver's rules (core/merge.py), file by file, without git."""
+"""The merge driver's rules (core/sharing/merge.py), file by file, without git."""
 
 from __future__ import annotations
 
 import json
 
-from memkeeper.core.merge import (
+from memkeeper.core.sharing.merge import (
     MACHINE_KEYS,
     kind_of,
     merge_index,

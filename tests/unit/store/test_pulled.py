@@ -1,4 +1,4 @@
-"""core/pulled.py without git: what a pull brought is taken in once, and only in a shared store."""
+"""core/log/pulled.py without git: what a pull brought is taken in once, and only in a shared store."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 import stat
 from pathlib import Path
 
-from memkeeper.core.index import read_index
-from memkeeper.core.pulled import take_in
-from memkeeper.core.sharing import store_gitattributes_text
-from memkeeper.core.store import StorePaths, ensure_store
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.log.pulled import take_in
+from memkeeper.core.sharing.share import store_gitattributes_text
+from memkeeper.core.store.paths import StorePaths, ensure_store
 
 ARCHIVE = "memory_20261129_100000.md"
 
@@ -47,7 +47,7 @@ def test_a_store_not_shared_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_only_whole_shared_leading_sections_are_cut_from_a_later_archive() -> None:
-    from memkeeper.core.pulled import _shared_head
+    from memkeeper.core.log.pulled import _shared_head
 
     base = b"tail of the one before\n\n## 2026-11-28_0900\n- a\n\n## 2026-11-28_1000\n- b\n"
     ours = base + b"\n## 2026-11-29_0900\n- ours\n"

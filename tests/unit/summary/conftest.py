@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.unit.summary.summary_helpers import write_config, write_script
 
 

@@ -19,8 +19,8 @@ ARCHIVE_NAME = "memory_20260212_160500.md"
 def generate() -> dict[str, object]:
     """The extractive summary of the fixture archive, made in a throwaway store."""
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
-    from memkeeper.core.store import StorePaths, ensure_store
-    from memkeeper.core.summary import generate_summary
+    from memkeeper.core.store.paths import StorePaths, ensure_store
+    from memkeeper.core.summaries.summary import generate_summary
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = StorePaths(Path(tmp))

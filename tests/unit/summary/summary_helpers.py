@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.index import archive_entry, update_index
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.memory_index import archive_entry, update_index
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers.claude import SYSTEM_PROMPT as CLAUDE_SYSTEM_PROMPT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "summaries"

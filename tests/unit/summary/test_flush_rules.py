@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.flush_rules import extractive_bullets, is_command, plan_batch, typed_prompts
-from memkeeper.core.l1 import entries_since, refine_transcript
-from memkeeper.core.store import StorePaths
+from memkeeper.core.log.flush_rules import extractive_bullets, is_command, plan_batch, typed_prompts
+from memkeeper.core.capture.l1 import entries_since, refine_transcript
+from memkeeper.core.store.paths import StorePaths
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 REAL = [

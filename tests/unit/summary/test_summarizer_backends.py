@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.config import Config
-from memkeeper.core.store import StorePaths
+from memkeeper.core.config.model import Config
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import (
     BackendDown,
     BackendError,
@@ -24,8 +24,8 @@ from memkeeper.core.summarizers import (
 from memkeeper.core.summarizers.claude import ClaudeBackend
 from memkeeper.core.summarizers.command import CommandBackend
 from memkeeper.core.summarizers.extractive import ExtractiveBackend
-from memkeeper.core.summary import generate_summary, load_summary, summary_path
-from memkeeper.core.timefmt import iso_now
+from memkeeper.core.summaries.summary import generate_summary, load_summary, summary_path
+from memkeeper.core.basics.timestamps import iso_now
 from tests.unit.summary.summary_helpers import (
     CLAUDE_ARGV,
     FAKE_CLAUDE,
@@ -232,7 +232,7 @@ def test_extractive_backend_answers_the_summary_prompt() -> None:
 
 def test_command_backend_without_argv_is_a_config_error(store: StorePaths) -> None:
     write_config(store, {"summarizer": {"backend": "command"}})
-    from memkeeper.core.config import load_config
+    from memkeeper.core.config.model import load_config
 
     with pytest.raises(BackendUnavailable, match=r"summarizer\.command"):
         get_backend(load_config(store).config)
@@ -296,8 +296,8 @@ def test_the_sdk_is_imported_only_when_the_anthropic_backend_runs() -> None:
 
     code = (
         "import sys\n"
-        "import memkeeper.core.summarizers.anthropic, memkeeper.core.summary\n"
-        "from memkeeper.core.config import Config\n"
+        "import memkeeper.core.summarizers.anthropic, memkeeper.core.summaries.summary\n"
+        "from memkeeper.core.config.model import Config\n"
         "from memkeeper.core.summarizers import get_backend\n"
         "get_backend(Config.model_validate({'summarizer': {'backend': 'extractive'}}))\n"
         "print('anthropic' in sys.modules)\n"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core.store import StorePaths
+from memkeeper.core.store.paths import StorePaths
 from tests.unit.summary.summary_helpers import add_archive
 
 

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core.index import read_index
-from memkeeper.core.index_model import pending_summaries
-from memkeeper.core.store import StorePaths
-from memkeeper.core.summary import load_summary, summary_path
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.memory_index_model import pending_summaries
+from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.summaries.summary import load_summary, summary_path
 from tests.unit.summary.summary_helpers import GOOD_ANSWER, add_archive, write_config, write_script
 
 #: A slow fake model that records which archive it was asked about (one whole line per call).

@@ -9,8 +9,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.history import Finding, _read_findings
-from memkeeper.core.summary import SummaryError, load_summary
+from memkeeper.core.search.history import Finding, _read_findings
+from memkeeper.core.summaries.summary import SummaryError, load_summary
 
 ARCHIVE = "memory_20260301_100000.md"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.config import load_config
-from memkeeper.core.index import read_index
-from memkeeper.core.index_model import MAX_AUTO_ATTEMPTS, pending_summaries
-from memkeeper.core.store import StorePaths
+from memkeeper.core.config.model import load_config
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.memory_index_model import MAX_AUTO_ATTEMPTS, pending_summaries
+from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import budget_status, read_call_log
-from memkeeper.core.summary import (
+from memkeeper.core.summaries.summary import (
     SummaryError,
     generate_summary,
     load_summary,
@@ -21,7 +21,7 @@ from memkeeper.core.summary import (
     run_summary_job,
     summary_path,
 )
-from memkeeper.core.tokens import estimate_tokens
+from memkeeper.core.basics.tokens import estimate_tokens
 from tests.unit.summary.summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 ARCHIVE = "memory_20260302_150000.md"
@@ -250,7 +250,7 @@ def test_job_pending_mode_skips_generated_and_gives_up_after_many_failures(store
     again = run_summary_job(store, {"backend": "extractive"})
     assert [o.file for o in again.outcomes] == ["memory_20260304_090000.md"]  # only what is still pending
 
-    from memkeeper.core.index import update_index
+    from memkeeper.core.store.memory_index import update_index
 
     def many_tries(index: dict) -> None:  # type: ignore[type-arg]
         for e in index["rotatedFiles"]:
@@ -298,7 +298,7 @@ def test_archive_missing_from_the_index_is_picked_up(store: StorePaths) -> None:
 
 
 def test_job_runner_is_registered() -> None:
-    from memkeeper.core.jobs import resolve_runner
+    from memkeeper.core.store.jobs import resolve_runner
 
     runner: object = resolve_runner("summary")
     assert runner is run_summary_job

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.summary import (
+from memkeeper.core.summaries.summary import (
     InvalidOutput,
     Summary,
     SummaryError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memkeeper.core.summary import load_summary
+from memkeeper.core.summaries.summary import load_summary
 
 
 def test_only_the_named_fields_are_read(tmp_path: Path) -> None:

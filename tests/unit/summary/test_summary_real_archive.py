@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
-from memkeeper.core.store import StorePaths
-from memkeeper.core.summary import Summary, generate_summary
+from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.summaries.summary import Summary, generate_summary
 from tests.unit.summary.make_fixture_summary import ARCHIVE_NAME, generate
 from tests.unit.summary.summary_helpers import FIXTURES
 
