@@ -178,7 +178,10 @@ def before_plugin(cache: Path, checkout: Path) -> Path:
     shutil.rmtree(tree, ignore_errors=True)
     package = tree / "memkeeper"
     package.mkdir(parents=True)
-    (package / "__init__.py").symlink_to(checkout / "pkg" / "__init__.py")
+    init = (
+        checkout / "pkg" / "__init__.py"
+    )  # an older checkout's; since the regrouping the root is the package
+    (package / "__init__.py").symlink_to(init if init.exists() else checkout / "__init__.py")
     for part in ("core", "cli", "plugin", "tui"):
         (package / part).symlink_to(checkout / part, target_is_directory=True)
     plugin = checkout / "plugin"

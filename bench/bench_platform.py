@@ -3,7 +3,7 @@
     git archive REV core cli plugin tui pkg | (mkdir -p /tmp/before && tar -x -C /tmp/before)
     python bench/bench_platform.py --before /tmp/before [--runs 20]
 
-``--before`` is a source tree of an older revision (its core/, cli/, plugin/, tui/ and pkg/);
+``--before`` is a source tree of an older revision (its core/, cli/, plugin/, tui/ and its root's or pkg/'s __init__.py);
 it and this checkout are each assembled into an importable ``memkeeper`` package, compiled
 (``compileall``: neither side pays for compiling), and run through ``PYTHONPATH``. Prints, for each: the median wall time and child CPU
 time of a fresh process taking and releasing a lock (``file_lock``), of the PostToolUse hook
@@ -47,7 +47,11 @@ def assemble(source: Path, into: Path) -> Path:
     import shutil
 
     package = into / "memkeeper"
-    shutil.copytree(source / "pkg", package)
+    if (source / "pkg").is_dir():  # an older tree's; since the regrouping the root is the package
+        shutil.copytree(source / "pkg", package)
+    else:
+        package.mkdir(parents=True)
+        shutil.copy(source / "__init__.py", package / "__init__.py")
     for name in ("core", "cli", "plugin", "tui"):
         shutil.copytree(source / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
     compileall.compile_dir(package, quiet=1)

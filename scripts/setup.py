@@ -31,7 +31,7 @@ STAMP = VENV / ".memkeeper-installed"
 CLAUDE_PINNED = "2.1.197"
 CLAUDE_NEWEST = "2.1.332"
 #: The folders of the package: a new or removed file needs the (strict) editable install again.
-PACKAGE_FOLDERS = ("pkg", "core", "cli", "plugin", "tui")
+PACKAGE_FOLDERS = ("core", "cli", "plugin", "tui")
 DEV_EXTRAS = "[dev,anthropic]"
 
 
@@ -52,7 +52,7 @@ def venv_script(name: str) -> Path:
 def wanted_stamp() -> str:
     """What the installed venv was made from: pyproject.toml, constraints.txt and the package's file list."""
     digest = hashlib.sha256()
-    for name in ("pyproject.toml", "constraints.txt"):
+    for name in ("pyproject.toml", "constraints.txt", "__init__.py"):  # (the root is the package)
         digest.update((REPO / name).read_bytes())
     files = sorted(
         p.relative_to(REPO).as_posix()

@@ -14,7 +14,7 @@ set "py="
 if defined MEMKEEPER_PYTHON if exist "%MEMKEEPER_PYTHON%" set "py=%MEMKEEPER_PYTHON%"
 if not defined py if exist "%root%\.memkeeper-python" set /p py=<"%root%\.memkeeper-python"
 if defined py if not exist "%py%" set "py="
-if not defined py if exist "%root%\..\pkg\__init__.py" if exist "%root%\..\.venv\Scripts\python.exe" set "py=%root%\..\.venv\Scripts\python.exe"
+if not defined py if exist "%root%\..\__init__.py" if exist "%root%\..\.venv\Scripts\python.exe" set "py=%root%\..\.venv\Scripts\python.exe"
 if not defined py for %%p in (python.exe py.exe) do if not defined py set "py=%%~$PATH:p"
 if defined py "%py%" -E -P "%root%\lib\boot" %*
 if defined py exit /b %errorlevel%
@@ -33,7 +33,7 @@ elif [ -r "$root/.memkeeper-python" ]; then
     read -r py < "$root/.memkeeper-python"
     [ -x "$py" ] || py=
 fi
-if [ -z "$py" ] && [ -f "$root/../pkg/__init__.py" ]; then
+if [ -z "$py" ] && [ -f "$root/../__init__.py" ]; then
     for py in "$root/../.venv/bin/python" "$root/../.venv/Scripts/python.exe" ""; do
         [ -x "$py" ] && break
     done

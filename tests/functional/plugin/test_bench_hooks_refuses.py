@@ -23,10 +23,11 @@ import bench_hooks  # noqa: E402  (a bench script, imported from its folder)
 
 def test_in_a_clone_whose_memkeeper_lives_elsewhere_it_measures_nothing(tmp_path: Path) -> None:
     clone = tmp_path / "clone"  # what a clone holds of what the bench runs: no .venv beside it
-    for part in ("bench", "plugin", "pkg"):
+    for part in ("bench", "plugin"):
         shutil.copytree(
             REPO / part, clone / part, ignore=shutil.ignore_patterns("__pycache__", ".memkeeper-python")
         )
+    shutil.copy(REPO / "__init__.py", clone / "__init__.py")  # a checkout's root is the package
     fixture = Path("tests") / "fixtures" / "capture_plugin" / "hook-inputs.jsonl"
     (clone / fixture).parent.mkdir(parents=True)
     shutil.copy(REPO / fixture, clone / fixture)

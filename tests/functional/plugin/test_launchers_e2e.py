@@ -144,8 +144,7 @@ def test_a_plugin_that_finds_no_memkeeper_tells_the_user_once(
 ) -> None:
     checkout = tmp_path / "clone"
     shutil.copytree(PLUGIN, checkout / "plugin", ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    (checkout / "pkg").mkdir()
-    (checkout / "pkg" / "__init__.py").write_text("")
+    (checkout / "__init__.py").write_text("")  # a checkout's root is the package
     path_bin = tmp_path / "path-bin"
     path_bin.mkdir()
     (path_bin / "python3").symlink_to(bare_python)

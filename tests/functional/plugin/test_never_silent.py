@@ -31,8 +31,7 @@ def lone_checkout(tmp_path: Path) -> Path:
         (checkout / "plugin" / folder / name).write_bytes((REPO / "plugin" / folder / name).read_bytes())
     for launcher in (checkout / "plugin" / "bin").iterdir():
         launcher.chmod(0o755)
-    (checkout / "pkg").mkdir()
-    (checkout / "pkg" / "__init__.py").write_text('"""memkeeper"""\n')
+    (checkout / "__init__.py").write_text('"""memkeeper"""\n')  # a checkout's root is the package
     return checkout
 
 
