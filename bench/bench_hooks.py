@@ -249,14 +249,22 @@ def check_side(name: str, plugin: Path, project: Path, env: dict[str, str]) -> N
 
 
 def found_package(plugin: Path, env: dict[str, str]) -> str:
-    """What the side's launcher finds (``lib/find-python.sh``, when it has one): python and package folder."""
+    """What the side's launcher finds: asked for ``--version`` the way its hooks.json runs a hook (an
+    older checkout's ``lib/find-python.sh``: the python and package folder it finds)."""
     finder = plugin / "lib" / "find-python.sh"
-    if not finder.exists():
-        return "(hooks.json runs its interpreter directly)"
-    script = f'root={plugin}; . "$root/lib/find-python.sh"; printf "%s | %s" "$py" "$pkg"'
-    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
-    python, _, package = done.stdout.partition(" | ")
-    return f"{python} | {package}" if python else "no Python with memkeeper found"
+    if finder.exists():
+        script = f'root={plugin}; . "$root/lib/find-python.sh"; printf "%s | %s" "$py" "$pkg"'
+        done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
+        python, _, package = done.stdout.partition(" | ")
+        return f"{python} | {package}" if python else "no Python with memkeeper found"
+    argv = hooks_json_argv(plugin, "SessionStart")
+    if argv[:2] == ["/bin/sh", "-c"]:  # a checkout's command string: its last word is the event
+        argv = [*argv[:2], argv[2].rsplit(" ", 1)[0] + " --version"]
+    else:
+        argv = [*argv[:-1], "--version"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
+    answer = done.stdout.strip()
+    return answer if answer.startswith("memkeeper ") else "no Python with memkeeper found"
 
 
 Command = tuple[list[str], bytes, Path]

@@ -156,7 +156,7 @@ def test_the_command_script_runs_nothing_when_a_pool_worker_imports_it(
     """A spawned process-pool worker (the index build's reader) loads the parent's main
     script as ``__mp_main__``: it must not run the command again (a reindex inside the
     worker waited 30 s for the lock and the build fell back to one process)."""
-    script = Path(__file__).resolve().parents[3] / "bin" / "memkeeper"
+    script = Path(sys.executable).parent / "memkeeper"  # the console script pip wrote
     monkeypatch.setattr(sys, "argv", ["memkeeper", "--project", str(tmp_path), "reindex"])
     namespace = runpy.run_path(str(script), run_name="__mp_main__")
     assert callable(namespace["run"])  # loaded, not run (running it would raise SystemExit)
