@@ -22,10 +22,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memkeeper.core.log.flush import MAX_CHUNKS, chunk_entries
-from memkeeper.core.log.flush_rules import plan_batch
 from memkeeper.core.capture.l1 import entries_since, refine_transcript
 from memkeeper.core.config.reader import DEFAULT_FLUSH_EVERY
+from memkeeper.core.log.flush import MAX_CHUNKS, chunk_entries
+from memkeeper.core.log.flush_rules import plan_batch
 from memkeeper.core.store.paths import StorePaths, ensure_store
 
 MIN_CALL_CHARS = 1500  # the default of summarizer.minCallChars

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
     from memkeeper.core.capture import l1, l1_entries
-    from memkeeper.core.store.paths import StorePaths
     from memkeeper.core.capture.transcript import subagent_transcripts
+    from memkeeper.core.store.paths import StorePaths
 
     transcript = args.transcript.resolve()
     size = transcript.stat().st_size + sum(p.stat().st_size for p in subagent_transcripts(transcript))

@@ -148,8 +148,8 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
     """Per-prompt recall on the LoCoMo conversations of ``folder``: see the module's docstring."""
     import locomo
 
-    from memkeeper.core.search import search
     from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
+    from memkeeper.core.search import search
 
     low = DEFAULT_RECALL_CONFIDENCE if min_confidence is None else min_confidence
     with tempfile.TemporaryDirectory(prefix="bench-prompt-locomo-") as work:

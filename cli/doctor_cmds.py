@@ -27,9 +27,9 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
     from ..core.doctor import diagnose, problems_left, repair
     from ..plugin.install import check_installed
+    from .output import EXIT_ERROR, EXIT_OK, console, literal, paths_from, print_json
 
     paths = paths_from(args, check=False)  # doctor reports links instead of refusing
     findings = repair(paths) if args.repair else diagnose(paths)
@@ -84,8 +84,8 @@ def _print_findings(out: Any, findings: list[Finding], repairing: bool) -> None:
 def _print_summary(
     out: Any, paths: StorePaths, findings: list[Finding], left: list[Finding], repairing: bool
 ) -> None:
-    from .output import literal
     from ..core.basics.wording import counted
+    from .output import literal
 
     repaired = [f for f in findings if f.repaired]
     notes = [f for f in findings if f.severity == "note" and not f.repaired]

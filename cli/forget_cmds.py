@@ -29,8 +29,8 @@ def _item_json(item: object) -> dict[str, object]:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    from .output import EXIT_USAGE, CliError, console, literal, paths_from, print_json
     from ..core.store import trash as forget
+    from .output import EXIT_USAGE, CliError, console, literal, paths_from, print_json
 
     paths = paths_from(args)
     try:
@@ -50,8 +50,8 @@ def run_forget(args: argparse.Namespace) -> int:
 
 
 def run_trash(args: argparse.Namespace) -> int:
-    from .output import console, literal, paths_from, print_json
     from ..core.store import trash as forget
+    from .output import console, literal, paths_from, print_json
 
     items = forget.list_trash(paths_from(args))
     if args.json:
@@ -66,8 +66,8 @@ def run_trash(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    from .output import EXIT_USAGE, CliError, console, literal, paths_from
     from ..core.store import trash as forget
+    from .output import EXIT_USAGE, CliError, console, literal, paths_from
 
     try:
         item = forget.restore(paths_from(args), args.trash_id)

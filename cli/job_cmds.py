@@ -15,8 +15,8 @@ def register(commands: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .output import EXIT_USAGE, CliError, paths_from
     from ..core.store.jobs import run_job
+    from .output import EXIT_USAGE, CliError, paths_from
 
     try:
         options = json.loads(args.options)

@@ -43,8 +43,8 @@ def _short(path: Path | None, root: Path) -> str:
 
 
 def run_final(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, CliError, paths_from, print_json
     from ..core.capture import l1, transcript
+    from .output import EXIT_NOTHING, CliError, paths_from, print_json
 
     paths = paths_from(args)
     path: Path | None = Path(args.transcript).expanduser() if args.transcript else None
@@ -83,8 +83,8 @@ def _print_result(result: Any, root: Path) -> None:
 
 
 def run_refine_all(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, paths_from, print_json, warn
     from ..core.capture import l1, transcript
+    from .output import EXIT_NOTHING, paths_from, print_json, warn
 
     paths = paths_from(args)
     results = []
@@ -107,8 +107,8 @@ def run_refine_all(args: argparse.Namespace) -> int:
 
 
 def run_dedupe(args: argparse.Namespace) -> int:
-    from .output import paths_from, print_json
     from ..core.capture import l1
+    from .output import paths_from, print_json
 
     paths = paths_from(args)
     result = l1.dedupe_l1(paths, dry_run=args.dry_run)
@@ -123,9 +123,9 @@ def run_dedupe(args: argparse.Namespace) -> int:
 
 
 def run_compress(args: argparse.Namespace) -> int:
-    from .output import EXIT_USAGE, CliError, paths_from, print_json, warn
     from ..core.capture import l1
     from ..core.config.model import load_config_or_default
+    from .output import EXIT_USAGE, CliError, paths_from, print_json, warn
 
     paths = paths_from(args)
     days = args.days
@@ -147,9 +147,9 @@ def run_compress(args: argparse.Namespace) -> int:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, console, literal, paths_from, print_json
     from ..core.capture import l1
     from ..core.capture.titles import session_titles, title_key
+    from .output import EXIT_NOTHING, console, literal, paths_from, print_json
 
     paths = paths_from(args)
     files = l1.list_l1(paths)

@@ -223,8 +223,8 @@ def _finish_interrupted(args: argparse.Namespace) -> None:
     Before any command of a shared store: take in what a pull brought (see core.pulled)."""
     if args.command in ("merge-driver", "share"):
         return  # git runs these mid-merge or mid-commit: the store is being changed under them
-    from .output import paths_from
     from ..core.store import intents
+    from .output import paths_from
 
     try:
         paths = paths_from(args)

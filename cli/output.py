@@ -99,8 +99,8 @@ def run_handler(args: argparse.Namespace) -> int:
         error("interrupted", 130)
         return 130
     except Exception as exc:  # one clear line, not a stack trace
-        from ..core.store.boundary import StoreLinkError
         from ..core.config.model import ConfigError
+        from ..core.store.boundary import StoreLinkError
         from ..core.store.lock import LockTimeout
         from ..core.store.paths import StoreRefused
 

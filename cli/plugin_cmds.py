@@ -96,8 +96,8 @@ def _steps_json(steps: list[Step]) -> list[dict[str, object]]:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from .output import EXIT_ERROR, console, literal, print_json
     from ..plugin.install import install
+    from .output import EXIT_ERROR, console, literal, print_json
 
     report = install(scope=args.scope, register=not args.no_register)
     if args.json:
@@ -136,8 +136,8 @@ def run_install(args: argparse.Namespace) -> int:
 
 
 def run_uninstall(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, console, literal, print_json
     from ..plugin.install import uninstall
+    from .output import EXIT_NOTHING, console, literal, print_json
 
     report = uninstall(scope=args.scope)
     # Nothing was there: no copy to delete and Claude Code knew neither the plugin nor its
@@ -172,8 +172,8 @@ def run_uninstall(args: argparse.Namespace) -> int:
 
 
 def run_flush(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, console, literal, paths_from, print_json
     from ..core.log.flush import flush_pending, refine_sessions
+    from .output import EXIT_NOTHING, console, literal, paths_from, print_json
 
     paths = paths_from(args)
     options: dict[str, str] = {}
@@ -208,8 +208,8 @@ def run_flush(args: argparse.Namespace) -> int:
 
 
 def run_save(args: argparse.Namespace) -> int:
-    from .output import EXIT_USAGE, CliError, console, literal, paths_from
     from ..core.log.flush import append_note
+    from .output import EXIT_USAGE, CliError, console, literal, paths_from
 
     try:
         section = append_note(paths_from(args), " ".join(args.text))

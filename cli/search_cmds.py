@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
     from typing import Any
 
-    from .parser import Commands
     from ..core.search import Entry, Hit, SearchResults, TierResult, Timeline
+    from .parser import Commands
 
 TIER_LABELS = {"memory": "memory.md", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
 MATCH_STYLE = "bold yellow"
@@ -150,9 +150,9 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
     from ..core.search import QueryError, search
     from ..core.search.schema import ONE_SHOT_MMAP_BYTES
+    from .output import EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json, warn
 
     paths = paths_from(args)
     query = " ".join(args.query)
@@ -189,8 +189,8 @@ def hit_text(hit: Hit) -> Any:
     """One hit as Rich Text: location, date, snippet with the matches styled (no markup parsed)."""
     from rich.text import Text
 
-    from .output import strip_control
     from ..core.search.model import file_line
+    from .output import strip_control
 
     where = file_line(hit)
     head = Text("  ")
@@ -229,8 +229,8 @@ TIER_SHORT = {"memory": "memory.md", "l3": "L3", "l2": "L2", "l1": "L1"}
 
 def _ranked_lines(results: SearchResults, limit: int) -> list[tuple[Hit, str]]:
     """The best hits across tiers, each with its head line (plain text)."""
-    from .output import strip_control
     from ..core.search.model import file_line
+    from .output import strip_control
 
     out: list[tuple[Hit, str]] = []
     for hit in results.ranked[:limit]:
@@ -330,8 +330,8 @@ def _plain_results(results: SearchResults) -> None:
     """The same layout as plain text, for a pipe (no Rich to import: a pipe has no colours)."""
     import sys
 
-    from .output import strip_control
     from ..core.search.model import file_line
+    from .output import strip_control
 
     lines: list[str] = []
     if not results:
@@ -379,9 +379,9 @@ def _print_results(results: SearchResults) -> None:
 
 
 def _entry_or_error(fn: Any, *args: Any) -> Any:
-    from .output import EXIT_NOTHING, EXIT_USAGE, CliError
     from ..core.search import NotFound
     from ..core.search.sources import parse_id
+    from .output import EXIT_NOTHING, EXIT_USAGE, CliError
 
     if parse_id(str(args[1])) is None:  # not an id at all: bad usage, not "nothing found"
         raise CliError(f"not an entry id: {args[1]!r} (ids look like l2-3fa2b9c1d0-1234)", EXIT_USAGE)
@@ -394,8 +394,8 @@ def _entry_or_error(fn: Any, *args: Any) -> Any:
 def _entry_text(entry: Entry) -> Any:
     from rich.text import Text
 
-    from .output import strip_control
     from ..core.search.model import file_line
+    from .output import strip_control
 
     where = file_line(entry)
     head = Text()
@@ -410,8 +410,8 @@ def _entry_text(entry: Entry) -> Any:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .output import EXIT_OK, console, print_json
     from ..core.search import show
+    from .output import EXIT_OK, console, print_json
 
     entry: Entry = _entry_or_error(show, paths_from(args), args.id)
     if args.json:
@@ -424,8 +424,8 @@ def run_show(args: argparse.Namespace) -> int:
 def run_timeline(args: argparse.Namespace) -> int:
     from rich.text import Text
 
-    from .output import EXIT_OK, console, print_json
     from ..core.search import timeline
+    from .output import EXIT_OK, console, print_json
 
     found: Timeline = _entry_or_error(timeline, paths_from(args), args.id, args.before, args.after)
     if args.json:
@@ -469,8 +469,8 @@ def _first_build(paths: Any) -> None:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
     from ..core.search import reindex
+    from .output import EXIT_NOTHING, EXIT_OK, CliError, console, no_store_message, print_json
 
     paths = paths_from(args)
     if not paths.exists():

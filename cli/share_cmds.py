@@ -44,8 +44,8 @@ def register(commands: Commands) -> None:
 
 
 def run_share(args: argparse.Namespace) -> int:
-    from .output import CliError, paths_from
     from ..core.sharing import share as sharing
+    from .output import CliError, paths_from
 
     try:
         if args.action == "check-staged":
@@ -72,8 +72,8 @@ def run_share(args: argparse.Namespace) -> int:
 def _print_status(args: argparse.Namespace, status: object) -> None:
     from dataclasses import asdict
 
-    from .output import console, literal, print_json, warn
     from ..core.sharing.share import ShareStatus
+    from .output import console, literal, print_json, warn
 
     assert isinstance(status, ShareStatus)
     if args.json:
@@ -109,8 +109,8 @@ def _print_status(args: argparse.Namespace, status: object) -> None:
 def _check_staged(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .output import print_json
     from ..core.sharing.share import check_staged
+    from .output import print_json
 
     findings = check_staged(Path(getattr(args, "project", None) or "."))
     if args.json:

@@ -52,8 +52,8 @@ def run_demo(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from .output import EXIT_USAGE, CliError
     from ..core.demo import create_demo_store
+    from .output import EXIT_USAGE, CliError
 
     target = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memkeeper-demo-"))
     try:
@@ -82,10 +82,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_rotate(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, print_json
-    from ..core.log import rotation
     from ..core.config.model import load_config
+    from ..core.log import rotation
     from ..core.store.jobs import start_job
+    from .output import EXIT_NOTHING, print_json
 
     paths = paths_from(args)
     cfg = load_config(paths).config
@@ -172,8 +172,8 @@ def _session_count(paths: StorePaths) -> int:
 
 def collect_status(paths: StorePaths) -> dict[str, Any]:
     """Everything ``memkeeper status`` shows, as plain data (also its ``--json``)."""
-    from ..core.log import counters, rotation
     from ..core.config.model import load_config_or_default
+    from ..core.log import counters, rotation
     from ..core.store.memory_index import list_archives
 
     config, warnings = load_config_or_default(paths)
@@ -204,9 +204,9 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
     from ..core.summarizers.health import backend_report
 
     backend = backend_report(paths, config)
+    from ..core.config.reader import hook_settings
     from ..core.context.keeping import not_kept_reasons
     from ..core.log.progress import capture_progress
-    from ..core.config.reader import hook_settings
     from ..plugin.install import check_installed
 
     hooks = hook_settings(paths)
@@ -349,8 +349,8 @@ def _when(stamp: str) -> str:
 
 def _capture_rows(grid: Any, status: dict[str, Any]) -> None:
     """``captured`` (sessions copied so far, or how to start) and ``next flush``."""
-    from .output import literal
     from ..core.log.progress import captured_text, next_flush_text
+    from .output import literal
 
     progress = status["capture"]
     last = progress["lastCaptureAt"]
@@ -378,8 +378,8 @@ def _backend_text(backend: dict[str, Any]) -> str:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, print_json
     from ..core.log.migrate import migrate_legacy
+    from .output import EXIT_NOTHING, print_json
 
     paths = paths_from(args)
     result = migrate_legacy(paths, dry_run=args.dry_run)
@@ -409,8 +409,8 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 
 def _named_key(name: str) -> str:
-    from .output import EXIT_USAGE, CliError
     from ..core.store.paths import NAMED_MEMORY_FILES
+    from .output import EXIT_USAGE, CliError
 
     key = name.removesuffix(".md")
     if key not in NAMED_MEMORY_FILES:
@@ -454,8 +454,8 @@ def _read_named(paths: StorePaths, key: str) -> str | None:
 
 
 def run_memory_get(args: argparse.Namespace) -> int:
-    from .output import EXIT_NOTHING, console, literal, print_json
     from ..core.store.paths import NAMED_MEMORY_FILES
+    from .output import EXIT_NOTHING, console, literal, print_json
 
     paths = paths_from(args)
     keys = [_named_key(args.name)] if args.name else list(NAMED_MEMORY_FILES)
@@ -475,10 +475,10 @@ def run_memory_get(args: argparse.Namespace) -> int:
 
 
 def run_memory_list(args: argparse.Namespace) -> int:
-    from .output import console, literal, print_json
-    from ..core.store.paths import MEMORY_FILE, NAMED_MEMORY_FILES
     from ..core.basics.timestamps import iso_from_epoch
     from ..core.basics.tokens import tokens_for_bytes
+    from ..core.store.paths import MEMORY_FILE, NAMED_MEMORY_FILES
+    from .output import console, literal, print_json
 
     paths = paths_from(args)
     rows: list[dict[str, Any]] = []

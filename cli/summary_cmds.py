@@ -45,9 +45,9 @@ def _store(args: argparse.Namespace) -> StorePaths:
 
 
 def run_regenerate(args: argparse.Namespace) -> int:
-    from .output import EXIT_ERROR, EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json
     from ..core.config.model import load_config
     from ..core.summaries.summary import SummaryJobReport, run_summary_job
+    from .output import EXIT_ERROR, EXIT_NOTHING, EXIT_OK, EXIT_USAGE, CliError, print_json
 
     if args.archives and (args.pending or args.all):
         raise CliError("give archive names or --pending or --all, not both", EXIT_USAGE)
@@ -81,8 +81,8 @@ def run_regenerate(args: argparse.Namespace) -> int:
 def _with_progress(paths: StorePaths, options: dict[str, Any]) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .output import console, strip_control
     from ..core.summaries.summary import run_summary_job
+    from .output import console, strip_control
 
     with Progress(
         TextColumn("[bold]Summaries[/]"),
@@ -141,11 +141,11 @@ def _print_report(report: Any) -> None:
 def run_summaries(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from .output import EXIT_OK, console, literal, print_json
     from ..core.config.model import load_config_or_default
     from ..core.store.memory_index import read_index, safe_entries, summary_generated
     from ..core.store.memory_index_model import pending_summaries
     from ..core.summarizers import budget_status
+    from .output import EXIT_OK, console, literal, print_json
 
     paths = _store(args)
     config, warnings = load_config_or_default(paths)

@@ -21,12 +21,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .basics.timestamps import iso, section_header, utc_day
+from .basics.tokens import tokens_for_bytes
 from .store.atomic import atomic_write_json, atomic_write_text, dumps_js
 from .store.memory_index import mark_failed, mark_generated
 from .store.names import archive_name_for, l1_name, summary_name
 from .store.paths import StorePaths, ensure_store
-from .basics.timestamps import iso, section_header, utc_day
-from .basics.tokens import tokens_for_bytes
 
 #: The developer's local time zone (Seoul) relative to UTC, for the ``(local …)`` part.
 LOCAL_OFFSET = timedelta(hours=9)

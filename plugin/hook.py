@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from ..core.recall.ask import Pending
     from ..core.config.reader import HookSettings
+    from ..core.recall.ask import Pending
     from ..core.store.paths import StorePaths
 
     Handler = Callable[["Call"], None]
@@ -289,8 +289,8 @@ def _take_in_pulled(call: Call) -> None:
 
     if not is_shared(call.paths):
         return
-    from ..core.store.lock import LockTimeout
     from ..core.log.pulled import take_in
+    from ..core.store.lock import LockTimeout
 
     try:
         pending = take_in(call.paths, timeout=HOOK_LOCK_TIMEOUT).get("pending")
@@ -358,8 +358,8 @@ def _answer_here(call: Call, pending: Pending) -> str:
     """No resident lookup answered: look up in this process (if recall is on), then start the
     ``recall`` job for the next prompts."""
     _refuse_root_links(call)  # it reads the config and the index in the root
-    from ..core.store.layout import CONFIG_FILE
     from ..core.config.reader import hook_settings_at
+    from ..core.store.layout import CONFIG_FILE
 
     call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if not settings.recall_enabled:
@@ -375,8 +375,8 @@ def _answer_here(call: Call, pending: Pending) -> str:
 
 def _start_recall(call: Call) -> None:
     """No resident lookup answered: start the ``recall`` job, unless one is starting or serving."""
-    from ..core.store.lock import is_locked
     from ..core.recall.lookup import RECALL_JOB
+    from ..core.store.lock import is_locked
 
     if not is_locked(call.paths.state / f"job-{RECALL_JOB}.lock"):
         _start(call, RECALL_JOB)
@@ -396,9 +396,9 @@ def on_tool_use(call: Call) -> None:
 def on_stop(call: Call) -> None:
     if not os.path.isdir(call.root):
         return
+    from ..core.config.reader import hook_settings_at
     from ..core.log import counters
     from ..core.store.layout import CONFIG_FILE, STATE_DIR
-    from ..core.config.reader import hook_settings_at
 
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))

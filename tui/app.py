@@ -167,8 +167,8 @@ class MemkeeperApp(StoreActions):
         first open pays for neither."""
         import rich.ansi  # noqa: F401  (a plot is drawn as ANSI text, read back by Rich)
 
-        from ..core.search.history import read_ahead
         from ..core.search import l1days, l3findings  # noqa: F401  (the lists' readers)
+        from ..core.search.history import read_ahead
         from .screens import activity  # noqa: F401
 
         if self.snapshot is not None and self.snapshot.exists:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.store.paths import StorePaths
 from ..core.basics.wording import counted
+from ..core.store.paths import StorePaths
 from .items import DocItem
 from .l1_items import l1_items
 from .markdown_items import markdown_items
@@ -21,8 +21,8 @@ def _read_text(path: Path) -> str:
 def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None = None) -> Document:
     """Read and shape one document for the viewer."""
     if target.kind == "memory":
-        from ..core.config.reader import hook_settings
         from ..core.basics.tokens import tokens_for_bytes
+        from ..core.config.reader import hook_settings
 
         raw = paths.memory.read_bytes() if paths.memory.exists() else b""
         text = raw.decode("utf-8", "replace")

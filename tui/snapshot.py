@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..core.basics.timestamps import local_time
 from ..core.store.names import is_l1, l1_session, l1_started
 from ..core.store.paths import NAMED_MEMORY_FILES, StorePaths
-from ..core.basics.timestamps import local_time
 from .model import (
     ArchiveInfo,
     BackendHealth,
@@ -69,11 +69,11 @@ def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
 def load_snapshot(paths: StorePaths) -> StoreSnapshot:
     """Read the store's state: index, memory size, threshold, file names (no L1 content)."""
     # Stdlib-only core modules here: the snapshot is on the path to the first paint.
+    from ..core.config.reader import hook_settings
     from ..core.log.flush_positions import last_flush
-    from ..core.store.memory_index import read_index, safe_entries
     from ..core.log.progress import next_flush
     from ..core.log.rotation import memory_tokens
-    from ..core.config.reader import hook_settings
+    from ..core.store.memory_index import read_index, safe_entries
 
     if not paths.exists():
         return StoreSnapshot(project=paths.project, exists=False)

@@ -38,9 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..basics.platform import read_at
+from ..basics.timestamps import iso_now, parse_iso, utc_now
 from ..store import changes
 from ..store.atomic import atomic_write_json, open_no_follow, open_read, redact_bytes
-from .l1_entries import dumps_entry, entry_from_event, read_l1
 from ..store.lock import file_lock, reentrant_lock
 from ..store.names import (
     L1_GZ_SUFFIX,
@@ -52,9 +53,8 @@ from ..store.names import (
     l1_started,
     short_session,
 )
-from ..basics.platform import read_at
 from ..store.paths import StorePaths, ensure_store
-from ..basics.timestamps import iso_now, parse_iso, utc_now
+from .l1_entries import dumps_entry, entry_from_event, read_l1
 from .transcript import (
     MAX_LINE_BYTES,
     ParseStats,

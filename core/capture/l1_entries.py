@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..store.names import is_l1_gz
 from ..redaction.redact import redact
+from ..store.names import is_l1_gz
 from .transcript import TranscriptEvent
 
 OUTPUT_LIMIT = 200  # tool_result output, UTF-16 units (JS)

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .table import FIELDS
+from ..store.paths import StorePaths
 from .reader import (
     ConfigError,
     default,
@@ -28,7 +28,7 @@ from .reader import (
     read_config,
     read_layer,
 )
-from ..store.paths import StorePaths
+from .table import FIELDS
 
 Layer = Literal["project", "global"]
 Source = Literal["default", "global", "project"]

@@ -21,9 +21,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from .reader import ConfigError, read_config, scaled_threshold
-from ..store.paths import StorePaths
 from ..basics.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
+from ..store.paths import StorePaths
+from .reader import ConfigError, read_config, scaled_threshold
 
 __all__ = [
     "Config",

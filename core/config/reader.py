@@ -28,8 +28,8 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..basics import fastjson
-from .table import FIELDS
 from ..basics.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
+from .table import FIELDS
 
 if TYPE_CHECKING:
     from pathlib import Path

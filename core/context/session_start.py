@@ -19,8 +19,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import injections
 from ..basics.fastjson import json_lines
+from ..basics.platform import open_no_follow
+from ..capture.l1_newest import newest_l1_names
 from ..store.memory_index import (
     entry_file,
     last_memory_update,
@@ -30,10 +31,9 @@ from ..store.memory_index import (
     summary_generated,
     summary_state,
 )
-from ..capture.l1_newest import newest_l1_names
 from ..store.names import L1_SUFFIX, l1_session
-from ..basics.platform import open_no_follow
 from ..store.paths import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
+from . import injections
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -314,8 +314,8 @@ def transcript_section(transcript: Path) -> str:
     boundary of its last ``TRANSCRIPT_TAIL_BYTES``. Private spans and secrets are
     redacted as everywhere else, although this text goes only to Claude's context.
     """
-    from ..redaction.redact import redact
     from ..capture.transcript import events_from_record
+    from ..redaction.redact import redact
 
     text = _read_text(transcript, max_bytes=TRANSCRIPT_TAIL_BYTES)
     segments: list[list[dict[str, Any]]] = [[]]

@@ -14,6 +14,8 @@ fixable but do not make the store unhealthy.
 from __future__ import annotations
 
 from ..store.boundary import store_links
+from ..store.lock import reentrant_lock
+from ..store.paths import StorePaths
 from .base import (
     ERROR,
     NOTE,
@@ -41,8 +43,6 @@ from .file_checks import (
     PermissionsCheck,
 )
 from .index_checks import DuplicateArchivesCheck, IndexCheck, SummariesCheck
-from ..store.lock import reentrant_lock
-from ..store.paths import StorePaths
 
 __all__ = [
     "CHECKS",

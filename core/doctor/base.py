@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ..basics.timestamps import file_stamp
 from ..store.atomic import atomic_write_bytes
 from ..store.memory_index import listed_files
 from ..store.paths import DIR_MODE, FILE_MODE, StorePaths
-from ..basics.timestamps import file_stamp
 
 #: Folders inside the store that hold copies, not live data: never parsed or repaired (``.set-aside``:
 #: runtime state made elsewhere, see :mod:`memkeeper.core.store.state_stamp`).

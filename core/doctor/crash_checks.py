@@ -11,7 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..basics.tokens import CARRYOVER_TOKENS, extract_tail_bytes
 from ..store.atomic import atomic_write_bytes, atomic_write_json
+from ..store.lock import file_lock
+from ..store.memory_index import list_archives
+from ..store.paths import StorePaths, is_safe_basename
 from .base import (
     ERROR,
     WARNING,
@@ -23,10 +27,6 @@ from .base import (
     lock_held,
     rel,
 )
-from ..store.memory_index import list_archives
-from ..store.lock import file_lock
-from ..store.paths import StorePaths, is_safe_basename
-from ..basics.tokens import CARRYOVER_TOKENS, extract_tail_bytes
 
 
 def carryover_tokens(paths: StorePaths) -> int:

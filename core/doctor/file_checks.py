@@ -9,8 +9,12 @@ import stat
 import zlib
 from pathlib import Path
 
+from ..basics.platform import HAS_FILE_MODES
 from ..store import jobs
 from ..store.atomic import append_bytes, atomic_write_bytes, atomic_write_json
+from ..store.lock import file_lock
+from ..store.names import is_l1
+from ..store.paths import DIR_MODE, FILE_MODE
 from .base import (
     ERROR,
     NOTE,
@@ -23,10 +27,6 @@ from .base import (
     rel,
     store_files,
 )
-from ..store.lock import file_lock
-from ..store.names import is_l1
-from ..basics.platform import HAS_FILE_MODES
-from ..store.paths import DIR_MODE, FILE_MODE
 
 #: A JS ``.rotation.lock`` older than this is stale (the JS plugin's LOCK_STALE_MS).
 JS_LOCK_STALE_SECONDS = 60.0

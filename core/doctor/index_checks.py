@@ -7,19 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..basics.tokens import tokens_for_bytes
 from ..store.atomic import atomic_write_json
-from .base import (
-    ERROR,
-    NOTE,
-    WARNING,
-    Check,
-    Context,
-    Finding,
-    listed_archives,
-    load_json,
-    raw_index,
-    rel,
-)
 from ..store.memory_index import (
     archive_entry,
     list_archives,
@@ -33,7 +22,18 @@ from ..store.memory_index import (
 )
 from ..store.names import SUMMARY_SUFFIX, summary_name
 from ..store.paths import StorePaths, is_safe_basename
-from ..basics.tokens import tokens_for_bytes
+from .base import (
+    ERROR,
+    NOTE,
+    WARNING,
+    Check,
+    Context,
+    Finding,
+    listed_archives,
+    load_json,
+    raw_index,
+    rel,
+)
 
 
 def summary_problem(path: Path) -> str | None:

@@ -19,17 +19,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import counters
 from ..store.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
+from . import counters
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .counters import Counts
-    from .rotation import RotationResult
     from ..config.reader import HookSettings
     from ..store.paths import StorePaths
+    from .counters import Counts
+    from .rotation import RotationResult
 
 #: The longest a hook waits for the store lock before leaving a due rotation to the next event.
 ROTATE_LOCK_TIMEOUT = 1.0
@@ -130,10 +130,10 @@ def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[
     """Rotate now and start the summary job; (None, True) if the store stayed held elsewhere."""
     from pathlib import Path
 
-    from . import rotation
     from ..store.jobs import start_job
     from ..store.lock import LockTimeout, is_locked
     from ..store.paths import StorePaths
+    from . import rotation
 
     paths = StorePaths(Path(project))
     if is_locked(paths.lock):

@@ -39,9 +39,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..basics.platform import read_at
 from ..store.boundary import open_no_follow
 from ..store.layout import COUNTERS_FILE, COUNTERS_LOCK
-from ..basics.platform import read_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable

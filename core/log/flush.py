@@ -29,29 +29,29 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import flush_positions, rotation
-from ..store import intents, jobs
-from ..capture import live_sessions
 from .. import summarizers
-from ..store.atomic import append_text, atomic_write_bytes, atomic_write_json
-from ..config.model import load_config_or_default
 from ..basics.fastjson import json_lines
-from .flush_positions import Positions
-from .flush_rules import Plan, extractive_bullets, flat_text, format_entry, plan_batch
-from ..store.memory_index import last_memory_update, list_archives, read_index, update_index
-from ..store.memory_index_model import auto_targets
-from ..store.jobs import log_error
+from ..basics.timestamps import iso_now, section_header, utc_now
+from ..capture import live_sessions
 from ..capture.l1 import refine_transcript
 from ..capture.live_sessions import read_sessions
-from ..store.lock import LockTimeout, reentrant_lock
-from .migrate import migrate_legacy
-from ..redaction.redact import redact
-from ..config.reader import hook_settings
-from ..store.paths import StorePaths, ensure_store
-from ..summarizers import SummarizerError, resolve_backend_name
-from ..basics.timestamps import iso_now, section_header, utc_now
 from ..capture.titles import note_summary
 from ..capture.transcript import find_transcript
+from ..config.model import load_config_or_default
+from ..config.reader import hook_settings
+from ..redaction.redact import redact
+from ..store import intents, jobs
+from ..store.atomic import append_text, atomic_write_bytes, atomic_write_json
+from ..store.jobs import log_error
+from ..store.lock import LockTimeout, reentrant_lock
+from ..store.memory_index import last_memory_update, list_archives, read_index, update_index
+from ..store.memory_index_model import auto_targets
+from ..store.paths import StorePaths, ensure_store
+from ..summarizers import SummarizerError, resolve_backend_name
+from . import flush_positions, rotation
+from .flush_positions import Positions
+from .flush_rules import Plan, extractive_bullets, flat_text, format_entry, plan_batch
+from .migrate import migrate_legacy
 
 #: The entries of one summarizer call are cut to about this many characters.
 MAX_PROMPT_CHARS = 24_000
@@ -376,8 +376,8 @@ def flush_pending(
         planner = default_planner(paths, final) if summarize is None else _always_model
     summarize = summarize or summarize_with_backend
     recover_journal(paths)
-    from .pulled import foreign_sessions
     from ..sharing.marks import is_shared
+    from .pulled import foreign_sessions
 
     if is_shared(paths):
         foreign_sessions(paths)  # pulled L1 sessions were flushed where they were made

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..basics.timestamps import parse_iso
 from ..store.atomic import atomic_write_json
 from ..store.paths import StorePaths
-from ..basics.timestamps import parse_iso
 
 POSITIONS = "flush-positions.json"
 #: When this machine last flushed, and with what (``{"at": ISO, "generator": name}``): one

@@ -19,16 +19,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store import intents, jobs
-from ..store.atomic import append_bytes, atomic_write_bytes
-from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
-from ..store.lock import reentrant_lock
-from ..store.names import archive_name_on
-from .rotation import ROTATE_TRIGGER
-from ..config.reader import hook_settings
-from ..store.paths import DIR_MODE, StorePaths, ensure_store, is_safe_basename
 from ..basics.timestamps import day_of_epoch, file_stamp, iso_now
 from ..basics.tokens import extract_tail_bytes, tokens_for_bytes
+from ..config.reader import hook_settings
+from ..store import intents, jobs
+from ..store.atomic import append_bytes, atomic_write_bytes
+from ..store.lock import reentrant_lock
+from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
+from ..store.names import archive_name_on
+from ..store.paths import DIR_MODE, StorePaths, ensure_store, is_safe_basename
+from .rotation import ROTATE_TRIGGER
 
 DATE_HEADER = re.compile(rb"## (\d{4})-(\d{2})-(\d{2})")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from . import counters
-from ..store.names import is_l1
 from ..basics.timestamps import iso_from_epoch
+from ..store.names import is_l1
+from . import counters
 
 if TYPE_CHECKING:
     from ..store.paths import StorePaths

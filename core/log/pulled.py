@@ -108,10 +108,10 @@ def foreign_sessions(paths: StorePaths) -> list[str]:
     Only when the sessions are shared. A session of this machine is one its hooks noted
     (``.state/live-sessions.json``, kept three days): a local L1 file left unflushed longer
     than that, in a store sharing its sessions, is taken for another machine's."""
-    from . import flush_positions
     from ..capture.live_sessions import read_sessions
     from ..store.lock import reentrant_lock
     from ..store.names import l1_session
+    from . import flush_positions
 
     with reentrant_lock(paths.lock):
         positions = flush_positions.load(paths) if sessions_shared(paths) else None
@@ -280,8 +280,8 @@ def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
         return {}
     from ..store.atomic import atomic_write_json
     from ..store.lock import reentrant_lock
-    from .rotation import reconcile_archives
     from ..store.paths import ensure_store
+    from .rotation import reconcile_archives
 
     ensure_store(paths)  # a fresh clone has no .state/ yet
     with reentrant_lock(paths.lock, timeout=timeout):

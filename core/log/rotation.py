@@ -17,12 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..store import intents
-from ..store.atomic import append_bytes, atomic_write_bytes
-from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
-from ..store.lock import reentrant_lock
-from ..store.names import archive_name
-from ..store.paths import StorePaths, ensure_store
 from ..basics.timestamps import iso_now
 from ..basics.tokens import (
     CARRYOVER_TOKENS,
@@ -30,6 +24,12 @@ from ..basics.tokens import (
     extract_tail_bytes,
     tokens_for_bytes,
 )
+from ..store import intents
+from ..store.atomic import append_bytes, atomic_write_bytes
+from ..store.lock import reentrant_lock
+from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
+from ..store.names import archive_name
+from ..store.paths import StorePaths, ensure_store
 
 if TYPE_CHECKING:
     from datetime import datetime

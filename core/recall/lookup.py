@@ -40,10 +40,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .wire import Listener
-    from ..search.model import Hit
     from ..config.reader import HookSettings
+    from ..search.model import Hit
     from ..store.paths import StorePaths
+    from .wire import Listener
 
 MAX_HITS = 3
 MAX_CHARS = 1_500
@@ -578,8 +578,8 @@ class KeptSettings:
     __slots__ = ("_files", "_key", "_settings")
 
     def __init__(self, paths: StorePaths) -> None:
-        from ..store.layout import CONFIG_FILE
         from ..config.reader import global_config_file
+        from ..store.layout import CONFIG_FILE
 
         self._files = (global_config_file(), os.path.join(paths.root, CONFIG_FILE))
         self._key: tuple[tuple[int, ...] | None, ...] = ()

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..store.names import l1_session, name_date
 from ..basics.platform import read_at
+from ..store.names import l1_session, name_date
 from . import ranked, schema, sources
 from .query import Query
 from .sources import BLOCK_BYTES, Doc, iter_lines, iter_sections, l1_doc, section_doc

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..basics import fastjson
+from ..capture.l1_counts import day_counts
 from ..store.atomic import open_read
 from ..store.boundary import StoreLinkError
-from ..capture.l1_counts import day_counts
+from ..store.paths import StorePaths
 from .freshness import Row
 from .schema import trigram_text
 from .sources import (
@@ -41,7 +42,6 @@ from .sources import (
     word_row,
 )
 from .words import has_turn, with_parts
-from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -8,11 +8,11 @@ they work without the index and always show the current text.
 
 from __future__ import annotations
 
+from ..basics.tokens import estimate_tokens
+from ..store.paths import StorePaths
 from .model import Entry, Hit, NotFound, Timeline, place_of
 from .query import snippet
 from .sources import Doc, SourceFile, discover, docs_of, file_hash, parse_id, read_source
-from ..store.paths import StorePaths
-from ..basics.tokens import estimate_tokens
 
 DEFAULT_WINDOW = 3
 

@@ -7,13 +7,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..basics.platform import read_at
 from ..store.atomic import open_no_follow
 from ..store.boundary import StoreLinkError
 from ..store.names import l1_session, name_date
-from ..basics.platform import read_at
+from ..store.paths import StorePaths
 from . import schema
 from .sources import Doc, SourceFile, l1_doc, read_source, section_doc
-from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     import sqlite3

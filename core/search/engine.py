@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..store.boundary import StoreLinkError
 from ..store.names import l1_session, name_date
+from ..store.paths import StorePaths
 from . import ranked as ranked
 from . import readahead, schema, terms
 from .blocks import Anchor, BlockReader, l1_text
@@ -65,7 +66,6 @@ from .sources import (
     newest_first,
     read_source,
 )
-from ..store.paths import StorePaths
 
 DEFAULT_LIMIT = 20
 CAP = 200

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..store import changes
 from ..store.layout import SESSIONS_DIR, STATE_DIR
 from ..store.names import is_l1, l1_kind
-from .sources import SourceFile, discover
 from ..store.paths import MEMORY_FILE, NAMED_MEMORY_FILES, StorePaths
+from .sources import SourceFile, discover
 
 if TYPE_CHECKING:
     import sqlite3

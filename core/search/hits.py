@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..basics.tokens import estimate_tokens
 from . import readahead, words
 from .model import Hit, place_of
 from .query import SNIPPET_CHARS, merge_spans
 from .question import RankedQuery
 from .scoring import Ranked
 from .sources import SMALL_TIERS, Doc, lines_at, parse_id
-from ..basics.tokens import estimate_tokens
 
 
 def hit_of(doc: Doc, score: float, text: str, spans: Sequence[tuple[int, int]], confidence: float) -> Hit:

@@ -33,9 +33,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..basics.platform import open_no_follow
 from ..store import changes
 from ..store.lock import LockTimeout, file_lock
-from ..basics.platform import open_no_follow
+from ..store.paths import StorePaths
 from . import schema
 from .freshness import ROW_COLUMNS, Plan, Planner, Row
 from .sources import (
@@ -46,7 +47,6 @@ from .sources import (
     discover,
     small_word_fields,
 )
-from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
     from typing import TypeVar

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..store.atomic import open_read
 from ..capture.l1_counts import DayCounts, day_counts, from_text, merged, to_text
-from .schema import L1_DAYS, L1_DAYS_DDL
+from ..store.atomic import open_read
 from ..store.paths import StorePaths
+from .schema import L1_DAYS, L1_DAYS_DDL
 
 if TYPE_CHECKING:
     import sqlite3

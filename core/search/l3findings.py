@@ -22,10 +22,10 @@ import os
 import sqlite3
 
 from ..store.atomic import open_read
-from .l1days import fill_rows
-from .schema import L3_FINDINGS, L3_FINDINGS_DDL
 from ..store.paths import StorePaths
 from ..summaries.fields import Row, findings_of
+from .l1days import fill_rows
+from .schema import L3_FINDINGS, L3_FINDINGS_DDL
 
 #: ``meta`` key set once every summary indexed before the table existed has been read.
 FILLED = "l3_findings_filled"

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..store.atomic import open_no_follow
 from ..basics.platform import read_at
+from ..store.atomic import open_no_follow
 
 if TYPE_CHECKING:
     import sqlite3

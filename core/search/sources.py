@@ -32,8 +32,8 @@ from ..store.names import (
     name_date,
     tier_of,
 )
-from .words import with_parts
 from ..store.paths import NAMED_MEMORY_FILES, StorePaths
+from .words import with_parts
 
 if TYPE_CHECKING:
     from typing import Any

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from ..store.layout import INDEX_FILE, MEMORY_FILE, SESSIONS_DIR
 from ..store.names import is_archive, is_l1, is_summary
-from .marks import SESSIONS_LINE, SHARE_MARKER, sessions_shared
 from ..store.paths import NAMED_MEMORY_FILES, StorePaths
+from .marks import SESSIONS_LINE, SHARE_MARKER, sessions_shared
 
 #: The first line of every file ``memkeeper share`` writes; a file without it is a person's.
 MARKER = SHARE_MARKER

@@ -21,9 +21,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..basics.interpreter import memkeeper_command
 from .atomic import append_text
 from .boundary import check_path
-from ..basics.interpreter import memkeeper_command
 from .lock import try_lock
 from .paths import StorePaths, ensure_store, guard
 

@@ -15,12 +15,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..basics.timestamps import file_stamp, iso_from_epoch
+from ..basics.tokens import tokens_for_bytes
 from .atomic import atomic_write_text, dumps_js
 from .lock import reentrant_lock
 from .names import archive_time, is_archive, summary_name
 from .paths import StorePaths, is_safe_basename
-from ..basics.timestamps import file_stamp, iso_from_epoch
-from ..basics.tokens import tokens_for_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable

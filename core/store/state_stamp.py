@@ -117,9 +117,9 @@ def adopt(root: str, timeout: float = ADOPT_WAIT) -> dict[str, object] | None:
 
 
 def _adopt_locked(root: str) -> dict[str, object]:
+    from ..basics.timestamps import iso_now
     from .atomic import atomic_write_json
     from .layout import ensure_dirs
-    from ..basics.timestamps import iso_now
 
     had_gitignore = os.path.lexists(os.path.join(root, GITIGNORE))
     moved, aside = _set_aside(root)

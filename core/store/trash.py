@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..basics.timestamps import file_stamp, iso_now
 from . import intents
 from .atomic import atomic_write_json, atomic_write_text
-from .memory_index import archive_entry, find_entry, mark_pending, update_index
 from .lock import reentrant_lock
+from .memory_index import archive_entry, find_entry, mark_pending, update_index
 from .names import L1_SUFFIX, is_archive, is_l1, summary_name
 from .paths import DIR_MODE, StorePaths, is_safe_basename
-from ..basics.timestamps import file_stamp, iso_now
 
 MANIFEST = "manifest.json"
 

@@ -27,9 +27,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from ..basics.timestamps import iso_now
+from ..basics.tokens import estimate_tokens, extract_tail_by_tokens
+from ..config.model import load_config_or_default
+from ..log.rotation import reconcile_archives
+from ..redaction.redact import redact, redact_obj
 from ..store import changes
 from ..store.atomic import atomic_write_json, atomic_write_text
-from ..config.model import load_config_or_default
+from ..store.jobs import log_error
+from ..store.lock import try_lock
 from ..store.memory_index import (
     archive_entry,
     date_range,
@@ -45,11 +51,7 @@ from ..store.memory_index import (
     update_index,
 )
 from ..store.memory_index_model import auto_targets
-from ..store.jobs import log_error
-from ..store.lock import try_lock
 from ..store.names import is_archive, raw_summary_name, summary_name
-from ..redaction.redact import redact, redact_obj
-from ..log.rotation import reconcile_archives
 from ..store.paths import StorePaths, ensure_store, is_safe_basename
 from ..summarizers import (
     BackendError,
@@ -60,8 +62,6 @@ from ..summarizers import (
 )
 from ..summarizers.extractive import ARCHIVE_END, ARCHIVE_START, extract_summary
 from .fields import ITEM_KEYS, as_text, items, status_text
-from ..basics.timestamps import iso_now
-from ..basics.tokens import estimate_tokens, extract_tail_by_tokens
 
 MAX_LIST_ITEMS = 10
 MAX_TRIES = 3

@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..store.atomic import append_text, atomic_write_bytes
 from ..basics.fastjson import json_lines
-from ..store.lock import file_lock
 from ..basics.timestamps import iso_now, utc_day
 from ..basics.tokens import estimate_tokens
+from ..store.atomic import append_text, atomic_write_bytes
+from ..store.lock import file_lock
 
 if TYPE_CHECKING:
     from ..config.model import Config

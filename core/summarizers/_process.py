@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..basics.waits import Bounded
 from ..store.jobs import end_tree, start_child
 from . import BackendError, BackendUnavailable, child_env
-from ..basics.waits import Bounded
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024

@@ -15,9 +15,9 @@ import json
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..basics.timestamps import iso, parse_iso, utc_now
 from ..store.atomic import atomic_write_json
 from ..store.lock import file_lock
-from ..basics.timestamps import iso, parse_iso, utc_now
 
 if TYPE_CHECKING:
     from ..config.model import Config

@@ -13,8 +13,8 @@ import atheris
 
 with atheris.instrument_imports():
     from memkeeper.core.capture.l1_entries import dumps_entry, entry_from_event
-    from memkeeper.core.redaction.redact import redact
     from memkeeper.core.capture.transcript import ParseStats, events_from_record, iter_lines
+    from memkeeper.core.redaction.redact import redact
 
 
 def test_one_input(data: bytes) -> None:

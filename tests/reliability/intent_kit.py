@@ -99,8 +99,8 @@ def _line_counts(data: bytes) -> Counter[int]:
 
 def _common_checks(paths: Any, trial: Trial) -> None:
     from memkeeper.core import doctor
-    from memkeeper.core.store import intents
     from memkeeper.core.doctor.index_checks import duplicate_archives
+    from memkeeper.core.store import intents
 
     trial.duplicate_archives = len(duplicate_archives(paths))
     if intents.pending(paths):
@@ -226,8 +226,8 @@ restore(paths, sys.argv[2])
 
 def _restore_store(base: Path, name: str, kind: str) -> tuple[Any, str, dict[str, bytes]]:
     """A store with one forgotten item in the trash; (paths, trash id, the files as they were)."""
-    from memkeeper.core.store import trash as forget
     from memkeeper.core.log import rotation
+    from memkeeper.core.store import trash as forget
     from memkeeper.core.store.atomic import atomic_write_bytes
 
     paths = _rotation_store(base, name)

@@ -230,8 +230,8 @@ def reconstruct(paths: StorePaths, carry: int) -> tuple[list[bytes], list[str]]:
     archive_1, then each later archive minus the carryover of the one before, then
     memory.md minus the carryover of the newest archive.
     """
-    from memkeeper.core.store.memory_index import list_archives
     from memkeeper.core.basics.tokens import extract_tail_bytes
+    from memkeeper.core.store.memory_index import list_archives
 
     problems: list[str] = []
     pieces: list[bytes] = []
@@ -559,8 +559,8 @@ def concurrency_run(
     code in-process to push harder. Every call counts one tool use.
     """
     from memkeeper.core import doctor
-    from memkeeper.core.store.atomic import atomic_write_json
     from memkeeper.core.log.counters import read_counters
+    from memkeeper.core.store.atomic import atomic_write_json
     from memkeeper.core.store.memory_index import list_archives
 
     paths = new_project(base, "concurrency")
@@ -693,8 +693,8 @@ def migration_layout(paths: StorePaths) -> bytes:
 
 
 def migration_trial(base: Path, seed: int, duration: float) -> TrialResult:
-    from memkeeper.core.store.atomic import atomic_write_bytes
     from memkeeper.core.log.migrate import migrate_legacy
+    from memkeeper.core.store.atomic import atomic_write_bytes
 
     delay = kill_delay(seed, duration)
     paths = new_project(base, f"mig{seed}")

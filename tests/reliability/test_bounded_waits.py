@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from memkeeper.core.store import jobs
-from memkeeper.core.context import session_start as session_context
 from memkeeper.core.capture import transcript
+from memkeeper.core.context import session_start as session_context
+from memkeeper.core.store import jobs
 from memkeeper.core.store.atomic import atomic_write_bytes
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.summarizers import BackendError

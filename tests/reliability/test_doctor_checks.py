@@ -287,8 +287,8 @@ def test_every_check_declares_its_codes() -> None:
 
 
 def test_an_interrupted_rotation_intent_is_reported_and_completed(store: StorePaths) -> None:
-    from memkeeper.core.store import intents
     from memkeeper.core.basics.tokens import extract_tail_bytes
+    from memkeeper.core.store import intents
 
     content = b"".join(f"## 2026-01-0{i % 9 + 1}\nline {i}\n".encode() for i in range(500))
     atomic_write_bytes(store.memory, content)

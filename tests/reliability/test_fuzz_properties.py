@@ -15,9 +15,9 @@ import re
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from memkeeper.core.redaction.redact import redact
 from memkeeper.core.basics.tokens import extract_tail_by_tokens
 from memkeeper.core.capture.transcript import ParseStats, events_from_record, iter_lines
+from memkeeper.core.redaction.redact import redact
 
 EXAMPLES = int(os.environ.get("RELIABILITY_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

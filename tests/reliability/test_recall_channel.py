@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.recall import lookup as recall, ask as recall_ask, wire as recall_wire
+from memkeeper.core.recall import ask as recall_ask
+from memkeeper.core.recall import lookup as recall
+from memkeeper.core.recall import wire as recall_wire
 from memkeeper.core.search import refresh
 from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook

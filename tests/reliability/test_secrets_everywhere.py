@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
-from memkeeper.core.log import flush, rotation
 from memkeeper.core.capture import l1
-from memkeeper.core.summaries import summary
-from memkeeper.core.store.atomic import atomic_write_json
+from memkeeper.core.log import flush, rotation
 from memkeeper.core.search import indexer
+from memkeeper.core.store.atomic import atomic_write_json
 from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.summaries import summary
 from tests.planted import store_files
 from tests.secret_corpus import samples
 

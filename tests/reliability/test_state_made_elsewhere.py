@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import state_stamp
 from memkeeper.core.search import refresh
+from memkeeper.core.store import state_stamp
 from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook, run_memkeeper
 

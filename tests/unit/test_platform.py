@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import lock
 from memkeeper.core.basics import platform, waits
+from memkeeper.core.store import lock
 from tests.lock_holder import held
 
 

@@ -16,8 +16,6 @@ from .. import keymap
 def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     """(section title, bindings) for every part of the app; the parts of screen ``first`` lead."""
     from .. import keymap
-    from .confirm import ConfirmModal
-    from .migrate import MigrateModal
     from ..screens.activity import ActivityScreen
     from ..screens.browse import BrowseScreen
     from ..screens.hit import HitScreen
@@ -29,6 +27,8 @@ def key_sections(first: type | None = None) -> list[tuple[str, list[Binding]]]:
     from ..widgets.doc_pane import DocPane
     from ..widgets.docview import DocView
     from ..widgets.tier_tree import TierTree
+    from .confirm import ConfirmModal
+    from .migrate import MigrateModal
 
     viewer = [*DocPane.BINDINGS, *DocView.BINDINGS]
     parts: list[tuple[str, type | None, list[BindingType]]] = [

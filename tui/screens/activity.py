@@ -28,9 +28,9 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 from textual_plotext import PlotextPlot
 
+from ...core.basics.wording import counted
 from ...core.search.history import ActivityCache, DayActivity, Finding, Rotation
 from ...core.store.paths import StorePaths
-from ...core.basics.wording import counted
 from .. import keymap
 from ..messages import ShowInBrowser
 from ..text import gauge, human_tokens, literal
@@ -146,9 +146,9 @@ class ActivityScreen(Screen[None]):
         - every decision and open issue (the index's lists, the saved readings, then the files);
         - sessions, prompts and tool calls per day, shown as the count goes.
         """
-        from ...core.search.history import daily_activity, findings, load_cache, rotations
-        from ...core.log.rotation import memory_tokens
         from ...core.config.reader import hook_settings
+        from ...core.log.rotation import memory_tokens
+        from ...core.search.history import daily_activity, findings, load_cache, rotations
 
         paths = self._paths
 

@@ -19,8 +19,8 @@ from textual.worker import get_current_worker
 
 from .. import keymap
 from ..messages import JobFinished, JobProgress, ReloadWanted
-from .store_screen import ListScreen
 from ..text import literal
+from .store_screen import ListScreen
 
 if TYPE_CHECKING:
     from ...core.store.memory_index_model import PendingSummary

@@ -25,10 +25,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from ...core.search.model import file_line
-from ...core.store.paths import StorePaths
 from ...core.basics.timestamps import local_time
 from ...core.basics.wording import counted
+from ...core.search.model import file_line
+from ...core.store.paths import StorePaths
 from .. import keymap
 from ..messages import PrefChosen, SearchLeft
 from ..text import fg_style, literal, visible

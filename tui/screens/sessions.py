@@ -16,14 +16,14 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Footer, Header, Input, Static
 from textual.worker import get_current_worker
 
-from ...core.store.paths import StorePaths
 from ...core.basics.wording import counted
+from ...core.store.paths import StorePaths
 from .. import keymap
 from ..messages import ShowInBrowser
 from ..model import SessionCounts, SessionInfo
-from .store_screen import StoreScreen
 from ..snapshot import count_l1, list_sessions
 from ..text import human_minutes, literal
+from .store_screen import StoreScreen
 
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 BATCH = 40

@@ -27,9 +27,9 @@ from textual.widgets import Footer, Header, Input, Select, Static, Switch
 from .. import keymap
 from ..messages import PrefChosen, SettingsChanged
 from ..reach import ReachesApp
-from .store_screen import StoreScreen
 from ..text import human_tokens, literal
 from ..widgets.status import StatusLine
+from .store_screen import StoreScreen
 
 if TYPE_CHECKING:
     from ...core.config.edit import Layer, Setting

@@ -10,8 +10,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ...core.basics.timestamps import local_time
 from .. import keymap
 from ..messages import RestoreWanted
-from .store_screen import ListScreen
 from ..text import literal
+from .store_screen import ListScreen
 
 if TYPE_CHECKING:
     from ...core.store.trash import TrashItem

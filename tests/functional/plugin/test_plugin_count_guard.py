@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.log import counters
 from memkeeper.core.config import reader as settings
+from memkeeper.core.log import counters
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import hook
 
@@ -133,8 +133,8 @@ def test_a_count_that_only_logs_does_not_list_the_store_root(
 def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(
     store: StorePaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.store.boundary import StoreLinkError
     from memkeeper.core.recall.ask import Pending
+    from memkeeper.core.store.boundary import StoreLinkError
 
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps({"recall": {"enabled": True}}))

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log import flush
 from memkeeper.core import summarizers
+from memkeeper.core.log import flush
 from memkeeper.core.log.flush_positions import last_flush
 from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths

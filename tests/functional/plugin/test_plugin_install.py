@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core.log import counters
 from memkeeper.core.basics import interpreter
+from memkeeper.core.log import counters
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import install
 from tests.functional.plugin.capture_helpers import hook_command, payload_for

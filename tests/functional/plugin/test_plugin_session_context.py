@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memkeeper.core.store.memory_index import update_index
 from memkeeper.core.context.session_start import CONTEXT_LIMIT, build_context
+from memkeeper.core.store.memory_index import update_index
 from memkeeper.core.store.paths import StorePaths
 from tests.l1_data import write_l1
 

@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from memkeeper.core.log import flush
 from memkeeper.core.capture import live_sessions
+from memkeeper.core.log import flush
 from memkeeper.core.store.paths import StorePaths
 
 

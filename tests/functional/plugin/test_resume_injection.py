@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from memkeeper.core.context.session_start import build_context
 from memkeeper.core.log import flush
 from memkeeper.core.store.atomic import append_text, atomic_write_text
-from memkeeper.core.context.session_start import build_context
 from memkeeper.core.store.paths import StorePaths
 
 

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from memkeeper.core.store.atomic import append_text, atomic_write_json
 from memkeeper.core.demo import create_demo_store
+from memkeeper.core.store.atomic import append_text, atomic_write_json
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.model import StoreSnapshot

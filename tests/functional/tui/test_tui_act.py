@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from memkeeper.core.store.trash import list_trash
 from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.store.trash import list_trash
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.model import Target
 from memkeeper.tui.screens.browse import BrowseScreen

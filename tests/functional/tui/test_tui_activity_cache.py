@@ -12,8 +12,8 @@ from textual.widgets import OptionList
 
 import memkeeper.core.search.history as history
 from memkeeper.core.capture import l1_counts
-from memkeeper.core.store.atomic import append_text
 from memkeeper.core.search.history import CACHE_NAME, daily_activity, findings, load_cache
+from memkeeper.core.store.atomic import append_text
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.screens.activity import FINDINGS_PAGE, ActivityScreen

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store.trash import ForgetError, forget_archive, forget_l1, list_trash, restore
-from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.capture.projects import find_projects
+from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.store.trash import ForgetError, forget_archive, forget_l1, list_trash, restore
 
 
 def _archives(paths: StorePaths) -> list[str]:
@@ -116,8 +116,8 @@ def test_restoring_an_excerpt_twice_does_not_duplicate_it(store: StorePaths) -> 
 
 
 def test_forget_lines_of_an_archive_marks_its_summary_pending(store: StorePaths) -> None:
-    from memkeeper.core.store.trash import forget_lines
     from memkeeper.core.store.memory_index import read_index
+    from memkeeper.core.store.trash import forget_lines
 
     entry = next(e for e in read_index(store)["rotatedFiles"] if e.get("summaryGenerated") is True)
     name = entry["file"]

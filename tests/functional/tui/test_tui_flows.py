@@ -10,9 +10,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, OptionList, Select
 
+from memkeeper.core.capture.titles import session_titles
 from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths
-from memkeeper.core.capture.titles import session_titles
 from memkeeper.tui.app import MemkeeperApp
 from memkeeper.tui.modals.help import HelpModal, key_label, key_sections
 from memkeeper.tui.modals.migrate import MigrateModal

@@ -14,8 +14,8 @@ import pytest
 from memkeeper.cli.main import main as cli_main
 from memkeeper.core.capture import l1
 from memkeeper.core.capture.l1_entries import read_l1
-from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.capture.transcript import encode_project_dir, read_events
+from memkeeper.core.store.paths import StorePaths
 from tests.unit.l1.l1_kit import FIXTURES
 
 SESSION = "5e551011-aaaa-bbbb-cccc-000000000001"

@@ -11,8 +11,8 @@ import pytest
 
 from memkeeper.core.capture import l1
 from memkeeper.core.capture.l1_entries import read_l1
-from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.capture.transcript import read_events
+from memkeeper.core.store.paths import StorePaths
 from tests.unit.l1.l1_kit import BIG_TRANSCRIPT, FIXTURES, all_fixture_transcripts, shared_transcripts
 
 JS_KEYS = {

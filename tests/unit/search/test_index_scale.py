@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store import changes
 from memkeeper.core.search import cutting, engine, freshness, indexer, refresh, reindex, scan_search, sources
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search import search as any_search
+from memkeeper.core.store import changes
 from memkeeper.core.store.paths import StorePaths, ensure_store
 
 from .conftest import refresh_cut_short

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from memkeeper.core.capture.titles import session_titles
 from memkeeper.core.search import reindex, scan_search, search
 from memkeeper.core.search import schema as search_schema
 from memkeeper.core.search.words import camel_parts, plain_words, with_parts
 from memkeeper.core.store.paths import StorePaths, ensure_store, paths_for
-from memkeeper.core.capture.titles import session_titles
 from tests.l1_data import ODD_LINES, l1_entry, store_with_memory, write_l1
 
 

@@ -16,13 +16,13 @@ import pytest
 
 import memkeeper.core.search.history as history
 from memkeeper.core.capture import l1_counts
-from memkeeper.core.store.atomic import append_text
-from memkeeper.core.store.trash import forget_l1, restore
 from memkeeper.core.capture.l1 import compress, refine_transcript
-from memkeeper.core.store.names import is_l1
 from memkeeper.core.search import indexer, l1days, schema
 from memkeeper.core.search.engine import search
+from memkeeper.core.store.atomic import append_text
+from memkeeper.core.store.names import is_l1
 from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.store.trash import forget_l1, restore
 from tests.unit.l1.l1_kit import all_fixture_transcripts, shared_transcripts
 
 from .conftest import Screen, as_made_before, from_index

@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 
 import memkeeper.core.search.history as history
-from memkeeper.core.store import changes
-from memkeeper.core.store.atomic import atomic_write_json
 from memkeeper.core.demo import create_demo_store
-from memkeeper.core.store.trash import forget_archive, restore
-from memkeeper.core.store.memory_index import rebuild_index
-from memkeeper.core.store.names import is_summary, summary_name
 from memkeeper.core.search import indexer, l3findings, schema
 from memkeeper.core.search.engine import search
+from memkeeper.core.store import changes
+from memkeeper.core.store.atomic import atomic_write_json
+from memkeeper.core.store.memory_index import rebuild_index
+from memkeeper.core.store.names import is_summary, summary_name
 from memkeeper.core.store.paths import StorePaths
-from memkeeper.core.summaries.summary import generate_summary
+from memkeeper.core.store.trash import forget_archive, restore
 from memkeeper.core.summaries.fields import Row, findings_of
+from memkeeper.core.summaries.summary import generate_summary
 from tests.unit.summary.test_summary_fields_plain import junk_summary
 
 from .conftest import Screen, as_made_before, from_index

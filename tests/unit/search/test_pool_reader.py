@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memkeeper.core.capture import l1_counts
 from memkeeper.core.basics.fastjson import bulk_parser
+from memkeeper.core.capture import l1_counts
 from memkeeper.core.search import cutting
 from memkeeper.core.search.freshness import Row
 from memkeeper.core.search.sources import discover, iter_sections, l1_entry, word_row

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.recall import lookup as recall, ask as recall_ask
-from memkeeper.core.search import refresh
-from memkeeper.core.context.session_start import build_context
 from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE, hook_settings
+from memkeeper.core.context.session_start import build_context
+from memkeeper.core.recall import ask as recall_ask
+from memkeeper.core.recall import lookup as recall
+from memkeeper.core.search import refresh
 from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_hook
 

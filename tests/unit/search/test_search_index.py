@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.store.lock import file_lock
 from memkeeper.core.search import QueryError, refresh, reindex, scan_search, show, timeline
 from memkeeper.core.search import search as any_search
 from memkeeper.core.search.engine import iter_all_docs
 from memkeeper.core.search.indexer import lock_path
+from memkeeper.core.store.lock import file_lock
 from memkeeper.core.store.paths import StorePaths
 
 QUERIES = [
@@ -374,8 +374,8 @@ def test_dead_rows_are_compacted(store: StorePaths, monkeypatch: pytest.MonkeyPa
 def test_replaced_summary_is_seen_at_once_and_an_edit_in_place_at_the_full_check(
     store: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memkeeper.core.store.atomic import atomic_write_json
     from memkeeper.core.search import freshness
+    from memkeeper.core.store.atomic import atomic_write_json
 
     refresh(store)
     refresh(store)  # now trusting unchanged archives and summaries by inode

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
+from memkeeper.core.basics.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 from memkeeper.core.config.model import ConfigError, load_config
 from memkeeper.core.config.reader import HookSettings, hook_settings, read_config
 from memkeeper.core.store.paths import StorePaths
-from memkeeper.core.basics.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 
 
 def _write(store: StorePaths, data: dict[str, Any]) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from memkeeper.core.config import table as config_table
 from memkeeper.core.config.model import Config, field_info, table_source
-from memkeeper.core.config.table import FIELDS
 from memkeeper.core.config.reader import HookSettings, leaf_error, value_of
+from memkeeper.core.config.table import FIELDS
 
 
 def test_the_hook_table_is_generated_from_the_models() -> None:

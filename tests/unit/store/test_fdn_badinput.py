@@ -11,8 +11,8 @@ import pytest
 
 from memkeeper.cli.main import main
 from memkeeper.core.log import rotation
-from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.log.migrate import migrate_legacy
+from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths
 
 

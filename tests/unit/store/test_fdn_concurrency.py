@@ -124,8 +124,8 @@ def test_lock_is_released_when_holder_is_killed(store: StorePaths) -> None:
     )
     assert holder.stdout is not None
     assert holder.stdout.readline().strip() == "held"
-    from memkeeper.core.store.lock import is_locked, reentrant_lock
     from memkeeper.core.basics.platform import kill
+    from memkeeper.core.store.lock import is_locked, reentrant_lock
 
     assert is_locked(store.lock)
     kill(holder)  # killed outright (SIGKILL, or TerminateProcess): the system drops its lock

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memkeeper.core.store import layout
 from memkeeper.core.config.model import ConfigError, load_config, load_config_or_default
 from memkeeper.core.config.reader import hook_settings
+from memkeeper.core.store import layout
 from memkeeper.core.store.paths import StorePaths, ensure_store, is_safe_basename, paths_for, resolve_project
 
 

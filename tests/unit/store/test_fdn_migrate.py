@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from memkeeper.cli.main import main
-from memkeeper.core.store import jobs
 from memkeeper.core.log import migrate
+from memkeeper.core.store import jobs
 from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths, ensure_store
 

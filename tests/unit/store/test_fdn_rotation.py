@@ -8,11 +8,6 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core.store import names
-from memkeeper.core.log import rotation
-from memkeeper.core.store.atomic import append_bytes
-from memkeeper.core.store.memory_index import read_index
-from memkeeper.core.store.paths import StorePaths
 from memkeeper.core.basics.tokens import (
     CARRYOVER_TOKENS,
     ROTATION_THRESHOLD_TOKENS,
@@ -21,6 +16,11 @@ from memkeeper.core.basics.tokens import (
     extract_tail_bytes,
     tokens_for_bytes,
 )
+from memkeeper.core.log import rotation
+from memkeeper.core.store import names
+from memkeeper.core.store.atomic import append_bytes
+from memkeeper.core.store.memory_index import read_index
+from memkeeper.core.store.paths import StorePaths
 
 # --- spec §11.1 unit tests ----------------------------------------------------------------
 

@@ -76,7 +76,9 @@ def test_no_module_reads_summary_flags_outside_the_accessors() -> None:
     offenders = []
     for folder in ("core", "cli", "plugin", "tui"):
         for path in sorted((SOURCE_ROOT / folder).rglob("*.py")):
-            if path.relative_to(SOURCE_ROOT).as_posix() == "core/store/memory_index.py":  # the accessors themselves
+            if (
+                path.relative_to(SOURCE_ROOT).as_posix() == "core/store/memory_index.py"
+            ):  # the accessors themselves
                 continue
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
                 if reading.search(line):

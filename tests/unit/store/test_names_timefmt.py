@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from memkeeper.core.store import names
 from memkeeper.core.basics import timestamps as timefmt
+from memkeeper.core.store import names
 
 
 def test_archive_and_summary_names_round_trip() -> None:

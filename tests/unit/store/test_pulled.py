@@ -6,9 +6,9 @@ import json
 import stat
 from pathlib import Path
 
-from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.log.pulled import take_in
 from memkeeper.core.sharing.share import store_gitattributes_text
+from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.paths import StorePaths, ensure_store
 
 ARCHIVE = "memory_20261129_100000.md"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log.flush_rules import extractive_bullets, is_command, plan_batch, typed_prompts
 from memkeeper.core.capture.l1 import entries_since, refine_transcript
+from memkeeper.core.log.flush_rules import extractive_bullets, is_command, plan_batch, typed_prompts
 from memkeeper.core.store.paths import StorePaths
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from memkeeper.core.basics.timestamps import iso_now
 from memkeeper.core.config.model import Config
 from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.summaries.summary import generate_summary, load_summary, summary_path
 from memkeeper.core.summarizers import (
     BackendDown,
     BackendError,
@@ -24,8 +26,6 @@ from memkeeper.core.summarizers import (
 from memkeeper.core.summarizers.claude import ClaudeBackend
 from memkeeper.core.summarizers.command import CommandBackend
 from memkeeper.core.summarizers.extractive import ExtractiveBackend
-from memkeeper.core.summaries.summary import generate_summary, load_summary, summary_path
-from memkeeper.core.basics.timestamps import iso_now
 from tests.unit.summary.summary_helpers import (
     CLAUDE_ARGV,
     FAKE_CLAUDE,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.core.basics.tokens import estimate_tokens
 from memkeeper.core.config.model import load_config
 from memkeeper.core.store.memory_index import read_index
 from memkeeper.core.store.memory_index_model import MAX_AUTO_ATTEMPTS, pending_summaries
 from memkeeper.core.store.paths import StorePaths
-from memkeeper.core.summarizers import budget_status, read_call_log
 from memkeeper.core.summaries.summary import (
     SummaryError,
     generate_summary,
@@ -21,7 +21,7 @@ from memkeeper.core.summaries.summary import (
     run_summary_job,
     summary_path,
 )
-from memkeeper.core.basics.tokens import estimate_tokens
+from memkeeper.core.summarizers import budget_status, read_call_log
 from tests.unit.summary.summary_helpers import GOOD_ANSWER, SMALL_ARCHIVE, add_archive, write_config
 
 ARCHIVE = "memory_20260302_150000.md"
