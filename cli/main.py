@@ -159,10 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args_list: list[str]) -> tuple[int, bool]:
     """The command line's exit code, and whether nothing is left to finish at exit."""
-    if "--json" in args_list:
-        from . import output
+    from . import output
 
-        output.json_errors = True
+    output.json_errors = "--json" in args_list  # (set on every call: main may run more than once)
     fast = _fast_path(args_list)
     if fast is not None:
         return fast

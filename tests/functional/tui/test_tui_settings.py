@@ -201,8 +201,8 @@ async def test_the_cost_is_todays_model_use_against_the_cap(store: StorePaths) -
         log_call(store, {"ts": datetime.now(UTC).isoformat(), **record})
     async with running(store) as (_app, pilot):
         screen = await open_settings(pilot)
-        assert _row(screen, "budget.dailyCalls", "cost") == "2/200 today"
-        assert _row(screen, "budget.dailyTokens", "cost") == "2.4k/2.0M today"
+        assert _row(screen, "budget.dailyCalls", "cost") == "2/50 today"
+        assert _row(screen, "budget.dailyTokens", "cost") == "2.4k/500.0k today"
         assert _row(screen, "summarizer.backend", "cost") == "2 calls today"
         assert not screen.query_one(f"#row-{widget_id('budget.dailyCalls')} .setting-cost").has_class(
             "-capped"
