@@ -51,4 +51,5 @@ def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home
     # same, as asserted above); any other line is a failure.
     log = store.logs / "memkeeper.log"
     lines = log.read_text("utf-8").splitlines() if log.exists() else []
-    assert [line for line in lines if "LockTimeout" not in line] == []
+    # (a bounded wait given up: "LockTimeout", or the counts left pending with "... held over 1 s")
+    assert [line for line in lines if "LockTimeout" not in line and "held over" not in line] == []
