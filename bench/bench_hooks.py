@@ -376,6 +376,15 @@ def spread(values: list[float]) -> str:
 def report(args: argparse.Namespace, sides: list[str], sizes: list[str], figures: Figures, load: str) -> None:
     walls, cpus, injections = figures
     base, base_cpu = statistics.median(walls[BASELINE]), statistics.median(cpus[BASELINE])
+
+    def row(label: str, name: str) -> str:
+        """A measured row: its label, min/median/max wall, median CPU, both medians over the baseline's."""
+        median, median_cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        return (
+            f"    {label} {spread(walls[name])} {median_cpu * 1000:6.1f}"
+            f" {median / base:6.2f} {median_cpu / base_cpu:6.2f}"
+        )
+
     print(
         f"hook whole process, ms min/median/max of {args.rounds} interleaved rounds, median CPU ms; load {load}"
     )
@@ -388,12 +397,7 @@ def report(args: argparse.Namespace, sides: list[str], sizes: list[str], figures
         for event in (*EVENTS, FOLD_ROW):
             goal = f"  (budget <= {GOALS[event]})" if event in GOALS else ""
             for side in sides:
-                name = f"{side} {size} {event}"
-                median, median_cpu = statistics.median(walls[name]), statistics.median(cpus[name])
-                print(
-                    f"    {side:<7} {event:<24} {spread(walls[name])} {median_cpu * 1000:6.1f}"
-                    f" {median / base:6.2f} {median_cpu / base_cpu:6.2f}{goal}"
-                )
+                print(row(f"{side:<7} {event:<24}", f"{side} {size} {event}") + goal)
     if not args.recall_sessions:
         return
     print(f"  UserPromptSubmit, {args.recall_sessions:,} sessions + search index, resident lookup")
@@ -401,11 +405,7 @@ def report(args: argparse.Namespace, sides: list[str], sizes: list[str], figures
         goal = f"  (budget <= {RECALL_GOAL})" if case == RECALL_CASES[1] else ""
         for side in sides:
             name = f"recall {side} {case}"
-            median, median_cpu = statistics.median(walls[name]), statistics.median(cpus[name])
-            print(
-                f"    {side:<7} {case:<31} {spread(walls[name])} {median_cpu * 1000:6.1f} {median / base:6.2f}"
-                f" {median_cpu / base_cpu:6.2f}  injected {injections[name]}/{args.rounds}{goal}"
-            )
+            print(row(f"{side:<7} {case:<31}", name) + f"  injected {injections[name]}/{args.rounds}{goal}")
 
 
 def parse_args() -> argparse.Namespace:

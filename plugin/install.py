@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..core.basics.interpreter import PLUGIN_ROOT, plugin_entry
+from ..core.store.records import json_fields
 
 MARKETPLACE_NAME = "memkeeper-local"
 PLUGIN_NAME = "memkeeper"
@@ -140,14 +141,7 @@ class PluginCheck:
     message: str = ""
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "installed": self.installed,
-            "dir": self.plugin_dir,
-            "python": self.python,
-            "findsMemkeeper": self.finds_memkeeper,
-            "thisMemkeeper": self.this_memkeeper,
-            "message": self.message,
-        }
+        return json_fields(self, camel_case=True, keys={"plugin_dir": "dir"})
 
 
 def check_installed(home: Path | None = None, timeout: float = 30.0) -> PluginCheck:

@@ -54,6 +54,7 @@ from ..store.names import (
     short_session,
 )
 from ..store.paths import StorePaths, ensure_store
+from ..store.records import json_fields
 from .l1_entries import dumps_entry, entry_from_event, read_l1
 from .transcript import (
     MAX_LINE_BYTES,
@@ -97,19 +98,9 @@ class RefineResult:
             self.unknown_types[name] = self.unknown_types.get(name, 0) + count
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "session": self.session_id,
+        return json_fields(self, camel_case=True, keys={"session_id": "session", "l1_path": "l1"}) | {
             "transcript": str(self.transcript),
             "l1": str(self.l1_path) if self.l1_path else None,
-            "newEntries": self.new_entries,
-            "totalEntries": self.total_entries,
-            "brokenLines": self.broken_lines,
-            "bytesRead": self.bytes_read,
-            "sources": self.sources,
-            "partialTail": self.partial_tail,
-            "reconciled": self.reconciled,
-            "unknownTypes": self.unknown_types,
-            "oversizeLines": self.oversize_lines,
         }
 
 
@@ -133,18 +124,9 @@ class L1File:
         return self.path.name
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.name,
-            "session": self.session_id,
-            "started": self.started,
-            "last": self.last,
-            "entries": self.entries,
-            "messages": self.messages,
-            "tools": self.tools,
-            "bytes": self.size,
-            "compressed": self.compressed,
-            "legacy": self.legacy,
-        }
+        return {"file": self.name} | json_fields(
+            self, keys={"path": None, "session_id": "session", "size": "bytes"}
+        )
 
 
 # --- state ---------------------------------------------------------------------------

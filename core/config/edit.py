@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..store.paths import StorePaths
+from ..store.records import json_fields
 from .reader import (
     ConfigError,
     default,
@@ -50,14 +51,7 @@ class Setting:
     layers: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "value": self.value,
-            "source": self.source,
-            "default": self.default,
-            "description": self.description,
-            "layers": self.layers,
-        }
+        return json_fields(self)
 
 
 def layer_file(paths: StorePaths, layer: Layer) -> str:

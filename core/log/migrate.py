@@ -28,6 +28,7 @@ from ..store.lock import reentrant_lock
 from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
 from ..store.names import archive_name_on
 from ..store.paths import DIR_MODE, StorePaths, ensure_store, is_safe_basename
+from ..store.records import json_fields
 from .rotation import ROTATE_TRIGGER
 
 DATE_HEADER = re.compile(rb"## (\d{4})-(\d{2})-(\d{2})")
@@ -78,17 +79,10 @@ class MigrationPlan:
         return [ROTATE_TRIGGER.format(a.name) for a in self.archives]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "needed": self.needed,
-            "reason": self.reason,
-            "dryRun": self.dry_run,
-            "memoryBytes": self.memory_bytes,
-            "memoryTokens": self.memory_tokens,
-            "thresholdTokens": self.threshold_tokens,
+        return json_fields(self, camel_case=True, keys={"carryover_start": None}) | {
             "archives": [a.as_dict() for a in self.archives],
             "carryoverBytes": self.carryover_bytes,
             "carryoverTokens": tokens_for_bytes(self.carryover_bytes),
-            "backup": self.backup,
         }
 
 

@@ -135,23 +135,18 @@ def private_modes(paths: StorePaths) -> list[str]:
     store writes its own; a link is never followed (left to the store's link checks)."""
     import stat
 
+    from ..store.boundary import lstat_entries
     from ..store.layout import FILE_MODE
 
     changed = []
     for folder in (str(paths.root), str(paths.sessions)):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            try:
-                mode = os.lstat(path).st_mode
-                if stat.S_ISREG(mode) and stat.S_IMODE(mode) & 0o077:
+        for name, path, status in lstat_entries(folder):
+            if stat.S_ISREG(status.st_mode) and stat.S_IMODE(status.st_mode) & 0o077:
+                try:
                     os.chmod(path, FILE_MODE)
-                    changed.append(name)
-            except OSError:
-                continue
+                except OSError:
+                    continue
+                changed.append(name)
     return changed
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from ..basics import fastjson
 from ..store.atomic import atomic_write_bytes, atomic_write_json
+from ..store.boundary import lstat_entries
 from ..store.layout import store_root
 from ..store.lock import try_lock
 from .ask import QUERY_CHARS, Channel, Refused, answer, ask, site_packages, state_dir
@@ -138,17 +139,12 @@ def note_session_end(paths: StorePaths, session_id: str | None) -> None:
 
 def _prune(folder: str) -> None:
     cutoff = time.time() - STATE_MAX_AGE_SECONDS
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            if os.lstat(path).st_mtime < cutoff:
+    for _name, path, status in lstat_entries(folder):
+        if status.st_mtime < cutoff:
+            try:
                 os.unlink(path)
-        except OSError:
-            pass
+            except OSError:
+                pass
 
 
 # --- which hits -----------------------------------------------------------------------------

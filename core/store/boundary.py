@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 from ..basics import platform
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     StrPath = str | os.PathLike[str]
 
 MEMORY_SUBDIR = (".claude", "memory")
@@ -178,6 +180,21 @@ def _named_folders(top: str, folders: tuple[str, ...], links: list[str]) -> list
         elif stat.S_ISDIR(mode):
             real.append(path)
     return real
+
+
+def lstat_entries(folder: str) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(name, path, ``lstat``) of each entry of ``folder``, no link followed; nothing when the
+    folder cannot be listed, and an entry gone or unreadable meanwhile is passed over."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            yield name, path, os.lstat(path)
+        except OSError:
+            continue
 
 
 def refuse_links(root: StrPath, folders: tuple[str, ...] | None = None, *, root_entries: bool = True) -> None:

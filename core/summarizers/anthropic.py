@@ -29,13 +29,11 @@ def api_key(config: Config) -> str | None:
 
 
 class AnthropicBackend:
+    name = "anthropic"  # for logs, health and ``generator`` (the Backend protocol)
+
     def __init__(self, model: str = "haiku", key: str | None = None) -> None:
         self.model = MODEL_ALIASES.get(model, model)
         self.key = key
-
-    @property
-    def name(self) -> str:
-        return "anthropic"
 
     def complete(
         self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS

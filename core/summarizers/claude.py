@@ -269,16 +269,14 @@ def _read(
 class ClaudeBackend:
     """Headless ``claude -p``; ``executable`` defaults to ``claude`` found on PATH."""
 
+    name = "claude"  # for logs, health and ``generator`` (the Backend protocol)
+
     def __init__(
         self, model: str = "haiku", executable: str | None = None, first_token: float = FIRST_TOKEN_SECONDS
     ) -> None:
         self.model = model
         self.executable = executable
         self.first_token = first_token
-
-    @property
-    def name(self) -> str:
-        return "claude"
 
     def complete(
         self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS

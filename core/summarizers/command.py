@@ -14,14 +14,12 @@ from ._process import last_line, run_with_timeout
 
 
 class CommandBackend:
+    name = "command"  # for logs, health and ``generator`` (the Backend protocol)
+
     def __init__(self, argv: list[str]) -> None:
         if not argv or not all(isinstance(part, str) for part in argv):
             raise BackendUnavailable("summarizer.command must be a non-empty list of strings")
         self.argv = argv
-
-    @property
-    def name(self) -> str:
-        return "command"
 
     @property
     def label(self) -> str:

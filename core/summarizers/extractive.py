@@ -525,9 +525,7 @@ def archive_from_prompt(prompt: str) -> str:
 class ExtractiveBackend:
     """No model: answers a summary prompt with :func:`extract_summary` of its archive, as JSON."""
 
-    @property
-    def name(self) -> str:
-        return "extractive"
+    name = "extractive"  # for logs, health and ``generator`` (the Backend protocol)
 
     def complete(
         self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS

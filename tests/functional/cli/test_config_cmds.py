@@ -12,6 +12,7 @@ import pytest
 from memkeeper.cli.main import main
 from memkeeper.core.config.reader import hook_settings
 from memkeeper.core.store.paths import StorePaths
+from tests.refused_settings import REFUSED_VALUES
 
 
 def _global(home: Path) -> Path:
@@ -56,10 +57,9 @@ def test_set_writes_the_chosen_layer_and_get_names_the_source(
 @pytest.mark.parametrize(
     ("key", "value", "why"),
     [
-        ("memory.flushEvery", "0", "must be above 0"),
+        *REFUSED_VALUES,
         ("memory.flushEvery", "three", "must be a number"),
         ("memory.enabled", "maybe", "must be true or false"),
-        ("recall.minConfidence", "1.5", "between 0 and 1"),
         ("summarizer.backend", "gpt", "must be one of"),
         ("memoryRotation.carryoverTokens", "30000", "below the rotation threshold"),
         ("memory.flushEvry", "3", "did you mean 'memory.flushEvery'"),

@@ -126,21 +126,24 @@ def test_uninstall(home: Path, tmp_path: Path) -> None:
     ]
 
 
+def _counts_a_tool_use(
+    plugin_dir: Path, store: StorePaths, session: str, env: dict[str, str], cwd: Path | None = None
+) -> None:
+    """The installed copy's PostToolUse hook, run as hooks.json says, answers nothing and counts the tool use."""
+    tool = json.dumps(payload_for("PostToolUse", store.project, session_id=session)).encode()
+    done = subprocess.run(
+        hook_command(plugin_dir, "PostToolUse"), input=tool, capture_output=True, env=env, cwd=cwd, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert counters.read_counters(store)["sessions"][session]["toolUses"] == 1
+
+
 def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePaths) -> None:
     report = install.write_marketplace(home)
     env = dict(os.environ, HOME=str(home), PATH="/usr/bin:/bin", MEMKEEPER_NO_JOBS="1")
     env.pop("MEMKEEPER_PYTHON", None)
     env.pop("CLAUDE_PROJECT_DIR", None)
-    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-1")).encode()
-    done = subprocess.run(
-        hook_command(report.plugin_dir, "PostToolUse"),
-        input=tool,
-        capture_output=True,
-        env=env,
-        timeout=60,
-    )
-    assert (done.returncode, done.stderr) == (0, b"")
-    assert counters.read_counters(store)["sessions"]["inst-1"]["toolUses"] == 1
+    _counts_a_tool_use(report.plugin_dir, store, "inst-1", env)
     cli = subprocess.run(
         [
             str(report.plugin_dir / "bin" / "memkeeper"),
@@ -176,17 +179,7 @@ def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePath
         "args": [*interpreter.FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", "mcp"],
     }
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MEMKEEPER_NO_JOBS": "1"}
-    tool = json.dumps(payload_for("PostToolUse", store.project, session_id="inst-2")).encode()
-    done = subprocess.run(
-        hook_command(report.plugin_dir, "PostToolUse"),
-        input=tool,
-        capture_output=True,
-        env=env,
-        cwd=store.project,
-        timeout=60,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert counters.read_counters(store)["sessions"]["inst-2"]["toolUses"] == 1
+    _counts_a_tool_use(report.plugin_dir, store, "inst-2", env, cwd=store.project)
 
 
 def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() -> None:

@@ -18,6 +18,7 @@ from memkeeper.tui.screens.settings import SettingsScreen, widget_id
 from memkeeper.tui.widgets.status import StatusLine
 from tests.functional.tui.scenes import SCENES, press_settled, running, settle
 from tests.functional.tui.settings_kit import change, open_settings
+from tests.refused_settings import REFUSED_VALUES
 
 
 def _global(home: Path) -> Path:
@@ -79,15 +80,7 @@ async def test_each_setting_changed_on_the_screen_reaches_the_file_and_status(
     assert (budget["dailyCalls"], budget["dailyTokens"]) == (50, 100_000)
 
 
-@pytest.mark.parametrize(
-    ("key", "typed", "why"),
-    [
-        ("memory.flushEvery", "0", "must be above 0"),
-        ("memory.retentionDays", "soon", "must be a number"),
-        ("recall.minConfidence", "2", "between 0 and 1"),
-        ("budget.dailyCalls", "-5", "at least 0"),
-    ],
-)
+@pytest.mark.parametrize(("key", "typed", "why"), REFUSED_VALUES)
 async def test_a_bad_value_is_refused_on_screen_and_nothing_is_written(
     store: StorePaths, key: str, typed: str, why: str
 ) -> None:
