@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
 
 from ..basics import platform
-
-if TYPE_CHECKING:
-    StrPath = str | os.PathLike[str]
+from ..basics.platform import StrPath
 
 MEMORY_SUBDIR = (".claude", "memory")
 SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.store.layout's)

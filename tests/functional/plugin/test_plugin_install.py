@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from memkeeper.core.basics import interpreter
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import install
 from tests.functional.plugin.capture_helpers import hook_command, payload_for
@@ -140,7 +140,7 @@ def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePa
         timeout=60,
     )
     assert (done.returncode, done.stderr) == (0, b"")
-    assert counters.read_counters(store)["sessions"]["inst-1"]["toolUses"] == 1
+    assert progress.read_counters(store)["sessions"]["inst-1"]["toolUses"] == 1
     cli = subprocess.run(
         [
             str(report.plugin_dir / "bin" / "memkeeper"),
@@ -186,7 +186,7 @@ def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePath
         timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert counters.read_counters(store)["sessions"]["inst-2"]["toolUses"] == 1
+    assert progress.read_counters(store)["sessions"]["inst-2"]["toolUses"] == 1
 
 
 def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() -> None:
