@@ -1,6 +1,7 @@
 """How memkeeper starts Python: the interpreter and its flags, one place for every process we start.
 
-Every Python process of memkeeper starts as ``[python, *FLAGS, ...]``:
+Every Python process of memkeeper starts as ``[python, *FLAGS, ...]``, the plugin's launcher as
+``[python, *LAUNCHER_FLAGS, .../lib/boot, ...]`` (FLAGS and -S):
 
 - the hooks and the MCP server of an installed plugin (``memkeeper install`` writes hooks.json and
   .mcp.json in exec form from :func:`plugin_entry`: the recorded Python runs the plugin's
