@@ -28,7 +28,7 @@ from pathlib import Path
 
 import _checkout  # noqa: F401  (the tests package: the mock API)
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import claude_env
 from tests.functional.plugin.capture_mock_api import MockAnthropic
@@ -101,7 +101,7 @@ def one_run(claude: Path, plugin: Path, scratch: Path, mock_url: str) -> dict[st
     wall = time.perf_counter() - start
     session = json.loads(done.stdout or "{}").get("session_id", "?")
     time.sleep(2.0)  # an async hook the CLI did not kill finishes meanwhile
-    entry = counters.read_counters(paths)["sessions"].get(session, {})
+    entry = progress.read_counters(paths)["sessions"].get(session, {})
     return {
         "rc": done.returncode,
         "wall": wall,

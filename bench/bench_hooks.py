@@ -110,10 +110,10 @@ def seed_counters(project: Path) -> None:
 
 def session_counts(project: Path) -> dict[str, dict[str, int]]:
     """The sessions' counts in the store, the log's lines included (nothing written)."""
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import progress
     from memkeeper.core.store.paths import StorePaths
 
-    sessions: dict[str, dict[str, int]] = counters.read_counters(StorePaths(project))["sessions"]
+    sessions: dict[str, dict[str, int]] = progress.read_counters(StorePaths(project))["sessions"]
     return sessions
 
 

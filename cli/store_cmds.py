@@ -173,7 +173,8 @@ def _session_count(paths: StorePaths) -> int:
 def collect_status(paths: StorePaths) -> dict[str, Any]:
     """Everything ``memkeeper status`` shows, as plain data (also its ``--json``)."""
     from ..core.config.model import load_config_or_default
-    from ..core.log import counters, rotation
+    from ..core.log import rotation
+    from ..core.log.progress import read_counters
     from ..core.store.memory_index import list_archives
 
     config, warnings = load_config_or_default(paths)
@@ -197,7 +198,7 @@ def collect_status(paths: StorePaths) -> dict[str, Any]:
         warnings.append(
             f"memory-index.json was rebuilt from disk; the unreadable copy is {extra['recoveredFrom']}"
         )
-    tool_uses = int(counters.read_counters(paths).get("toolUses") or 0) if exists else 0
+    tool_uses = int(read_counters(paths).get("toolUses") or 0) if exists else 0
     from ..core.summarizers import budget_status
 
     budget = budget_status(paths, config) if exists else None

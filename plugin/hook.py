@@ -31,20 +31,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from ..core import config, recall, store
 from ..core.basics import fastjson
 from ..core.store.layout import project_dir, store_root
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from ..core.config.reader import HookSettings
-    from ..core.recall.ask import Pending
-    from ..core.store.paths import StorePaths
-
-    Handler = Callable[["Call"], None]
+# No ``typing`` here (docs/hook-path.md): a JSON value is ``object``, and the classes of modules
+# loaded only when a handler needs them are named through their packages
+# (``store.paths.StorePaths``), which mypy resolves and nothing evaluates at run time.
 
 STDIN_TIMEOUT = 3.0
 #: The longest a hook waits for the store lock before leaving a rotation to the next event.
@@ -120,7 +115,7 @@ def _read_into(fd: int, chunks: list[bytes]) -> None:
         size += len(data)
 
 
-def _field_from_front(text: str, key: str) -> Any:
+def _field_from_front(text: str, key: str) -> object:
     """The value of the first ``"key":`` in ``text``, decoded on its own."""
     marker = f'"{key}"'
     start = text.find(marker)
@@ -148,7 +143,7 @@ FRONT_FIELDS = (
 )
 
 
-def parse_payload(raw: bytes) -> dict[str, Any]:
+def parse_payload(raw: bytes) -> dict[str, object]:
     """The hook's JSON object ({} when absent or unusable)."""
     if not raw.strip():
         return {}
@@ -166,7 +161,7 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     return {key: value for key, value in found.items() if isinstance(value, str)}
 
 
-def _text(payload: dict[str, Any], key: str) -> str | None:
+def _text(payload: dict[str, object], key: str) -> str | None:
     """A non-empty string field of the payload, else None."""
     value = payload.get(key)
     return value if isinstance(value, str) and value else None
@@ -182,17 +177,17 @@ class Call:
 
     __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings")
 
-    def __init__(self, payload: dict[str, Any], project: str) -> None:
+    def __init__(self, payload: dict[str, object], project: str) -> None:
         self.payload = payload
         self.project = project
         self.root = store_root(project)
-        self._paths: StorePaths | None = None
-        self.settings: HookSettings | None = None  # the store's hook settings, once read
+        self._paths: store.paths.StorePaths | None = None
+        self.settings: config.reader.HookSettings | None = None  # the store's hook settings, once read
         self.asked = False  # its prompt's recall question is out (or there was none to ask)
-        self.pending: Pending | None = None  # its question to a resident lookup, if one took it
+        self.pending: recall.ask.Pending | None = None  # its question to a resident lookup, if one took it
 
     @property
-    def paths(self) -> StorePaths:
+    def paths(self) -> store.paths.StorePaths:
         if self._paths is None:
             from pathlib import Path
 
@@ -209,9 +204,9 @@ class Call:
     def transcript_path(self) -> str | None:
         return _text(self.payload, "transcript_path")
 
-    def job_options(self, reason: str) -> dict[str, Any]:
+    def job_options(self, reason: str) -> dict[str, object]:
         """The options of a job started by this call: why, and for which session/transcript."""
-        options: dict[str, Any] = {"reason": reason}
+        options: dict[str, object] = {"reason": reason}
         if self.session_id:
             options["session_id"] = self.session_id
         if self.transcript_path:
@@ -228,7 +223,7 @@ def _start(call: Call, kind: str, reason: str | None = None) -> None:
     start_job(call.paths, kind, call.job_options(reason) if reason else None)
 
 
-def _start_flush(call: Call, reason: str, settings: HookSettings | None = None) -> None:
+def _start_flush(call: Call, reason: str, settings: config.reader.HookSettings | None = None) -> None:
     from ..core.log.activity import start_flush
 
     start_flush(call.paths, call.session_id, call.job_options(reason), settings)
@@ -239,7 +234,7 @@ def _count(
     *,
     tool_uses: int = 0,
     messages: int = 0,
-    settings: HookSettings | None = None,
+    settings: config.reader.HookSettings | None = None,
     guard: Callable[[], None] | None = None,
 ) -> None:
     """Count the event, rotate if due (:mod:`memkeeper.core.log.activity`), start a flush if due."""
@@ -354,7 +349,7 @@ def on_prompt(call: Call) -> None:
         sys.stdout.flush()
 
 
-def _answer_here(call: Call, pending: Pending) -> str:
+def _answer_here(call: Call, pending: recall.ask.Pending) -> str:
     """No resident lookup answered: look up in this process (if recall is on), then start the
     ``recall`` job for the next prompts."""
     _refuse_root_links(call)  # it reads the config and the index in the root
@@ -432,9 +427,9 @@ def on_session_end(call: Call) -> None:
 
 #: Steps run before interrupted work is finished and the handler runs: a prompt's recall
 #: question goes out first, so a resident lookup answers it while the hook does the rest.
-FIRST: dict[str, Handler] = {"UserPromptSubmit": ask_recall}
+FIRST: dict[str, Callable[[Call], None]] = {"UserPromptSubmit": ask_recall}
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: dict[str, Callable[[Call], None]] = {
     "SessionStart": on_session_start,
     "UserPromptSubmit": on_prompt,
     "PostToolUse": on_tool_use,
@@ -454,7 +449,7 @@ def main(argv: list[str]) -> int:
     call: Call | None = None
     try:
         payload = parse_payload(read_stdin())
-        project = project_dir(hook_cwd=payload.get("cwd"))
+        project = project_dir(hook_cwd=_text(payload, "cwd"))
         if not os.path.isdir(project):
             return 0  # a folder removed under a running session: never recreate it
         from ..core.store.boundary import refuse_links, refused_project

@@ -109,7 +109,7 @@ CHECKOUT_HOOK = f'"{PLUGIN_ROOT}/bin/memkeeper.cmd" '
 
 def exec_form(plugin: Path, python: str) -> None:
     """Rewrite the copy's hooks.json and .mcp.json so Claude Code starts ``python`` itself, in exec
-    form (``command`` + ``args``, no shell): ``python -E -P ${CLAUDE_PLUGIN_ROOT}/lib/boot EVENT``
+    form (``command`` + ``args``, no shell): ``python -E -P -S ${CLAUDE_PLUGIN_ROOT}/lib/boot EVENT``
     for each hook and ``… lib/boot mcp`` for the MCP server. The checkout's copy goes through
     ``bin/memkeeper.cmd``, which looks for a Python first; here the Python is known. Moving or
     deleting that Python needs ``memkeeper install`` again (``memkeeper doctor`` says so).

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
 
 _WHITESPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()
 
+#: ``json.loads`` itself; ValueError when the text is not one JSON value (or not UTF-8). (Its
+#: value is typed as json's: this module stays free of ``typing``, which the hook path does not
+#: load, see docs/hook-path.md.)
+loads = json.loads
 
-def loads(text: str | bytes) -> Any:
-    """``json.loads``; ValueError when it is not one JSON value (or not UTF-8)."""
-    return json.loads(text)
 
-
-def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
+def raw_decode(text: str, start: int = 0) -> tuple[object, int]:
     """The JSON value at ``text[start:]`` (after whitespace) and where it ends, as
     ``json.JSONDecoder().raw_decode`` gives it; ValueError when there is none."""
     while start < len(text) and text[start] in _WHITESPACE:
@@ -29,17 +28,17 @@ def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
     return _DECODER.raw_decode(text, start)
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: object) -> str:
     """``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def text(obj: Any) -> str:
+def text(obj: object) -> str:
     """``json.dumps(obj, ensure_ascii=False)`` (its default separators ``", "`` and ``": "``)."""
     return json.dumps(obj, ensure_ascii=False)
 
 
-def json_lines(text: str) -> Iterator[dict[str, Any]]:
+def json_lines(text: str) -> Iterator[dict[str, object]]:
     """The JSON objects of a JSONL text, one per line; a damaged or non-object line is skipped.
 
     For logs and copies we append to ourselves, where a torn or foreign line must not stop

@@ -20,23 +20,23 @@ Stdlib ``os`` only at import: the hook path imports this module.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import types
+from collections.abc import Callable
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    StrPath = str | os.PathLike[str]
+#: A path as the standard library takes it. The hook path's modules (this one among them) name
+#: their types without importing ``typing`` (docs/hook-path.md): plain aliases, ``object``,
+#: ``collections.abc`` and ``types``.
+StrPath = str | os.PathLike[str]
 
 #: POSIX systems have permission modes (0600/0700); on Windows only a read-only bit.
 HAS_FILE_MODES = os.name == "posix"
 
 # --- file locks: one exclusive lock per open file, dropped by the OS when the holder dies
 
-_fcntl: Any = None  # the module once looked for; False where it does not exist
+_fcntl: types.ModuleType | bool | None = None  # the module once looked for; False where it does not exist
 
 
-def _flock() -> Any:
+def _flock() -> types.ModuleType | None:
     """``fcntl`` where it exists (POSIX), else None (Windows, the simulated foreign platform);
     imported at first use: a count that only appends to its log never takes a lock."""
     global _fcntl
@@ -47,7 +47,7 @@ def _flock() -> Any:
             _fcntl = fcntl
         except ImportError:
             _fcntl = False
-    return _fcntl or None
+    return _fcntl if isinstance(_fcntl, types.ModuleType) else None
 
 
 def queued_lock_wait() -> bool:
@@ -207,10 +207,10 @@ def _link_error(path: str) -> OSError:
 # --- processes
 
 
-def detached_popen_options() -> dict[str, Any]:
-    """Popen keywords that start a child detached from us: its own session (POSIX) or its own
-    process group with no console (Windows), so it outlives the hook that started it and
-    Claude Code closing the hook's console or group does not end it."""
+def detached_popen_options() -> tuple[bool, int]:
+    """Popen's ``start_new_session`` and ``creationflags`` for a child detached from us: its own
+    session (POSIX) or its own process group with no console (Windows), so it outlives the hook
+    that started it and Claude Code closing the hook's console or group does not end it."""
     if os.name == "nt":
         import subprocess
 
@@ -219,19 +219,16 @@ def detached_popen_options() -> dict[str, Any]:
             | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined,unused-ignore]
             | subprocess.CREATE_NO_WINDOW  # type: ignore[attr-defined,unused-ignore]
         )
-        return {"creationflags": flags}
-    return {"start_new_session": True}
+        return False, flags
+    return True, 0
 
 
-def kill(process: Any) -> None:
+def kill(process: object) -> None:
     """End ``process`` (a ``subprocess.Popen`` or ``psutil.Process``) at once: ``kill()``
     (SIGKILL) where there is SIGKILL, else ``terminate()`` (Windows: TerminateProcess, the same)."""
     import signal
 
-    if getattr(signal, "SIGKILL", None) is not None:
-        process.kill()
-    else:
-        process.terminate()
+    getattr(process, "kill" if getattr(signal, "SIGKILL", None) is not None else "terminate")()
 
 
 def die_now() -> None:
@@ -246,7 +243,7 @@ def die_now() -> None:
     os._exit(137)
 
 
-def on_hangup(handler: Callable[[int, Any], None]) -> bool:
+def on_hangup(handler: Callable[[int, types.FrameType | None], None]) -> bool:
     """Call ``handler`` when the terminal closes (SIGHUP); False where there is no such signal."""
     import signal
 

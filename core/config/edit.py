@@ -201,7 +201,9 @@ def _change(paths: StorePaths, layer: Layer, key: str, edit: Any) -> None:
             found = data.get(section_name)
             if found is not None and not isinstance(found, dict):
                 raise ConfigError(f"{path}: '{section_name}' is not an object: fix the file by hand first")
-            section = data.setdefault(section_name, {}) if found is None else found
+            if found is None:
+                found = data[section_name] = {}
+            section = found
         edit(section)
         if section_name and not section:
             del data[section_name]  # nothing left in a section this change emptied

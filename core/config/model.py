@@ -226,8 +226,8 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-TABLE_FILE = Path(__file__).resolve().with_name("config_table.py")
-_TABLE_START = "FIELDS: dict[str, tuple[Any, Any, tuple[tuple[str, float], ...]]] = {"
+TABLE_FILE = Path(__file__).resolve().with_name("table.py")
+_TABLE_START = "FIELDS: dict[str, tuple[object, object, tuple[tuple[str, float], ...]]] = {"
 
 
 def table_source(current: str) -> str:

@@ -25,17 +25,15 @@ One documented behaviour for every value, everywhere:
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
 
+from .. import store
 from ..basics import fastjson
 from ..basics.tokens import CARRYOVER_TOKENS, ROTATION_THRESHOLD_TOKENS
 from .table import FIELDS
 
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any
-
-    from ..store.paths import StorePaths
+# The hook path imports this module without ``typing`` (docs/hook-path.md): a JSON value is
+# ``object`` (narrowed where it is used), and the store's classes are named through their
+# package (``store.paths.StorePaths``), which mypy resolves and nothing evaluates at run time.
 
 
 class ConfigError(ValueError):
@@ -43,22 +41,37 @@ class ConfigError(ValueError):
 
 
 #: How often a session is flushed by default (``memory.flushEvery``, declared in core/config/model.py).
-DEFAULT_FLUSH_EVERY: int = FIELDS["memory.flushEvery"][1]
+def _declared_bool(key: str) -> bool:
+    value = FIELDS[key][1]
+    if not isinstance(value, bool):
+        raise TypeError(f"{key}: the declared default {value!r} is not a bool")
+    return value
+
+
+def _declared_number(key: str) -> float:
+    value = FIELDS[key][1]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{key}: the declared default {value!r} is not a number")
+    return value
+
+
+def _declared_int(key: str) -> int:
+    value = _declared_number(key)
+    if not isinstance(value, int):
+        raise TypeError(f"{key}: the declared default {value!r} is not a whole number")
+    return value
+
+
+DEFAULT_FLUSH_EVERY = _declared_int("memory.flushEvery")
 #: Per-prompt recall's bar (``recall.minConfidence``): see core/config/model.py and docs/recall.md.
-DEFAULT_RECALL_CONFIDENCE: float = FIELDS["recall.minConfidence"][1]
+DEFAULT_RECALL_CONFIDENCE = _declared_number("recall.minConfidence")
 
 
 def global_config_file() -> str:
     return os.path.join(os.path.expanduser("~"), ".claude", "memory-keeper", "config.json")
 
 
-def global_config_path() -> Path:
-    from pathlib import Path
-
-    return Path(global_config_file())
-
-
-def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def read_json_object(path: str | os.PathLike[str]) -> dict[str, object] | None:
     """The JSON object in ``path``, None if the file is missing; ValueError if unusable."""
     try:
         with open(path, "rb") as handle:
@@ -71,11 +84,12 @@ def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return data
 
 
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, object], override: dict[str, object]) -> dict[str, object]:
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
+        current = merged.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            merged[key] = deep_merge(current, value)
         else:
             merged[key] = value
     return merged
@@ -88,12 +102,12 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
 SECTIONS = frozenset(key.split(".", 1)[0] for key in FIELDS if "." in key)
 
 
-def default(key: str) -> Any:
+def default(key: str) -> object:
     """The declared default of the dotted ``key`` (None: unset, the reader derives it)."""
     return FIELDS[key][1]
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     if isinstance(value, str):
         return f"the string {fastjson.dumps(value)}"
     if value is None:
@@ -105,7 +119,7 @@ def _number(bound: float) -> str:
     return str(int(bound)) if float(bound).is_integer() else str(bound)
 
 
-def _simple_error(value: Any, kind: str) -> str | None:
+def _simple_error(value: object, kind: str) -> str | None:
     """bool, str and argv leaves."""
     if kind == "bool":
         return None if isinstance(value, bool) else f"must be true or false, not {_type_name(value)}"
@@ -115,7 +129,7 @@ def _simple_error(value: Any, kind: str) -> str | None:
     return None if ok else f"must be a list of strings (a command and its arguments), not {_type_name(value)}"
 
 
-def _number_error(value: Any, kind: str, bounds: tuple[tuple[str, float], ...]) -> str | None:
+def _number_error(value: object, kind: str, bounds: tuple[tuple[str, float], ...]) -> str | None:
     """int and float leaves: a number (an int a whole one) within ``bounds``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, not {_type_name(value)}"
@@ -137,20 +151,20 @@ def _number_error(value: Any, kind: str, bounds: tuple[tuple[str, float], ...]) 
     return f"must be at least {_number(low if low is not None else 0)}, not {_type_name(value)}"
 
 
-def leaf_error(key: str, value: Any) -> str | None:
+def leaf_error(key: str, value: object) -> str | None:
     """Why ``value`` does not fit the dotted ``key``, or None when it does."""
     kind, _default, bounds = FIELDS[key]
     if isinstance(kind, tuple):
         return None if value in kind else f"must be one of {', '.join(kind)}, not {_type_name(value)}"
     if kind in ("bool", "str", "argv"):
         return _simple_error(value, kind)
-    return _number_error(value, kind, bounds)
+    return _number_error(value, str(kind), bounds)
 
 
-def validate_layer(path: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def validate_layer(path: str, data: dict[str, object]) -> tuple[dict[str, object], list[str]]:
     """``data`` checked against :data:`FIELDS` (whole numbers made ``int``) and its unknown keys
     as warnings; ConfigError (one line: file, key, why) for the first bad value."""
-    clean: dict[str, Any] = {}
+    clean: dict[str, object] = {}
     warnings: list[str] = []
     for key, value in data.items():
         if key in SECTIONS:
@@ -167,8 +181,10 @@ def validate_layer(path: str, data: dict[str, Any]) -> tuple[dict[str, Any], lis
     return clean, warnings
 
 
-def _validate_section(path: str, name: str, section: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _validate_section(
+    path: str, name: str, section: dict[str, object], warnings: list[str]
+) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in section.items():
         dotted = f"{name}.{key}"
         if dotted in FIELDS:
@@ -179,14 +195,14 @@ def _validate_section(path: str, name: str, section: dict[str, Any], warnings: l
     return out
 
 
-def _checked(path: str, key: str, value: Any) -> Any:
+def _checked(path: str, key: str, value: object) -> object:
     why = leaf_error(key, value)
     if why:
         raise ConfigError(f"{path}: bad value for '{key}': {why}")
-    return int(value) if FIELDS[key][0] == "int" else value
+    return int(value) if FIELDS[key][0] == "int" and isinstance(value, (int, float)) else value
 
 
-def read_layer(path: str) -> dict[str, Any] | None:
+def read_layer(path: str) -> dict[str, object] | None:
     """The JSON object of one config file as written (None: no file); ConfigError if unusable."""
     try:
         return read_json_object(path)
@@ -195,8 +211,8 @@ def read_layer(path: str) -> dict[str, Any] | None:
 
 
 def read_config(
-    project_config: str, instead: tuple[str, dict[str, Any]] | None = None
-) -> tuple[dict[str, Any], list[str]]:
+    project_config: str, instead: tuple[str, dict[str, object]] | None = None
+) -> tuple[dict[str, object], list[str]]:
     """The merged, validated configuration (global, then ``project_config``) and its warnings.
 
     ``instead``: (a file, its would-be content) read in place of that file (a change checked
@@ -204,7 +220,7 @@ def read_config(
     or a carryover that is not below the rotation threshold (which would re-archive
     memory.md on every event).
     """
-    merged: dict[str, Any] = {}
+    merged: dict[str, object] = {}
     warnings: list[str] = []
     rotation_source = ""
     for path in (global_config_file(), project_config):
@@ -226,43 +242,94 @@ def read_config(
     return merged, warnings
 
 
-def scaled_threshold(configured: Any, default: int) -> int:
+def scaled_threshold(configured: object, default: int) -> int:
     """``floor(configured * 0.95)`` for a configured positive number, else ``default``."""
     if isinstance(configured, bool) or not isinstance(configured, (int, float)) or configured <= 0:
         return default
     return int(configured * 0.95)  # floor: the value is positive (no math import on the hook path)
 
 
-class HookSettings(NamedTuple):
+class HookSettings(tuple[bool, int, int, bool, int, int, bool, float]):
     """The settings the hooks use; each default is the declared one (:data:`FIELDS`).
 
-    A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
-    hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
+    A tuple with named fields, written out: importing ``dataclasses`` (and its ``inspect``) or
+    ``typing`` (for ``NamedTuple``) costs a counting hook more than its budget leaves
+    (docs/hook-path.md).
     """
 
-    rotation_enabled: bool = FIELDS["memoryRotation.enabled"][1]
-    threshold_tokens: int = ROTATION_THRESHOLD_TOKENS
-    carryover_tokens: int = CARRYOVER_TOKENS
-    memory_enabled: bool = FIELDS["memory.enabled"][1]
-    flush_every: int = FIELDS["memory.flushEvery"][1]
-    save_interval: int = FIELDS["saveInterval"][1]
-    recall_enabled: bool = FIELDS["recall.enabled"][1]
-    recall_min_confidence: float = FIELDS["recall.minConfidence"][1]
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        rotation_enabled: bool = _declared_bool("memoryRotation.enabled"),
+        threshold_tokens: int = ROTATION_THRESHOLD_TOKENS,
+        carryover_tokens: int = CARRYOVER_TOKENS,
+        memory_enabled: bool = _declared_bool("memory.enabled"),
+        flush_every: int = DEFAULT_FLUSH_EVERY,
+        save_interval: int = _declared_int("saveInterval"),
+        recall_enabled: bool = _declared_bool("recall.enabled"),
+        recall_min_confidence: float = DEFAULT_RECALL_CONFIDENCE,
+    ) -> HookSettings:
+        return tuple.__new__(
+            cls,
+            (
+                rotation_enabled,
+                threshold_tokens,
+                carryover_tokens,
+                memory_enabled,
+                flush_every,
+                save_interval,
+                recall_enabled,
+                recall_min_confidence,
+            ),
+        )
+
+    @property
+    def rotation_enabled(self) -> bool:
+        return self[0]
+
+    @property
+    def threshold_tokens(self) -> int:
+        return self[1]
+
+    @property
+    def carryover_tokens(self) -> int:
+        return self[2]
+
+    @property
+    def memory_enabled(self) -> bool:
+        return self[3]
+
+    @property
+    def flush_every(self) -> int:
+        return self[4]
+
+    @property
+    def save_interval(self) -> int:
+        return self[5]
+
+    @property
+    def recall_enabled(self) -> bool:
+        return self[6]
+
+    @property
+    def recall_min_confidence(self) -> float:
+        return self[7]
 
 
-def _get(data: dict[str, Any], section: str, key: str) -> Any:
+def _get(data: dict[str, object], section: str, key: str) -> object:
     part = data.get(section)
     return part.get(key) if isinstance(part, dict) else None
 
 
-def value_of(merged: dict[str, Any], key: str) -> Any:
+def value_of(merged: dict[str, object], key: str) -> object:
     """The dotted ``key``'s value in a validated configuration, else its declared default."""
     section, _, leaf = key.rpartition(".")
     found = _get(merged, section, leaf) if section else merged.get(leaf)
     return default(key) if found is None else found
 
 
-def hook_settings(paths: StorePaths) -> HookSettings:
+def hook_settings(paths: store.paths.StorePaths) -> HookSettings:
     return hook_settings_at(os.fspath(paths.config))
 
 
@@ -274,19 +341,36 @@ def hook_settings_at(project_config: str) -> HookSettings:
         _log_config_error_once(os.path.dirname(project_config), str(exc))
         return HookSettings()
     return HookSettings(
-        rotation_enabled=value_of(merged, "memoryRotation.enabled"),
+        rotation_enabled=_bool_of(merged, "memoryRotation.enabled"),
         threshold_tokens=scaled_threshold(
             _get(merged, "memoryRotation", "thresholdTokens"), ROTATION_THRESHOLD_TOKENS
         ),
         carryover_tokens=scaled_threshold(
             _get(merged, "memoryRotation", "carryoverTokens"), CARRYOVER_TOKENS
         ),
-        memory_enabled=value_of(merged, "memory.enabled"),
-        flush_every=value_of(merged, "memory.flushEvery"),
-        save_interval=value_of(merged, "saveInterval"),
-        recall_enabled=value_of(merged, "recall.enabled"),
-        recall_min_confidence=float(value_of(merged, "recall.minConfidence")),
+        memory_enabled=_bool_of(merged, "memory.enabled"),
+        flush_every=_int_of(merged, "memory.flushEvery"),
+        save_interval=_int_of(merged, "saveInterval"),
+        recall_enabled=_bool_of(merged, "recall.enabled"),
+        recall_min_confidence=float(_number_of(merged, "recall.minConfidence")),
     )
+
+
+# A validated configuration holds values of their declared kinds; these give them typed (the
+# declared default for what could only be another kind).
+def _bool_of(merged: dict[str, object], key: str) -> bool:
+    value = value_of(merged, key)
+    return value if isinstance(value, bool) else _declared_bool(key)
+
+
+def _int_of(merged: dict[str, object], key: str) -> int:
+    value = value_of(merged, key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else _declared_int(key)
+
+
+def _number_of(merged: dict[str, object], key: str) -> float:
+    value = value_of(merged, key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else _declared_number(key)
 
 
 def _log_config_error_once(root: str, message: str) -> None:

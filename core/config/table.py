@@ -8,12 +8,7 @@ tuple of the allowed strings; bounds are ("gt" | "ge" | "le", number) pairs. Std
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing import Any
-
-FIELDS: dict[str, tuple[Any, Any, tuple[tuple[str, float], ...]]] = {
+FIELDS: dict[str, tuple[object, object, tuple[tuple[str, float], ...]]] = {
     "saveInterval": ("int", 25, (("gt", 0),)),
     "keepRaw": ("bool", False, ()),
     "quietStop": ("bool", True, ()),

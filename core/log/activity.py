@@ -17,36 +17,39 @@ imports the rotation machinery (and starts the summary job for the new archive).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
 
+from .. import config, log, store
 from ..store.layout import CONFIG_FILE, MEMORY_FILE, STATE_DIR, ensure_dirs, store_root
 from . import counters
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from ..config.reader import HookSettings
-    from ..store.paths import StorePaths
-    from .counters import Counts
-    from .rotation import RotationResult
+# The hook path imports this module without ``typing`` (docs/hook-path.md): the classes of
+# modules it loads only when needed are named through their packages (``store.paths.StorePaths``),
+# which mypy resolves and nothing evaluates at run time.
 
 #: The longest a hook waits for the store lock before leaving a due rotation to the next event.
 ROTATE_LOCK_TIMEOUT = 1.0
 
 
-class Recorded(NamedTuple):
-    """What :func:`record` did.
+class Recorded:
+    """What :func:`record` did. (A small slotted class: a dataclass's or a ``NamedTuple``'s import
+    costs a counting hook more than its budget leaves, docs/hook-path.md.)"""
 
-    A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
-    hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
-    """
+    __slots__ = ("busy", "counts", "flush_due", "rotation", "settings")
 
-    counts: Counts | None  # the session's counts when the log was folded now, else None
-    settings: HookSettings | None  # the store's hook settings, when they were read
-    rotation: RotationResult | None = None  # the rotation done now, if any
-    busy: bool = False  # a rotation was due but another process held the store
-    flush_due: bool = False  # the session has ``flushEvery`` unflushed events (memory on)
+    def __init__(
+        self,
+        counts: counters.Counts | None,
+        settings: config.reader.HookSettings | None,
+        rotation: log.rotation.RotationResult | None = None,
+        busy: bool = False,
+        flush_due: bool = False,
+    ) -> None:
+        self.counts = counts  # the session's counts when the log was folded now, else None
+        self.settings = settings  # the store's hook settings, when they were read
+        self.rotation = rotation  # the rotation done now, if any
+        self.busy = busy  # a rotation was due but another process held the store
+        self.flush_due = flush_due  # the session has ``flushEvery`` unflushed events (memory on)
 
 
 def record(
@@ -56,7 +59,7 @@ def record(
     tool_uses: int = 0,
     messages: int = 0,
     lock_timeout: float = ROTATE_LOCK_TIMEOUT,
-    settings: HookSettings | None = None,
+    settings: config.reader.HookSettings | None = None,
     guard: Callable[[], None] | None = None,
 ) -> Recorded:
     """Count the event for ``session_id`` in the store of ``project``; when the counts were
@@ -69,7 +72,7 @@ def record(
     """
     root = store_root(project)
     ensure_dirs(root)
-    read: list[HookSettings] = []
+    read: list[config.reader.HookSettings] = []
     checks = [guard] if guard is not None else []
 
     def flush_every() -> int | None:
@@ -93,7 +96,7 @@ def record(
         return Recorded(None, settings)  # only logged: nothing is due before the next fold
     every = flush_every()  # (asked by the fold already: this returns the same)
     settings = read[0]
-    rotation: RotationResult | None = None
+    rotation: log.rotation.RotationResult | None = None
     busy = False
     if settings.rotation_enabled and rotation_due(root, settings.threshold_tokens):
         rotation, busy = _rotate(project, settings, lock_timeout)
@@ -104,7 +107,10 @@ def record(
 
 
 def start_flush(
-    paths: StorePaths, session_id: str | None, options: dict[str, Any], settings: HookSettings | None = None
+    paths: store.paths.StorePaths,
+    session_id: str | None,
+    options: dict[str, object],
+    settings: config.reader.HookSettings | None = None,
 ) -> None:
     """Start the ``flush`` job of a session (``options``: why, for which session/transcript)."""
     from ..store.jobs import start_job
@@ -126,7 +132,9 @@ def rotation_due(root: str, threshold_tokens: int) -> bool:
     return tokens_for_bytes(size) >= threshold_tokens
 
 
-def _rotate(project: str, settings: HookSettings, lock_timeout: float) -> tuple[RotationResult | None, bool]:
+def _rotate(
+    project: str, settings: config.reader.HookSettings, lock_timeout: float
+) -> tuple[log.rotation.RotationResult | None, bool]:
     """Rotate now and start the summary job; (None, True) if the store stayed held elsewhere."""
     from pathlib import Path
 

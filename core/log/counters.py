@@ -37,17 +37,16 @@ pathlib: the ``*_at`` functions take the state folder as a string.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable
 
+from .. import store
 from ..basics.platform import read_at
 from ..store.boundary import open_no_follow
 from ..store.layout import COUNTERS_FILE, COUNTERS_LOCK
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    from ..store.paths import StorePaths
+# The hook path imports this module without ``typing`` (docs/hook-path.md): counters.json is a
+# ``dict[str, object]`` narrowed where it is read, and StorePaths is named through its package
+# (``store.paths.StorePaths``), which mypy resolves and nothing evaluates at run time.
 
 #: Sessions kept in counters.json: a session's counts matter while it runs (its flush
 #: trigger), and far fewer than this run at once in one project. A session dropped and
@@ -69,17 +68,38 @@ DUE = b"#due\n"
 READ_LIMIT = 1 << 16
 
 
-class Counts(NamedTuple):
+class Counts(tuple[int, int, int, int]):
     """A session's counts just after a fold.
 
-    A named tuple, not a dataclass: importing ``dataclasses`` (and its ``inspect``) costs a
-    hook 14 ms of CPU, more than the counting hooks' budget leaves (docs/hook-path.md).
+    A tuple with named fields, written out: importing ``dataclasses`` (and its ``inspect``) or
+    ``typing`` (for ``NamedTuple``) costs a counting hook more than its budget leaves
+    (docs/hook-path.md).
     """
 
-    tool_uses: int  # since the last reset, all sessions (the JS ``counter``)
-    session_tool_uses: int
-    session_messages: int
-    unflushed_messages: int  # prompts + tool uses since this session's last flush
+    __slots__ = ()
+
+    def __new__(
+        cls, tool_uses: int, session_tool_uses: int, session_messages: int, unflushed_messages: int
+    ) -> Counts:
+        return tuple.__new__(cls, (tool_uses, session_tool_uses, session_messages, unflushed_messages))
+
+    @property
+    def tool_uses(self) -> int:
+        """Since the last reset, all sessions (the JS ``counter``)."""
+        return self[0]
+
+    @property
+    def session_tool_uses(self) -> int:
+        return self[1]
+
+    @property
+    def session_messages(self) -> int:
+        return self[2]
+
+    @property
+    def unflushed_messages(self) -> int:
+        """Prompts + tool uses since this session's last flush."""
+        return self[3]
 
 
 # --- counting: the hook path ------------------------------------------------------------
@@ -165,7 +185,7 @@ def fold_soon(state_dir: str) -> None:
 # --- folding: under the counters lock ---------------------------------------------------
 
 
-def _lock_at(state_dir: str) -> Any:
+def _lock_at(state_dir: str) -> store.lock._FileLock:
     from ..store.lock import file_lock
 
     return file_lock(os.path.join(state_dir, COUNTERS_LOCK), timeout=LOCK_WAIT)
@@ -183,14 +203,16 @@ def _fold_locked(
     if event is not None:
         _add(data, *event)
     entry = _session(data, sid)
-    _keep_latest(data["sessions"])
+    _keep_latest(_sessions(data))
     _write_at(state_dir, data)
     _remove(gone)
     _start_log(state_dir, data, flush_every() if flush_every else None)
-    return Counts(_int(data.get("toolUses")), entry["toolUses"], entry["messages"], entry["unflushed"])
+    return Counts(
+        _int(data.get("toolUses")), _int(entry["toolUses"]), _int(entry["messages"]), _int(entry["unflushed"])
+    )
 
 
-def _fold_logs(state_dir: str, data: dict[str, Any], readable: bool = True) -> list[str]:
+def _fold_logs(state_dir: str, data: dict[str, object], readable: bool = True) -> list[str]:
     """Close the log and add every closed log's new lines to ``data``, recording how far each
     was read in ``data["folded"]``; the closed logs to remove once ``data`` is written.
 
@@ -234,7 +256,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _marks(data: dict[str, Any]) -> dict[str, int]:
+def _marks(data: dict[str, object]) -> dict[str, int]:
     marks = data.get("folded")
     if not isinstance(marks, dict):
         return {}
@@ -287,15 +309,15 @@ def _remove(paths: list[str]) -> None:
             pass
 
 
-def _start_log(state_dir: str, data: dict[str, Any], flush_every: int | None) -> None:
+def _start_log(state_dir: str, data: dict[str, object], flush_every: int | None) -> None:
     """Start the next log with its budgets, unless a hook has started one meanwhile (that
     one has no header, so the next event folds it; so has a log whose first line a racing
     append got in before the header: a fold too early is harmless, never one too late)."""
     default = min(flush_every or FOLD_EVERY, FOLD_EVERY)
     budgets = [b"%s\t%d" % (HEADER, default)]
     if flush_every:
-        for sid, entry in data["sessions"].items():
-            left = max(1, flush_every - _int(entry.get("unflushed")))
+        for sid, entry in _sessions(data).items():
+            left = max(1, flush_every - (_int(entry.get("unflushed")) if isinstance(entry, dict) else 0))
             if left < default and _loggable(sid):
                 budgets.append(b"%s=%d" % (sid.encode("utf-8", "surrogatepass"), left))
     try:
@@ -329,15 +351,15 @@ def _log_held(state_dir: str, what: str) -> None:
 # --- the file and its entries -----------------------------------------------------------
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _read_at(state_dir: str) -> dict[str, Any]:
+def _read_at(state_dir: str) -> dict[str, object]:
     return _load_at(state_dir)[0]
 
 
-def _load_at(state_dir: str) -> tuple[dict[str, Any], bool]:
+def _load_at(state_dir: str) -> tuple[dict[str, object], bool]:
     """counters.json (empty counts when missing or unusable), and False when it was there but
     did not parse: the counts it held are lost."""
     from ..basics import fastjson
@@ -354,7 +376,7 @@ def _load_at(state_dir: str) -> tuple[dict[str, Any], bool]:
     return {"toolUses": 0, "sessions": {}}, False
 
 
-def _write_at(state_dir: str, data: dict[str, Any]) -> None:
+def _write_at(state_dir: str, data: dict[str, object]) -> None:
     from ..basics import fastjson
     from ..store.atomic import atomic_write_text
 
@@ -374,7 +396,7 @@ def _read_lines(path: str, start: int = 0) -> list[str]:
     return log[start : log.rfind(b"\n") + 1].decode("utf-8", "replace").splitlines()
 
 
-def _add_lines(data: dict[str, Any], lines: list[str]) -> None:
+def _add_lines(data: dict[str, object], lines: list[str]) -> None:
     for line in lines:
         parts = line.split("\t")
         # (an earlier version's line may end with a fourth field, a count token: counted as any line)
@@ -382,7 +404,7 @@ def _add_lines(data: dict[str, Any], lines: list[str]) -> None:
             _add(data, parts[0], int(parts[1]), int(parts[2]))
 
 
-def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> None:
+def _add(data: dict[str, object], sid: str, tool_uses: int, messages: int) -> None:
     entry = _session(data, sid, latest=True)
     entry.pop("tokens", None)  # (count tokens an earlier version kept)
     data["toolUses"] = _int(data.get("toolUses")) + tool_uses
@@ -392,12 +414,20 @@ def _add(data: dict[str, Any], sid: str, tool_uses: int, messages: int) -> None:
     entry.pop("lastSeen", None)  # written by earlier versions; the order says it now
 
 
-def _session(data: dict[str, Any], session_id: str, *, latest: bool = False) -> dict[str, Any]:
+def _sessions(data: dict[str, object]) -> dict[str, object]:
+    """The sessions' entries of counters.json (made empty if it has none)."""
+    sessions = data.get("sessions")
+    if not isinstance(sessions, dict):
+        sessions = data["sessions"] = {}
+    return sessions
+
+
+def _session(data: dict[str, object], session_id: str, *, latest: bool = False) -> dict[str, object]:
     """The entry of ``session_id`` (made if missing); ``latest``: moved to the end, as counted last."""
-    sessions: dict[str, Any] = data["sessions"]
+    sessions = _sessions(data)
     entry = sessions.pop(session_id, None) if latest else sessions.get(session_id)
     if not isinstance(entry, dict):
-        entry = {"toolUses": 0, "messages": 0, "unflushed": 0}
+        entry = {}
     if latest or session_id not in sessions:
         sessions[session_id] = entry
     for key in ("toolUses", "messages", "unflushed"):
@@ -405,7 +435,7 @@ def _session(data: dict[str, Any], session_id: str, *, latest: bool = False) -> 
     return entry
 
 
-def _keep_latest(sessions: dict[str, Any]) -> None:
+def _keep_latest(sessions: dict[str, object]) -> None:
     """Drop all but the :data:`MAX_SESSIONS` sessions counted last (the dict's last keys).
 
     Entries an earlier version wrote carry a ``lastSeen`` time instead: they come first,
@@ -414,8 +444,12 @@ def _keep_latest(sessions: dict[str, Any]) -> None:
     excess = len(sessions) - MAX_SESSIONS
     if excess <= 0:
         return
-    stamped = [key for key, entry in sessions.items() if isinstance(entry, dict) and "lastSeen" in entry]
-    stamped.sort(key=lambda key: str(sessions[key]["lastSeen"]))
+    seen = {
+        key: str(entry["lastSeen"])
+        for key, entry in sessions.items()
+        if isinstance(entry, dict) and "lastSeen" in entry
+    }
+    stamped = sorted(seen, key=seen.__getitem__)
     old = set(stamped)
     others = [key for key in sessions if key not in old]
     for key in (stamped + others)[:excess]:
@@ -425,7 +459,7 @@ def _keep_latest(sessions: dict[str, Any]) -> None:
 # --- readers and the other writers ------------------------------------------------------
 
 
-def _read_all_at(state_dir: str) -> dict[str, Any]:
+def read_all_at(state_dir: str) -> dict[str, object]:
     """counters.json with the lines the logs hold beyond what was folded; nothing is written."""
     data = _read_at(state_dir)
     marks = _marks(data)
@@ -435,18 +469,15 @@ def _read_all_at(state_dir: str) -> dict[str, Any]:
     return data
 
 
-def read_counters(paths: StorePaths) -> dict[str, Any]:
-    """The counters, with the counts still in the log added (nothing is written)."""
-    return _read_all_at(os.fspath(paths.state))
-
-
 def unflushed_at(state_dir: str, session_id: str | None) -> int:
     """Events (prompts + tool uses) of ``session_id`` since its last flush; 0 if unknown."""
-    entry = _read_all_at(state_dir)["sessions"].get(session_id or "unknown")
+    entry = _sessions(read_all_at(state_dir)).get(session_id or "unknown")
     return _int(entry.get("unflushed")) if isinstance(entry, dict) else 0
 
 
-def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messages: int = 0) -> Counts:
+def bump(
+    paths: store.paths.StorePaths, session_id: str | None, *, tool_uses: int = 0, messages: int = 0
+) -> Counts:
     """Add to the counters of ``session_id`` and return the new counts (folded now)."""
     from ..store.paths import ensure_store
 
@@ -455,7 +486,9 @@ def bump(paths: StorePaths, session_id: str | None, *, tool_uses: int = 0, messa
     return counts if counts is not None else Counts(0, 0, 0, 0)
 
 
-def _rewrite(paths: StorePaths, change: Callable[[dict[str, Any]], None], flush_every: int | None) -> bool:
+def _rewrite(
+    paths: store.paths.StorePaths, change: Callable[[dict[str, object]], None], flush_every: int | None
+) -> bool:
     """Fold the log, apply ``change`` to the counters and write them, under the lock; False
     when the lock stayed held."""
     from ..store.lock import LockTimeout
@@ -474,25 +507,27 @@ def _rewrite(paths: StorePaths, change: Callable[[dict[str, Any]], None], flush_
     return True
 
 
-def mark_flushed(paths: StorePaths, session_id: str | None, flush_every: int | None = None) -> None:
+def mark_flushed(
+    paths: store.paths.StorePaths, session_id: str | None, flush_every: int | None = None
+) -> None:
     """Zero the unflushed count of a session (its flush job is starting); ``flush_every``
     for the next log's budgets (None: the next event folds again)."""
 
-    def zero(data: dict[str, Any]) -> None:
+    def zero(data: dict[str, object]) -> None:
         _session(data, session_id or "unknown")["unflushed"] = 0
 
     if not _rewrite(paths, zero, flush_every):  # the count stays: the next fold starts the job again
         _log_held(os.fspath(paths.state), f"the flush mark of {session_id or 'unknown'} skipped")
 
 
-def reset(paths: StorePaths) -> None:
+def reset(paths: store.paths.StorePaths) -> None:
     """Counter := 0 (the JS ``reset`` command), keeping per-session totals."""
     from ..store.lock import LockTimeout
     from ..store.paths import ensure_store
 
-    def zero(data: dict[str, Any]) -> None:
+    def zero(data: dict[str, object]) -> None:
         data["toolUses"] = 0
-        for entry in data["sessions"].values():
+        for entry in _sessions(data).values():
             if isinstance(entry, dict):
                 entry["unflushed"] = 0
 

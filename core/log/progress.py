@@ -40,9 +40,16 @@ def _newest_l1(paths: StorePaths) -> tuple[int, float | None]:
     return count, newest
 
 
+def read_counters(paths: StorePaths) -> dict[str, Any]:
+    """counters.json with the counts still in the counters' log added (nothing is written): for
+    status, the TUI and tests. (The hooks count through :mod:`memkeeper.core.log.counters`,
+    which stays free of ``typing``.)"""
+    return counters.read_all_at(os.fspath(paths.state))
+
+
 def next_flush(paths: StorePaths, flush_every: int) -> dict[str, Any] | None:
     """The session counted last: its events since its last flush and how many more make it due."""
-    sessions = counters.read_counters(paths).get("sessions")
+    sessions = read_counters(paths).get("sessions")
     if not isinstance(sessions, dict) or not sessions:
         return None
     session_id, entry = list(sessions.items())[-1]  # kept in the order they were last counted

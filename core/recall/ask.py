@@ -39,15 +39,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from ..basics import fastjson, platform
 from ..store.layout import SEARCH_DB, STATE_DIR, store_root
-
-if TYPE_CHECKING:
-    import threading
-    from collections.abc import Callable
-    from typing import Any
 
 RECALL_DIR = "recall"
 APP_NAME = "memkeeper"
@@ -342,7 +337,7 @@ def ask(
     import time
 
     # Only what is looked up goes out: a long pasted prompt stays small on the wire.
-    question: dict[str, Any] = {"session": session_id, "prompt": prompt[:QUERY_CHARS]}
+    question: dict[str, object] = {"session": session_id, "prompt": prompt[:QUERY_CHARS]}
     if min_confidence is not None:
         question["min"] = min_confidence
     pending = Pending(project, session_id, prompt, min_confidence)

@@ -19,17 +19,13 @@ because the hook path uses it (privacy is imported when there is something to re
 
 from __future__ import annotations
 
+import io
 import os
-from typing import TYPE_CHECKING
 
 from ..basics import platform
+from ..basics.platform import StrPath
 from .boundary import check_path
 from .boundary import open_no_follow as open_no_follow  # re-exported for the writers
-
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO
-
-    StrPath = str | os.PathLike[str]
 
 FILE_MODE = 0o600
 
@@ -135,7 +131,7 @@ def atomic_write_text(
     atomic_write_bytes(path, text.encode("utf-8"), mode, durable, redact)
 
 
-def dumps_js(obj: Any) -> str:
+def dumps_js(obj: object) -> str:
     """JSON as the JS plugin writes it: ``JSON.stringify(obj, null, 2)``, no trailing newline."""
     import json
 
@@ -143,7 +139,7 @@ def dumps_js(obj: Any) -> str:
 
 
 def atomic_write_json(
-    path: StrPath, obj: Any, mode: int = FILE_MODE, durable: bool = True, redact: bool = True
+    path: StrPath, obj: object, mode: int = FILE_MODE, durable: bool = True, redact: bool = True
 ) -> None:
     target = os.fspath(path)
     check_path(target)
@@ -190,7 +186,7 @@ def append_text(path: StrPath, text: str, mode: int = FILE_MODE, redact: bool = 
     append_bytes(path, text.encode("utf-8"), mode, redact)
 
 
-def open_read(path: StrPath) -> BinaryIO:
+def open_read(path: StrPath) -> io.BufferedReader:
     """A file of the store opened for reading, never through a link: StoreLinkError names one met
     at the file or a folder above it (so a reader needs no listing of the store beforehand)."""
     return os.fdopen(open_no_follow(path, os.O_RDONLY), "rb")

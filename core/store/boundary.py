@@ -27,14 +27,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from ..basics import platform
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    StrPath = str | os.PathLike[str]
+from ..basics.platform import StrPath
 
 MEMORY_SUBDIR = (".claude", "memory")
 SET_ASIDE_DIR = ".set-aside"  # (as memkeeper.core.store.layout's)

@@ -81,6 +81,7 @@ def start_child(
 
     from ..basics.platform import detached_popen_options
 
+    new_session, flags = detached_popen_options()
     tag = os.urandom(8).hex()
     env = dict(os.environ if env is None else env)
     env[TREE_ENV] = tag
@@ -92,7 +93,8 @@ def start_child(
         cwd=cwd,
         env=env,
         close_fds=True,
-        **detached_popen_options(),
+        start_new_session=new_session,
+        creationflags=flags,
     )
     _tree_tags[proc.pid] = tag
     return proc

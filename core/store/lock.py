@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
 
 from ..basics import platform
-
-if TYPE_CHECKING:
-    StrPath = str | os.PathLike[str]
-
+from ..basics.platform import StrPath
 
 platform.queued_lock_wait()  # the lock primitive loads with this module, not at the first lock
 

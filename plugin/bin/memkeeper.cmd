@@ -3,7 +3,7 @@
 rem memkeeper.cmd ARGS: a plugin's launcher where Claude Code needs a command string (the hooks.json
 rem and .mcp.json of a checkout, `claude --plugin-dir plugin/`), and `memkeeper` on Windows' PATH. It
 rem is both a cmd script (this part) and a POSIX sh script (after CMDBLOCK). It finds a Python and runs
-rem   python -E -P ../lib/boot ARGS
+rem   python -E -P -S ../lib/boot ARGS
 rem which runs the hook (ARGS = EVENT) or the memkeeper command, and tells the user when memkeeper
 rem cannot be imported. The Python, in order: %MEMKEEPER_PYTHON%, the one `memkeeper install`
 rem recorded in ../.memkeeper-python, the .venv of the checkout this plugin folder belongs to, then
@@ -16,7 +16,7 @@ if not defined py if exist "%root%\.memkeeper-python" set /p py=<"%root%\.memkee
 if defined py if not exist "%py%" set "py="
 if not defined py if exist "%root%\..\__init__.py" if exist "%root%\..\.venv\Scripts\python.exe" set "py=%root%\..\.venv\Scripts\python.exe"
 if not defined py for %%p in (python.exe py.exe) do if not defined py set "py=%%~$PATH:p"
-if defined py "%py%" -E -P "%root%\lib\boot" %*
+if defined py "%py%" -E -P -S "%root%\lib\boot" %*
 if defined py exit /b %errorlevel%
 if "%~1"=="SessionStart" echo {"systemMessage": "memkeeper: memory is not being kept: no Python was found. Fix: install Python 3.11 or newer from python.org, then run `py -m pip install memkeeper` in a new terminal."}
 for %%e in (SessionStart UserPromptSubmit PostToolUse PostToolUseFailure Stop PreCompact SessionEnd) do if "%~1"=="%%e" exit /b 0
@@ -44,7 +44,7 @@ if [ -z "$py" ]; then
     done
 fi
 if [ -n "$py" ]; then
-    exec "$py" -E -P "$root/lib/boot" "$@"
+    exec "$py" -E -P -S "$root/lib/boot" "$@"
 fi
 case ${1:-} in
     SessionStart) echo '{"systemMessage": "memkeeper: memory is not being kept: no Python was found. Fix: install Python 3.11 or newer, then run `python3 -m pip install memkeeper`."}' ;;

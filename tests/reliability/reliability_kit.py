@@ -559,7 +559,7 @@ def concurrency_run(
     code in-process to push harder. Every call counts one tool use.
     """
     from memkeeper.core import doctor
-    from memkeeper.core.log.counters import read_counters
+    from memkeeper.core.log.progress import read_counters
     from memkeeper.core.store.atomic import atomic_write_json
     from memkeeper.core.store.memory_index import list_archives
 

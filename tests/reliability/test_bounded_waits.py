@@ -57,18 +57,18 @@ def counters_of(store: StorePaths) -> dict[str, Any]:
 
 
 def test_a_held_counters_lock_leaves_the_count_in_the_log_and_logs_it(store: StorePaths) -> None:
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import progress
 
     with held(store.state / "counters.lock"):
         done = run_hook(store.project, "PostToolUse")  # a new log: a fold is due, and waits 1 s at most
     assert done.returncode == 0 and done.stdout == ""
     assert counters_of(store)["toolUses"] == 0
     assert "counters:" in log_text(store) and "stay in counters.pending" in log_text(store)
-    assert counters.read_counters(store)["toolUses"] == 1  # not lost: still in the log
+    assert progress.read_counters(store)["toolUses"] == 1  # not lost: still in the log
     assert run_hook(store.project, "PostToolUse").returncode == 0
     assert counters_of(store)["toolUses"] == 2  # the next one folds both in
     assert counters_of(store)["sessions"]["sess-1"]["toolUses"] == 2
-    assert counters.read_counters(store)["toolUses"] == 2  # nothing counted twice
+    assert progress.read_counters(store)["toolUses"] == 2  # nothing counted twice
     assert (store.state / "counters.pending").read_bytes().startswith(b"#fold\t")
 
 

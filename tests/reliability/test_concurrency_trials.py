@@ -22,7 +22,7 @@ def test_parallel_checks_and_appends(tmp_path: Path) -> None:
 
 def test_parallel_post_tool_use_hooks_count_exactly(tmp_path: Path) -> None:
     """Real ``memkeeper hook PostToolUse`` processes from several sessions at once."""
-    from memkeeper.core.log.counters import read_counters
+    from memkeeper.core.log.progress import read_counters
 
     paths = kit.new_project(tmp_path, "hooks")
     env = kit.child_env(tmp_path / "home")

@@ -336,7 +336,7 @@ def test_peers_that_connect_and_say_nothing_do_not_hold_the_server(
 
 
 def test_a_hundred_parallel_prompts_of_one_session_count_exactly_a_hundred(indexed: StorePaths) -> None:
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import progress
 
     server = recall.RecallServer(indexed)
     server.warm()
@@ -347,7 +347,7 @@ def test_a_hundred_parallel_prompts_of_one_session_count_exactly_a_hundred(index
     finally:
         server.close()
     assert all(done.returncode == 0 for done in results)
-    assert counters.read_counters(indexed)["sessions"][SESSION]["messages"] == 100
+    assert progress.read_counters(indexed)["sessions"][SESSION]["messages"] == 100
 
 
 @pytest.mark.parametrize("unix_sockets", [True, False], ids=["unix sockets", "no AF_UNIX"])

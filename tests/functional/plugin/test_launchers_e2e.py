@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import (
     PLUGIN,
@@ -104,7 +104,7 @@ def test_an_installed_plugin_runs_every_hook_with_no_shell_and_no_source_in_the_
     assert hook_exits(events) == dict.fromkeys(TURN_HOOKS, 0)
     log = debug.read_text("utf-8", "replace")
     assert 'MCP server "plugin:memkeeper:memkeeper": Successfully connected' in log
-    counts = counters.read_counters(project)["sessions"][session]
+    counts = progress.read_counters(project)["sessions"][session]
     assert (counts["messages"], counts["toolUses"]) == (1, 1)
     # SessionEnd started the L1 job, which writes the session's copy once the CLI has left
     wait_for(lambda: list(project.sessions.glob(f"*_{session[:8]}.l1.jsonl")), "the session's L1 file")

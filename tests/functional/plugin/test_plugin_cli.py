@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.cli.main import main
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 from tests.l1_data import write_l1
@@ -21,7 +21,7 @@ def test_hook_through_the_cli_fast_path(store: StorePaths, home: Path) -> None:
     tool = json.dumps(payload_for("PostToolUse", store.project, session_id="cli-1"))
     done = run_memkeeper("hook", "PostToolUse", stdin=tool, env=env)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert counters.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
+    assert progress.read_counters(store)["sessions"]["cli-1"]["toolUses"] == 1
     helped = run_memkeeper("hook", "--help", env=env)
     assert helped.returncode == 0 and "PostToolUse" in helped.stdout
 

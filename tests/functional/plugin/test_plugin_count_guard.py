@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memkeeper.core.config import reader as settings
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import hook
 
@@ -52,7 +52,7 @@ def test_a_linked_config_is_never_read_by_a_tool_use(
     assert read == []
     [line] = log_lines(store)
     assert "symbolic link" in line and str(store.config) in line
-    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 1  # counted in .state all the same
+    assert progress.read_counters(store)["sessions"]["s1"]["toolUses"] == 1  # counted in .state all the same
 
 
 def test_a_linked_state_folder_stops_every_count(
@@ -100,7 +100,7 @@ def test_a_count_within_its_budget_loads_none_of_the_folds_machinery(store: Stor
         loaded.append(done.stderr.decode().strip().splitlines()[-1:])
     assert loaded[0] == [",".join(FOLD_ONLY)]
     assert loaded[1] in ([], [""])
-    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
+    assert progress.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
 
 
 def user_prompt(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -127,7 +127,7 @@ def test_a_count_that_only_logs_does_not_list_the_store_root(
     for _ in range(3):
         assert count(store, monkeypatch) == 0  # the budget runs out at the fifth: folded, refused
     assert len(log_lines(store)) == 1 and "memory_20260101_000000.md" in log_lines(store)[0]
-    assert counters.read_counters(store)["sessions"]["s1"][key] == 5
+    assert progress.read_counters(store)["sessions"]["s1"][key] == 5
 
 
 def test_a_prompt_looked_up_in_the_hook_refuses_a_linked_root_entry_before_reading(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.log.flush import read_runs
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import (
@@ -125,7 +125,7 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     # SessionStart's memory reached the model.
     assert any("INITMARKER-4242" in json.dumps(body) for body in mock.requests[before:])
     # The prompt and the tool call were counted for this session.
-    counts = counters.read_counters(paths)["sessions"][session]
+    counts = progress.read_counters(paths)["sessions"][session]
     assert (counts["messages"], counts["toolUses"]) == (1, 1)
 
     # After SessionEnd the detached jobs write L1 (with the typed prompt) and flush into memory.md.
@@ -222,7 +222,7 @@ def test_memkeeper_install_registers_the_plugin(
     )
     assert run.returncode == 0, run.stdout + run.stderr
     session = json.loads(run.stdout)["session_id"]
-    assert counters.read_counters(e2e_project)["sessions"][session]["messages"] == 1
+    assert progress.read_counters(e2e_project)["sessions"][session]["messages"] == 1
     wait_for(lambda: l1_files(e2e_project, session), "the L1 file of the installed plugin's session")
     wait_quiet(e2e_project)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import counters, progress
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import hook
 from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for, write_config
@@ -22,7 +22,7 @@ Jobs = list[tuple[str, dict[str, Any] | None]]
 
 
 def session_counts(paths: StorePaths, session: str) -> dict[str, Any]:
-    return dict(counters.read_counters(paths)["sessions"][session])
+    return dict(progress.read_counters(paths)["sessions"][session])
 
 
 def test_every_real_payload_exits_zero(
@@ -82,7 +82,7 @@ def test_prompts_and_tool_uses_are_counted_per_session(store: StorePaths, run_ho
     mine = session_counts(store, prompt["session_id"])
     assert (mine["messages"], mine["toolUses"]) == (1, 2)
     assert session_counts(store, "other-session")["toolUses"] == 1
-    assert counters.read_counters(store)["toolUses"] == 3
+    assert progress.read_counters(store)["toolUses"] == 3
 
 
 def test_task_notification_prompts_are_not_counted(store: StorePaths, run_hook: RunHook) -> None:
@@ -90,7 +90,7 @@ def test_task_notification_prompts_are_not_counted(store: StorePaths, run_hook: 
         "UserPromptSubmit", store.project, prompt="<task-notification>\n<task-id>x</task-id>"
     )
     run_hook("UserPromptSubmit", prompt)
-    assert prompt["session_id"] not in counters.read_counters(store)["sessions"]
+    assert prompt["session_id"] not in progress.read_counters(store)["sessions"]
 
 
 def test_flush_starts_when_flush_every_is_reached(
@@ -119,7 +119,7 @@ def test_memory_disabled_counts_but_never_flushes(
     write_config(store, {"memory": {"enabled": False, "flushEvery": 1}})
     run_hook("PostToolUse", payload_for("PostToolUse", store.project))
     assert started_jobs == []
-    assert counters.read_counters(store)["toolUses"] == 1
+    assert progress.read_counters(store)["toolUses"] == 1
 
 
 def test_stop_only_starts_a_due_flush(store: StorePaths, run_hook: RunHook, started_jobs: Jobs) -> None:
@@ -257,7 +257,7 @@ def test_launcher_runs_the_hook_with_a_bare_path(store: StorePaths, home: Path) 
         hook_command(installed, "PostToolUse"), input=tool, capture_output=True, env=env, timeout=60
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert counters.read_counters(store)["toolUses"] == 1
+    assert progress.read_counters(store)["toolUses"] == 1
 
 
 def test_launcher_exits_zero_when_no_python_is_found(tmp_path: Path, home: Path) -> None:
@@ -367,12 +367,14 @@ def test_hook_path_imports_no_heavy_modules(store: StorePaths, home: Path, event
 
 
 #: Standard-library modules the counting hooks do not import. They read their JSON with the
-#: json package and import typing as any module does; what stays out is what they have no
-#: use for (pathlib: the store's folders are strings there; subprocess: no job starts;
-#: sqlite3: no index is read) and dataclasses with the inspect it imports, which alone would
-#: cost a hook more than its budget leaves (their records are named tuples, see
-#: docs/hook-path.md). The budget itself is bench/bench_hooks.py's.
+#: json package; what stays out is what they have no use for (pathlib: the store's folders are
+#: strings there; subprocess: no job starts; sqlite3: no index is read), dataclasses with the
+#: inspect it imports, and typing (with the contextlib it imports): each alone would cost a hook
+#: more than its budget leaves (their modules name types without typing, their records are
+#: written-out tuples, see docs/hook-path.md). The budget itself is bench/bench_hooks.py's.
 NOT_ON_THE_COUNT_PATH = (
+    "typing",
+    "contextlib",
     "pathlib",
     "dataclasses",
     "inspect",

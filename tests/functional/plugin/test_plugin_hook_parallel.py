@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import payload_for, write_config
 
@@ -43,7 +43,7 @@ def test_sixteen_processes_times_a_hundred_post_tool_use(store: StorePaths, home
         proc.stdin.close()
         procs.append(proc)
     assert [p.wait(timeout=240) for p in procs] == [0] * PROCESSES
-    data = counters.read_counters(store)
+    data = progress.read_counters(store)
     assert data["toolUses"] == PROCESSES * EVENTS_PER_PROCESS == 1_600
     per_session = {sid: entry["toolUses"] for sid, entry in data["sessions"].items()}
     assert per_session == {f"session-{i}": 400 for i in range(4)}

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from memkeeper.core.basics import interpreter
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from memkeeper.plugin import install
 from tests.functional.plugin.capture_helpers import hook_command, payload_for
@@ -135,7 +135,7 @@ def _counts_a_tool_use(
         hook_command(plugin_dir, "PostToolUse"), input=tool, capture_output=True, env=env, cwd=cwd, timeout=60
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert counters.read_counters(store)["sessions"][session]["toolUses"] == 1
+    assert progress.read_counters(store)["sessions"][session]["toolUses"] == 1
 
 
 def test_installed_launcher_finds_the_recorded_python(home: Path, store: StorePaths) -> None:
@@ -170,22 +170,22 @@ def test_installed_hooks_start_python_with_no_shell(home: Path, store: StorePath
         handler = groups[0]["hooks"][0]
         # exec form: Claude Code starts the recorded Python itself, no shell, no Python source inline
         assert handler["command"] == report.python
-        assert handler["args"] == [*interpreter.FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", event]
+        assert handler["args"] == [*interpreter.LAUNCHER_FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", event]
         assert handler["timeout"] == source["hooks"][event][0]["hooks"][0]["timeout"]
         assert len(" ".join([handler["command"], *handler["args"]])) <= 200
     server = json.loads((report.plugin_dir / ".mcp.json").read_text("utf-8"))["mcpServers"]["memkeeper"]
     assert server == {
         "command": report.python,
-        "args": [*interpreter.FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", "mcp"],
+        "args": [*interpreter.LAUNCHER_FLAGS, "${CLAUDE_PLUGIN_ROOT}/lib/boot", "mcp"],
     }
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MEMKEEPER_NO_JOBS": "1"}
     _counts_a_tool_use(report.plugin_dir, store, "inst-2", env, cwd=store.project)
 
 
 def test_the_checkout_launcher_starts_python_as_the_interpreter_module_says() -> None:
-    """bin/memkeeper.cmd (sh and cmd parts) runs lib/boot with interpreter.FLAGS, as an installed copy does."""
+    """bin/memkeeper.cmd (sh and cmd parts) runs lib/boot with interpreter.LAUNCHER_FLAGS, as an installed copy does."""
     text = (install.plugin_source() / "bin" / "memkeeper.cmd").read_text("utf-8")
-    flags = " ".join(interpreter.FLAGS)
+    flags = " ".join(interpreter.LAUNCHER_FLAGS)
     assert f'exec "$py" {flags} "$root/lib/boot" "$@"' in text
     assert f'"%py%" {flags} "%root%\\lib\\boot" %*' in text
     for name in (

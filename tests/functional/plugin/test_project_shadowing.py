@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import progress
 from memkeeper.core.store.paths import StorePaths
 from tests.functional.plugin.capture_helpers import REPO, hook_command, payload_for
 
@@ -57,7 +57,7 @@ def test_project_modules_never_shadow_ours(store: StorePaths, home: Path, tmp_pa
             timeout=60,
         )
         assert done.returncode == 0
-    assert counters.read_counters(store)["toolUses"] == 2
+    assert progress.read_counters(store)["toolUses"] == 2
 
     # A job spawned the way hooks spawn them (cwd: the project) still runs: PreCompact starts a flush.
     store.memory.write_text("")

@@ -321,7 +321,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The question goes out first, so the server looks up while the hook counts the prompt."""
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import counters, progress
     from memkeeper.plugin import hook
 
     server = _OneAnswer(indexed, b"[memkeeper] from the resident lookup")
@@ -338,7 +338,7 @@ def test_the_prompt_hook_asks_the_resident_lookup_before_it_counts(
     )
     assert [question["prompt"] for question in server.received] == [QUESTION]
     assert asked_when_counted == [True]  # the server had the question before the prompt was counted
-    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    assert progress.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     assert "from the resident lookup" in written
 
 
@@ -346,7 +346,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     indexed: StorePaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the hook's own entry point: the question is out before the rest of the hook runs."""
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import counters, progress
     from memkeeper.plugin import hook
 
     server = _OneAnswer(indexed, b"[memkeeper] answered")
@@ -371,7 +371,7 @@ def test_the_hook_puts_the_question_before_it_finishes_interrupted_work_or_count
     (question,) = server.received
     assert question == {"session": CURRENT, "prompt": QUESTION}  # the server reads the config
     assert steps == [("finish", True), ("count", True)]
-    assert counters.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
+    assert progress.read_counters(indexed)["sessions"][CURRENT]["messages"] == 1
     context = json.loads(written)["hookSpecificOutput"]["additionalContext"]
     assert context == "[memkeeper] answered"
 
@@ -389,9 +389,9 @@ def test_a_hung_server_leaves_the_hook_counting_and_silent(indexed: StorePaths) 
 
 
 def _messages(store: StorePaths, session: str = CURRENT) -> int:
-    from memkeeper.core.log import counters
+    from memkeeper.core.log import progress
 
-    entry = counters.read_counters(store)["sessions"].get(session) or {}
+    entry = progress.read_counters(store)["sessions"].get(session) or {}
     return int(entry.get("messages", 0))
 
 
@@ -614,7 +614,7 @@ def test_the_hook_that_looked_up_itself_starts_the_recall_job_once(
     indexed.config.write_text(json.dumps({"recall": {"minConfidence": 0.5}}), encoding="utf-8")
 
     def prompt(text: str) -> None:
-        payload = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": text}
+        payload: dict[str, object] = {"session_id": CURRENT, "cwd": str(indexed.project), "prompt": text}
         hook.on_prompt(hook.Call(payload, str(indexed.project)))
 
     prompt(QUESTION)  # no resident lookup: looked up here, then the job is started

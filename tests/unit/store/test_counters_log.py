@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.log import counters
+from memkeeper.core.log import counters, progress
 from memkeeper.core.log.activity import record
 from memkeeper.core.store.paths import StorePaths
 
@@ -30,7 +30,7 @@ def test_a_count_within_its_budget_is_one_line_in_the_log(store: StorePaths) -> 
     assert done.counts is None and done.settings is None and not done.flush_due
     assert store.counters.read_bytes() == before  # counters.json untouched
     assert (store.state / counters.PENDING_FILE).read_bytes().endswith(b"\ns1\t1\t0\n")
-    assert counters.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
+    assert progress.read_counters(store)["sessions"]["s1"]["toolUses"] == 2
 
 
 @pytest.mark.parametrize("flush_every", [1, 3, 7])
@@ -47,7 +47,7 @@ def test_the_flush_is_due_at_exactly_every_nth_event_of_a_session(
                 assert done.counts is not None and done.counts.unflushed_messages == flush_every
                 due[sid].append(done.counts.session_tool_uses)
                 counters.mark_flushed(store, sid, flush_every)
-    uses = counters.read_counters(store)["sessions"]
+    uses = progress.read_counters(store)["sessions"]
     assert due["a"] == list(range(flush_every, uses["a"]["toolUses"] + 1, flush_every))
     assert due["b"] == list(range(flush_every, uses["b"]["toolUses"] + 1, flush_every))
     assert uses["a"]["toolUses"] == 30 and uses["b"]["toolUses"] == 20
@@ -68,7 +68,7 @@ def test_with_memory_off_nothing_is_due_and_the_log_is_folded_every_so_often(sto
     store.config.write_text(json.dumps({"memory": {"enabled": False}}))
     folds = sum(record(str(store.project), "s", tool_uses=1).counts is not None for _ in range(130))
     assert 2 <= folds <= 130 // counters.FOLD_EVERY + 2
-    assert counters.read_counters(store)["sessions"]["s"]["toolUses"] == 130
+    assert progress.read_counters(store)["sessions"]["s"]["toolUses"] == 130
 
 
 def test_a_line_written_to_a_log_after_it_was_closed_is_folded_once(store: StorePaths) -> None:
@@ -78,10 +78,10 @@ def test_a_line_written_to_a_log_after_it_was_closed_is_folded_once(store: Store
     counters.bump(store, "s", tool_uses=1)  # closes the log the late hook holds open
     os.write(late, b"s\t1\t0\n")
     os.close(late)
-    assert counters.read_counters(store)["toolUses"] == 3
+    assert progress.read_counters(store)["toolUses"] == 3
     counters.bump(store, "s", tool_uses=1)
     counters.bump(store, "s", tool_uses=1)
-    assert on_disk(store)["toolUses"] == 5 == counters.read_counters(store)["toolUses"]
+    assert on_disk(store)["toolUses"] == 5 == progress.read_counters(store)["toolUses"]
 
 
 def test_a_kill_between_the_write_and_the_cleanup_counts_nothing_twice(
@@ -102,7 +102,7 @@ def test_a_kill_between_the_write_and_the_cleanup_counts_nothing_twice(
     monkeypatch.undo()
     assert on_disk(store)["toolUses"] == 4
     counters.bump(store, "s", tool_uses=1)
-    assert on_disk(store)["toolUses"] == 5 == counters.read_counters(store)["toolUses"]
+    assert on_disk(store)["toolUses"] == 5 == progress.read_counters(store)["toolUses"]
 
 
 def test_an_unparsable_counters_file_counts_from_zero_without_the_logs_it_held(store: StorePaths) -> None:

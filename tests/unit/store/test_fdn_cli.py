@@ -109,7 +109,7 @@ def test_memory_set_refuses_other_names(
 def test_reset(store: StorePaths, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(3):
         main(["--project", str(store.project), "check"])
-    from memkeeper.core.log.counters import read_counters
+    from memkeeper.core.log.progress import read_counters
 
     assert read_counters(store)["toolUses"] == 3
     code, out, _ = _run(capsys, "--project", str(store.project), "reset")
