@@ -272,3 +272,26 @@ def private_to_me(info: os.stat_result) -> bool:
     if os.name != "posix":
         return True
     return info.st_uid == os.geteuid() and not info.st_mode & 0o077
+
+
+def user_runtime_base() -> str:
+    """The user's folder for runtime files (sockets, a server's secret), as ``platformdirs``'
+    ``user_runtime_dir`` places it, without importing it (its import costs the prompt hook ~10 ms):
+    ``$XDG_RUNTIME_DIR`` when set; on macOS ``~/Library/Caches/TemporaryItems``; on Windows
+    ``%LOCALAPPDATA%\\Temp``; elsewhere ``/run/user/UID`` (``/var/run/user/UID`` on the BSDs) when it
+    exists, else ``$TMPDIR/runtime-UID``. The caller checks that what it gets is private."""
+    import sys
+
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(xdg):
+        return xdg
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return os.path.join(local, "Temp")
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~"), "Library", "Caches", "TemporaryItems")
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    run = "/var/run/user" if sys.platform.startswith(("freebsd", "openbsd", "netbsd")) else "/run/user"
+    if os.path.isdir(os.path.join(run, str(uid))):
+        return os.path.join(run, str(uid))
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"runtime-{uid}")

@@ -8,7 +8,7 @@ MCP server Claude Code runs for the session, or the detached ``recall`` job
 The hook sends a prompt only to a resident lookup it can prove is this user's, for this
 store (:class:`Channel`):
 
-- the channel lives in the user's runtime folder (``platformdirs.user_runtime_dir``, made
+- the channel lives in the user's runtime folder (:func:`runtime_folder`, made
   0700 and owned by the user; never in the project, which can arrive by git), named by a
   hash of the store's real path: a short address on every system (a Unix socket, or a
   loopback TCP port where there is none or the path is too long:
@@ -81,7 +81,7 @@ def worth_looking_up(prompt: str) -> bool:
 
 def site_packages() -> None:
     """Make the site packages importable in a process started without them (the hook launcher
-    starts Python with -S): the channel needs ``platformdirs``, a lookup the search engine's stemmer."""
+    starts Python with -S): a lookup needs the search engine's stemmer."""
     import sys
 
     if sys.flags.no_site and "site" not in sys.modules:
@@ -97,28 +97,12 @@ class Refused(Exception):
 def runtime_folder(create: bool = False) -> str:
     """The user's private runtime folder for memkeeper, checked (:class:`Refused`).
 
-    ``$XDG_RUNTIME_DIR/memkeeper`` when that variable names a private folder of the user (what
-    ``platformdirs`` answers then, checked here without importing it and its ``pathlib``: the
-    prompt hook's cost), else ``platformdirs.user_runtime_dir``. The server and the hook ask
-    this same function, so they always agree. ``create``: made 0700 when missing, and its mode
+    ``memkeeper`` in :func:`memkeeper.core.basics.platform.user_runtime_base` (where
+    ``platformdirs.user_runtime_dir`` puts it, without that import's cost on the prompt hook).
+    The server and the hook ask this same function, so they always agree. ``create``: made 0700 when missing, and its mode
     narrowed if it is the user's (the server's side).
     """
-    base = os.environ.get("XDG_RUNTIME_DIR", "")
-    try:
-        fast = os.path.isabs(base) and _private_folder(os.lstat(base))
-    except OSError:
-        fast = False
-    if fast:
-        folder = os.path.join(base, APP_NAME)
-    else:
-        import warnings
-
-        site_packages()
-        from platformdirs import PlatformDirs
-
-        with warnings.catch_warnings():  # (its fallback to a temporary folder warns: a hook prints nothing)
-            warnings.simplefilter("ignore")
-            folder = PlatformDirs(APP_NAME, appauthor=False).user_runtime_dir
+    folder = os.path.join(platform.user_runtime_base(), APP_NAME)
     if create:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     info = _lstat(folder)

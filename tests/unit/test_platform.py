@@ -188,3 +188,38 @@ def test_run_bounded_raises_what_the_work_raised() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         waits.run_bounded(fail, 5)
+
+
+@pytest.mark.parametrize(
+    ("system", "environ", "expected"),
+    [
+        ("linux", {"XDG_RUNTIME_DIR": "/run/user/1234"}, "/run/user/1234"),
+        ("darwin", {}, os.path.join("~", "Library", "Caches", "TemporaryItems")),
+        ("win32", {"LOCALAPPDATA": os.path.join("C", "Users", "me", "AppData", "Local")}, None),
+        ("linux", {"TMPDIR": "/var/tmp/x"}, None),
+    ],
+    ids=["xdg", "macos", "windows", "linux-no-xdg"],
+)
+def test_the_runtime_base_is_where_platformdirs_puts_it(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    system: str,
+    environ: dict[str, str],
+    expected: str | None,
+) -> None:
+    """What ``platformdirs.user_runtime_dir`` answers (its parent), without importing it on the hook path."""
+    monkeypatch.setattr(sys, "platform", system)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("XDG_RUNTIME_DIR", "LOCALAPPDATA", "TMPDIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    base = platform.user_runtime_base()
+    if system == "win32":
+        assert base == os.path.join(environ["LOCALAPPDATA"], "Temp")
+    elif expected is None:  # no XDG_RUNTIME_DIR: the user's /run/user folder when it exists, else TMPDIR
+        uid = str(os.getuid())
+        run = os.path.join("/run/user", uid)
+        assert base == (run if os.path.isdir(run) else os.path.join("/var/tmp/x", f"runtime-{uid}"))
+    else:
+        assert base == expected.replace("~", str(tmp_path))
