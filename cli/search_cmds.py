@@ -411,13 +411,24 @@ def _entry_text(entry: Entry) -> Any:
 
 def run_show(args: argparse.Namespace) -> int:
     from ..core.search import show
-    from .output import EXIT_OK, console, print_json
+    from ..core.sharing.provenance import entry_from
+    from .output import EXIT_OK, console, print_json, strip_control
 
-    entry: Entry = _entry_or_error(show, paths_from(args), args.id)
+    paths = paths_from(args)
+    entry: Entry = _entry_or_error(show, paths, args.id)
+    author = entry_from(paths, entry.file, entry.line)
     if args.json:
-        print_json(entry.to_dict())
-    else:
-        console().print(_entry_text(entry))
+        print_json({**entry.to_dict(), "from": author.to_dict() if author else None})
+        return EXIT_OK
+    out = console()
+    if author:
+        out.print(
+            strip_control(f"from: {author.name} <{author.email}> (commit {author.commit}, {author.date})"),
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
+    out.print(_entry_text(entry))
     return EXIT_OK
 
 

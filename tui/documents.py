@@ -3,6 +3,7 @@ note, an archive, an L3 summary, an L1 session or a day of sessions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.basics.wording import counted
@@ -28,14 +29,17 @@ def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
         text = raw.decode("utf-8", "replace")
         tokens, threshold = tokens_for_bytes(len(raw)), hook_settings(paths).threshold_tokens
         title = f"memory.md · {tokens:,} / {threshold:,} tokens ({100 * tokens / max(1, threshold):.0f}%)"
-        items = markdown_items(text) or [DocItem("memory.md is empty.", kind="muted")]
+        items = _with_origins(paths, paths.memory.name, markdown_items(text))
+        items = items or [DocItem("memory.md is empty.", kind="muted")]
         return Document(target, title, items, paths.memory)
     if target.kind == "named":
         path = paths.named(target.name)
         return Document(target, path.name, markdown_items(_read_text(path)), path)
     if target.kind == "archive":
         path = paths.archive(target.name)
-        return Document(target, target.name, markdown_items(_read_text(path)), path)
+        return Document(
+            target, target.name, _with_origins(paths, path.name, markdown_items(_read_text(path))), path
+        )
     if target.kind == "summary":
         return _summary_document(paths, target, snapshot)
     if target.kind == "l1":
@@ -43,6 +47,21 @@ def load_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | N
     if target.kind == "day":
         return _day_document(paths, target, snapshot)
     return Document(target, target.name, [DocItem("Select something in the tree.", kind="muted")])
+
+
+def _with_origins(paths: StorePaths, rel: str, items: list[DocItem]) -> list[DocItem]:
+    """Mark each ``## `` section a teammate committed "from NAME" (a shared store; git blame)."""
+    from ..core.sharing.provenance import section_authors
+
+    authors = section_authors(paths, rel)
+    if not authors:
+        return items
+    return [
+        replace(item, origin=authors[item.line].label())
+        if item.kind == "h2" and item.line in authors
+        else item
+        for item in items
+    ]
 
 
 def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot | None) -> Document:
@@ -77,6 +96,7 @@ def _summary_document(paths: StorePaths, target: Target, snapshot: StoreSnapshot
 
 def _l1_document(paths: StorePaths, target: Target) -> Document:
     from ..core.capture.l1_entries import read_l1
+    from ..core.sharing.provenance import session_author
 
     path = paths.sessions / target.name
     entries = list(read_l1(path))
@@ -85,6 +105,9 @@ def _l1_document(paths: StorePaths, target: Target) -> Document:
     users = sum(1 for i in items if i.kind == "user")
     tools = sum(1 for i in items if i.kind in ("tool", "error") and i.prefix.find("⚙") >= 0)
     title = f"L1 · {target.name} · {counted(users, 'prompt')}, {counted(tools, 'tool call')}"
+    author = session_author(paths, f"{paths.sessions.name}/{target.name}")
+    if author is not None:
+        title += f" · {author.label()}"
     if not items:
         size = path.stat().st_size if path.exists() else 0
         note = (

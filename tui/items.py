@@ -42,3 +42,4 @@ class DocItem:
     anchor: bool = False  # a section start, for [ and ]
     sidechain: bool = False  # subagent work
     end_line: int | None = None  # last source line of a Markdown section or bullet (for removal)
+    origin: str = ""  # "from NAME": a section a teammate committed (a shared store)

@@ -121,10 +121,12 @@ def is_shared_file(rel: str, sessions: bool) -> bool:
 # --- git --------------------------------------------------------------------------------
 
 
-def git(cwd: Path | str, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def git(
+    cwd: Path | str, *args: str, check: bool = True, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
     """``git ARGS`` in ``cwd`` (no shell); ShareError with git's message when it fails and ``check``."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)  # noqa: S603 - argv list, no shell
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout)  # noqa: S603 - argv list, no shell
     except FileNotFoundError:
         raise ShareError("git is not installed (or not on PATH)") from None
     if check and done.returncode:

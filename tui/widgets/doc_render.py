@@ -56,6 +56,8 @@ class ItemPainter:
         text = self.head(item)
         base = self.style(f"docview--{item.kind}")
         text.append(visible(item.text).replace("\t", "    "), base if item.kind in STYLED_KINDS else Style())
+        if item.origin:
+            text.append("  " + visible(item.origin), self.style("docview--origin"))
         if item.body:
             text.append("  ▸ …" if folded else "  ▾", self.style("docview--muted"))
             if not folded:
@@ -113,7 +115,11 @@ def _mark(text: Text, pattern: re.Pattern[str] | None, style: Style) -> None:
 def estimate_rows(item: DocItem, width: int, unfolded: bool) -> int:
     """An item's height before it is drawn: its lines' cell lengths over the width."""
     text = (
-        (SIDECHAIN_MARK if item.sidechain else "") + item.prefix + item.text + ("  ▸ …" if item.body else "")
+        (SIDECHAIN_MARK if item.sidechain else "")
+        + item.prefix
+        + item.text
+        + (f"  {item.origin}" if item.origin else "")
+        + ("  ▸ …" if item.body else "")
     )
     if item.body and unfolded:
         text += "\n" + item.body

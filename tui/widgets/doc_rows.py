@@ -29,6 +29,7 @@ class DocRows(ScrollView):
     COMPONENT_CLASSES = {f"docview--{kind}" for kind in KINDS} | {
         "docview--cursor",
         "docview--match",
+        "docview--origin",
         "docview--prefix",
         "docview--sidechain",
     }

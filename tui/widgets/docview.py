@@ -41,6 +41,7 @@ class DocView(DocRows, can_focus=True):
     DocView > .docview--tool_result { color: $text-muted; }
     DocView > .docview--error { color: $error; text-style: bold; }
     DocView > .docview--prefix { text-style: bold; }
+    DocView > .docview--origin { color: $warning; text-style: italic; }
     DocView > .docview--sidechain { color: $secondary; text-style: italic; }
     DocView > .docview--cursor { background: $boost; }
     DocView:focus > .docview--cursor { background: $accent 25%; }

@@ -462,3 +462,45 @@ def test_both_machines_rotating_apart_archive_each_section_once(tmp_path: Path, 
         assert len(list((project / STORE).glob("memory_*.md"))) == 2
         doctor = mk(project, "doctor")
         assert "is healthy" in doctor.stdout, doctor.stdout
+
+
+def _hit_id(project: Path, word: str, tiers: tuple[str, ...]) -> str:
+    found = json.loads(mk(project, "search", word, "--json").stdout)
+    hits = [h for t in found["tiers"] for h in t["hits"] if h["tier"] in tiers and word in json.dumps(h)]
+    assert hits, (word, found)
+    return str(hits[0]["id"])
+
+
+def test_show_says_which_teammate_a_section_or_session_came_from(tmp_path: Path, env: None) -> None:
+    origin, a = first_clone(tmp_path, "--sessions")
+    flush(a, "amberquill", 1)
+    commit(a, "a: share, flush")
+    git(a, "push", "-q", "origin", "main")
+    b = clone(origin, tmp_path, "b")
+    mk(b, "share", "--sessions")
+    flush(b, "cobaltquill", 2)
+    commit(b, "b: flush")
+
+    # A's section, pulled into B: from A's author, with the commit that added its header
+    shown = json.loads(mk(b, "show", _hit_id(b, "amberquill", ("memory", "l2")), "--json").stdout)
+    added = git(a, "log", "-1", "--format=%h", "--", str(STORE / "memory.md")).strip()
+    assert shown["from"] is not None, shown
+    assert (shown["from"]["name"], shown["from"]["email"]) == ("a", "a@example.invalid")
+    assert added.startswith(shown["from"]["commit"]) or shown["from"]["commit"].startswith(added)
+    text = mk(b, "show", _hit_id(b, "amberquill", ("memory", "l2"))).stdout
+    assert re.search(r"^from: a <a@example\.invalid> \(commit [0-9a-f]{7}, \d{4}-\d\d-\d\dT", text, re.M), (
+        text
+    )
+    # B's own section (committed by B) and its own session: nothing said
+    own = json.loads(mk(b, "show", _hit_id(b, "cobaltquill", ("memory", "l2")), "--json").stdout)
+    assert own["from"] is None, own
+    assert "from:" not in mk(b, "show", _hit_id(b, "cobaltquill", ("memory", "l2"))).stdout
+    own_l1 = json.loads(mk(b, "show", _hit_id(b, "cobaltquill", ("l1",)), "--json").stdout)
+    assert own_l1["from"] is None, own_l1
+    # A's L1 session, shared with --sessions: from A
+    their_l1 = json.loads(mk(b, "show", _hit_id(b, "amberquill", ("l1",)), "--json").stdout)
+    assert their_l1["file"].startswith("sessions/") and their_l1["from"]["name"] == "a", their_l1
+    # on A, its own section is its own
+    assert (
+        json.loads(mk(a, "show", _hit_id(a, "amberquill", ("memory", "l2")), "--json").stdout)["from"] is None
+    )
