@@ -213,6 +213,11 @@ class SearchScreen(Screen[None]):
             self._state = replace(self._state, query=event.value, limit=PAGE)
         self.run_search()
 
+    @property
+    def idle(self) -> bool:
+        """No search under way or queued, and the last one's results all shown."""
+        return not self._searching and self._queued is None and self._rest is None
+
     def run_search(self) -> None:
         """Search for the current query and filters (in a thread)."""
         state = self._state

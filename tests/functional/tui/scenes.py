@@ -41,14 +41,15 @@ def build_store(base: Path) -> StorePaths:
 
 async def settle(pilot: Pilot[None]) -> None:
     """Wait until workers are done and the screen has caught up (at least three rounds, more
-    while workers keep starting, as a screen's reading in parts does)."""
-    for round_ in range(20):
+    while workers keep starting, as a screen's reading in parts does, or while the screen says
+    it is not yet idle: search results shown in two frames)."""
+    for round_ in range(200):
         await pilot.pause()
         # The file watcher runs for the app's lifetime: wait for every other worker.
         others = [w for w in pilot.app.workers if w.group != "fs-watch"]
         if others:  # (an empty list would mean "all workers")
             await pilot.app.workers.wait_for_complete(others)
-        elif round_ >= 2:
+        elif round_ >= 2 and getattr(pilot.app.screen, "idle", True):
             break
     await pilot.pause()
 
