@@ -119,6 +119,7 @@ class SearchScreen(Screen[None]):
         self._summary = ""
         self._searching = False
         self._queued: Request | None = None
+        self._answered_serial = 0  # the serial of the last search answered (shown or failed)
         self._asked: Request | None = None
         self._restore_highlight = self._state.highlighted
         #: Options of the results on screen still to be added below the first screen.
@@ -274,7 +275,7 @@ class SearchScreen(Screen[None]):
         stale = started - self._fresh_at.get(scope, float("-inf")) > FRESH_SECONDS
         try:
             if stale and not self._fresh_at and request.deep:
-                self._refresh_with_progress()
+                self._refresh_with_progress(request.serial)
                 stale = False
             results = search(
                 self._paths,
@@ -290,19 +291,20 @@ class SearchScreen(Screen[None]):
             )
             self._fresh_at[scope] = started
         except Exception as exc:  # a bad query is one line, not a crash
-            self.app.call_from_thread(self._answered, self._failed, str(exc), request.serial)
+            self.app.call_from_thread(self._answered, request.serial, self._failed, str(exc))
             return
         elapsed = (time.perf_counter() - started) * 1000
         # One trip to the event loop: the results shown, then the next search started.
-        self.app.call_from_thread(self._answered, self._show_results, results, elapsed, request.serial)
+        self.app.call_from_thread(self._answered, request.serial, self._show_results, results, elapsed)
 
-    def _answered(self, show: Callable[..., None], *args: Any) -> None:
+    def _answered(self, serial: int, show: Callable[..., None], *args: Any) -> None:
         try:
-            show(*args)
+            show(*args, serial)
         finally:
+            self._answered_serial = max(self._answered_serial, serial)
             self._search_done()
 
-    def _refresh_with_progress(self) -> None:
+    def _refresh_with_progress(self, serial: int) -> None:
         """Bring the whole index up to date, reporting its progress (the first deep search)."""
         from ...core.search import IndexBusy, refresh
 
@@ -312,7 +314,7 @@ class SearchScreen(Screen[None]):
             now = time.perf_counter()
             if now - last[0] >= 0.1 or done >= total:
                 last[0] = now
-                self.post_message(SearchScreen.IndexProgress(done, total, current))
+                self.post_message(SearchScreen.IndexProgress(done, total, current, serial))
 
         try:
             refresh(self._paths, progress)
@@ -321,17 +323,20 @@ class SearchScreen(Screen[None]):
 
     @dataclass
     class IndexProgress(Message):
-        """The index update before the first search: ``done`` of ``total`` bytes."""
+        """The index update before the first search: ``done`` of ``total`` bytes (for search ``serial``)."""
 
         done: int
         total: int
         current: str
+        serial: int
 
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, SearchScreen.IndexProgress)
 
     @on(IndexProgress)
     def _index_progress(self, message: IndexProgress) -> None:
+        if message.serial <= self._answered_serial:
+            return  # late news of a search already answered: its results are on screen
         bar = self.query_one("#search-progress", ProgressBar)
         if message.done >= message.total:
             bar.display = False

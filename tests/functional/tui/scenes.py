@@ -215,7 +215,7 @@ async def _search_progress(pilot: Pilot[None]) -> None:
 
     screen = await open_screen(pilot, "slash", SearchScreen)
     screen.post_message(
-        SearchScreen.IndexProgress(412_000_000, 1_030_000_000, "sessions/2026-11-20_0403_x.l1.jsonl")
+        SearchScreen.IndexProgress(412_000_000, 1_030_000_000, "sessions/2026-11-20_0403_x.l1.jsonl", 1)
     )
     await settle(pilot)
 

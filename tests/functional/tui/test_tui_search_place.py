@@ -172,6 +172,21 @@ async def test_first_deep_search_shows_index_progress_and_deep_is_the_remembered
         assert not search.state.deep
 
 
+async def test_index_progress_arriving_after_the_results_changes_nothing(store: StorePaths) -> None:
+    """The index's progress is posted from the search thread and the results come by another way:
+    under load the last progress can arrive after the results; it must not cover them."""
+    app = MemkeeperApp(store, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        search = await _search(app, pilot, "webhook")
+        shown = str(search.query_one("#filters").render())
+        assert "hit" in shown
+        late = SearchScreen.IndexProgress(10, 100, "sessions/late.l1.jsonl", 1)
+        search.post_message(late)
+        await settle(pilot)
+        assert str(search.query_one("#filters").render()) == shown
+        assert not search.query_one("#search-progress").display
+
+
 async def test_show_in_tree_from_a_hit(store: StorePaths) -> None:
     app = MemkeeperApp(store, watch=False)
     async with app.run_test(size=SIZE) as pilot:
