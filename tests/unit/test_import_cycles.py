@@ -1,4 +1,4 @@
-"""No import cycle inside core, module by module.
+"""No import cycle inside core or the TUI, module by module.
 
 import-linter's ``acyclic_siblings`` contract (pyproject.toml) finds cycles between the modules and
 subpackages of each core package, but not one through a package's own ``__init__``: a backend
@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 import grimp
+import pytest
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
@@ -60,7 +61,8 @@ def cycles(graph: grimp.ImportGraph, prefix: str) -> list[list[str]]:
     return found
 
 
-def test_no_import_cycle_between_core_modules() -> None:
+@pytest.mark.parametrize("package", ["memkeeper.core", "memkeeper.tui"])
+def test_no_import_cycle_between_modules(package: str) -> None:
     graph = grimp.build_graph("memkeeper", cache_dir=None)
     ignored = _ignored_imports()
     for importer, imported in ignored:
@@ -68,7 +70,7 @@ def test_no_import_cycle_between_core_modules() -> None:
             f"{importer} -> {imported} is ignored in pyproject.toml but no longer exists: remove it there"
         )
         graph.remove_import(importer=importer, imported=imported)
-    assert cycles(graph, "memkeeper.core") == []
+    assert cycles(graph, package) == []
 
 
 def test_a_cycle_through_a_package_init_is_found() -> None:
