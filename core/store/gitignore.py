@@ -42,6 +42,12 @@ COMMITTED = (
 
 Mode = Literal["private", "shared", "off"]
 
+#: The first line of the private text memkeeper wrote before this one, a list of runtime names that
+#: let a summarizer's raw answer and the JS plugin's delta through (``doctor --repair`` replaces it).
+EARLIER_PRIVATE_HEADER = (
+    "# memkeeper: the runtime state of one machine, never committed (the memory files are yours to commit;"
+)
+
 _HEADERS: dict[Mode, str] = {
     "private": (
         "# memkeeper: only the memory below is committable (yours to commit); runtime state never is.\n"
