@@ -5,7 +5,8 @@ the summarizer's health, the one file watcher and the screens. The actions that 
 store (rotate, forget, restore, remove, regenerate) and act on a find (copy, editor, export)
 are in its base class :class:`~memkeeper.tui.store_actions.StoreActions`; the console script
 is :mod:`memkeeper.tui.launch`. Screens get the snapshot through calls down
-(``screen.show_snapshot``) and ask for actions through the App's methods.
+(``screen.show_snapshot``) and ask for actions by posting messages up or through the methods
+:class:`~memkeeper.tui.reach.MemkeeperHost` lists (no screen imports this module).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .messages import (
     StoreChanged,
     WatchStateChanged,
 )
-from .model import BackendHealth, StoreSnapshot
+from .model import BackendHealth, SearchState, StoreSnapshot
 from .prefs import Prefs
 from .screens.browse import BrowseScreen, target_for_file
 from .snapshot import load_snapshot
@@ -43,7 +44,7 @@ from .store_actions import StoreActions
 from .widgets.doc_pane import OpenRequest
 
 if TYPE_CHECKING:
-    from .screens.search import SearchState
+    from .reach import MemkeeperHost
 
 STYLES = Path(__file__).parent / "styles"
 
@@ -52,7 +53,11 @@ class MemkeeperApp(StoreActions):
     """Browse a memkeeper store's tiers, act on pending work, search, refresh live."""
 
     TITLE = "memkeeper"
-    CSS_PATH: ClassVar[list[str | PurePath]] = [STYLES / "base.tcss", STYLES / "app.tcss"]
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        STYLES / "widgets.tcss",
+        STYLES / "base.tcss",
+        STYLES / "app.tcss",
+    ]
     COMMANDS = App.COMMANDS | {MemoryCommands}
     BINDINGS = keymap.bindings("app")
     """Keys that work on every screen."""
@@ -259,7 +264,7 @@ class MemkeeperApp(StoreActions):
 
     def open_search(self, query: str = "") -> None:
         """Open search where it was left (query, filters, results), or with ``query``."""
-        from .screens.search import SearchScreen, SearchState
+        from .screens.search import SearchScreen
 
         if isinstance(self.screen, SearchScreen):
             return
@@ -407,3 +412,9 @@ class MemkeeperApp(StoreActions):
         if was_live:
             self.start_watching()
         self.notify(f"Switched to {project.name}", timeout=3)
+
+
+if TYPE_CHECKING:
+
+    def _host(app: MemkeeperApp) -> MemkeeperHost:
+        return app  # mypy checks here that the App offers what its screens use of it

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .reach import memkeeper_app
+
 if TYPE_CHECKING:
-    from .app import MemkeeperApp
+    from textual.app import App
 
 
-def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], object]]]:
-    """(name, help, callback) for every action the palette offers."""
+def palette_actions(app: App[Any]) -> list[tuple[str, str, Callable[[], object]]]:
+    """(name, help, callback) for every action the palette offers (``app``: memkeeper's)."""
+    mk = memkeeper_app(app)
 
     def browse_action(name: str) -> Callable[[], object]:
         def run() -> object:
-            screen = app.browse()
+            screen = mk.browse()
             if screen is None:
                 return None
             if app.screen is not screen:
@@ -38,25 +41,25 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
         return run
 
     return [
-        ("Search", "Search every tier (/)", lambda: app.open_search()),
-        ("Pending summaries", "List pending and failed L3 summaries, regenerate them (p)", app.open_pending),
+        ("Search", "Search every tier (/)", lambda: mk.open_search()),
+        ("Pending summaries", "List pending and failed L3 summaries, regenerate them (p)", mk.open_pending),
         (
             "Regenerate summaries",
             "Open the pending screen to regenerate one or all (p, then g / a)",
-            app.open_pending,
+            mk.open_pending,
         ),
-        ("Rotate now", "Archive memory.md now and keep its tail (r)", app.rotate_now),
+        ("Rotate now", "Archive memory.md now and keep its tail (r)", mk.rotate_now),
         (
             "Migrate legacy memory.md",
             "Preview and run the split of an oversized memory.md (m)",
-            app.open_migrate,
+            mk.open_migrate,
         ),
         (
             "Forget selection",
             "Move the selected archive or L1 session to the trash (d)",
             browse_action("forget"),
         ),
-        ("Sessions", "Find a session by title or date (S)", app.open_sessions),
+        ("Sessions", "Find a session by title or date (S)", mk.open_sessions),
         (
             "Regenerate this summary",
             "Make the selected archive's L3 summary again (g)",
@@ -87,18 +90,18 @@ def palette_actions(app: MemkeeperApp) -> list[tuple[str, str, Callable[[], obje
             pane_action("toggle_markdown"),
         ),
         ("Follow", "Follow the open document as it grows, like tail -f (f)", pane_action("follow")),
-        ("Activity", "Sessions, prompts and tools per day; memory growth; decisions (A)", app.open_activity),
-        ("Trash", "Restore forgotten archives, sessions and entries (t)", app.open_trash),
-        ("Switch project", "Open another project's store (o)", app.open_projects),
+        ("Activity", "Sessions, prompts and tools per day; memory growth; decisions (A)", mk.open_activity),
+        ("Trash", "Restore forgotten archives, sessions and entries (t)", mk.open_trash),
+        ("Switch project", "Open another project's store (o)", mk.open_projects),
         (
             "Settings",
             "Memory on/off, flush interval, summarizer, daily model budget, recall, this TUI (,)",
-            app.open_settings,
+            mk.open_settings,
         ),
-        ("Toggle live refresh", "Watch the store's files and refresh on change (w)", app.toggle_live),
-        ("Reload", "Re-read the store now (F5)", app.reload_snapshot),
+        ("Toggle live refresh", "Watch the store's files and refresh on change (w)", mk.toggle_live),
+        ("Reload", "Re-read the store now (F5)", mk.reload_snapshot),
         ("Sections", "Jump to a section of the open document (s)", browse_action("sections")),
-        ("Help", "Every key (F1)", app.action_help),
+        ("Help", "Every key (F1)", mk.action_help),
     ]
 
 
@@ -106,9 +109,7 @@ class MemoryCommands(Provider):
     """memkeeper's actions in the command palette."""
 
     def _actions(self) -> list[tuple[str, str, Callable[[], object]]]:
-        from .reach import memkeeper_app
-
-        return palette_actions(memkeeper_app(self.screen))
+        return palette_actions(self.app)
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._actions():

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.message import Message
 
-from .model import StoreSnapshot
-
-if TYPE_CHECKING:
-    from .screens.search import SearchState
+from .model import SearchState, StoreSnapshot
 
 #: Tiers a file change can touch.
 TIERS = ("l2", "l3", "l1", "index", "named")

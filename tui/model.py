@@ -156,3 +156,21 @@ class Document:
     items: list[DocItem] = field(default_factory=list)
     path: Path | None = None
     session: str | None = None  # the full session id of an L1 document
+
+
+#: Hits shown at first, and added by each "more".
+SEARCH_PAGE = 20
+
+
+@dataclass(frozen=True)
+class SearchState:
+    """Where a search was left: reopening ``/`` starts from here (the App keeps it, a
+    :class:`~memkeeper.tui.messages.SearchLeft` carries it up)."""
+
+    query: str = ""
+    tier_index: int = 0
+    type_index: int = 0
+    deep: bool = True
+    exact: bool = False
+    limit: int = SEARCH_PAGE
+    highlighted: int | None = None

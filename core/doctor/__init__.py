@@ -38,6 +38,7 @@ from .file_checks import (
     AdoptedCheck,
     CountersCheck,
     EncodingCheck,
+    GitignoreCheck,
     L1LinesCheck,
     LeftoversCheck,
     PermissionsCheck,
@@ -72,6 +73,7 @@ CHECKS: list[Check] = [
     L1LinesCheck(),
     CountersCheck(),
     EncodingCheck(),
+    GitignoreCheck(),
     PermissionsCheck(),
     AdoptedCheck(),
 ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..basics.platform import HAS_FILE_MODES
 from ..store import jobs
 from ..store.atomic import append_bytes, atomic_write_bytes, atomic_write_json
+from ..store.layout import GITIGNORE
 from ..store.lock import file_lock
 from ..store.names import is_l1
 from ..store.paths import DIR_MODE, FILE_MODE
@@ -231,6 +232,37 @@ class PermissionsCheck(Check):
                 os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)
             except OSError:
                 pass
+
+
+class GitignoreCheck(Check):
+    """The store's ``.gitignore`` is not the earlier private text memkeeper wrote (a list of runtime
+    names that let a summarizer's raw answer and the JS plugin's delta be committed): repaired to
+    today's whitelist (:mod:`memkeeper.core.store.gitignore`). A person's own file is left alone."""
+
+    codes = ("gitignore-outdated",)
+
+    def diagnose(self, ctx: Context) -> list[Finding]:
+        from ..store.gitignore import EARLIER_PRIVATE_HEADER
+
+        try:
+            with open(ctx.paths.root / GITIGNORE, encoding="utf-8") as handle:
+                first = handle.readline().rstrip("\n")
+        except (OSError, UnicodeDecodeError):
+            return []
+        if first != EARLIER_PRIVATE_HEADER:
+            return []
+        message = (
+            "the store's .gitignore is memkeeper's earlier one, which lets a summarizer's raw answer "
+            "and the JS plugin's delta file be committed; repair writes today's (memory only)"
+        )
+        return [Finding(NOTE, "gitignore-outdated", message, GITIGNORE)]
+
+    def repair(self, ctx: Context, findings: list[Finding]) -> None:
+        from ..store.gitignore import write_gitignore
+
+        if findings:
+            ctx.backed_up().copy(ctx.paths.root / GITIGNORE)
+            write_gitignore(ctx.paths.root, "private")
 
 
 class AdoptedCheck(Check):

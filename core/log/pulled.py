@@ -178,7 +178,8 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     ``.set-aside/<name>`` (git then shows it deleted: commit that) and this machine goes on
     with its own. L1 sessions are memory and stay (shared before sharing them was turned off).
     """
-    from ..sharing.share import ShareError, git, is_shared_file
+    from ..sharing.share import ShareError, git
+    from ..store.gitignore import is_committed
 
     try:
         listed = git(paths.root, "ls-files", "-z", "--full-name", "--", ".").stdout
@@ -188,7 +189,7 @@ def set_aside_unshared(paths: StorePaths) -> list[str]:
     moved = []
     for raw in listed.split(b"\0"):
         rel = raw.decode("utf-8", "surrogateescape")[len(top) :]
-        if not rel or is_shared_file(rel, sessions=True):
+        if not rel or is_committed(rel, sessions=True):
             continue  # memory (L1 sessions too: shared before, or by another clone's choice)
         source = os.path.join(paths.root, *rel.split("/"))
         if os.path.islink(source) or not os.path.isfile(source):

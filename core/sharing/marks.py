@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import os
 
+from ..store.gitignore import GITATTRIBUTES, SESSIONS_LINE, SHARE_MARKER
+from ..store.layout import GITIGNORE
 from ..store.paths import StorePaths
-
-#: The first line ``memkeeper share`` writes in the store's ``.gitattributes``.
-SHARE_MARKER = "# memkeeper share:"
-
-
-#: The line of the store's ``.gitignore`` that shares the L1 sessions (``memkeeper share --sessions``).
-SESSIONS_LINE = "!/sessions/*.l1.jsonl"
 
 
 def sessions_shared(paths: StorePaths) -> bool:
     try:
-        with open(os.path.join(paths.root, ".gitignore"), encoding="utf-8") as handle:
+        with open(os.path.join(paths.root, GITIGNORE), encoding="utf-8") as handle:
             return SESSIONS_LINE in handle.read().splitlines()
     except (OSError, UnicodeDecodeError):
         return False
@@ -27,7 +22,7 @@ def sessions_shared(paths: StorePaths) -> bool:
 
 def is_shared(paths: StorePaths) -> bool:
     try:
-        with open(os.path.join(paths.root, ".gitattributes"), "rb") as handle:
+        with open(os.path.join(paths.root, GITATTRIBUTES), "rb") as handle:
             return handle.read(len(SHARE_MARKER)) == SHARE_MARKER.encode()
     except OSError:
         return False

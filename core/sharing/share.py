@@ -2,7 +2,7 @@
 
 Sharing is opt-in and lives in files git itself reads, in the store folder:
 
-- ``.gitignore`` (written by :func:`write_store_gitignore`, the one writer of that file):
+- ``.gitignore`` (its text and its one writer: :mod:`memkeeper.core.store.gitignore`):
   everything is ignored but the shared memory: ``memory.md``, the archives, their L3
   summaries, ``memory-index.json`` and the project notes (``project.md`` …); the L1 sessions
   (raw prompts and tool output) only when the team chose to share them. Runtime state
@@ -27,28 +27,15 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.layout import INDEX_FILE, MEMORY_FILE, SESSIONS_DIR
-from ..store.names import is_archive, is_l1, is_summary
-from ..store.paths import NAMED_MEMORY_FILES, StorePaths
-from .marks import SESSIONS_LINE, SHARE_MARKER, sessions_shared
+from ..store.gitignore import GITATTRIBUTES, SHARE_MARKER, is_committed, write_gitignore
+from ..store.layout import INDEX_FILE, MEMORY_FILE
+from ..store.names import is_l1
+from ..store.paths import StorePaths
+from .marks import sessions_shared
 
-#: The first line of every file ``memkeeper share`` writes; a file without it is a person's.
-MARKER = SHARE_MARKER
 HOOK_MARKER = "# memkeeper share pre-commit check"
 DRIVER = "memkeeper"
 STORE_PREFIX = ".claude/memory/"
-GITIGNORE = ".gitignore"
-GITATTRIBUTES = ".gitattributes"
-
-_SHARED_TOP = (
-    GITIGNORE,
-    GITATTRIBUTES,
-    MEMORY_FILE,
-    "memory_*.md",
-    "memory_*.summary.json",
-    INDEX_FILE,
-    *NAMED_MEMORY_FILES.values(),
-)
 _MERGED = (MEMORY_FILE, "memory_*.md", "memory_*.summary.json", INDEX_FILE)
 
 
@@ -59,63 +46,21 @@ class ShareError(ValueError):
 # --- the store's files -----------------------------------------------------------------
 
 
-def store_gitignore_text(shared: bool, sessions: bool = False) -> str:
-    """The store's ``.gitignore``: with ``shared``, the memory files (and the L1 sessions with
-    ``sessions``) are committed and nothing else; without it, nothing is."""
-    if not shared:
-        return f"{MARKER} off. Nothing in the memory store is committed (turn on: memkeeper share).\n*\n"
-    lines = [
-        f"{MARKER} on. Only the memory below is committed; runtime state never is.",
-        "/*",
-        *(f"!/{name}" for name in _SHARED_TOP),
-    ]
-    if sessions:
-        lines += [
-            "# L1 sessions (raw prompts and tool output) are shared: memkeeper share --sessions",
-            f"!/{SESSIONS_DIR}/",
-            f"/{SESSIONS_DIR}/*",
-            SESSIONS_LINE,
-            f"!/{SESSIONS_DIR}/*.l1.jsonl.gz",
-        ]
-    return "\n".join(lines) + "\n"
-
-
 def store_gitattributes_text() -> str:
     lines = [
-        f"{MARKER} how git merges the shared memory (the driver is registered per repository).",
+        f"{SHARE_MARKER} how git merges the shared memory (the driver is registered per repository).",
         "* -text",
         *(f"/{name} merge={DRIVER}" for name in _MERGED),
     ]
     return "\n".join(lines) + "\n"
 
 
-def write_store_gitignore(paths: StorePaths, shared: bool, sessions: bool = False) -> None:
-    """The one writer of the store's ``.gitignore`` (see :func:`store_gitignore_text`)."""
-    from ..store.atomic import atomic_write_text
-
-    atomic_write_text(paths.root / GITIGNORE, store_gitignore_text(shared, sessions), redact=False)
-
-
 def _ours(path: Path) -> bool:
+    """True for a file ``memkeeper share`` wrote (its first line is the marker); a person's otherwise."""
     try:
-        return path.read_text("utf-8").startswith(MARKER)
+        return path.read_text("utf-8").startswith(SHARE_MARKER)
     except (OSError, UnicodeDecodeError):
         return False
-
-
-def is_shared_file(rel: str, sessions: bool) -> bool:
-    """True for a path (relative to the store folder, ``/``-separated) that sharing commits."""
-    folder, _, name = rel.rpartition("/")
-    if folder == SESSIONS_DIR:
-        return sessions and is_l1(name)
-    if folder:
-        return False
-    return (
-        name in (GITIGNORE, GITATTRIBUTES, MEMORY_FILE, INDEX_FILE)
-        or name in NAMED_MEMORY_FILES.values()
-        or is_archive(name)
-        or is_summary(name)
-    )
 
 
 # --- git --------------------------------------------------------------------------------
@@ -231,7 +176,7 @@ def share_on(paths: StorePaths, sessions: bool = False) -> ShareStatus:
 
     repo = repo_root(paths.project)
     ensure_store(paths)
-    write_store_gitignore(paths, shared=True, sessions=sessions)
+    write_gitignore(paths.root, "shared", sessions)
     atomic_write_text(paths.root / GITATTRIBUTES, store_gitattributes_text(), redact=False)
     register_driver(repo)
     warning = install_hook(repo)
@@ -245,7 +190,7 @@ def share_off(paths: StorePaths) -> ShareStatus:
     """Stop sharing: nothing in the store is committed from now on; the driver and our hook go."""
     repo = repo_root(paths.project)
     if paths.exists():
-        write_store_gitignore(paths, shared=False)
+        write_gitignore(paths.root, "off")
         attributes = paths.root / GITATTRIBUTES
         if _ours(attributes):
             attributes.unlink()
@@ -354,7 +299,7 @@ def check_staged(cwd: Path) -> list[StagedFinding]:
         if rel is None:
             continue
         sessions = sessions_shared(StorePaths(_store_of(repo, path).parent.parent))
-        if not is_shared_file(rel, sessions):
+        if not is_committed(rel, sessions):
             why = (
                 "an L1 session, and sessions are not shared" if is_l1(rel) else "runtime state, never shared"
             )

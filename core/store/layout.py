@@ -17,11 +17,19 @@ MEMORY_FILE = "memory.md"
 INDEX_FILE = "memory-index.json"
 CONFIG_FILE = "config.json"
 LOCK_FILE = ".memkeeper.lock"
+#: The store's own: its text and its one writer are in :mod:`memkeeper.core.store.gitignore`.
+GITIGNORE = ".gitignore"
 STATE_DIR = ".state"
 SESSIONS_DIR = "sessions"
 LOGS_DIR = "logs"
 COUNTERS_FILE = "counters.json"
 COUNTERS_LOCK = "counters.lock"
+#: Files loaded at session start and written by ``memory-set``.
+NAMED_MEMORY_FILES = {
+    "project": "project.md",
+    "architecture": "architecture.md",
+    "conventions": "conventions.md",
+}
 SEARCH_DB = ".search.sqlite3"
 #: Runtime state made elsewhere, set aside (never read again): see :mod:`memkeeper.core.store.state_stamp`.
 SET_ASIDE_DIR = ".set-aside"

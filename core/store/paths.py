@@ -21,6 +21,7 @@ from .layout import (
     LOGS_DIR,
     MEMORY_FILE,
     MEMORY_SUBDIR,
+    NAMED_MEMORY_FILES,
     SEARCH_DB,
     SESSIONS_DIR,
     SIDE_SCRATCH,
@@ -48,13 +49,6 @@ __all__ = [
     "paths_for",
     "resolve_project",
 ]
-
-#: Files loaded at session start and written by ``memory-set``.
-NAMED_MEMORY_FILES = {
-    "project": "project.md",
-    "architecture": "architecture.md",
-    "conventions": "conventions.md",
-}
 
 
 def resolve_project(

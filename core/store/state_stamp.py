@@ -10,8 +10,9 @@ else — another stamp, or none — is set aside (moved, never deleted, into a d
 ``.set-aside/`` the store never reads) and made again: the index is rebuilt by the next search.
 
 On that first use the store's modes are repaired too (git gives 0644 / 0755; the store's are 0600
-/ 0700), the store gets a ``.gitignore`` for its runtime state (memory is committable; runtime
-state never is), and what was done is kept in ``.state/adopted.json`` for ``doctor`` to say.
+/ 0700), the store gets its ``.gitignore`` if it has none (:mod:`memkeeper.core.store.gitignore`:
+memory is committable; runtime state never is), and what was done is kept in
+``.state/adopted.json`` for ``doctor`` to say.
 
 Called by every entry point before it uses a store (:func:`adopt`): the hooks, and through
 :func:`memkeeper.core.store.paths.guard` every command, job, the TUI and the MCP server. A store whose
@@ -24,22 +25,13 @@ import os
 import stat
 
 from ..basics import platform
-from .layout import DIR_MODE, FILE_MODE, LOGS_DIR, SEARCH_DB, SET_ASIDE_DIR, STATE_DIR
+from .layout import DIR_MODE, FILE_MODE, GITIGNORE, LOGS_DIR, SEARCH_DB, SET_ASIDE_DIR, STATE_DIR
 
 STAMP_FILE = "stamp"
 ADOPTED_FILE = "adopted.json"
-GITIGNORE = ".gitignore"
 ADOPT_LOCK = ".memkeeper-adopt.lock"
 #: What a store keeps of this machine's runtime, set aside when another made it.
 RUNTIME_NAMES = (STATE_DIR, LOGS_DIR, SEARCH_DB, SEARCH_DB + "-wal", SEARCH_DB + "-shm")
-GITIGNORE_TEXT = (
-    "# memkeeper: the runtime state of one machine, never committed (the memory files are yours to commit;\n"
-    "# `memkeeper share` turns on team memory and rewrites this file: core/sharing/share.py)\n"
-    f"/{STATE_DIR}/\n/{LOGS_DIR}/\n/{SEARCH_DB}*\n/.memkeeper.lock\n/{ADOPT_LOCK}\n/{SET_ASIDE_DIR}/\n"
-    "/.trash/\n/.backups/\n*.tmp\n"
-    "# L1 sessions hold raw prompts and tool output: shared only by `memkeeper share --sessions`\n"
-    "/sessions/\n/config.json\n/model-calls.jsonl\n"
-)
 #: The longest an entry point waits for another process adopting the same store.
 ADOPT_WAIT = 1.0
 
@@ -79,11 +71,10 @@ def write_stamp(root: str) -> None:
 def mark_made_here(root: str) -> None:
     """A store's runtime state made by this process: stamp it, and give the store its ``.gitignore``
     if it has none (called when ``.state`` is made, and after an adoption)."""
-    gitignore = os.path.join(root, GITIGNORE)
-    if not os.path.lexists(gitignore):
-        from .atomic import atomic_write_text
+    if not os.path.lexists(os.path.join(root, GITIGNORE)):
+        from .gitignore import write_gitignore
 
-        atomic_write_text(gitignore, GITIGNORE_TEXT, redact=False)
+        write_gitignore(root, "private")
     write_stamp(root)
 
 

@@ -1,136 +1,77 @@
 """Summarizer backends behind one small interface, and the budgeted, logged model call.
 
-A backend turns a prompt into text: ``Backend.complete(prompt, timeout) -> Completion``.
-Four exist, one module each: ``claude`` (the user's own Claude Code, headless),
+A backend turns a prompt into text: ``Backend.complete(prompt, timeout) -> Completion``
+(the interface and the errors: :mod:`~memkeeper.core.summarizers.backend`). Four exist, one module each: ``claude`` (the user's own Claude Code, headless),
 ``anthropic`` (the official SDK, needs a key), ``command`` (any argv reading the prompt
 on stdin) and ``extractive`` (no model: a deterministic summary of the text).
-:func:`get_backend` resolves a name ("auto" = claude on PATH, else anthropic with a
-key, else extractive). :func:`complete` is what the rest of memkeeper calls: it
+:func:`get_backend` (:mod:`~memkeeper.core.summarizers.registry`) resolves a name ("auto" =
+claude on PATH, else anthropic with a key, else extractive). :func:`complete` is what the rest of memkeeper calls: it
 enforces the daily caps of ``config.budget`` (raising :class:`BudgetExceeded` before
 any model is called) and appends one line per call to a bounded JSONL log in
 ``.state/model-calls.jsonl``; :func:`budget_status` reads that log for status/TUI.
+
+The modules import downwards only: this package > ``health`` > ``registry`` > the backends >
+``_process`` > ``backend`` (tests/unit/test_import_cycles.py keeps it so).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..basics.fastjson import json_lines
 from ..basics.timestamps import iso_now, utc_day
 from ..basics.tokens import estimate_tokens
 from ..store.atomic import append_text, atomic_write_bytes
 from ..store.lock import file_lock
+from .backend import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    MAX_OUTPUT_TOKENS,
+    Backend,
+    BackendDown,
+    BackendError,
+    BackendResting,
+    BackendUnavailable,
+    BudgetExceeded,
+    Completion,
+    SummarizerError,
+    child_env,
+)
+from .registry import BACKEND_NAMES, get_backend, resolve_backend_name
 
 if TYPE_CHECKING:
     from ..config.model import Config
     from ..store.paths import StorePaths
 
-BACKEND_NAMES = ("claude", "anthropic", "command", "extractive")
+__all__ = [
+    "BACKEND_NAMES",
+    "CALL_LOG_KEEP",
+    "CALL_LOG_NAME",
+    "CALL_LOG_TRIM_AT",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "MAX_OUTPUT_TOKENS",
+    "Backend",
+    "BackendDown",
+    "BackendError",
+    "BackendResting",
+    "BackendUnavailable",
+    "BudgetExceeded",
+    "Completion",
+    "SummarizerError",
+    "budget_status",
+    "child_env",
+    "complete",
+    "get_backend",
+    "log_call",
+    "read_call_log",
+    "resolve_backend_name",
+]
+
 CALL_LOG_NAME = "model-calls.jsonl"
 #: The call log keeps its last CALL_LOG_KEEP lines; it is trimmed when it passes CALL_LOG_TRIM_AT.
 CALL_LOG_KEEP = 1000
 CALL_LOG_TRIM_AT = 1200
-#: The longest answer a call may get, in output tokens, by purpose. A flush asks for 2-4
-#: one-sentence bullets (memkeeper keeps at most 6 of 300 characters: ~450 tokens); an L3
-#: summary for one JSON object (at most 10 themes, decisions and issues: ~3,000 tokens).
-#: Claude Code would otherwise ask for 32,000 (2.1.197) or 128,000 (2.1.33x) with thinking on.
-MAX_OUTPUT_TOKENS = {"flush": 1024, "l3-summary": 4096}
-DEFAULT_MAX_OUTPUT_TOKENS = 4096
-
-
-class SummarizerError(Exception):
-    """Base of the errors a model call can end with; the message is one line."""
-
-
-class BackendError(SummarizerError):
-    """The backend could not produce an answer (missing, timed out, exited non-zero, ...)."""
-
-
-class BackendUnavailable(BackendError):
-    """The backend cannot run at all here (not installed, no key, no command): retrying cannot help."""
-
-
-class BackendDown(BackendUnavailable):
-    """The backend is unreachable or refuses us (connection, no answer in time, auth): it rests."""
-
-
-class BackendResting(BackendUnavailable):
-    """The backend failed that way lately and rests (see ``summarizers.health``); nothing was called."""
-
-
-class BudgetExceeded(SummarizerError):
-    """Today's cap on model calls or tokens is reached; no model was called."""
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    model: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-
-class Backend(Protocol):
-    """What every backend offers: a name (for logs and ``generator``) and one call."""
-
-    @property
-    def name(self) -> str: ...
-
-    def complete(
-        self, prompt: str, timeout: float, max_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
-    ) -> Completion: ...
-
-
-def _has_api_key(config: Config) -> bool:
-    from .anthropic import api_key
-
-    return api_key(config) is not None
-
-
-def resolve_backend_name(config: Config, name: str | None = None) -> str:
-    """The concrete backend name for ``name`` (or the configured one), resolving "auto"."""
-    chosen = name or config.summarizer.backend
-    if chosen == "auto":
-        if shutil.which("claude"):
-            return "claude"
-        if _has_api_key(config):
-            return "anthropic"
-        return "extractive"
-    if chosen not in BACKEND_NAMES:
-        raise BackendUnavailable(
-            f"unknown summarizer backend {chosen!r} (known: auto, {', '.join(BACKEND_NAMES)})"
-        )
-    return chosen
-
-
-def get_backend(config: Config, name: str | None = None) -> Backend:
-    """The backend called ``name`` (default: the configured one), built from ``config``."""
-    resolved = resolve_backend_name(config, name)
-    model = config.summarizer.model
-    if resolved == "claude":
-        from .claude import ClaudeBackend
-
-        return ClaudeBackend(model=model)
-    if resolved == "anthropic":
-        from .anthropic import AnthropicBackend, api_key
-
-        return AnthropicBackend(model=model, key=api_key(config))
-    if resolved == "command":
-        from .command import CommandBackend
-
-        if not config.summarizer.command:
-            raise BackendUnavailable(
-                "the command backend needs summarizer.command (an argv list) in config.json"
-            )
-        return CommandBackend(argv=list(config.summarizer.command))
-    from .extractive import ExtractiveBackend
-
-    return ExtractiveBackend()
 
 
 # --- budget and call log -------------------------------------------------------------
@@ -265,10 +206,3 @@ def complete(
         record["estimatedTokens"] = estimate_tokens(prompt) + estimate_tokens(result.text)
     log_call(paths, record)
     return result
-
-
-def child_env() -> dict[str, str]:
-    """The environment for a model subprocess: ours, plus the guard our hooks check."""
-    env = dict(os.environ)
-    env["MEMKEEPER_IN_JOB"] = "1"
-    return env

@@ -19,7 +19,7 @@ from typing import IO
 
 from ..basics.waits import Bounded
 from ..store.jobs import end_tree, start_child
-from . import BackendError, BackendUnavailable, child_env
+from .backend import BackendError, BackendUnavailable, child_env
 
 #: Output beyond this is cut: no summary needs more, and a runaway child must not eat memory.
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from . import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
+from .backend import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 
 if TYPE_CHECKING:
     from ..config.model import Config

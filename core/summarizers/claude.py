@@ -39,14 +39,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..store.jobs import end_tree, start_child
-from . import (
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    BackendDown,
-    BackendError,
-    BackendUnavailable,
-    Completion,
-    child_env,
-)
 from ._process import (
     MAX_OUTPUT_BYTES,
     capped,
@@ -55,6 +47,14 @@ from ._process import (
     last_line,
     wait_for,
     wait_output,
+)
+from .backend import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    BackendDown,
+    BackendError,
+    BackendUnavailable,
+    Completion,
+    child_env,
 )
 
 NO_MCP = '{"mcpServers": {}}'

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from . import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 from ._process import last_line, run_with_timeout
+from .backend import DEFAULT_MAX_OUTPUT_TOKENS, BackendError, BackendUnavailable, Completion
 
 
 class CommandBackend:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from . import DEFAULT_MAX_OUTPUT_TOKENS, Completion
+from .backend import DEFAULT_MAX_OUTPUT_TOKENS, Completion
 
 ARCHIVE_START = "<<<ARCHIVE"
 ARCHIVE_END = "ARCHIVE>>>"

@@ -110,7 +110,8 @@ def record_down(paths: StorePaths, backend: str, reason: str) -> datetime:
 
 def backend_report(paths: StorePaths, config: Config) -> dict[str, Any]:
     """Which backend summarizes, why, whether it rests and when it last answered (status, TUI)."""
-    from . import BackendError, resolve_backend_name
+    from .backend import BackendError
+    from .registry import resolve_backend_name
 
     configured = config.summarizer.backend
     try:

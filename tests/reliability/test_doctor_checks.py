@@ -15,6 +15,7 @@ import pytest
 from memkeeper.core import doctor
 from memkeeper.core.log import rotation
 from memkeeper.core.store.atomic import append_bytes, atomic_write_bytes, atomic_write_json
+from memkeeper.core.store.gitignore import gitignore_text
 from memkeeper.core.store.memory_index import read_index, update_index
 from memkeeper.core.store.paths import StorePaths
 
@@ -204,6 +205,29 @@ def test_permissions(store: StorePaths) -> None:
     assert os.stat(store.memory).st_mode & 0o777 == 0o600
     assert os.stat(store.sessions).st_mode & 0o777 == 0o700
     assert doctor.diagnose(store) == []
+
+
+#: The .gitignore memkeeper wrote in a private store before its text was the whitelist.
+EARLIER_GITIGNORE = (
+    "# memkeeper: the runtime state of one machine, never committed (the memory files are yours to commit;\n"
+    "# `memkeeper share` turns on team memory and rewrites this file: core/sharing/share.py)\n"
+    "/.state/\n/logs/\n/.search.sqlite3*\n/.memkeeper.lock\n/.memkeeper-adopt.lock\n/.set-aside/\n"
+    "/.trash/\n/.backups/\n*.tmp\n"
+    "# L1 sessions hold raw prompts and tool output: shared only by `memkeeper share --sessions`\n"
+    "/sessions/\n/config.json\n/model-calls.jsonl\n"
+)
+
+
+def test_the_earlier_private_gitignore_is_replaced_and_a_persons_kept(store: StorePaths) -> None:
+    gitignore = store.root / ".gitignore"
+    gitignore.write_text(EARLIER_GITIGNORE, encoding="utf-8")
+    assert "gitignore-outdated" in codes(doctor.diagnose(store))
+    doctor.repair(store)
+    assert gitignore.read_text("utf-8") == gitignore_text("private")
+    assert backup_files(store)[".gitignore"] == EARLIER_GITIGNORE.encode()
+    assert doctor.diagnose(store) == []
+    gitignore.write_text("# mine\n/.state/\n", encoding="utf-8")
+    assert "gitignore-outdated" not in codes(doctor.diagnose(store))
 
 
 def test_memory_not_utf8_is_reported_not_touched(store: StorePaths) -> None:

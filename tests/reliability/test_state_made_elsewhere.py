@@ -13,6 +13,7 @@ import pytest
 
 from memkeeper.core.search import refresh
 from memkeeper.core.store import state_stamp
+from memkeeper.core.store.gitignore import gitignore_text
 from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook, run_memkeeper
 
@@ -77,7 +78,7 @@ def test_state_made_elsewhere_is_set_aside_and_rebuilt_and_memory_kept(tmp_path:
     # modes repaired on first use, and a .gitignore for the runtime state
     assert oct(store.memory.stat().st_mode & 0o777) == "0o600"
     assert oct(store.root.stat().st_mode & 0o777) == "0o700"
-    assert ".state/" in (store.root / ".gitignore").read_text()
+    assert (store.root / ".gitignore").read_text("utf-8") == gitignore_text("private")
     doctor = run_memkeeper("--project", str(store.project), "doctor")
     assert "repaired on first use here" in doctor.stdout + doctor.stderr
     assert "has mode" not in doctor.stdout + doctor.stderr  # modes repaired, not reported as a note

@@ -85,8 +85,8 @@ class BrowseScreen(ReachesApp, Screen[None]):
         else:
             self.load(Target("memory"))  # in parallel with the snapshot: first paint sooner
         status = self.query_one(StatusLine)
-        self.watch(self.mk, "live", status.set_live, init=True)
-        self.watch(self.mk, "backend", status.set_backend, init=True)
+        self.watch(self.app, "live", status.set_live, init=True)
+        self.watch(self.app, "backend", status.set_backend, init=True)
 
     # -- calls down from the app -----------------------------------------------------------
 

@@ -31,11 +31,11 @@ from ...core.search.model import file_line
 from ...core.store.paths import StorePaths
 from .. import keymap
 from ..messages import PrefChosen, SearchLeft
+from ..model import SEARCH_PAGE, SearchState
 from ..text import fg_style, literal, visible
 
 TIER_CHOICES: tuple[str | None, ...] = (None, "memory", "l3", "l2", "l1")
 TIER_NAMES = {"memory": "memory (current)", "l3": "L3 summaries", "l2": "L2 archives", "l1": "L1 sessions"}
-PAGE = 20
 DATE_FILTER = re.compile(r"\b(since|until):(\d{4}-\d{2}(?:-\d{2})?)\b")
 
 
@@ -50,19 +50,6 @@ def type_choices() -> tuple[str | None, ...]:
 
 
 FRESH_SECONDS = 2.0
-
-
-@dataclass(frozen=True)
-class SearchState:
-    """Where a search was left: reopening ``/`` starts from here."""
-
-    query: str = ""
-    tier_index: int = 0
-    type_index: int = 0
-    deep: bool = True
-    exact: bool = False
-    limit: int = PAGE
-    highlighted: int | None = None
 
 
 @dataclass(frozen=True)
@@ -93,13 +80,9 @@ def split_dates(query: str) -> tuple[str, str | None, str | None]:
 
 
 class HitList(OptionList):
-    """Search hits grouped under tier headings; styles come from the theme."""
+    """Search hits grouped under tier headings; styles come from the theme (``styles/widgets.tcss``)."""
 
     COMPONENT_CLASSES = {"hitlist--match", "hitlist--meta"}
-    DEFAULT_CSS = """
-    HitList > .hitlist--match { background: $warning 50%; text-style: bold; }
-    HitList > .hitlist--meta { color: $text-muted; }
-    """
 
 
 class SearchScreen(Screen[None]):
@@ -183,7 +166,7 @@ class SearchScreen(Screen[None]):
         self.query_one("#filters", Static).update(Text(" · ").join(parts))
 
     def _set_filters(self, **changes: Any) -> None:
-        self._state = replace(self._state, limit=PAGE, **changes)
+        self._state = replace(self._state, limit=SEARCH_PAGE, **changes)
         self._show_filters()
         self.run_search()
 
@@ -211,7 +194,7 @@ class SearchScreen(Screen[None]):
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
         if event.value != self._state.query:
-            self._state = replace(self._state, query=event.value, limit=PAGE)
+            self._state = replace(self._state, query=event.value, limit=SEARCH_PAGE)
         self.run_search()
 
     @property
@@ -436,7 +419,7 @@ class SearchScreen(Screen[None]):
             return
         if option_id.startswith("more:"):
             self._restore_highlight = self.query_one(HitList).highlighted
-            self._state = replace(self._state, limit=self._state.limit + PAGE)
+            self._state = replace(self._state, limit=self._state.limit + SEARCH_PAGE)
             self.run_search()
             return
         self._remember()
@@ -467,7 +450,7 @@ def result_options(results: Any, match_style: Style, meta_style: Style) -> tuple
             options.append(Option(hit_text(hit, match_style, meta_style), id=str(len(hits))))
             hits.append(hit)
         if more > 0:
-            label = f"   … {more}{plus} more: Enter shows {PAGE} more"
+            label = f"   … {more}{plus} more: Enter shows {SEARCH_PAGE} more"
             options.append(Option(Text(label, style="italic"), id=f"more:{group.tier}"))
     return options, hits
 

@@ -230,8 +230,8 @@ class SettingsScreen(ReachesApp, StoreScreen):
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
-        self.watch(self.mk, "live", status.set_live, init=True)
-        self.watch(self.mk, "backend", status.set_backend, init=True)
+        self.watch(self.app, "live", status.set_live, init=True)
+        self.watch(self.app, "backend", status.set_backend, init=True)
         if self.mk.snapshot is not None:
             status.show_snapshot(self.mk.snapshot)
         self.query_one("#settings-error").display = False

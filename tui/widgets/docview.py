@@ -22,31 +22,8 @@ from .doc_rows import DocRows
 
 
 class DocView(DocRows, can_focus=True):
-    """Scrollable document with a cursor item, folding, section jumps and hit highlighting."""
-
-    DEFAULT_CSS = """
-    DocView { background: $surface; overflow-x: hidden; overflow-y: scroll; }
-    DocView > .docview--h1 { color: $accent; text-style: bold underline; }
-    DocView > .docview--h2 { color: $accent; text-style: bold; }
-    DocView > .docview--h3 { color: $primary; text-style: bold; }
-    DocView > .docview--text { }
-    DocView > .docview--bullet { }
-    DocView > .docview--code { color: $text-muted; }
-    DocView > .docview--muted { color: $text-muted; }
-    DocView > .docview--title { color: $accent; text-style: bold; }
-    DocView > .docview--day { color: $secondary; text-style: bold; }
-    DocView > .docview--user { color: $success; text-style: bold; }
-    DocView > .docview--assistant { color: $primary; text-style: bold; }
-    DocView > .docview--tool { color: $warning; }
-    DocView > .docview--tool_result { color: $text-muted; }
-    DocView > .docview--error { color: $error; text-style: bold; }
-    DocView > .docview--prefix { text-style: bold; }
-    DocView > .docview--origin { color: $warning; text-style: italic; }
-    DocView > .docview--sidechain { color: $secondary; text-style: italic; }
-    DocView > .docview--cursor { background: $boost; }
-    DocView:focus > .docview--cursor { background: $accent 25%; }
-    DocView > .docview--match { background: $warning 60%; color: $text; text-style: bold; }
-    """
+    """Scrollable document with a cursor item, folding, section jumps and hit highlighting (styled in
+    ``styles/widgets.tcss``)."""
 
     BINDINGS = keymap.bindings("doc")
     """Keys of the document view (cursor, folding, sections, hits)."""

@@ -18,12 +18,8 @@ SEPARATOR = " │ "
 
 
 class StatusLine(Static):
-    """One line of store status, updated by the app after every snapshot."""
-
-    DEFAULT_CSS = """
-    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
-    StatusLine.-over { background: $warning 30%; }
-    """
+    """One line of store status, updated by the app after every snapshot (styled in
+    ``styles/widgets.tcss``)."""
 
     live: reactive[bool] = reactive(False)
     """Whether live refresh is running."""

@@ -37,15 +37,10 @@ FIRST_DAYS = 150
 
 
 class TierTree(Tree[Target]):
-    """The store's tiers as a tree; posts :class:`TierTree.TargetSelected` when the cursor moves."""
+    """The store's tiers as a tree; posts :class:`TierTree.TargetSelected` when the cursor moves
+    (styled in ``styles/widgets.tcss``)."""
 
     COMPONENT_CLASSES = {"tiertree--ok", "tiertree--pending", "tiertree--failed"}
-
-    DEFAULT_CSS = """
-    TierTree > .tiertree--ok { color: $success; }
-    TierTree > .tiertree--pending { color: $warning; }
-    TierTree > .tiertree--failed { color: $error; text-style: bold; }
-    """
 
     BINDINGS = keymap.bindings("tree")
     """Keys of the tier tree (Tree's own up/down/enter/space also apply)."""

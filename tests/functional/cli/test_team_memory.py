@@ -17,7 +17,9 @@ import pytest
 
 from memkeeper.core.capture.live_sessions import note_session
 from memkeeper.core.sharing.merge import split_sections
-from memkeeper.core.store.paths import StorePaths
+from memkeeper.core.store import state_stamp
+from memkeeper.core.store.gitignore import Mode, gitignore_text
+from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_memkeeper
 
 pytestmark = pytest.mark.skipif(
@@ -270,6 +272,42 @@ def test_share_keeps_a_foreign_hook_and_off_removes_ours(tmp_path: Path, env: No
     (project / STORE / "memory.md").write_text("\n## 2026-11-29_1000\n- a\n", "utf-8")
     assert git(project, "status", "--porcelain", "-uall") == ""
     assert not os.path.exists(hook)
+
+
+def test_share_off_and_a_restamp_leave_the_right_gitignore(tmp_path: Path, env: None) -> None:
+    """One text, one writer: a new store's is the private one, ``share`` and ``share --off`` rewrite
+    it, and taking the store's state in again (state made elsewhere) keeps the person's choice; a
+    store without one gets the private text back."""
+    project = tmp_path / "p"
+    project.mkdir()
+    git(project, "init", "-q")
+    store = StorePaths(project)
+    gitignore = store.root / ".gitignore"
+
+    def restamp() -> None:  # runtime state made by another machine: set aside and taken in again
+        (store.state / state_stamp.STAMP_FILE).write_text("memkeeper-state 1 1000@another-machine 1\n")
+        mk(project, "status")
+        assert state_stamp.trusted(str(store.root))
+
+    ensure_store(store)
+    assert gitignore.read_text("utf-8") == gitignore_text("private")
+    steps: list[tuple[tuple[str, ...], Mode, bool]] = [
+        (("share", "--sessions"), "shared", True),
+        (("share",), "shared", False),
+        (("share", "--off"), "off", False),
+    ]
+    for args, mode, sessions in steps:
+        mk(project, *args)
+        assert gitignore.read_text("utf-8") == gitignore_text(mode, sessions)
+        restamp()
+        assert gitignore.read_text("utf-8") == gitignore_text(mode, sessions)
+    gitignore.unlink()
+    restamp()
+    assert gitignore.read_text("utf-8") == gitignore_text("private")
+    store.memory.write_text("\n## 2026-11-29_1000\n- a\n", "utf-8")
+    assert {".claude/memory/.gitignore", ".claude/memory/memory.md"} <= set(
+        git(project, "status", "--porcelain", "-uall").replace("??", "").split()
+    )
 
 
 def test_what_a_pull_brings_is_taken_in_summary_pending_and_sessions_not_flushed_twice(

@@ -38,6 +38,7 @@ async def test_the_viewer_draws_from_name_beside_their_heading(tmp_path: Path) -
         assert "2026-11-29_0900  from them" in rows["2026-11-29_0900"], rows
         assert "from" not in rows["2026-11-29_1000"], rows
         origin = doc.get_component_rich_style("docview--origin")
+        assert origin.italic and origin.color is not None  # (its style, from styles/widgets.tcss)
         theirs = next(index for index, item in enumerate(doc.items) if item.origin)
         styled = [
             s.text

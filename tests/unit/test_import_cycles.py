@@ -1,0 +1,83 @@
+"""No import cycle inside core or the TUI, module by module.
+
+import-linter's ``acyclic_siblings`` contract (pyproject.toml) finds cycles between the modules and
+subpackages of each core package, but not one through a package's own ``__init__``: a backend
+importing its package, which imports the backend, is a cycle only this test sees. Imports in a
+function and under ``TYPE_CHECKING`` count: each is an arrow a reader follows. The contract's
+``ignore_imports`` are honoured here too, so the cycles still allowed are stated in one place.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def _ignored_imports() -> list[tuple[str, str]]:
+    contracts = tomllib.loads(PYPROJECT.read_text("utf-8"))["tool"]["importlinter"]["contracts"]
+    (acyclic,) = [c for c in contracts if c["type"] == "acyclic_siblings"]
+    pairs = [line.split(" -> ") for line in acyclic.get("ignore_imports", [])]
+    return [(importer.strip(), imported.strip()) for importer, imported in pairs]
+
+
+def cycles(graph: grimp.ImportGraph, prefix: str) -> list[list[str]]:
+    """The strongly connected components of more than one module among the modules named
+    ``prefix`` or below it (Tarjan's algorithm)."""
+    modules = sorted(m for m in graph.modules if m == prefix or m.startswith(prefix + "."))
+    inside = set(modules)
+    arrows = {m: sorted(graph.find_modules_directly_imported_by(m) & inside) for m in modules}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in arrows[module]:
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in modules:
+        if module not in order:
+            visit(module)
+    return found
+
+
+@pytest.mark.parametrize("package", ["memkeeper.core", "memkeeper.tui"])
+def test_no_import_cycle_between_modules(package: str) -> None:
+    graph = grimp.build_graph("memkeeper", cache_dir=None)
+    ignored = _ignored_imports()
+    for importer, imported in ignored:
+        assert graph.direct_import_exists(importer=importer, imported=imported), (
+            f"{importer} -> {imported} is ignored in pyproject.toml but no longer exists: remove it there"
+        )
+        graph.remove_import(importer=importer, imported=imported)
+    assert cycles(graph, package) == []
+
+
+def test_a_cycle_through_a_package_init_is_found() -> None:
+    graph = grimp.ImportGraph()
+    for module in ("pkg", "pkg.backend", "pkg.other"):
+        graph.add_module(module)
+    graph.add_import(importer="pkg", imported="pkg.backend")
+    graph.add_import(importer="pkg.backend", imported="pkg")
+    graph.add_import(importer="pkg.other", imported="pkg.backend")
+    assert cycles(graph, "pkg") == [["pkg", "pkg.backend"]]
