@@ -5,9 +5,9 @@ after it holds the rest ("for about 3 years"). So each L1 hit of a ranked search
 the conversational turns (typed prompts and replies: ``user`` and ``assistant`` entries)
 just before and just after it in its file, tool entries stepped over (at most
 :data:`LOOK_ROWS` rows either side): at most :data:`EXCHANGE_ENTRIES` entries per hit,
-the hit first. When the hit tells something and the turn after it asks about it ("I read
-a book on that" → "What did you take away from it?"), the reply to that question comes
-instead of the turn before (:data:`FOLLOW_UP_ORDER`): it says more of what the hit began.
+the hit first. When the hit tells something and the turn after it asks about it ("I moved
+the backups to the NAS" → "Which schedule did you give them?"), the reply to that question
+comes instead of the turn before (:data:`FOLLOW_UP_ORDER`): it says more of what the hit began.
 A candidate already shown in the exchange of a better hit is not shown again as a hit of
 its own, so the top hits cover more distinct turns.
 
