@@ -1,8 +1,8 @@
 """A ranked L1 hit as an exchange: the turn found, with the turn it answers and the turn that answers it.
 
-A question found ("How long have you been doing yoga?") is only half an answer: the reply
-after it holds the rest ("for about 3 years"). So each L1 hit of a ranked search carries
-the conversational turns (typed prompts and replies: ``user`` and ``assistant`` entries)
+A question found ("How long has the nightly job been failing?") is only half an answer: the
+reply after it holds the rest ("since the upgrade on Monday"). So each L1 hit of a ranked
+search carries the conversational turns (typed prompts and replies: ``user`` and ``assistant`` entries)
 just before and just after it in its file, tool entries stepped over (at most
 :data:`LOOK_ROWS` rows either side): at most :data:`EXCHANGE_ENTRIES` entries per hit,
 the hit first. When the hit tells something and the turn after it asks about it ("I moved
