@@ -24,7 +24,7 @@ Prints R@1, R@5, R@10, MRR (of the first 10) and the empty-answer rate per syste
 set, the empty rate over the questions that share a word with the store, and the
 in-process median time per question.
 
-    python bench/bench_recall.py --speed PROJECT_DIR
+    python bench/bench_recall.py --speed PROJECT_DIR [--in-process-only]
 
 times ranked questions on an existing store (e.g. ``gen_store.py --size-gb 1``): the
 in-process median and p95 of ``search()`` (every tier, L1 included, freshness check
@@ -225,8 +225,9 @@ SPEED_QUESTIONS = (
 GREP_WORDS = ("zephyr-7731", "quokka_ledger", "무지개다리", "carryover", "sidechains")
 
 
-def speed(project: Path) -> None:
-    """Wall time, and CPU time beside it: on a shared machine the CPU seconds are the stable figure."""
+def speed(project: Path, processes: bool = True) -> None:
+    """Wall time, and CPU time beside it: on a shared machine the CPU seconds are the stable figure
+    (``processes``: then whole ``memkeeper search`` processes against grep)."""
     paths = paths_for(project)
     search(paths, "warm up")  # a fresh index: not part of the figures
     wall: list[float] = []
@@ -247,6 +248,8 @@ def speed(project: Path) -> None:
         times.sort()
         p50, p95 = statistics.median(times) * 1000, times[int(len(times) * 0.95)] * 1000
         print(f"  {label:<4} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {times[-1] * 1000:6.1f} ms")
+    if not processes:
+        return
     memkeeper = Path(sys.executable).with_name("memkeeper")
     print("whole process, output to a pipe, median of 3: memkeeper search vs grep -rnF over the store")
     print(
@@ -393,9 +396,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--speed", type=Path, metavar="PROJECT_DIR", help="time ranked questions on this store"
     )
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="with --speed: only the in-process figures (no whole processes against grep)",
+    )
     args = parser.parse_args(argv)
     if args.speed is not None:
-        speed(args.speed)
+        speed(args.speed, processes=not args.in_process_only)
         return 0
     if not args.transcripts.is_dir():
         print(f"bench_recall: no transcripts at {args.transcripts} (use --transcripts)", file=sys.stderr)

@@ -761,7 +761,7 @@ def search_confident(
 
 
 def _names_unknown(conn: sqlite3.Connection, text: str, query: ranked.RankedQuery) -> bool:
-    """Whether the prompt names (a word capitalised inside a sentence: "Melanie", "Kubernetes")
+    """Whether the prompt names (a word capitalised inside a sentence: "Rosalind", "Kubernetes")
     something no index holds: then it is not about this memory, however many of its other words
     are (per-prompt recall in an unrelated project)."""
     from .tierstats import tier_stats

@@ -36,6 +36,8 @@ class RankedQuery(NamedTuple):
     #: The days the question names (see :mod:`.timewords`), or a month named without its year.
     window: tuple[int, int] | None = None
     month: int | None = None
+    #: The question asks when something happened ("When did …?", see :func:`.timewords.asks_when`).
+    when: bool = False
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -98,6 +100,7 @@ def parse_ranked(text: str) -> RankedQuery:
         tuple(dict.fromkeys(phrases))[:4],
         window,
         month,
+        timewords.asks_when(text),
     )
 
 

@@ -6,7 +6,9 @@ own date ("yesterday", "last night", "last week", "last weekend", "last month", 
 year", "a few days ago"). Both become windows of days (``date.toordinal()`` numbers, as
 :func:`.query.day_number` gives them), and :func:`in_window` tells whether an entry, by its
 own date or by the days its words speak of, falls in the question's window (see
-``scoring.DATE_BOOST``). Plain Python, no datetime: the calendar arithmetic is
+``scoring.DATE_BOOST``). A question asking when ("When did she move?", :func:`asks_when`)
+is answered by an entry that says when (:func:`tells_when`: "last Friday", "a year ago",
+"in May"), see ``scoring.WHEN_BOOST``. Plain Python, no datetime: the calendar arithmetic is
 :func:`.query.day_number`'s.
 """
 
@@ -65,6 +67,30 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "month": re.compile(rf"\b(?:in|during|of|since|by)\s+{_MONTH}\b", _FLAGS),  # "in July" (any year)
         "year": re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", _FLAGS),  # "in 2023"
     }
+
+
+#: Words that place what an entry tells in time: relative days, weekdays, months, years.
+_TELLS_WHEN = (
+    r"\b(?:yesterday|today|tonight|tomorrow|last|next|ago|recently|earlier|since"
+    r"|this (?:week|weekend|month|morning|evening|year)"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|" + "|".join(MONTHS) + r"|(?:19|20)\d\d)\b"
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks when something happened ("When did …?")."""
+    head = text.lstrip()[:5].lower()
+    return head == "when" or (head.startswith("when") and not head[4].isalnum())
+
+
+@lru_cache(maxsize=1)
+def _when_words() -> re.Pattern[str]:
+    return re.compile(_TELLS_WHEN, _FLAGS)
+
+
+def tells_when(body: str) -> bool:
+    """Whether an entry says when what it tells happened (a time word: "last Friday", "in May")."""
+    return _when_words().search(body) is not None
 
 
 @lru_cache(maxsize=1)

@@ -334,12 +334,12 @@ def test_a_confident_lookup_naming_someone_the_memory_never_met_finds_nothing(tm
     write_l1(
         store,
         "2026-11-21_100000_chat0002.l1.jsonl",
-        [l1_entry(0, "user", text="Melanie went camping by the lake with her kids last summer.")],
+        [l1_entry(0, "user", text="Rosalind went camping by the lake with her kids last summer.")],
     )
     search(store, "warm up the index")
-    assert search_confident(store, "Where did Melanie go camping with her kids?", 0.5)
+    assert search_confident(store, "Where did Rosalind go camping with her kids?", 0.5)
     # the same question about someone no entry names is not about this memory
-    assert search_confident(store, "Where did Caroline go camping with her kids?", 0.5) == []
+    assert search_confident(store, "Where did Theodora go camping with her kids?", 0.5) == []
     # a capital that begins the sentence is not a name
     assert search_confident(store, "Camping by the lake with kids?", 0.5)
 
@@ -349,7 +349,7 @@ def test_an_exchange_whose_turn_before_is_shown_already_takes_the_next_turn_afte
     said = (
         "Hello there.",
         "The lighthouse keeper retired in spring.",
-        "Really? Who took over?",
+        "Really, I did not know that.",
         "His niece is the lighthouse keeper now.",
         "She must love it.",
         "She does, every single day.",
@@ -360,3 +360,27 @@ def test_an_exchange_whose_turn_before_is_shown_already_takes_the_next_turn_afte
     assert (first.line, [t.line for t in first.exchange]) == (2, [1, 3])
     # line 3 is shown with the first hit: the second takes the two turns after it
     assert (second.line, [t.line for t in second.exchange]) == (4, [5, 6])
+
+
+def test_an_exchange_takes_the_reply_to_a_follow_up_question_instead_of_the_turn_before(
+    tmp_path: Path,
+) -> None:
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    said = (
+        "Morning, how was your week?",
+        "I finished a novel about a lighthouse keeper on a remote island.",
+        "Oh nice, what did you take from it?",
+        "That patience pays off, and that quiet work matters.",
+        "Good lesson.",
+    )
+    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
+    write_l1(store, "2026-11-20_100000_chat0004.l1.jsonl", [*_filler(10), *turns, *_filler(10)])
+    top = search(store, "novel lighthouse keeper island", tiers=["l1"]).hits[0]
+    assert "lighthouse keeper" in top.snippet and top.line is not None
+    # the turn after it asks about it: that question and its reply come, not the greeting before
+    assert [t.snippet for t in top.exchange] == [said[2], said[3]]
+    assert [t.line for t in top.exchange] == [top.line + 1, top.line + 2]
+    # a hit that asks itself keeps the turn before it and its reply
+    asked = search(store, "take from it", tiers=["l1"]).hits[0]
+    assert asked.line is not None
+    assert [t.line for t in asked.exchange] == [asked.line - 1, asked.line + 1]

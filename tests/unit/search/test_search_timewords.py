@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memkeeper.core.search import search
 from memkeeper.core.search.query import day_number
-from memkeeper.core.search.timewords import in_window, month_of, question_window
+from memkeeper.core.search.timewords import asks_when, in_window, month_of, question_window, tells_when
 from tests.l1_data import store_with_memory, write_l1
 
 
@@ -54,3 +54,29 @@ def test_a_question_naming_a_date_ranks_what_was_said_then_first(tmp_path: Path)
     for asked, month in (("on June 20, 2023", "06"), ("in May 2023", "05"), ("in August", "08")):
         top = search(store, f"What did they paint with the kids {asked}?", tiers=["l1"]).hits[0]
         assert top.date is not None and top.date[5:7] == month, asked
+
+
+def test_a_question_asking_when_is_told_by_the_entry_that_says_when(tmp_path: Path) -> None:
+    assert asks_when("When did they paint the fence?") and asks_when("  when, exactly?")
+    assert not asks_when("Whenever it rains, what do they do?") and not asks_when("What did they paint?")
+    assert tells_when("We painted it last Friday.") and tells_when("Back in May, with the kids.")
+    assert not tells_when("We painted the fence with the kids.")
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    said = [
+        "We painted the fence blue with the kids.",
+        "The kids loved painting the fence blue.",
+        "We painted the blue fence last Saturday.",
+    ]
+    write_l1(
+        store,
+        "2023-05-08_100000_chat0001.l1.jsonl",
+        [
+            {"ts": f"2023-05-08T10:00:0{i}.000Z", "role": ("user", "assistant")[i % 2], "text": text}
+            for i, text in enumerate([*said, *(f"Unrelated note number {n}." for n in range(20))])
+        ],
+    )
+    asked = search(store, "When did they paint the fence blue with the kids?", tiers=["l1"]).hits
+    assert "last Saturday" in asked[0].snippet
+    # the same words without "when": the entry holding more of them comes first
+    plain = search(store, "They paint the fence blue with the kids", tiers=["l1"]).hits
+    assert "last Saturday" not in plain[0].snippet
