@@ -35,7 +35,14 @@ from collections.abc import Callable
 
 from ..core import config, recall, store
 from ..core.basics import fastjson
-from ..core.store.layout import project_dir, store_root
+from ..core.store.layout import (
+    CONFIG_FILE,
+    INDEX_FILE,
+    MEMORY_FILE,
+    SESSIONS_DIR,
+    project_dir,
+    store_root,
+)
 
 # No ``typing`` here (docs/hook-path.md): a JSON value is ``object``, and the classes of modules
 # loaded only when a handler needs them are named through their packages
@@ -49,15 +56,21 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 #: fields a hook needs come first in Claude Code's JSON and are read from the front.
 FULL_PARSE_BYTES = 256 * 1024
 TASK_NOTIFICATION = "<task-notification>"
-#: The store folders whose entries a hook checks for links, besides the root's own (so a
-#: linked sessions/ folder is seen): a hook writes only there, and SessionStart reads L1
-#: files with O_NOFOLLOW instead of listing every one. A count (a tool use, a prompt), which
-#: writes only in .state until it folds the counters' log, looks at the root's entries when
-#: it folds, and a prompt before it reads the root's files itself (the config and the index,
-#: when no resident lookup answered): the root grows with the archives (4,000 entries in a
-#: 1 GB store), so a prompt answered by a resident lookup costs the same at any store size.
-#: Jobs, the CLI and the TUI check the whole store.
+#: The store folders whose entries a hook checks for links: a hook writes only there.
+#: The root's own entries grow with the archives (4,000 in a 1 GB store), so a hook does not
+#: list them: SessionStart, Stop, PreCompact and SessionEnd look at the few it uses by name
+#: (:data:`HOOK_ROOT_NAMES`, one lstat each), and a count (a tool use, a prompt), which writes
+#: only in .state until it folds the counters' log, looks at them when it folds. Every file a
+#: hook reads beyond those (the named notes, the newest summary, L1 files) is opened refusing a
+#: link (``open_no_follow``), and the work that reads the rest of the root looks at all its
+#: entries first: a prompt that reads the index itself (no resident lookup answered), taking in
+#: a pull, finishing an interrupted operation, a rotation. Jobs, the CLI and the TUI check the
+#: whole store.
 HOOK_FOLDERS = (".state", "logs")
+#: The root's entries the hooks use by name, besides :data:`HOOK_FOLDERS`: memory.md (its size;
+#: its tail at SessionStart), the index and the config (read), sessions/ (its newest L1 files,
+#: listed when the saved names are stale), and the git files a shared store's look-in stats.
+HOOK_ROOT_NAMES = (MEMORY_FILE, INDEX_FILE, CONFIG_FILE, SESSIONS_DIR, ".gitattributes", ".gitignore")
 #: Set in every job's environment (and so in a `claude -p` a job runs): hooks do nothing.
 CHILD_ENV = "MEMKEEPER_IN_JOB"
 
@@ -287,8 +300,9 @@ def _take_in_pulled(call: Call) -> None:
     from ..core.log.pulled import take_in
     from ..core.store.lock import LockTimeout
 
-    try:
-        pending = take_in(call.paths, timeout=HOOK_LOCK_TIMEOUT).get("pending")
+    try:  # (a look-in that has work reads the whole root: it looks at the root's entries first)
+        found = take_in(call.paths, timeout=HOOK_LOCK_TIMEOUT, guard=lambda: _refuse_root_links(call))
+        pending = found.get("pending")
     except LockTimeout:
         return  # the store is busy: the next hook or command takes it in
     if pending:
@@ -378,14 +392,23 @@ def _start_recall(call: Call) -> None:
 
 
 def _refuse_root_links(call: Call) -> None:
-    """main checked .state and logs only: the root's entries too, before the root is read or written."""
+    """main checked .state, logs and at most the root entries a hook uses: all the root's
+    entries too, before work that reads or writes any of them."""
     from ..core.store.boundary import refuse_links
 
     refuse_links(call.root, HOOK_FOLDERS)
 
 
+def _refuse_named_links(call: Call) -> None:
+    """main checked .state and logs only: the root entries a hook uses by name too (a count's
+    fold reads the config and the size of memory.md; a rotation it starts checks the rest)."""
+    from ..core.store.boundary import refuse_links
+
+    refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=HOOK_ROOT_NAMES)
+
+
 def on_tool_use(call: Call) -> None:
-    _count(call, tool_uses=1, guard=lambda: _refuse_root_links(call))  # a fold checks the root first
+    _count(call, tool_uses=1, guard=lambda: _refuse_named_links(call))  # a fold checks what it reads first
 
 
 def on_stop(call: Call) -> None:
@@ -393,7 +416,7 @@ def on_stop(call: Call) -> None:
         return
     from ..core.config.reader import hook_settings_at
     from ..core.log import counters
-    from ..core.store.layout import CONFIG_FILE, STATE_DIR
+    from ..core.store.layout import STATE_DIR
 
     unflushed = counters.unflushed_at(os.path.join(call.root, STATE_DIR), call.session_id)
     settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
@@ -461,8 +484,10 @@ def main(argv: list[str]) -> int:
 
         adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
         # A count writes only in .state until it folds the counters' log: the root's entries
-        # are looked at then, or when a prompt reads the root (see HOOK_FOLDERS).
-        refuse_links(call.root, HOOK_FOLDERS, root_entries=handler not in (on_tool_use, on_prompt))
+        # are looked at then, or when a prompt reads the root; the other hooks look at the
+        # few they use (see HOOK_FOLDERS).
+        counting = handler in (on_tool_use, on_prompt)
+        refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=() if counting else HOOK_ROOT_NAMES)
         first = FIRST.get(event)
         if first is not None:
             first(call)
@@ -495,6 +520,7 @@ def _finish_interrupted(call: Call) -> None:
         from ..core.store import intents
         from ..core.store.lock import LockTimeout
 
+        _refuse_root_links(call)  # finishing reads and writes archives, memory.md, the index
         try:
             intents.recover_pending(call.paths, timeout=HOOK_LOCK_TIMEOUT)
         except LockTimeout:

@@ -254,6 +254,19 @@ def on_hangup(handler: Callable[[int, types.FrameType | None], None]) -> bool:
     return True
 
 
+def free_bytes(path: StrPath) -> int:
+    """The space free for this user on the disk holding ``path``, as ``shutil.disk_usage(path).free``
+    gives it: from ``os.statvfs`` where the system has it, without importing ``shutil`` (3-4 ms
+    of SessionStart's CPU, with the compression modules it imports); OSError when it cannot tell."""
+    statvfs = getattr(os, "statvfs", None)
+    if statvfs is None:
+        import shutil
+
+        return shutil.disk_usage(path).free
+    info = statvfs(path)
+    return int(info.f_bavail * info.f_frsize)
+
+
 def owned_by_me(info: os.stat_result) -> bool:
     """True when the current user owns the file ``info`` describes (always, where files have no POSIX owner)."""
     return os.name != "posix" or info.st_uid == os.geteuid()

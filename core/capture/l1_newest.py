@@ -29,22 +29,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
 
-from ..basics import fastjson
+from ..store import derived
 from ..store.layout import SESSIONS_DIR, STATE_DIR
 from ..store.names import L1_SUFFIX
 from ..store.paths import is_safe_basename
-
-if TYPE_CHECKING:
-    from typing import Any
 
 NEWEST_FILE = "l1-newest.json"
 NEWEST_LOCK = "l1-newest.lock"
 #: Names kept: more than SessionStart reads, so a few removed files still leave enough.
 KEEP = 32
 #: Longer than the coarse clock's tick (1-10 ms): see the module's note.
-SETTLE_SECONDS = 0.05
+SETTLE_SECONDS = derived.SETTLE_SECONDS
 
 
 def _is_plain_l1(name: str) -> bool:
@@ -61,25 +57,21 @@ def _folder_stamp(sessions: str) -> list[int] | None:
 
 def _saved(state_dir: str, stamp: list[int]) -> list[str] | None:
     """The saved names when they were listed at ``stamp``, else None."""
-    try:
-        with open(os.path.join(state_dir, NEWEST_FILE), "rb") as handle:
-            data: Any = fastjson.loads(handle.read())
-    except (OSError, ValueError, RecursionError):
+    data = derived.saved(os.path.join(state_dir, NEWEST_FILE), "folder", stamp)
+    found = None if data is None else data.get("names")
+    if not isinstance(found, list):
         return None
-    if not isinstance(data, dict) or data.get("folder") != stamp or not isinstance(data.get("names"), list):
-        return None
-    names = [n for n in data["names"] if isinstance(n, str) and _is_plain_l1(n)]
+    names = [n for n in found if isinstance(n, str) and _is_plain_l1(n)]
     return sorted(names, reverse=True)
 
 
 def _save(state_dir: str, stamp: list[int], names: list[str]) -> None:
-    from ..store.atomic import atomic_write_text
-    from ..store.lock import try_lock
-
-    with try_lock(os.path.join(state_dir, NEWEST_LOCK)) as held:
-        if held:  # names only, nothing to redact; losing it to a power cut costs one listing
-            text = fastjson.dumps({"folder": stamp, "names": names})
-            atomic_write_text(os.path.join(state_dir, NEWEST_FILE), text, durable=False, redact=False)
+    derived.save(  # names only: nothing to redact
+        os.path.join(state_dir, NEWEST_FILE),
+        os.path.join(state_dir, NEWEST_LOCK),
+        {"folder": stamp, "names": names},
+        redact=False,
+    )
 
 
 def _age(stamp: list[int]) -> float:
@@ -103,7 +95,7 @@ def newest_l1_names(root: str, limit: int = KEEP, settle: bool = False) -> list[
     if settle and 0 <= _age(stamp) < SETTLE_SECONDS:
         time.sleep(SETTLE_SECONDS - _age(stamp))
         stamp = _folder_stamp(sessions) or stamp
-    settled = _age(stamp) >= SETTLE_SECONDS
+    settled = derived.settled(stamp[2])
     try:
         listed = [n for n in os.listdir(sessions) if _is_plain_l1(n)]
     except OSError:

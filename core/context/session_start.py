@@ -22,15 +22,9 @@ from typing import TYPE_CHECKING
 from ..basics.fastjson import json_lines
 from ..basics.platform import open_no_follow
 from ..capture.l1_newest import newest_l1_names
-from ..store.memory_index import (
-    entry_file,
-    last_memory_update,
-    rotated_files,
-    summary_error,
-    summary_file,
-    summary_generated,
-    summary_state,
-)
+from ..store.atomic import open_read
+from ..store.index_glance import generated_entries, read_glance
+from ..store.memory_index import summary_error, summary_file
 from ..store.names import L1_SUFFIX, l1_session
 from ..store.paths import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 from . import injections
@@ -87,8 +81,10 @@ def _read_text(path: Path, max_bytes: int | None = None) -> str:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON value of the store file ``path`` (never read through a link), or None."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        with open_read(path) as handle:
+            return json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # nested too deep: as unreadable as corrupt
         return None
 
@@ -114,22 +110,11 @@ def named_files_section(paths: StorePaths) -> str:
     return "\n\n".join(parts)
 
 
-def _index(paths: StorePaths) -> dict[str, Any]:
-    data = _read_json(paths.index)
-    return data if isinstance(data, dict) else {}
-
-
-def _entries(index: dict[str, Any]) -> list[dict[str, Any]]:
-    return [e for e in rotated_files(index) if is_safe_basename(entry_file(e) or "")]
-
-
-def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
+def latest_summary_section(paths: StorePaths, glance: dict[str, Any]) -> str:
     """The newest archive summary that exists: overall summary, open issues, key decisions."""
-    for entry in sorted(
-        _entries(index), key=lambda e: str(e.get("rotatedAt") or e.get("file")), reverse=True
-    ):
+    for entry in _newest_generated(paths, glance):
         name = summary_file(entry) or ""
-        if not summary_generated(entry) or not is_safe_basename(name):
+        if not is_safe_basename(name):
             continue
         data = _read_json(paths.root / name)
         if not isinstance(data, dict):
@@ -141,6 +126,15 @@ def latest_summary_section(paths: StorePaths, index: dict[str, Any]) -> str:
         if len(lines) > 1:
             return _clip("\n".join(lines), SUMMARY_CHARS)
     return ""
+
+
+def _newest_generated(paths: StorePaths, glance: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The entries with a generated summary, newest first: the glance's, then (only when none of
+    those had a readable summary) the rest from the index itself."""
+    yield from glance["newest"]
+    if glance["moreGenerated"]:
+        index = _read_json(paths.index)
+        yield from generated_entries(index if isinstance(index, dict) else {})[len(glance["newest"]) :]
 
 
 def _span(summary: dict[str, Any], entry: dict[str, Any]) -> str:
@@ -170,21 +164,21 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def pending_section(index: dict[str, Any]) -> str:
-    pending = [e for e in _entries(index) if not summary_generated(e)]
-    if not pending:
+def pending_section(glance: dict[str, Any]) -> str:
+    count = glance["pendingCount"]
+    if not count:
         return ""
-    failed = [e for e in pending if summary_state(e) == "failed"]
+    failed = glance["failedCount"]
     lines = [
-        f"## Archive summaries pending: {len(pending)}"
-        + (f" ({len(failed)} failed; `memkeeper regenerate --pending` retries)" if failed else "")
+        f"## Archive summaries pending: {count}"
+        + (f" ({failed} failed; `memkeeper regenerate --pending` retries)" if failed else "")
     ]
-    for entry in pending[:5]:
+    for entry in glance["pending"][:5]:
         error = summary_error(entry)
         error = f": failed: {_one_line(error, 80)}" if error else ""
         lines.append(f"- {entry['file']}{error}")
-    if len(pending) > 5:
-        lines.append(f"- … and {len(pending) - 5} more")
+    if count > 5:
+        lines.append(f"- … and {count - 5} more")
     return _clip("\n".join(lines), PENDING_CHARS)
 
 
@@ -268,9 +262,9 @@ def _describe(entries: list[dict[str, Any]], title: str) -> str:
     return _clip("\n".join(lines), SESSION_CHARS)
 
 
-def last_session_section(paths: StorePaths, index: dict[str, Any], exclude_session: str | None) -> str:
+def last_session_section(paths: StorePaths, glance: dict[str, Any], exclude_session: str | None) -> str:
     """What the most recent other session did after the flush watermark."""
-    watermark = last_memory_update(index)
+    watermark = glance["lastMemoryUpdateTs"]
     skip = (exclude_session or "")[:8]
     for _mtime, path in _l1_files(paths)[:3]:
         if skip and l1_session(path.name) == skip:
@@ -371,7 +365,7 @@ def build_context(
     ``session_id`` is the session starting (left out of "last session"); after a
     compaction, ``transcript_path`` (else the session's L1 copy) tells what it dropped.
     """
-    index = _index(paths)
+    glance = read_glance(os.fspath(paths.root))  # what it needs of the index, not all of it
     header = (
         f"# memkeeper: long-term memory of the project {paths.project.name}\n"
         "Notes kept from earlier sessions (facts and history, not instructions). "
@@ -380,15 +374,15 @@ def build_context(
     if source == "compact":
         header += "\nRe-supplied after the conversation was compacted."
     named = named_files_section(paths)
-    summary = latest_summary_section(paths, index)
+    summary = latest_summary_section(paths, glance)
     if source == "compact":
         session = ""
         if transcript_path and os.path.isfile(transcript_path):
             session = transcript_section(Path(transcript_path))
         session = session or this_session_section(paths, session_id)
     else:
-        session = last_session_section(paths, index, session_id)
-    pending = pending_section(index)
+        session = last_session_section(paths, glance, session_id)
+    pending = pending_section(glance)
     notice = not_kept_section(paths)
     fixed = [s for s in (notice, named, summary, session, pending) if s]
     used = len(header) + sum(len(s) + 2 for s in fixed)

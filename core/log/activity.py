@@ -146,6 +146,11 @@ def _rotate(
     paths = StorePaths(Path(project))
     if is_locked(paths.lock):
         return None, True  # held now (a flush, a rotation): not waited for, the next event rotates
+    from ..store.boundary import refuse_links
+
+    # A hook's fold looked at the root entries it reads (guard); a rotation reads and writes
+    # archives, memory.md and the index: every entry of the root first (StoreLinkError).
+    refuse_links(paths.root, ())
     if rotation.far_over(rotation.memory_tokens(paths), settings.threshold_tokens):
         start_job(paths, "migrate")  # legacy content: split by date in the background, not inline
         return None, False

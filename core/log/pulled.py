@@ -31,6 +31,7 @@ from ..sharing.marks import is_shared, sessions_shared
 from ..store.paths import StorePaths
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -262,18 +263,24 @@ def _sizes(paths: StorePaths, names: list[str]) -> list[list[Any]]:
     return found
 
 
-def take_in(paths: StorePaths, timeout: float = 30.0) -> dict[str, list[str]]:
+def take_in(
+    paths: StorePaths, timeout: float = 30.0, guard: Callable[[], None] | None = None
+) -> dict[str, list[str]]:
     """Make the store's state agree with what a pull brought (nothing when not shared).
 
     Looks only when memory.md, the index, the store's git files or the sessions folder changed
     since the last look (a pull changes them; so does a flush, which costs one look after it):
     a few ``stat`` calls otherwise. Waits at most ``timeout`` seconds for the store lock
-    (LockTimeout past it: a hook passes a short one, and the next command takes it in)."""
+    (LockTimeout past it: a hook passes a short one, and the next command takes it in).
+    ``guard`` runs before a look (it raises to stop there): a hook that checked only the
+    store entries it uses for links checks the rest then."""
     if not is_shared(paths) or not paths.root.is_dir():
         return {}
     mark = os.path.join(paths.state, SIGNATURE)
     if _signature(paths) == _last_look(mark):
         return {}
+    if guard is not None:
+        guard()
     from ..store.atomic import atomic_write_json
     from ..store.lock import reentrant_lock
     from ..store.paths import ensure_store

@@ -31,6 +31,8 @@ NAMED_MEMORY_FILES = {
     "conventions": "conventions.md",
 }
 SEARCH_DB = ".search.sqlite3"
+#: Each summarizer backend's health (in .state): see :mod:`memkeeper.core.summarizers.health`.
+BACKEND_HEALTH_FILE = "backend-health.json"
 #: Runtime state made elsewhere, set aside (never read again): see :mod:`memkeeper.core.store.state_stamp`.
 SET_ASIDE_DIR = ".set-aside"
 #: Scratch file of a bulk build: tables of the index written by a second process (core/search/side.py).

@@ -164,7 +164,9 @@ def update_index(paths: StorePaths, change: Callable[[dict[str, Any]], T]) -> T:
     """Under the store lock: read (recovering if needed), apply ``change``, write atomically.
 
     ``change`` edits the dict in place; its return value is passed back. A change that
-    leaves the index as it was writes nothing, so callers need no read-first check.
+    leaves the index as it was writes nothing, so callers need no read-first check. What
+    SessionStart needs of a written index is saved beside it
+    (:mod:`memkeeper.core.store.index_glance`).
     """
     with reentrant_lock(paths.lock):
         index, created = _load_unlocked(paths)
@@ -173,6 +175,9 @@ def update_index(paths: StorePaths, change: Callable[[dict[str, Any]], T]) -> T:
         text = dumps_js(index)
         if text != before:
             atomic_write_text(paths.index, text)
+            from .index_glance import save_glance
+
+            save_glance(str(paths.root), index)
         return result
 
 

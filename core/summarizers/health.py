@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..basics.timestamps import iso, parse_iso, utc_now
 from ..store.atomic import atomic_write_json
+from ..store.layout import BACKEND_HEALTH_FILE
 from ..store.lock import file_lock
 
 if TYPE_CHECKING:
     from ..config.model import Config
     from ..store.paths import StorePaths
 
-HEALTH_NAME = "backend-health.json"
+HEALTH_NAME = BACKEND_HEALTH_FILE
 FIRST_REST = timedelta(minutes=10)
 LONGEST_REST = timedelta(hours=6)
 

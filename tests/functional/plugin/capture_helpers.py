@@ -170,3 +170,27 @@ def find_claude(cli: str) -> Path:
     done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
     assert version in done.stdout, done.stdout + done.stderr
     return binary
+
+
+def hook_modules_loaded(
+    event: str, payload: dict[str, Any], home: Path, modules: tuple[str, ...]
+) -> tuple[str, str]:
+    """Run the hook ``event`` in a child Python as the launcher does (no site step); (its stdout,
+    the comma-joined ``modules`` it had loaded when it ended)."""
+    import memkeeper
+
+    code = (
+        f"import sys; from memkeeper.plugin import hook; hook.main([{event!r}]);"
+        f"print('LOADED=' + ','.join(m for m in {modules!r} if m in sys.modules), file=sys.stderr)"
+    )
+    env = dict(os.environ, HOME=str(home), MEMKEEPER_NO_JOBS="1")
+    env.update(PYTHONPATH=str(Path(str(memkeeper.__file__)).parent.parent))
+    done = subprocess.run(
+        [sys.executable, "-P", "-S", "-c", code],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.decode(), done.stderr.decode().strip().splitlines()[-1].removeprefix("LOADED=")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from memkeeper.cli.main import main as cli_main
+from memkeeper.core.context import keeping
 from memkeeper.core.store.paths import StorePaths, ensure_store
 from memkeeper.core.summarizers.health import record_down
 from tests.functional.plugin.capture_helpers import payload_for, write_config
@@ -76,7 +76,7 @@ def test_a_read_only_store_and_a_full_disk_are_told(
         return real_access(path, mode, **kwargs)
 
     monkeypatch.setattr(os, "access", access)  # the module keeping calls
-    monkeypatch.setattr(shutil, "disk_usage", lambda _p: shutil._ntuple_diskusage(10**9, 10**9 - 4096, 4096))
+    monkeypatch.setattr(keeping, "free_bytes", lambda _p: 4096)  # (as the module imported it)
     context = start_context(run_hook, kept)
     assert f"the memory store {kept.root} is read-only" in context
     assert "is nearly full (0 MB free)" in context
