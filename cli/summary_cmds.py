@@ -142,7 +142,8 @@ def run_summaries(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ..core.config.model import load_config_or_default
-    from ..core.store.memory_index import read_index, safe_entries, summary_generated
+    from ..core.store.index_entries import summary_generated
+    from ..core.store.memory_index import read_index, safe_entries
     from ..core.store.memory_index_model import pending_summaries
     from ..core.summarizers import budget_status
     from .output import EXIT_OK, console, literal, print_json

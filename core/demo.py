@@ -24,7 +24,7 @@ from typing import Any
 from .basics.timestamps import iso, section_header, utc_day
 from .basics.tokens import tokens_for_bytes
 from .store.atomic import atomic_write_json, atomic_write_text, dumps_js
-from .store.memory_index import mark_failed, mark_generated
+from .store.index_entries import mark_failed, mark_generated
 from .store.names import archive_name_for, l1_name, summary_name
 from .store.paths import StorePaths, ensure_store
 

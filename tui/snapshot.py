@@ -42,14 +42,14 @@ def session_info(name: str, size: int) -> SessionInfo | None:
 
 
 def _summary_state(entry: dict[str, Any]) -> SummaryState:
-    from ..core.store.memory_index import summary_state
+    from ..core.store.index_entries import summary_state
 
     state = summary_state(entry)
     return "ok" if state == "generated" else state
 
 
 def _archive_info(entry: dict[str, Any]) -> ArchiveInfo:
-    from ..core.store.memory_index import summary_attempts, summary_error
+    from ..core.store.index_entries import summary_attempts, summary_error
 
     found = entry.get("dateRange")
     date_range: dict[str, Any] = found if isinstance(found, dict) else {}

@@ -23,8 +23,8 @@ from ..basics.fastjson import json_lines
 from ..basics.platform import open_no_follow
 from ..capture.l1_newest import newest_l1_names
 from ..store.atomic import open_read
+from ..store.index_entries import summary_error, summary_file
 from ..store.index_glance import generated_entries, read_glance
-from ..store.memory_index import summary_error, summary_file
 from ..store.names import L1_SUFFIX, l1_session
 from ..store.paths import NAMED_MEMORY_FILES, StorePaths, is_safe_basename
 from . import injections

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from ..basics.timestamps import file_stamp
 from ..store.atomic import atomic_write_bytes
-from ..store.memory_index import listed_files
+from ..store.index_entries import listed_files
 from ..store.paths import DIR_MODE, FILE_MODE, StorePaths
 
 #: Folders inside the store that hold copies, not live data: never parsed or repaired (``.set-aside``:

@@ -9,17 +9,8 @@ from typing import Any
 
 from ..basics.tokens import tokens_for_bytes
 from ..store.atomic import atomic_write_json
-from ..store.memory_index import (
-    archive_entry,
-    list_archives,
-    mark_generated,
-    mark_pending,
-    rebuild_index,
-    summary_error,
-    summary_file,
-    summary_generated,
-    update_index,
-)
+from ..store.index_entries import mark_generated, mark_pending, summary_error, summary_file, summary_generated
+from ..store.memory_index import archive_entry, list_archives, rebuild_index, update_index
 from ..store.names import SUMMARY_SUFFIX, summary_name
 from ..store.paths import StorePaths, is_safe_basename
 from .base import (

@@ -42,9 +42,10 @@ from ..config.reader import hook_settings
 from ..redaction.redact import redact
 from ..store import intents, jobs
 from ..store.atomic import append_text, atomic_write_bytes, atomic_write_json
+from ..store.index_entries import last_memory_update
 from ..store.jobs import log_error
 from ..store.lock import LockTimeout, reentrant_lock
-from ..store.memory_index import last_memory_update, list_archives, read_index, update_index
+from ..store.memory_index import list_archives, read_index, update_index
 from ..store.memory_index_model import auto_targets
 from ..store.paths import StorePaths, ensure_store
 from ..summarizers import SummarizerError, resolve_backend_name

@@ -24,8 +24,9 @@ from ..basics.tokens import extract_tail_bytes, tokens_for_bytes
 from ..config.reader import hook_settings
 from ..store import intents, jobs
 from ..store.atomic import append_bytes, atomic_write_bytes
+from ..store.index_entries import listed_files
 from ..store.lock import reentrant_lock
-from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
+from ..store.memory_index import archive_entry, list_archives, read_index, update_index
 from ..store.names import archive_name_on
 from ..store.paths import DIR_MODE, StorePaths, ensure_store, is_safe_basename
 from ..store.records import json_fields

@@ -72,15 +72,15 @@ def _resized(paths: StorePaths, entry: dict[str, Any]) -> bool:
 
 def summary_flags(paths: StorePaths) -> list[str]:
     """Each entry's size and summary flag set from the files on disk; the archives now pending."""
-    from ..store.memory_index import (
+    from ..store.index_entries import (
         mark_generated,
         mark_pending,
         rotated_files,
         summary_error,
         summary_file,
         summary_generated,
-        update_index,
     )
+    from ..store.memory_index import update_index
 
     def change(index: dict[str, Any]) -> list[str]:
         pending = []

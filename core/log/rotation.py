@@ -26,8 +26,9 @@ from ..basics.tokens import (
 )
 from ..store import intents
 from ..store.atomic import append_bytes, atomic_write_bytes
+from ..store.index_entries import listed_files
 from ..store.lock import reentrant_lock
-from ..store.memory_index import archive_entry, list_archives, listed_files, read_index, update_index
+from ..store.memory_index import archive_entry, list_archives, read_index, update_index
 from ..store.names import archive_name
 from ..store.paths import StorePaths, ensure_store
 

@@ -33,14 +33,14 @@ import re
 from typing import Any
 
 from ..store.atomic import dumps_js
-from ..store.layout import INDEX_FILE, MEMORY_FILE
-from ..store.memory_index import (
+from ..store.index_entries import (
     mark_generated,
     mark_pending,
     summary_attempts,
     summary_generated,
     summary_generator,
 )
+from ..store.layout import INDEX_FILE, MEMORY_FILE
 from ..store.names import is_archive, is_summary
 
 #: Index keys that describe one machine's work, not the shared memory: ours wins, always.

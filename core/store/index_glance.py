@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from ..basics import fastjson
 from . import derived
+from .index_entries import entry_file, last_memory_update, rotated_files, summary_generated, summary_state
 from .layout import INDEX_FILE, STATE_DIR
-from .memory_index import entry_file, last_memory_update, rotated_files, summary_generated, summary_state
 from .paths import is_safe_basename
 
 if TYPE_CHECKING:

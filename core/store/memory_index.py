@@ -24,10 +24,9 @@ from .paths import StorePaths, is_safe_basename
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, Literal, TypeVar
+    from typing import Any, TypeVar
 
     T = TypeVar("T")
-    SummaryState = Literal["generated", "pending", "failed"]
 
 DATE_HEADER_RE = re.compile(r"^## (\d{4}-\d{2}-\d{2})", re.MULTILINE)
 
@@ -207,88 +206,3 @@ def safe_entries(index: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
 # Every reader and writer of an entry's fields goes through these (the pydantic view in
 # index_model too), so "generated" has one rule and unknown keys stay where they are: a
 # writer changes its fields in the entry dict it was given and leaves every other key.
-
-
-def rotated_files(index: dict[str, Any]) -> list[dict[str, Any]]:
-    """The entries of ``rotatedFiles`` that are objects (as found; see :func:`safe_entries`)."""
-    found = index.get("rotatedFiles")
-    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
-
-
-def listed_files(index: dict[str, Any]) -> set[str]:
-    """The archive names the index lists."""
-    return {name for e in rotated_files(index) if (name := entry_file(e))}
-
-
-def find_entry(index: dict[str, Any], archive: str) -> dict[str, Any] | None:
-    """The entry of ``archive``, or None."""
-    return next((e for e in rotated_files(index) if e.get("file") == archive), None)
-
-
-def entry_file(entry: dict[str, Any]) -> str | None:
-    name = entry.get("file")
-    return name if isinstance(name, str) and name else None
-
-
-def summary_file(entry: dict[str, Any]) -> str | None:
-    """The summary file name the entry records, else the one its archive name gives."""
-    recorded = entry.get("summary")
-    if isinstance(recorded, str) and recorded:
-        return recorded
-    name = entry_file(entry)
-    return summary_name(name) if name else None
-
-
-def summary_generated(entry: dict[str, Any]) -> bool:
-    """The one rule for "generated": ``summaryGenerated`` is exactly ``true``."""
-    return entry.get("summaryGenerated") is True
-
-
-def summary_error(entry: dict[str, Any]) -> str | None:
-    error = entry.get("summaryError")
-    return error if isinstance(error, str) and error else None
-
-
-def summary_attempts(entry: dict[str, Any]) -> int:
-    value = entry.get("summaryAttempts")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def summary_generator(entry: dict[str, Any]) -> str | None:
-    value = entry.get("summaryGenerator")
-    return value if isinstance(value, str) and value else None
-
-
-def summary_state(entry: dict[str, Any]) -> SummaryState:
-    """``generated``; ``failed`` (not generated, with an error); else ``pending``."""
-    if summary_generated(entry):
-        return "generated"
-    return "failed" if summary_error(entry) else "pending"
-
-
-def mark_generated(entry: dict[str, Any], generator: str | None = None, tries: int = 0) -> None:
-    """The summary file is written: flag the entry generated (and forget an old error)."""
-    entry["summaryGenerated"] = True
-    if generator is not None:
-        entry["summaryGenerator"] = generator
-    entry.pop("summaryError", None)
-    if tries:
-        entry["summaryAttempts"] = summary_attempts(entry) + tries
-
-
-def mark_failed(entry: dict[str, Any], error: str, tries: int) -> None:
-    """``tries`` more attempts failed; the entry stays pending with the last error."""
-    entry["summaryGenerated"] = False
-    entry["summaryError"] = error[:500]
-    entry["summaryAttempts"] = summary_attempts(entry) + tries
-
-
-def mark_pending(entry: dict[str, Any]) -> None:
-    """The summary is missing or unusable: pending again, so the job regenerates it."""
-    entry["summaryGenerated"] = False
-
-
-def last_memory_update(index: dict[str, Any]) -> str | None:
-    """``lastMemoryUpdateTs``: the newest transcript moment flushed into memory.md."""
-    value = index.get("lastMemoryUpdateTs")
-    return value if isinstance(value, str) and value else None

@@ -17,19 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .memory_index import (
-    read_index,
-    safe_entries,
-    summary_attempts,
-    summary_error,
-    summary_generated,
-    summary_state,
-)
+from .index_entries import summary_attempts, summary_error, summary_generated, summary_state
+from .memory_index import read_index, safe_entries
 from .names import summary_name
 from .paths import StorePaths
 
 if TYPE_CHECKING:
-    from .memory_index import SummaryState
+    from .index_entries import SummaryState
 
 
 class _Model(BaseModel):

@@ -19,8 +19,9 @@ from typing import Any
 from ..basics.timestamps import file_stamp, iso_now
 from . import intents
 from .atomic import atomic_write_json, atomic_write_text
+from .index_entries import find_entry, mark_pending
 from .lock import reentrant_lock
-from .memory_index import archive_entry, find_entry, mark_pending, update_index
+from .memory_index import archive_entry, update_index
 from .names import L1_SUFFIX, is_archive, is_l1, summary_name
 from .paths import DIR_MODE, StorePaths, is_safe_basename
 

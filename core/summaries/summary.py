@@ -34,20 +34,22 @@ from ..log.rotation import reconcile_archives
 from ..redaction.redact import redact, redact_obj
 from ..store import changes
 from ..store.atomic import atomic_write_json, atomic_write_text
+from ..store.index_entries import (
+    find_entry,
+    mark_failed,
+    mark_generated,
+    summary_error,
+    summary_generated,
+    summary_generator,
+)
 from ..store.jobs import log_error
 from ..store.lock import try_lock
 from ..store.memory_index import (
     archive_entry,
     date_range,
-    find_entry,
     list_archives,
-    mark_failed,
-    mark_generated,
     read_index,
     safe_entries,
-    summary_error,
-    summary_generated,
-    summary_generator,
     update_index,
 )
 from ..store.memory_index_model import auto_targets

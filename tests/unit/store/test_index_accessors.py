@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from memkeeper.core.store import index_entries as entries
 from memkeeper.core.store import memory_index as idx
 from memkeeper.core.store.memory_index_model import RotatedFile, index_from_dict
 from memkeeper.core.store.paths import StorePaths
@@ -29,7 +30,7 @@ SOURCE_ROOT = Path(__file__).resolve().parents[3]
     ],
 )
 def test_one_rule_for_generated_in_both_views(entry: dict[str, Any], state: str) -> None:
-    assert idx.summary_state(entry) == state
+    assert entries.summary_state(entry) == state
     assert RotatedFile.model_validate(entry).state == state
     assert index_from_dict({"rotatedFiles": [entry]}).rotatedFiles[0].state == state
 
@@ -40,15 +41,15 @@ def test_writers_change_their_fields_and_keep_unknown_keys() -> None:
         "futureKey": {"x": 1},
         "summaryGenerated": False,
     }
-    idx.mark_failed(entry, "E" * 900, tries=2)
-    assert idx.summary_state(entry) == "failed" and idx.summary_attempts(entry) == 2
-    assert len(idx.summary_error(entry) or "") == 500
-    idx.mark_generated(entry, "claude:haiku", tries=1)
-    assert idx.summary_state(entry) == "generated" and idx.summary_error(entry) is None
-    assert idx.summary_attempts(entry) == 3 and idx.summary_generator(entry) == "claude:haiku"
-    idx.mark_pending(entry)
-    assert idx.summary_state(entry) == "pending" and entry["futureKey"] == {"x": 1}
-    assert idx.summary_file(entry) == "memory_20261121_114907.summary.json"
+    entries.mark_failed(entry, "E" * 900, tries=2)
+    assert entries.summary_state(entry) == "failed" and entries.summary_attempts(entry) == 2
+    assert len(entries.summary_error(entry) or "") == 500
+    entries.mark_generated(entry, "claude:haiku", tries=1)
+    assert entries.summary_state(entry) == "generated" and entries.summary_error(entry) is None
+    assert entries.summary_attempts(entry) == 3 and entries.summary_generator(entry) == "claude:haiku"
+    entries.mark_pending(entry)
+    assert entries.summary_state(entry) == "pending" and entry["futureKey"] == {"x": 1}
+    assert entries.summary_file(entry) == "memory_20261121_114907.summary.json"
 
 
 def test_index_readers_skip_what_is_not_an_entry(store: StorePaths) -> None:
@@ -57,11 +58,12 @@ def test_index_readers_skip_what_is_not_an_entry(store: StorePaths) -> None:
         "lastMemoryUpdateTs": "",
         "unknownTop": [1, 2],
     }
-    assert idx.listed_files(data) == {"memory_1.md"}
+    assert entries.listed_files(data) == {"memory_1.md"}
     assert (
-        idx.find_entry(data, "memory_1.md") == {"file": "memory_1.md"} and idx.find_entry(data, "x") is None
+        entries.find_entry(data, "memory_1.md") == {"file": "memory_1.md"}
+        and entries.find_entry(data, "x") is None
     )
-    assert idx.last_memory_update(data) is None
+    assert entries.last_memory_update(data) is None
     idx.update_index(store, lambda index: index.update(data))
     kept = idx.read_index(store)
     assert (
@@ -77,7 +79,7 @@ def test_no_module_reads_summary_flags_outside_the_accessors() -> None:
     for folder in ("core", "cli", "plugin", "tui"):
         for path in sorted((SOURCE_ROOT / folder).rglob("*.py")):
             if (
-                path.relative_to(SOURCE_ROOT).as_posix() == "core/store/memory_index.py"
+                path.relative_to(SOURCE_ROOT).as_posix() == "core/store/index_entries.py"
             ):  # the accessors themselves
                 continue
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):

@@ -13,8 +13,9 @@ import pytest
 
 from memkeeper.core.store import index_glance
 from memkeeper.core.store.atomic import atomic_write_text, dumps_js
+from memkeeper.core.store.index_entries import mark_generated
 from memkeeper.core.store.index_glance import GLANCE_FILE, glance_of, read_glance
-from memkeeper.core.store.memory_index import mark_generated, update_index
+from memkeeper.core.store.memory_index import update_index
 from memkeeper.core.store.paths import StorePaths
 
 
