@@ -34,7 +34,6 @@ import sys
 from collections.abc import Callable
 
 from ..core import config, recall, store
-from ..core.recall.ask import TASK_NOTIFICATION
 from ..core.store.layout import project_dir, store_root
 
 # No ``typing`` here (docs/hook-path.md): a JSON value is ``object``, and the classes of modules
@@ -325,6 +324,8 @@ def ask_recall(call: Call) -> None:
     hook's work, so the lookup runs meanwhile; the server reads the config
     (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer.
     """
+    from ..core.recall.ask import TASK_NOTIFICATION, ask, not_sent
+
     call.asked = True
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
@@ -332,16 +333,14 @@ def ask_recall(call: Call) -> None:
     tried = call.tried
     if tried is not None:  # its payload was put to this store's resident lookup (prompt_by_resident)
         if not tried.sent:  # (nothing went out: looked up here, a refusal logged once)
-            from ..core.recall.ask import not_sent
-
             call.pending = not_sent(call.project, call.session_id, prompt, tried)
         return
-    from ..core.recall.ask import ask
-
     call.pending = ask(call.project, call.session_id, prompt)
 
 
 def on_prompt(call: Call) -> None:
+    from ..core.recall.ask import TASK_NOTIFICATION
+
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
