@@ -30,9 +30,13 @@ a longer wait, never asked twice). The reply is at most :data:`MAX_REPLY` bytes.
 The hook counts the prompt itself, always, and the server never does: a prompt is counted
 exactly once, whatever happens to its question.
 
-The request is one JSON message: ``session`` and the first :data:`QUERY_CHARS` of the
-``prompt``, with ``min`` (the confidence a hit needs) when the caller read the config, else
+A question (:func:`ask`) is one JSON message: ``session`` and the first :data:`QUERY_CHARS` of
+the ``prompt``, with ``min`` (the confidence a hit needs) when the caller read the config, else
 the server reads it. The reply is one message: the text to inject (UTF-8, "" for nothing).
+
+The prompt hook asks another way first (:func:`ask_with_payload`): its payload, unparsed, which
+the server reads for it, so a prompt a resident lookup answers costs the hook neither ``json``
+nor a thread (docs/hook-path.md).
 """
 
 from __future__ import annotations
