@@ -521,12 +521,11 @@ def _guessed(handler: Callable[[Call], None]) -> Call | None:
     (the usual way, on the payload's project, then says why)."""
     if handler is not on_prompt:
         return None
-    call = _open(project_dir(), {})
-    if call is None:
-        return None
     try:
-        _checked(call, handler)
-    except Exception:
+        call = _open(project_dir(), {})
+        if call is not None:
+            _checked(call, handler)
+    except Exception:  # (a folder removed under the hook, a link: not this way)
         return None
     return call
 

@@ -539,3 +539,22 @@ def test_a_checkout_plugin_finds_memkeeper_without_the_site_step(store: StorePat
     modules = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
     assert "memkeeper.plugin.hook" in modules and "site" not in modules
     assert session_counts(store, payload["session_id"])["toolUses"] == 1
+
+
+def test_a_prompt_counts_when_the_hook_runs_in_a_removed_folder(
+    store: StorePaths, home: Path, tmp_path: Path
+) -> None:
+    """The hook's own folder is gone (the payload's cwd is not): the prompt is counted in the payload's project."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    payload = payload_for("UserPromptSubmit", store.project)
+    command = " ".join(f"'{part}'" for part in hook_command(REPO / "plugin", "UserPromptSubmit"))
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"cd '{gone}' && rmdir '{gone}' && exec {command}"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0 and not gone.exists()
+    assert session_counts(store, payload["session_id"])["messages"] == 1
