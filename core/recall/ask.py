@@ -69,8 +69,8 @@ MIN_QUERY_WORDS = 2
 TASK_NOTIFICATION = "<task-notification>"
 #: What a prompt hook's request starts with (:func:`ask_with_payload`); a question (:func:`ask`) is JSON.
 PAYLOAD_REQUEST = b"P"
-#: The longest hook payload handed over whole (:func:`ask_with_payload`): the rest of the request fits.
-MAX_PAYLOAD = 60 * 1024
+#: The longest request a resident lookup reads (a bigger hook payload goes the usual way, as a question).
+MAX_REQUEST = 64 * 1024
 
 
 def state_dir(root: str) -> str:
@@ -428,14 +428,14 @@ def ask_with_payload(
 
     ``project``: the one the hook found without the payload; ``started``: its ``CLAUDE_PROJECT_DIR``
     ("" when unset), with which the server resolves the payload's ``cwd`` as the hook would. None
-    when there is nothing to ask (no index, a payload too big to hand over: the hook goes the usual
-    way). One deadline, ``timeout`` from now, for everything (find the channel, connect, both
+    when there is nothing to ask this way (no index, a request over :data:`MAX_REQUEST`): the hook
+    goes the usual way. One deadline, ``timeout`` from now, for everything (find the channel, connect, both
     proofs, the payload, the verdict, the output); the payload goes out only once both ends have
     proved themselves (:func:`memkeeper.core.recall.wire.connect`).
     """
     import time
 
-    if len(payload) > MAX_PAYLOAD:
+    if len(payload) > MAX_REQUEST:
         return None
     root = store_root(project)
     if not os.path.isfile(os.path.join(root, SEARCH_DB)):
@@ -452,6 +452,9 @@ def ask_with_payload(
     from . import wire
 
     fields = [project.encode("utf-8", "surrogateescape"), started.encode("utf-8", "surrogateescape"), payload]
+    request = PAYLOAD_REQUEST + wire.pack_fields(fields)
+    if len(request) > MAX_REQUEST:
+        return None  # (more than the server reads: asked the usual way, as a question)
     try:
         conn = wire.connect(family, address, key, deadline)  # both ends proved, or nothing is sent
     except wire.NotProven as exc:
@@ -460,7 +463,7 @@ def ask_with_payload(
     except Exception:  # nobody listens (a stale secret), or too late
         return asked
     try:
-        conn.send_bytes(PAYLOAD_REQUEST + wire.pack_fields(fields))
+        conn.send_bytes(request)
         asked.sent = True
         verdict = wire.unpack_fields(conn.recv_bytes(MAX_REPLY))
     except Exception:  # (its end never read a whole request, or said nothing in time)

@@ -35,6 +35,7 @@ from ..store.boundary import lstat_entries
 from ..store.layout import project_dir, store_root
 from ..store.lock import try_lock
 from .ask import (
+    MAX_REQUEST,
     PAYLOAD_REQUEST,
     QUERY_CHARS,
     TASK_NOTIFICATION,
@@ -377,7 +378,6 @@ def _recall(
 # lookups on the store's channel in the user's runtime folder, and the hook asks it first
 # (:mod:`memkeeper.core.recall.ask`: the channel, how the client proves the server).
 
-MAX_REQUEST = 64 * 1024
 #: The longest a connection may take for the handshake and its question, in seconds (a peer
 #: that stalls holds only its own thread, this long).
 READ_TIMEOUT = 1.0

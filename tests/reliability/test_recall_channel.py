@@ -567,3 +567,22 @@ def test_fields_that_overrun_their_message_are_refused() -> None:
     for broken in (packed[:-1], packed + b"\x00\x00", b"\x00\x00\x00\x09abc"):
         with pytest.raises(ValueError):
             recall_wire.unpack_fields(broken)
+
+
+def test_a_payload_just_under_the_request_limit_is_still_answered(indexed: StorePaths) -> None:
+    """The payload fits the server's limit but the request (with the project) would not: the hook
+    asks the usual way, and the server answers."""
+    payload: dict[str, Any] = {"session_id": SESSION, "cwd": str(indexed.project), "prompt": QUESTION}
+    room = recall_ask.MAX_REQUEST - 8 - len(json.dumps(payload).encode())
+    payload["prompt"] = QUESTION + " " + "x" * room
+    assert recall_ask.MAX_REQUEST - 16 < len(json.dumps(payload).encode()) <= recall_ask.MAX_REQUEST
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        done = run_hook("UserPromptSubmit", payload)
+    finally:
+        server.close()
+    assert done.returncode == 0
+    assert "exponential backoff" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert server.served == 1
