@@ -264,7 +264,7 @@ def test_a_long_pasted_prompt_is_answered_by_the_resident_server(indexed: StoreP
     assert server.start(warm=False)
     log = "2026-11-04 10:00:00 INFO worker heartbeat ok\n" * 5000  # (past the part that is looked up)
     pasted = QUESTION + "\n" * recall_ask.QUERY_CHARS + log
-    assert len(pasted.encode()) > recall.MAX_REQUEST
+    assert len(pasted.encode()) > recall_ask.MAX_REQUEST
     try:
         out = _hook(indexed, "UserPromptSubmit", prompt=pasted)
         assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
