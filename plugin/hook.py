@@ -322,7 +322,9 @@ def ask_recall(call: Call) -> None:
 
     The question goes out to a resident lookup (on a thread of its own) before the rest of the
     hook's work, so the lookup runs meanwhile; the server reads the config
-    (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer.
+    (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer. This is the usual way,
+    after :func:`prompt_by_resident` (``call.tried``) did not answer: a payload that went out is
+    never asked again, and one that could not go out is looked up here.
     """
     from ..core.recall.ask import TASK_NOTIFICATION, ask, not_sent
 
@@ -541,8 +543,8 @@ def _open(project: str, payload: dict[str, object]) -> Call | None:
     return Call(payload, project)
 
 
-def _checked(call: Call, handler: Callable[[Call], None]) -> bool:
-    """``call``'s store adopted and checked for links (StoreLinkError, logged by :func:`main`); True."""
+def _checked(call: Call, handler: Callable[[Call], None]) -> None:
+    """``call``'s store adopted and checked for links (StoreLinkError, logged by :func:`main`)."""
     from ..core.store.boundary import refuse_links
     from ..core.store.state_stamp import adopt
 
@@ -550,7 +552,6 @@ def _checked(call: Call, handler: Callable[[Call], None]) -> bool:
     # A count writes only in .state until it folds the counters' log: the root's entries
     # are looked at then, or when a prompt reads the root (see HOOK_FOLDERS).
     refuse_links(call.root, HOOK_FOLDERS, root_entries=handler not in (on_tool_use, on_prompt))
-    return True
 
 
 def run(argv: list[str]) -> None:

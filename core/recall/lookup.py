@@ -621,17 +621,19 @@ def read_payload(body: bytes) -> tuple[bytes, dict[str, Any] | None]:
     from .wire import pack_fields, unpack_fields
 
     try:
-        guess, started, raw = (field.decode("utf-8", "surrogateescape") for field in unpack_fields(body))
-        payload = fastjson.loads(raw)
+        guess, started, raw = unpack_fields(body)
+        payload = fastjson.loads(raw.decode("utf-8", "replace"))  # (as the hook reads its payload)
     except ValueError:  # (not three fields, or not JSON)
         return b"", None
+    guess_path, started_path = (field.decode("utf-8", "surrogateescape") for field in (guess, started))
     if not isinstance(payload, dict):
         return b"", None
     cwd = payload.get("cwd")
-    resolved = guess
+    resolved = guess_path
     if isinstance(cwd, str) and os.path.isabs(cwd):
-        resolved = project_dir(hook_cwd=cwd, env={"CLAUDE_PROJECT_DIR": started} if started else {})
-    if os.path.normpath(resolved) != os.path.normpath(guess):
+        environ = {"CLAUDE_PROJECT_DIR": started_path} if started_path else {}
+        resolved = project_dir(hook_cwd=cwd, env=environ)
+    if os.path.normpath(resolved) != os.path.normpath(guess_path):
         return b"", None
     session_id, transcript, prompt = (
         _text(payload, "session_id"),

@@ -555,6 +555,10 @@ def test_the_server_reads_a_payload_as_the_hook_would(tmp_path: Path) -> None:
     note = dict(body, prompt="<task-notification> done")
     verdict, question = recall.read_payload(_request(project, json.dumps(note).encode()))
     assert recall_wire.unpack_fields(verdict)[2] == b"" and question is None
+    # Bytes that are not UTF-8: read as the hook reads its own payload (replaced), not smuggled through.
+    raw = json.dumps(body).encode().replace(b"retry", b"retry \xff")
+    verdict, question = recall.read_payload(_request(project, raw))
+    assert question is not None and question["prompt"] == QUESTION + " \ufffd"
     # Not JSON, not an object, fields missing: the hook reads it itself.
     for broken in (b"{not json", b"[1, 2]"):
         assert recall.read_payload(_request(project, broken)) == (b"", None)
