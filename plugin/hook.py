@@ -34,7 +34,6 @@ import sys
 from collections.abc import Callable
 
 from ..core import config, recall, store
-from ..core.basics import fastjson
 from ..core.store.layout import (
     CONFIG_FILE,
     INDEX_FILE,
@@ -55,7 +54,6 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 #: Payloads bigger than this (large tool outputs) are not fully parsed: the few top-level
 #: fields a hook needs come first in Claude Code's JSON and are read from the front.
 FULL_PARSE_BYTES = 256 * 1024
-TASK_NOTIFICATION = "<task-notification>"
 #: The store folders whose entries a hook checks for links: a hook writes only there.
 #: The root's own entries grow with the archives (4,000 in a 1 GB store), so a hook does not
 #: list them: SessionStart, Stop, PreCompact and SessionEnd look at the few it uses by name
@@ -64,8 +62,8 @@ TASK_NOTIFICATION = "<task-notification>"
 #: hook reads beyond those (the named notes, the newest summary, L1 files) is opened refusing a
 #: link (``open_no_follow``), and the work that reads the rest of the root looks at all its
 #: entries first: a prompt that reads the index itself (no resident lookup answered), taking in
-#: a pull, finishing an interrupted operation, a rotation. Jobs, the CLI and the TUI check the
-#: whole store.
+#: a pull, finishing an interrupted operation, a rotation. A prompt answered by a resident
+#: lookup costs the same at any store size. Jobs, the CLI and the TUI check the whole store.
 HOOK_FOLDERS = (".state", "logs")
 #: The root's entries the hooks use by name, besides :data:`HOOK_FOLDERS`: memory.md (its size;
 #: its tail at SessionStart), the index and the config (read), sessions/ (its newest L1 files,
@@ -137,6 +135,8 @@ def _field_from_front(text: str, key: str) -> object:
     colon = text.find(":", start + len(marker))
     if colon < 0:
         return None
+    from ..core.basics import fastjson
+
     try:
         return fastjson.raw_decode(text, colon + 1)[0]
     except ValueError:
@@ -162,6 +162,8 @@ def parse_payload(raw: bytes) -> dict[str, object]:
         return {}
     text = raw.decode("utf-8", "replace")
     if len(raw) <= FULL_PARSE_BYTES:
+        from ..core.basics import fastjson
+
         try:
             data = fastjson.loads(text)
         except ValueError:
@@ -188,7 +190,7 @@ class Call:
     handler asks for it.
     """
 
-    __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings")
+    __slots__ = ("_paths", "asked", "payload", "pending", "project", "root", "settings", "tried")
 
     def __init__(self, payload: dict[str, object], project: str) -> None:
         self.payload = payload
@@ -198,6 +200,7 @@ class Call:
         self.settings: config.reader.HookSettings | None = None  # the store's hook settings, once read
         self.asked = False  # its prompt's recall question is out (or there was none to ask)
         self.pending: recall.ask.Pending | None = None  # its question to a resident lookup, if one took it
+        self.tried: recall.ask.PayloadAsked | None = None  # its payload put to one (prompt_by_resident)
 
     @property
     def paths(self) -> store.paths.StorePaths:
@@ -333,34 +336,71 @@ def ask_recall(call: Call) -> None:
 
     The question goes out to a resident lookup (on a thread of its own) before the rest of the
     hook's work, so the lookup runs meanwhile; the server reads the config
-    (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer.
+    (:mod:`memkeeper.core.recall.ask`). :func:`on_prompt` reads the answer. This is the usual way,
+    after :func:`prompt_by_resident` (``call.tried``) did not answer: a payload that went out is
+    never asked again, and one that could not go out is looked up here.
     """
+    from ..core.recall.ask import TASK_NOTIFICATION, ask, not_sent
+
     call.asked = True
     prompt = call.payload.get("prompt")
     if not isinstance(prompt, str) or prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
-    from ..core.recall.ask import ask
-
+    tried = call.tried
+    if tried is not None:  # its payload was put to this store's resident lookup (prompt_by_resident)
+        if not tried.sent:  # (nothing went out: looked up here, a refusal logged once)
+            call.pending = not_sent(call.project, call.session_id, prompt, tried)
+        return
     call.pending = ask(call.project, call.session_id, prompt)
 
 
 def on_prompt(call: Call) -> None:
+    from ..core.recall.ask import TASK_NOTIFICATION
+
     prompt = call.payload.get("prompt")
     if isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION):
         return
     if not call.asked:  # main ran ask_recall first; a direct call has not
         ask_recall(call)
     # Counted by the hook alone: once, whatever becomes of the question.
-    _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_root_links(call))
+    _count(call, messages=1, settings=call.settings, guard=lambda: _refuse_named_links(call))
     pending, text = call.pending, ""
     if pending is not None:
         from ..core.recall.ask import answer
 
         text = answer(pending, lambda: _answer_here(call, pending), lambda line: _log(call, line))
-    if text:  # fastjson, not json: the prompt hook stays lean when a resident lookup answered
-        out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-        sys.stdout.buffer.write(fastjson.dumps(out).encode("utf-8") + b"\n")
+    if text:
+        from ..core.recall.ask import hook_output
+
+        sys.stdout.buffer.write(hook_output(text))
         sys.stdout.flush()
+
+
+def prompt_by_resident(call: Call, raw: bytes) -> bool:
+    """A prompt answered without parsing its payload (:func:`memkeeper.core.recall.ask.ask_with_payload`):
+    the resident lookup of ``call``'s store reads it, says which session to count, and gives what
+    to print. True when done; False to go the usual way, with ``call.tried`` saying what became of
+    the payload (:func:`ask_recall`).
+
+    ``call``: the project found without the payload (``CLAUDE_PROJECT_DIR``, else the hook's folder),
+    its store adopted and checked for links; ``json`` is never imported here.
+    """
+    from ..core.recall.ask import ask_with_payload
+
+    call.tried = asked = ask_with_payload(call.project, raw, os.environ.get("CLAUDE_PROJECT_DIR", ""))
+    if asked is None or asked.verdict is None:
+        return False
+    call.asked = True
+    session_id, transcript, counted = asked.verdict
+    call.payload = {"session_id": session_id, "transcript_path": transcript}
+    _finish_interrupted(call)
+    if counted:  # counted by the hook alone, as on_prompt does
+        _count(call, messages=1, guard=lambda: _refuse_named_links(call))
+    out = asked.output()
+    if out:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    return True
 
 
 def _answer_here(call: Call, pending: recall.ask.Pending) -> str:
@@ -368,7 +408,6 @@ def _answer_here(call: Call, pending: recall.ask.Pending) -> str:
     ``recall`` job for the next prompts."""
     _refuse_root_links(call)  # it reads the config and the index in the root
     from ..core.config.reader import hook_settings_at
-    from ..core.store.layout import CONFIG_FILE
 
     call.settings = settings = hook_settings_at(os.path.join(call.root, CONFIG_FILE))
     if not settings.recall_enabled:
@@ -471,31 +510,72 @@ def main(argv: list[str]) -> int:
         return 0
     call: Call | None = None
     try:
-        payload = parse_payload(read_stdin())
+        raw = read_stdin()
+        guessed = _guessed(handler)
+        if guessed is not None:  # first without parsing the payload: a resident lookup may read it
+            call = guessed
+            if prompt_by_resident(guessed, raw):
+                return 0
+        payload = parse_payload(raw)
         project = project_dir(hook_cwd=_text(payload, "cwd"))
-        if not os.path.isdir(project):
-            return 0  # a folder removed under a running session: never recreate it
-        from ..core.store.boundary import refuse_links, refused_project
-
-        if refused_project(project):
-            return 0  # /, $HOME, ~/.claude/...: no store there, and nothing logged
-        call = Call(payload, project)
-        from ..core.store.state_stamp import adopt
-
-        adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
-        # A count writes only in .state until it folds the counters' log: the root's entries
-        # are looked at then, or when a prompt reads the root; the other hooks look at the
-        # few they use (see HOOK_FOLDERS).
-        counting = handler in (on_tool_use, on_prompt)
-        refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=() if counting else HOOK_ROOT_NAMES)
+        if guessed is not None and guessed.project == project:
+            call = guessed  # (checked above; asked, if the payload went out unanswered)
+            call.payload = payload
+        else:
+            call = _open(project, payload)
+            if call is None:
+                return 0
+            tried = guessed.tried if guessed is not None else None
+            call.asked = tried is not None and tried.sent  # (unanswered: counted, never asked again)
+            _checked(call, handler)
         first = FIRST.get(event)
-        if first is not None:
+        if first is not None and not call.asked:
             first(call)
         _finish_interrupted(call)
         handler(call)
     except Exception as exc:  # never fail the session: one line in the log, exit 0
         _log(call, f"hook {event}: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _guessed(handler: Callable[[Call], None]) -> Call | None:
+    """A prompt's call on the project found without the payload (``CLAUDE_PROJECT_DIR``, else the
+    hook's folder: the payload's ``cwd`` names the same in a session that has not changed folder),
+    checked as :func:`main` checks a call; None for other events, or when that store is not to be used
+    (the usual way, on the payload's project, then says why)."""
+    if handler is not on_prompt:
+        return None
+    try:
+        call = _open(project_dir(), {})
+        if call is not None:
+            _checked(call, handler)
+    except Exception:  # (a folder removed under the hook, a link: not this way)
+        return None
+    return call
+
+
+def _open(project: str, payload: dict[str, object]) -> Call | None:
+    """The call on ``project``; None when there is no store to keep there."""
+    if not os.path.isdir(project):
+        return None  # a folder removed under a running session: never recreate it
+    from ..core.store.boundary import refused_project
+
+    if refused_project(project):
+        return None  # /, $HOME, ~/.claude/...: no store there, and nothing logged
+    return Call(payload, project)
+
+
+def _checked(call: Call, handler: Callable[[Call], None]) -> None:
+    """``call``'s store adopted and checked for links (StoreLinkError, logged by :func:`main`)."""
+    from ..core.store.boundary import refuse_links
+    from ..core.store.state_stamp import adopt
+
+    adopt(call.root)  # runtime state made elsewhere (a clone's .state, index): set aside first
+    # A count writes only in .state until it folds the counters' log: the root's entries
+    # are looked at then, or when a prompt reads the root; the other hooks look at the
+    # few they use (see HOOK_FOLDERS).
+    counting = handler in (on_tool_use, on_prompt)
+    refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=() if counting else HOOK_ROOT_NAMES)
 
 
 def run(argv: list[str]) -> None:

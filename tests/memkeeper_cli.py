@@ -35,13 +35,16 @@ PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 def run_hook(
     event: str, payload: Mapping[str, object], timeout: float = 120
 ) -> subprocess.CompletedProcess[bytes]:
-    """The hook ``event`` run as Claude Code runs it from a checkout (its hooks.json command)."""
+    """The hook ``event`` run as Claude Code runs it from a checkout (its hooks.json command), in
+    the payload's ``cwd`` when that folder exists (Claude Code runs a hook in the session's folder)."""
     from tests.functional.plugin.capture_helpers import hook_command
 
+    cwd = payload.get("cwd")
     return subprocess.run(
         hook_command(PLUGIN, event),
         input=json.dumps(payload).encode(),
         capture_output=True,
+        cwd=cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None,
         env={k: v for k, v in os.environ.items() if k != "MEMKEEPER_PYTHON"},
         timeout=timeout,
     )

@@ -30,9 +30,13 @@ a longer wait, never asked twice). The reply is at most :data:`MAX_REPLY` bytes.
 The hook counts the prompt itself, always, and the server never does: a prompt is counted
 exactly once, whatever happens to its question.
 
-The request is one JSON message: ``session`` and the first :data:`QUERY_CHARS` of the
-``prompt``, with ``min`` (the confidence a hit needs) when the caller read the config, else
+A question (:func:`ask`) is one JSON message: ``session`` and the first :data:`QUERY_CHARS` of
+the ``prompt``, with ``min`` (the confidence a hit needs) when the caller read the config, else
 the server reads it. The reply is one message: the text to inject (UTF-8, "" for nothing).
+
+The prompt hook asks another way first (:func:`ask_with_payload`): its payload, unparsed, which
+the server reads for it, so a prompt a resident lookup answers costs the hook neither ``json``
+nor a thread (docs/hook-path.md).
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ import os
 import stat
 from collections.abc import Callable
 
-from ..basics import fastjson, platform
+from .. import recall
+from ..basics import platform
 from ..store.layout import SEARCH_DB, STATE_DIR, store_root
 
 RECALL_DIR = "recall"
@@ -60,6 +65,12 @@ MAX_SECRET_FILE = 256
 #: Only the start of a long prompt is looked up (its request is usually there).
 QUERY_CHARS = 400
 MIN_QUERY_WORDS = 2
+#: A prompt that Claude Code makes itself (a background task's end): never counted, never looked up.
+TASK_NOTIFICATION = "<task-notification>"
+#: What a prompt hook's request starts with (:func:`ask_with_payload`); a question (:func:`ask`) is JSON.
+PAYLOAD_REQUEST = b"P"
+#: The longest request a resident lookup reads (a bigger hook payload goes the usual way, as a question).
+MAX_REQUEST = 64 * 1024
 
 
 def state_dir(root: str) -> str:
@@ -77,17 +88,6 @@ def worth_looking_up(prompt: str) -> bool:
 
 
 # --- the channel ---------------------------------------------------------------------------------
-
-
-def site_packages() -> None:
-    """Make the site packages importable in a process started without them (the hook launcher
-    starts Python with -S): a lookup needs the search engine's stemmer."""
-    import sys
-
-    if sys.flags.no_site and "site" not in sys.modules:
-        import site
-
-        site.main()
 
 
 class Refused(Exception):
@@ -326,6 +326,8 @@ def ask(
         question["min"] = min_confidence
     pending = Pending(project, session_id, prompt, min_confidence)
     pending.deadline = time.monotonic() + timeout
+    from ..basics import fastjson
+
     request = fastjson.dumps(question).encode("utf-8")
     pending.thread = threading.Thread(
         target=pending.exchange, args=(root, request), name="memkeeper-recall-ask", daemon=True
@@ -367,3 +369,120 @@ def ask_resident(root: str, request: bytes, timeout: float = ASK_TIMEOUT) -> str
     thread.start()
     thread.join(timeout)
     return "" if thread.is_alive() else pending.reply
+
+
+# --- a prompt hook's payload, put whole ----------------------------------------------------------
+#
+# The prompt hook need not parse its payload when a resident lookup answers: it hands the payload
+# over as it came, with the project it found without it (``CLAUDE_PROJECT_DIR``, else its folder),
+# and the server, which has ``json`` loaded, reads it (:func:`memkeeper.core.recall.lookup.read_payload`):
+# is the payload's project that one (else the hook goes the usual way), which session to count, and
+# the answer as the hook prints it. What ``json`` costs the hook (its patterns compiled, ``re``) is
+# left to the process that keeps it loaded; the channel and its proofs are the ones :func:`ask` uses.
+
+
+def hook_output(text: str) -> bytes:
+    """What the prompt hook prints for the answer ``text`` (b"" for nothing)."""
+    if not text:
+        return b""
+    from ..basics import fastjson
+
+    out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+    return fastjson.dumps(out).encode("utf-8") + b"\n"
+
+
+class PayloadAsked:
+    """A prompt hook's payload put to the resident lookup (:func:`ask_with_payload`), and what became of it.
+
+    ``sent``: the payload went out (to a server that proved itself). ``verdict``: None when nothing
+    came back in time, or the server said the payload is not its store's, else ``(session_id,
+    transcript_path, counted)`` as the server read them; :meth:`output` then reads what the hook
+    prints. ``refused``: why the channel was not trusted (nothing went out; the hook logs it once).
+    A payload that went out with no verdict is counted by the hook, and never asked again.
+    """
+
+    __slots__ = ("conn", "refused", "sent", "verdict")
+
+    def __init__(self) -> None:
+        self.conn: recall.wire.Connection | None = None
+        self.refused: str | None = None
+        self.sent = False
+        self.verdict: tuple[str | None, str | None, bool] | None = None
+
+    def output(self) -> bytes:
+        """What the hook prints (b"": nothing; nothing either when it does not come by the deadline)."""
+        if self.conn is None:
+            return b""
+        try:
+            return self.conn.recv_bytes(MAX_REPLY)
+        except Exception:  # late, or a server that failed: nothing (the prompt is never looked up twice)
+            return b""
+        finally:
+            self.conn.close()
+
+
+def ask_with_payload(
+    project: str, payload: bytes, started: str, timeout: float = ASK_TIMEOUT
+) -> PayloadAsked | None:
+    """Put the prompt hook's ``payload`` (its stdin, unparsed) to the resident lookup of ``project``'s store.
+
+    ``project``: the one the hook found without the payload; ``started``: its ``CLAUDE_PROJECT_DIR``
+    ("" when unset), with which the server resolves the payload's ``cwd`` as the hook would. None
+    when there is nothing to ask this way (no index, a request over :data:`MAX_REQUEST`): the hook
+    goes the usual way. One deadline, ``timeout`` from now, for everything (find the channel, connect, both
+    proofs, the payload, the verdict, the output); the payload goes out only once both ends have
+    proved themselves (:func:`memkeeper.core.recall.wire.connect`).
+    """
+    import time
+
+    if len(payload) > MAX_REQUEST:
+        return None
+    root = store_root(project)
+    if not os.path.isfile(os.path.join(root, SEARCH_DB)):
+        return None
+    deadline = time.monotonic() + timeout
+    asked = PayloadAsked()
+    try:
+        key, family, address = Channel(root).secret()
+    except Refused as exc:
+        asked.refused = str(exc)
+        return asked
+    except Exception:  # no server (no secret: FileNotFoundError)
+        return asked
+    from . import wire
+
+    fields = [project.encode("utf-8", "surrogateescape"), started.encode("utf-8", "surrogateescape"), payload]
+    request = PAYLOAD_REQUEST + wire.pack_fields(fields)
+    if len(request) > MAX_REQUEST:
+        return None  # (more than the server reads: asked the usual way, as a question)
+    try:
+        conn = wire.connect(family, address, key, deadline)  # both ends proved, or nothing is sent
+    except wire.NotProven as exc:
+        asked.refused = f"the resident lookup did not prove itself ({exc})"
+        return asked
+    except Exception:  # nobody listens (a stale secret), or too late
+        return asked
+    try:
+        conn.send_bytes(request)
+        asked.sent = True
+        verdict = wire.unpack_fields(conn.recv_bytes(MAX_REPLY))
+    except Exception:  # (its end never read a whole request, or said nothing in time)
+        conn.close()
+        return asked
+    if len(verdict) != 3:  # not this store's payload (or one it could not read): nothing looked up
+        conn.close()
+        asked.sent = False
+        return asked
+    session_id, transcript, counted = (field.decode("utf-8", "replace") for field in verdict)
+    asked.conn, asked.verdict = conn, (session_id or None, transcript or None, counted == "1")
+    return asked
+
+
+def not_sent(project: str, session_id: str | None, prompt: str, asked: PayloadAsked) -> Pending | None:
+    """The prompt's recall when its payload could not be put to the resident lookup (``asked``, not
+    sent): as :func:`ask` gives it, without asking again (None when there is nothing to look up)."""
+    if not worth_looking_up(prompt):
+        return None
+    pending = Pending(project, session_id, prompt, None)
+    pending.refused = asked.refused
+    return pending

@@ -32,9 +32,21 @@ from typing import TYPE_CHECKING
 from ..basics import fastjson
 from ..store.atomic import atomic_write_bytes, atomic_write_json
 from ..store.boundary import lstat_entries
-from ..store.layout import store_root
+from ..store.layout import project_dir, store_root
 from ..store.lock import try_lock
-from .ask import QUERY_CHARS, Channel, Refused, answer, ask, site_packages, state_dir
+from .ask import (
+    MAX_REQUEST,
+    PAYLOAD_REQUEST,
+    QUERY_CHARS,
+    TASK_NOTIFICATION,
+    Channel,
+    Refused,
+    answer,
+    ask,
+    hook_output,
+    state_dir,
+    worth_looking_up,
+)
 
 if TYPE_CHECKING:
     import socket
@@ -55,6 +67,17 @@ CANDIDATES = 6
 #: Per-session state files older than this are removed when a session starts.
 STATE_MAX_AGE_SECONDS = 14 * 86400
 HEADER = "[memkeeper] Earlier memory that may answer this (full text: the memkeeper `show` tool with the id):"
+
+
+def site_packages() -> None:
+    """Make the site packages importable in a process started without them (the hook launcher
+    starts Python with -S): a lookup needs the search engine's stemmer."""
+    import sys
+
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()
 
 
 # --- per-session state -------------------------------------------------------------------
@@ -355,7 +378,6 @@ def _recall(
 # lookups on the store's channel in the user's runtime folder, and the hook asks it first
 # (:mod:`memkeeper.core.recall.ask`: the channel, how the client proves the server).
 
-MAX_REQUEST = 64 * 1024
 #: The longest a connection may take for the handshake and its question, in seconds (a peer
 #: that stalls holds only its own thread, this long).
 READ_TIMEOUT = 1.0
@@ -524,16 +546,26 @@ class RecallServer:
                 if not peer_is_me(sock):
                     return
                 prove_server(conn, key)  # NotProven: closed with nothing more sent
-                request = fastjson.loads(conn.recv_bytes(MAX_REQUEST))
-                if not isinstance(request, dict):
-                    request = {}
+                data = conn.recv_bytes(MAX_REQUEST)
+                encode = _utf8
+                if data.startswith(PAYLOAD_REQUEST):  # a prompt hook's payload, unparsed
+                    verdict, request = read_payload(data[len(PAYLOAD_REQUEST) :])
+                    conn.send_bytes(verdict)  # (the hook counts the prompt meanwhile)
+                    if request is None:
+                        if verdict:
+                            conn.send_bytes(b"")  # nothing to print
+                        return
+                    encode = hook_output
+                else:
+                    question = fastjson.loads(data)
+                    request = question if isinstance(question, dict) else {}
                 sent: list[str] = []
 
                 def reply(text: str) -> None:
                     self.served += 1  # counted before the hook can see the answer
                     self.last_used = time.monotonic()
                     conn.deadline = time.monotonic() + SEND_TIMEOUT
-                    conn.send_bytes(text.encode("utf-8"))
+                    conn.send_bytes(encode(text))
                     sent.append(text)
 
                 text = self._lookup(request, reply)
@@ -566,6 +598,56 @@ class RecallServer:
             except Exception:
                 self._drop_conn()  # opened afresh for the next lookup
                 raise
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def read_payload(body: bytes) -> tuple[bytes, dict[str, Any] | None]:
+    """A prompt hook's request (:func:`memkeeper.core.recall.ask.ask_with_payload`): the verdict the
+    hook reads first, and the question to look up (None: nothing to look up).
+
+    The verdict is b"" when the payload is not this request's project's (its ``cwd`` resolved as the
+    hook resolves it, :func:`memkeeper.core.store.layout.project_dir`) or cannot be read: the hook
+    then goes the usual way, and nothing is looked up here. Else the fields the hook needs to count
+    the prompt: its session, its transcript, and "1" when it is counted (not a task notification).
+    """
+    from .wire import pack_fields, unpack_fields
+
+    try:
+        guess, started, raw = unpack_fields(body)
+        payload = fastjson.loads(raw.decode("utf-8", "replace"))  # (as the hook reads its payload)
+    except ValueError:  # (not three fields, or not JSON)
+        return b"", None
+    guess_path, started_path = (field.decode("utf-8", "surrogateescape") for field in (guess, started))
+    if not isinstance(payload, dict):
+        return b"", None
+    cwd = payload.get("cwd")
+    resolved = guess_path
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        environ = {"CLAUDE_PROJECT_DIR": started_path} if started_path else {}
+        resolved = project_dir(hook_cwd=cwd, env=environ)
+    if os.path.normpath(resolved) != os.path.normpath(guess_path):
+        return b"", None
+    session_id, transcript, prompt = (
+        _text(payload, "session_id"),
+        _text(payload, "transcript_path"),
+        payload.get("prompt"),
+    )
+    counted = not (isinstance(prompt, str) and prompt.lstrip().startswith(TASK_NOTIFICATION))
+    try:
+        fields = [(session_id or "").encode(), (transcript or "").encode(), b"1" if counted else b""]
+    except UnicodeEncodeError:  # (a lone surrogate: the hook reads the payload itself)
+        return b"", None
+    if not counted or not isinstance(prompt, str) or not worth_looking_up(prompt):
+        return pack_fields(fields), None
+    return pack_fields(fields), {"session": session_id, "prompt": prompt[:QUERY_CHARS]}
 
 
 class KeptSettings:

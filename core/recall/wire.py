@@ -57,6 +57,24 @@ def family_for(socket_path: str) -> str:
     return "AF_INET"
 
 
+def pack_fields(fields: list[bytes]) -> bytes:
+    """Fields in one message: each its length (4 bytes, big-endian), then its bytes."""
+    return b"".join(len(field).to_bytes(HEADER, "big") + field for field in fields)
+
+
+def unpack_fields(data: bytes) -> list[bytes]:
+    """The fields :func:`pack_fields` put in ``data`` (ValueError when it holds anything else)."""
+    fields, at = [], 0
+    while at < len(data):
+        size = int.from_bytes(data[at : at + HEADER], "big")
+        end = at + HEADER + size
+        if at + HEADER > len(data) or end > len(data):
+            raise ValueError("a field longer than the message")
+        fields.append(data[at + HEADER : end])
+        at = end
+    return fields
+
+
 def _proof(key: bytes, side: bytes, first: bytes, second: bytes) -> bytes:
     return hmac.digest(key, side + first + second, "sha256")
 

@@ -397,3 +397,196 @@ def test_recall_answers_in_a_project_path_of_200_characters(
         shutil.rmtree(short, ignore_errors=True)
     assert answered and "exponential backoff" in answered[0]
     assert server.served >= 1  # the resident lookup answered
+
+
+# --- the prompt hook's payload, put whole (the hook parses nothing when the server answers) ---------
+
+
+def _boot_with_importtime(store: StorePaths, payload: dict[str, Any]) -> tuple[bytes, set[str]]:
+    """The launcher as a checkout's hooks.json runs it, in the project's folder: its stdout and the
+    modules it imported (``-X importtime``)."""
+    from tests.memkeeper_cli import PLUGIN
+
+    boot = [sys.executable, "-X", "importtime", "-E", "-P", "-S", str(PLUGIN / "lib" / "boot")]
+    done = subprocess.run(
+        [*boot, "UserPromptSubmit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=store.project,
+        env={k: v for k, v in os.environ.items() if k not in ("MEMKEEPER_PYTHON", "CLAUDE_PROJECT_DIR")},
+        timeout=60,
+    )
+    assert done.returncode == 0
+    lines = done.stderr.decode().splitlines()
+    modules = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    return done.stdout, modules
+
+
+def test_a_prompt_answered_by_the_resident_lookup_loads_no_json_and_no_thread(indexed: StorePaths) -> None:
+    """The hook hands its payload over unparsed: json (and the re it compiles), threading: not loaded."""
+    from memkeeper.core.log import progress
+
+    # A first event folds the new store's count log (json, as in any store now and then): counted
+    # after it, the prompt is one line appended (docs/hook-path.md).
+    run_hook("PostToolUse", {"session_id": "warm-up", "cwd": str(indexed.project), "tool_name": "Bash"})
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        out, modules = _boot_with_importtime(
+            indexed, {"session_id": SESSION, "cwd": str(indexed.project), "prompt": QUESTION}
+        )
+    finally:
+        server.close()
+    assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert {"socket", "hmac", "memkeeper.core.recall.wire"} <= modules  # (it did talk to the server)
+    assert not modules & {"json", "re", "threading"}, " ".join(sorted(modules))
+    assert server.served == 1
+    assert progress.read_counters(indexed)["sessions"][SESSION]["messages"] == 1
+
+
+class _Silent:
+    """A resident lookup of the store (its real channel and secret) that proves itself, notes every
+    request, and never answers one."""
+
+    def __init__(self, store: StorePaths) -> None:
+        self.listener = recall.RecallServer._listen(recall_ask.Channel(str(store.root), create=True))
+        self.requests: list[bytes] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        held = []
+        self.listener.sock.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn = self.listener.accept(time.monotonic() + 30)
+                self.requests.append(conn.recv_bytes())
+                held.append(conn)
+            except Exception:
+                continue
+        for conn in held:
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=10)
+        self.listener.close()
+
+
+def test_a_payload_that_went_out_unanswered_is_counted_once_and_never_asked_again(
+    indexed: StorePaths,
+) -> None:
+    from memkeeper.core.log import progress
+
+    server = _Silent(indexed)
+    payload = {"session_id": SESSION, "cwd": str(indexed.project), "prompt": QUESTION}
+    try:
+        start = time.monotonic()
+        done = run_hook("UserPromptSubmit", payload)
+        elapsed = time.monotonic() - start
+    finally:
+        server.close()
+    assert done.returncode == 0 and done.stdout == b""  # asked, not answered in time: nothing
+    assert elapsed < 30
+    (request,) = server.requests  # one request, and not a question asked again
+    assert request.startswith(recall_ask.PAYLOAD_REQUEST)
+    assert json.dumps(payload).encode() in request  # the payload as the hook read it, unparsed
+    assert progress.read_counters(indexed)["sessions"][SESSION]["messages"] == 1
+
+
+def test_a_payload_of_another_project_is_not_looked_up_by_this_store(
+    indexed: StorePaths, tmp_path: Path
+) -> None:
+    """The hook runs in the indexed project but its payload's cwd is another project: the server of
+    the first says so and looks nothing up, and the hook counts the prompt where the payload says."""
+    from memkeeper.core.log import progress
+
+    other = StorePaths(tmp_path / "other")
+    other.project.mkdir()
+    ensure_store(other)
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    payload = {"session_id": SESSION, "cwd": str(other.project), "prompt": QUESTION}
+    try:
+        done = subprocess.run(
+            hook_command_of("UserPromptSubmit"),
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            cwd=indexed.project,
+            env={k: v for k, v in os.environ.items() if k not in ("MEMKEEPER_PYTHON", "CLAUDE_PROJECT_DIR")},
+            timeout=60,
+        )
+    finally:
+        server.close()
+    assert done.returncode == 0 and done.stdout == b""  # (the other project has no index)
+    assert server.served == 0
+    assert progress.read_counters(other)["sessions"][SESSION]["messages"] == 1
+    assert SESSION not in progress.read_counters(indexed)["sessions"]
+
+
+def hook_command_of(event: str) -> list[str]:
+    from tests.functional.plugin.capture_helpers import hook_command
+    from tests.memkeeper_cli import PLUGIN
+
+    return hook_command(PLUGIN, event)
+
+
+def _request(project: Path, payload: bytes, started: str = "") -> bytes:
+    return recall_wire.pack_fields([str(project).encode(), started.encode(), payload])
+
+
+def test_the_server_reads_a_payload_as_the_hook_would(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    body = {"session_id": SESSION, "transcript_path": "/t.jsonl", "cwd": str(project), "prompt": QUESTION}
+    verdict, question = recall.read_payload(_request(project, json.dumps(body).encode()))
+    assert recall_wire.unpack_fields(verdict) == [SESSION.encode(), b"/t.jsonl", b"1"]
+    assert question == {"session": SESSION, "prompt": QUESTION}
+    # A cd into a folder of the project that CLAUDE_PROJECT_DIR names: still the project.
+    moved = dict(body, cwd=str(project / "sub"))
+    verdict, _ = recall.read_payload(_request(project, json.dumps(moved).encode(), str(project)))
+    assert verdict
+    # Another project (no CLAUDE_PROJECT_DIR to hold it): not this request's; nothing to look up.
+    assert recall.read_payload(_request(project, json.dumps(moved).encode())) == (b"", None)
+    # A task notification: not counted, not looked up.
+    note = dict(body, prompt="<task-notification> done")
+    verdict, question = recall.read_payload(_request(project, json.dumps(note).encode()))
+    assert recall_wire.unpack_fields(verdict)[2] == b"" and question is None
+    # Bytes that are not UTF-8: read as the hook reads its own payload (replaced), not smuggled through.
+    raw = json.dumps(body).encode().replace(b"retry", b"retry \xff")
+    verdict, question = recall.read_payload(_request(project, raw))
+    assert question is not None and question["prompt"] == QUESTION + " \ufffd"
+    # Not JSON, not an object, fields missing: the hook reads it itself.
+    for broken in (b"{not json", b"[1, 2]"):
+        assert recall.read_payload(_request(project, broken)) == (b"", None)
+    assert recall.read_payload(recall_wire.pack_fields([b"only one"])) == (b"", None)
+
+
+def test_fields_that_overrun_their_message_are_refused() -> None:
+    packed = recall_wire.pack_fields([b"a", b"", b"xyz"])
+    assert recall_wire.unpack_fields(packed) == [b"a", b"", b"xyz"]
+    for broken in (packed[:-1], packed + b"\x00\x00", b"\x00\x00\x00\x09abc"):
+        with pytest.raises(ValueError):
+            recall_wire.unpack_fields(broken)
+
+
+def test_a_payload_just_under_the_request_limit_is_still_answered(indexed: StorePaths) -> None:
+    """The payload fits the server's limit but the request (with the project) would not: the hook
+    asks the usual way, and the server answers."""
+    payload: dict[str, Any] = {"session_id": SESSION, "cwd": str(indexed.project), "prompt": QUESTION}
+    room = recall_ask.MAX_REQUEST - 8 - len(json.dumps(payload).encode())
+    payload["prompt"] = QUESTION + " " + "x" * room
+    assert recall_ask.MAX_REQUEST - 16 < len(json.dumps(payload).encode()) <= recall_ask.MAX_REQUEST
+    server = recall.RecallServer(indexed)
+    server.warm()
+    assert server.start(warm=False)
+    try:
+        done = run_hook("UserPromptSubmit", payload)
+    finally:
+        server.close()
+    assert done.returncode == 0
+    assert "exponential backoff" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert server.served == 1

@@ -92,7 +92,7 @@ def user_prompt(store: StorePaths, monkeypatch: pytest.MonkeyPatch) -> int:
 
 @pytest.mark.parametrize(
     ("count", "key", "linked"),
-    [(post_tool_use, "toolUses", "memory.md"), (user_prompt, "messages", "memory_20260101_000000.md")],
+    [(post_tool_use, "toolUses", "memory.md"), (user_prompt, "messages", "memory.md")],
 )
 def test_a_count_that_only_logs_does_not_list_the_store_root(
     store: StorePaths,
@@ -103,7 +103,7 @@ def test_a_count_that_only_logs_does_not_list_the_store_root(
     linked: str,
 ) -> None:
     """A tool use's or a prompt's count looks at the root's entries (4,000 in a 1 GB store) when it
-    folds, not every time: a tool use's fold at those it reads, a prompt's at all of them."""
+    folds, not every time, and then at those it reads by name."""
     store.config.write_text(json.dumps({"memory": {"flushEvery": 5}}))
     assert count(store, monkeypatch) == 0  # folds: the next log has a budget of 4
     outside = tmp_path / "outside.md"

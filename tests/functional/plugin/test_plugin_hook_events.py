@@ -509,3 +509,52 @@ def test_a_sessions_recall_state_goes_when_it_ends_and_a_bursts_closed_count_log
     run_hook("SessionStart", payload_for("SessionStart", store.project, session_id="s-next"))
     assert [p.name for p in store.state.iterdir() if p.name.endswith(counters.CLOSED_SUFFIX)] == []
     assert session_counts(store, "s-burst") == totals  # nothing counted twice or lost
+
+
+def test_a_checkout_plugin_finds_memkeeper_without_the_site_step(store: StorePaths, home: Path) -> None:
+    """The checkout's launcher imports memkeeper from the checkout's editable install (the folder its
+    venv's .pth names), as an installed copy does from its record: a hook runs no site step."""
+    if not any((REPO / "build").glob("__editable__.memkeeper-*")):
+        pytest.skip("this checkout has no editable install (scripts/setup.py makes it)")
+    payload = payload_for("PostToolUse", store.project)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-E",
+            "-P",
+            "-S",
+            str(REPO / "plugin" / "lib" / "boot"),
+            "PostToolUse",
+        ],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=store.project,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0
+    lines = done.stderr.decode().splitlines()
+    modules = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    assert "memkeeper.plugin.hook" in modules and "site" not in modules
+    assert session_counts(store, payload["session_id"])["toolUses"] == 1
+
+
+def test_a_prompt_counts_when_the_hook_runs_in_a_removed_folder(
+    store: StorePaths, home: Path, tmp_path: Path
+) -> None:
+    """The hook's own folder is gone (the payload's cwd is not): the prompt is counted in the payload's project."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    payload = payload_for("UserPromptSubmit", store.project)
+    command = " ".join(f"'{part}'" for part in hook_command(REPO / "plugin", "UserPromptSubmit"))
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"cd '{gone}' && rmdir '{gone}' && exec {command}"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=_subprocess_env(home),
+        timeout=60,
+    )
+    assert done.returncode == 0 and not gone.exists()
+    assert session_counts(store, payload["session_id"])["messages"] == 1

@@ -264,7 +264,7 @@ def test_a_long_pasted_prompt_is_answered_by_the_resident_server(indexed: StoreP
     assert server.start(warm=False)
     log = "2026-11-04 10:00:00 INFO worker heartbeat ok\n" * 5000  # (past the part that is looked up)
     pasted = QUESTION + "\n" * recall_ask.QUERY_CHARS + log
-    assert len(pasted.encode()) > recall.MAX_REQUEST
+    assert len(pasted.encode()) > recall_ask.MAX_REQUEST
     try:
         out = _hook(indexed, "UserPromptSubmit", prompt=pasted)
         assert "exponential backoff" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
@@ -288,10 +288,19 @@ class _OneAnswer:
 
     def _serve(self) -> None:
         with self.listener.accept() as conn:
-            self.received.append(json.loads(conn.recv_bytes()))
-            self.asked.set()
-            if self.reply is not None:
-                conn.send_bytes(self.reply)
+            data = conn.recv_bytes()
+            if data.startswith(recall_ask.PAYLOAD_REQUEST):  # a hook's payload: read as the server reads it
+                verdict, question = recall.read_payload(data[len(recall_ask.PAYLOAD_REQUEST) :])
+                self.received.append(question or {})
+                self.asked.set()
+                if self.reply is not None:
+                    conn.send_bytes(verdict)
+                    conn.send_bytes(recall_ask.hook_output(self.reply.decode()))
+            else:
+                self.received.append(json.loads(data))
+                self.asked.set()
+                if self.reply is not None:
+                    conn.send_bytes(self.reply)
             self.done.wait(60)
 
     def stdout_of(self, run: Callable[[], object]) -> str:
