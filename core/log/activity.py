@@ -71,7 +71,10 @@ def record(
     checks the rest then.
     """
     root = store_root(project)
-    ensure_dirs(root)
+    if ensure_dirs(root):  # (rare: a count imports the stamp's module only then)
+        from ..store.state_stamp import mark_made_here
+
+        mark_made_here(root)
     read: list[config.reader.HookSettings] = []
     checks = [guard] if guard is not None else []
 

@@ -107,8 +107,11 @@ def store_root(project: str) -> str:
     return os.path.join(project, *MEMORY_SUBDIR)
 
 
-def ensure_dirs(root: str) -> None:
-    """Create the store root and its folders (0700); existing files are left alone.
+def ensure_dirs(root: str) -> bool:
+    """Create the store root and its folders (0700); existing files are left alone. True when
+    this call made ``.state``: the caller then stamps it as made here, by this user
+    (:func:`memkeeper.core.store.state_stamp.mark_made_here`, as
+    :func:`memkeeper.core.store.paths.ensure_store` does), or the next entry point sets it aside.
 
     Raises StoreLinkError if the root or one of its folders is a symbolic link: a folder
     is never created, or chmod-ed, through one.
@@ -116,6 +119,7 @@ def ensure_dirs(root: str) -> None:
     from .boundary import check_claude, check_path
 
     check_claude(root)  # (the fast path below looks at the root only from .claude down)
+    made_state = False
     for folder in (root, *(os.path.join(root, name) for name in STORE_DIRS)):
         if _private_folder(folder):
             continue  # the common case on every hook: one lstat, nothing to make or chmod
@@ -127,9 +131,8 @@ def ensure_dirs(root: str) -> None:
         except OSError:
             pass
         if made and folder.endswith(os.sep + STATE_DIR):
-            from .state_stamp import mark_made_here
-
-            mark_made_here(root)  # state made here, by this user: stamped as such
+            made_state = True  # made here, by this user: the caller stamps it as such
+    return made_state
 
 
 def _private_folder(path: str) -> bool:

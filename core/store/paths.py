@@ -178,5 +178,10 @@ def guard(paths: StorePaths, folders: tuple[str, ...] | None = None, *, listing:
 
 
 def ensure_store(paths: StorePaths) -> None:
-    """Create the store's folders (0700). Existing files are left alone."""
-    ensure_dirs(str(paths.root))
+    """Create the store's folders (0700), the ``.state`` it makes stamped as made here. Existing
+    files are left alone."""
+    root = str(paths.root)
+    if ensure_dirs(root):
+        from .state_stamp import mark_made_here
+
+        mark_made_here(root)

@@ -114,7 +114,7 @@ def _adopt_locked(root: str) -> dict[str, object]:
 
     had_gitignore = os.path.lexists(os.path.join(root, GITIGNORE))
     moved, aside = _set_aside(root)
-    ensure_dirs(root)
+    ensure_dirs(root)  # (the .state it makes is stamped below, once adopted.json is written)
     done: dict[str, object] = {"at": iso_now(), "setAside": moved, "modesRepaired": _repair_modes(root)}
     if moved:
         done["folder"] = os.path.relpath(aside, root)

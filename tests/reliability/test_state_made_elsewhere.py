@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.core.log.activity import record
 from memkeeper.core.search import refresh
 from memkeeper.core.store import state_stamp
 from memkeeper.core.store.gitignore import gitignore_text
@@ -124,3 +125,16 @@ def test_git_commits_the_memory_and_never_the_runtime_state(store: StorePaths) -
         for path in added
         if path.startswith((root + ".state/", root + "logs/", root + ".search", root + "sessions/"))
     ]
+
+
+@pytest.mark.parametrize("first", ["ensure_store", "a count"])
+def test_the_state_a_new_store_makes_is_stamped_as_made_here(tmp_path: Path, first: str) -> None:
+    store = StorePaths(tmp_path / "new")
+    store.project.mkdir()
+    if first == "a count":
+        record(str(store.project), "s-1", tool_uses=1)  # what the hooks and ``memkeeper check`` call
+    else:
+        ensure_store(store)
+    assert state_stamp.trusted(str(store.root))
+    assert (store.root / ".gitignore").read_text("utf-8") == gitignore_text("private")
+    assert state_stamp.adopt(str(store.root)) is None  # its own state: nothing set aside
