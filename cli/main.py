@@ -122,7 +122,7 @@ def _fast_search(argv: list[str]) -> tuple[int, bool] | None:
     try:
         from .search_cmds import fast_args
 
-        args = fast_args(argv)
+        args = fast_args(argv, ALIASES)
         if args is None:
             return None
         from .output import run_handler

@@ -19,6 +19,7 @@ from .output import paths_from
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
     from types import SimpleNamespace
     from typing import Any
 
@@ -98,15 +99,14 @@ _SHARED = ("project", "json")  # the options also read before the command
 _APPENDED = ("tier", "type")
 
 
-def fast_args(argv: list[str]) -> SimpleNamespace | None:
+def fast_args(argv: list[str], aliases: Mapping[str, str]) -> SimpleNamespace | None:
     """``[--project DIR] [--json] search WORDS… [OPTIONS]`` read without argparse (importing and
     building it costs a search more than the query): the namespace argparse gives for the same
     line, or None for anything else (help, an unknown or abbreviated option, ``--``, a value that
     starts with ``-``, words split by an option, a limit that is not a number), which argparse
-    then reads and answers as always."""
+    then reads and answers as always. ``aliases``: the command line's other names of commands
+    (:data:`memkeeper.cli.main.ALIASES`, given by its caller)."""
     from types import SimpleNamespace
-
-    from .main import ALIASES  # already loaded: main is the caller
 
     values: dict[str, object] = {"project": None, "json": False, "exact": False, "deep": False}
     values.update(tier=None, type=None, since=None, until=None, limit="10")
@@ -117,7 +117,7 @@ def fast_args(argv: list[str]) -> SimpleNamespace | None:
     for word in pending:
         if not word.startswith("-"):
             if command is None:
-                if ALIASES.get(word, word) != "search":
+                if aliases.get(word, word) != "search":
                     return None
                 command = word
             elif words_ended:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from memkeeper.cli.main import ALIASES, parse_line, run
 from memkeeper.cli.main import main as cli_main
-from memkeeper.cli.main import parse_line, run
 from memkeeper.cli.search_cmds import fast_args
 from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_memkeeper
@@ -60,7 +60,7 @@ LEFT_TO_ARGPARSE: list[list[str]] = [
 
 @pytest.mark.parametrize("argv", PLAIN, ids=" ".join)
 def test_a_plain_line_reads_as_argparse_reads_it(argv: list[str]) -> None:
-    fast = fast_args(argv)
+    fast = fast_args(argv, ALIASES)
     assert fast is not None
     _parser, slow = parse_line(argv)
     assert vars(fast) == vars(slow)
@@ -68,7 +68,7 @@ def test_a_plain_line_reads_as_argparse_reads_it(argv: list[str]) -> None:
 
 @pytest.mark.parametrize("argv", LEFT_TO_ARGPARSE, ids=" ".join)
 def test_any_other_line_is_left_to_argparse(argv: list[str]) -> None:
-    assert fast_args(argv) is None
+    assert fast_args(argv, ALIASES) is None
 
 
 def _filled(store: StorePaths) -> StorePaths:
