@@ -22,11 +22,18 @@ def run_check(project: str | None) -> int:
         sys.stderr.write(f"memkeeper: no memory store is kept in {folder}: it is {reason}\n")
         return 0  # run from hooks: never fail the session
     from ..core.store.boundary import StoreLinkError
+    from ..core.store.layout import store_root
+    from ..core.store.lock import LockTimeout
+    from ..core.store.state_stamp import adopt
 
     try:
+        adopt(store_root(folder))  # runtime state made elsewhere (a clone's .state): set aside first
         done = record(folder, None, tool_uses=1)
     except StoreLinkError as exc:
         sys.stderr.write(f"memkeeper: {exc}\n")
+        return 0  # (as above)
+    except LockTimeout:
+        sys.stderr.write("memkeeper: another process is setting up this store; not counted\n")
         return 0  # (as above)
     except OSError as exc:
         sys.stderr.write(f"memkeeper: error: {exc.strerror or exc}: {exc.filename or ''}\n")

@@ -95,6 +95,16 @@ def test_a_hook_sets_state_made_elsewhere_aside_before_it_counts(tmp_path: Path)
     assert state_stamp.trusted(str(store.root))
 
 
+def test_memkeeper_check_sets_state_made_elsewhere_aside_before_it_counts(tmp_path: Path) -> None:
+    """The JS plugin's counting command counts as a hook does: on this machine's state, not a clone's."""
+    store = _made_elsewhere(tmp_path, "copy")
+    done = run_memkeeper("--project", str(store.project), "check")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((store.state / "counters.json").read_text())["toolUses"] == 1  # not 999 + 1
+    assert (store.root / ".set-aside").is_dir()
+    assert state_stamp.trusted(str(store.root))
+
+
 def test_state_made_here_is_trusted_as_it_is(store: StorePaths) -> None:
     (store.state / "counters.json").write_text(json.dumps({"toolUses": 7, "sessions": {}}))
     assert state_stamp.trusted(str(store.root))
