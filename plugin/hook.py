@@ -443,7 +443,7 @@ def _refuse_named_links(call: Call) -> None:
     fold reads the config and the size of memory.md; a rotation it starts checks the rest)."""
     from ..core.store.boundary import refuse_links
 
-    refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=HOOK_ROOT_NAMES)
+    refuse_links(call.root, HOOK_FOLDERS, only=HOOK_ROOT_NAMES)
 
 
 def on_tool_use(call: Call) -> None:
@@ -575,7 +575,7 @@ def _checked(call: Call, handler: Callable[[Call], None]) -> None:
     # are looked at then, or when a prompt reads the root; the other hooks look at the
     # few they use (see HOOK_FOLDERS).
     counting = handler in (on_tool_use, on_prompt)
-    refuse_links(call.root, HOOK_FOLDERS, root_entries=False, names=() if counting else HOOK_ROOT_NAMES)
+    refuse_links(call.root, HOOK_FOLDERS, only=() if counting else HOOK_ROOT_NAMES)
 
 
 def run(argv: list[str]) -> None:

@@ -125,19 +125,15 @@ def open_no_follow(path: StrPath, flags: int, mode: int = 0o600) -> int:
 
 
 def store_links(
-    root: StrPath,
-    folders: tuple[str, ...] | None = None,
-    *,
-    root_entries: bool = True,
-    names: tuple[str, ...] = (),
+    root: StrPath, folders: tuple[str, ...] | None = None, *, only: tuple[str, ...] | None = None
 ) -> list[str]:
     """Every symbolic link in the store at ``root`` (the root itself included), found
     without following any. With ``folders``, only the root's entries and those of the
-    named folders are looked at (what a hook touches), not the rest of the tree; without
-    ``root_entries`` only the root itself, the root's entries ``names`` (one ``lstat``
-    each) and the named folders (each one ``lstat``, then its entries): what a hook that
-    reads and writes only those touches, at the same cost at any store size (the root of a
-    1 GB store holds 4,000 entries)."""
+    named folders are looked at (what a hook touches), not the rest of the tree; with
+    ``only`` too, of the root's entries only those names (one ``lstat`` each) and the named
+    folders (each one ``lstat``, then its entries): what a hook that reads and writes only
+    those touches, at the same cost at any store size (the root of a 1 GB store holds 4,000
+    entries)."""
     top = os.fspath(root)
     claude = os.path.dirname(top)
     try:
@@ -148,7 +144,7 @@ def store_links(
     except OSError:
         return []
     found: list[str] = []
-    pending = [top] if root_entries or folders is None else _named_folders(top, folders, names, found)
+    pending = [top] if only is None or folders is None else _named_folders(top, folders, only, found)
     while pending:
         folder = pending.pop()
         try:
@@ -200,16 +196,12 @@ def lstat_entries(folder: str) -> Iterator[tuple[str, str, os.stat_result]]:
 
 
 def refuse_links(
-    root: StrPath,
-    folders: tuple[str, ...] | None = None,
-    *,
-    root_entries: bool = True,
-    names: tuple[str, ...] = (),
+    root: StrPath, folders: tuple[str, ...] | None = None, *, only: tuple[str, ...] | None = None
 ) -> None:
     """Raise :class:`StoreLinkError` naming the first link in the store, if it holds any
     (what is looked at: :func:`store_links`)."""
     check_claude(os.fspath(root))
-    links = store_links(root, folders, root_entries=root_entries, names=names)
+    links = store_links(root, folders, only=only)
     if links:
         raise StoreLinkError(links[0])
 
