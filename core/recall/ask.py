@@ -223,6 +223,34 @@ class Channel:
 # --- asking ----------------------------------------------------------------------------------
 
 
+def find_channel(root: str) -> tuple[tuple[bytes, str, str | tuple[str, int]] | None, str | None]:
+    """The secret of the resident lookup of the store at ``root`` (:meth:`Channel.secret`) and None;
+    or None and why the channel is not trusted (None too when no server serves the store)."""
+    try:
+        return Channel(root).secret(), None
+    except Refused as exc:
+        return None, str(exc)
+    except Exception:  # no server (no secret: FileNotFoundError)
+        return None, None
+
+
+def connect_proven(
+    secret: tuple[bytes, str, str | tuple[str, int]], deadline: float
+) -> tuple[recall.wire.Connection | None, str | None]:
+    """A connection to the channel of ``secret`` (:func:`find_channel`) on which both ends have
+    proved themselves by ``deadline``, and None; or None and why the other end was not trusted
+    (None too when nobody listens in time). Nothing is sent on a refused channel."""
+    from . import wire  # (socket and hmac: only once a secret is found)
+
+    key, family, address = secret
+    try:
+        return wire.connect(family, address, key, deadline), None
+    except wire.NotProven as exc:  # whatever the other end sent, nothing of the prompt went out
+        return None, f"the resident lookup did not prove itself ({exc})"
+    except Exception:  # nobody listens (a stale secret), or too late
+        return None, None
+
+
 class Pending:
     """A prompt's recall under way: the question, and the exchange with a resident lookup.
 
@@ -263,26 +291,20 @@ class Pending:
     def exchange(self, root: str, request: bytes) -> None:
         """The whole exchange with the store's resident lookup, every step ending by the pending's
         deadline (on the pending's thread; never raises)."""
-        try:
-            channel = Channel(root)
-            key, family, address = channel.secret()
-        except Refused as exc:
-            self.refused = str(exc)
+        secret, self.refused = find_channel(root)
+        if secret is None:
             return
-        except Exception:  # no server (no secret: FileNotFoundError)
+        conn, self.refused = connect_proven(secret, self.deadline)
+        if conn is None:
             return
-        from . import wire as recall_wire  # (socket and hmac: only once a secret is found)
-
         try:
-            with recall_wire.connect(family, address, key, self.deadline) as conn:  # both ends proved
+            with conn:
                 with self._cut:
                     if self.given_up:
                         return  # past the deadline: the caller looks up itself
                     conn.send_bytes(request)
                     self.sent = True
                 self.reply = conn.recv_bytes(MAX_REPLY).decode("utf-8", "replace")
-        except recall_wire.NotProven as exc:  # whatever the other end sent, nothing of the prompt went out
-            self.refused = f"the resident lookup did not prove itself ({exc})"
         except TimeoutError:
             if self.sent:
                 self.reply = ""  # asked, not answered in time: nothing (never looked up twice)
@@ -442,12 +464,8 @@ def ask_with_payload(
         return None
     deadline = time.monotonic() + timeout
     asked = PayloadAsked()
-    try:
-        key, family, address = Channel(root).secret()
-    except Refused as exc:
-        asked.refused = str(exc)
-        return asked
-    except Exception:  # no server (no secret: FileNotFoundError)
+    secret, asked.refused = find_channel(root)
+    if secret is None:
         return asked
     from . import wire
 
@@ -455,12 +473,8 @@ def ask_with_payload(
     request = PAYLOAD_REQUEST + wire.pack_fields(fields)
     if len(request) > MAX_REQUEST:
         return None  # (more than the server reads: asked the usual way, as a question)
-    try:
-        conn = wire.connect(family, address, key, deadline)  # both ends proved, or nothing is sent
-    except wire.NotProven as exc:
-        asked.refused = f"the resident lookup did not prove itself ({exc})"
-        return asked
-    except Exception:  # nobody listens (a stale secret), or too late
+    conn, asked.refused = connect_proven(secret, deadline)  # both ends proved, or nothing is sent
+    if conn is None:
         return asked
     try:
         conn.send_bytes(request)
