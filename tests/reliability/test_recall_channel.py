@@ -25,6 +25,10 @@ from memkeeper.core.search import refresh
 from memkeeper.core.store.paths import StorePaths, ensure_store
 from tests.memkeeper_cli import run_hook
 
+#: The resident lookups these tests start answer within the hook's 0.3 s deadline; two such modules on
+#: two workers at once starve each other's (this one and the other module of the group run on one worker).
+pytestmark = pytest.mark.xdist_group("recall-deadline")
+
 SESSION = "3333cccc-0000-4000-8000-000000000003"
 ANSWER = "The flaky S3 upload retry was fixed with exponential backoff and jitter in the uploader client."
 QUESTION = "flaky S3 upload retry"

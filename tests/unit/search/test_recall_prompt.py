@@ -23,6 +23,10 @@ from memkeeper.core.search import refresh
 from memkeeper.core.store.paths import StorePaths
 from tests.memkeeper_cli import run_hook
 
+#: The resident lookups these tests start answer within the hook's 0.3 s deadline; two such modules on
+#: two workers at once starve each other's (this one and the other module of the group run on one worker).
+pytestmark = pytest.mark.xdist_group("recall-deadline")
+
 EARLIER = "1111aaaa-0000-4000-8000-000000000001"
 OTHER = "2222bbbb-0000-4000-8000-000000000002"
 CURRENT = "3333cccc-0000-4000-8000-000000000003"
@@ -175,6 +179,7 @@ def test_a_corrupt_index_is_skipped_and_left_alone(indexed: StorePaths) -> None:
 
 HOLDER = """
 import sqlite3, sys
+
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("PRAGMA locking_mode=EXCLUSIVE")
 conn.execute("BEGIN EXCLUSIVE")
