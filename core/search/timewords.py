@@ -65,7 +65,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "month_year": re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", _FLAGS),  # "July 2023"
         "month": re.compile(rf"\b(?:in|during|of|since|by)\s+{_MONTH}\b", _FLAGS),  # "in July" (any year)
-        "year": re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", _FLAGS),  # "in 2023"
+        "year": re.compile(
+            rf"\b(?:in|during|of|since|by|before|after|until)\s+{_YEAR}\b", _FLAGS
+        ),  # "in 2023"
     }
 
 
@@ -73,14 +75,27 @@ def _patterns() -> dict[str, re.Pattern[str]]:
 _TELLS_WHEN = (
     r"\b(?:yesterday|today|tonight|tomorrow|last|next|ago|recently|earlier|since"
     r"|this (?:week|weekend|month|morning|evening|year)"
+    r"|(?:\d+|an?|one|two|three|four|five|six|few|couple of|several|many) (?:year|month|week|day)s?"
     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day|" + "|".join(MONTHS) + r"|(?:19|20)\d\d)\b"
+)
+#: The openings of a question that asks when, or how long before or since: "When did …?",
+#: "Which year …?", "In what month …?", "How long ago …?", "How many weeks passed between
+#: …?" (its answer is a date or a span of time, told by a time word). "How long did it take?"
+#: asks for a duration, not a time: not these.
+_ASKS_WHEN = (
+    r"\s*(?:when\b|(?:in |since )?(?:which|what) (?:year|month|day|date|time of year)\b"
+    r"|how long (?:ago|since|has it been|had it been)\b|how many (?:years|months|weeks|days)\b)"
 )
 
 
 def asks_when(text: str) -> bool:
-    """Whether a question asks when something happened ("When did …?")."""
-    head = text.lstrip()[:5].lower()
-    return head == "when" or (head.startswith("when") and not head[4].isalnum())
+    """Whether a question asks when something happened, or how long ago."""
+    return _asks_when().match(text) is not None
+
+
+@lru_cache(maxsize=1)
+def _asks_when() -> re.Pattern[str]:
+    return re.compile(_ASKS_WHEN, _FLAGS)
 
 
 @lru_cache(maxsize=1)
@@ -118,7 +133,9 @@ def question_window(text: str) -> tuple[Window | None, int | None]:
     """The days a question names, and a month named without a year (1-12), or (None, None).
 
     A full date gives that day to TOLD_WITHIN days after it; a month and year, the month (and
-    TOLD_WITHIN days after); a year alone, the year."""
+    TOLD_WITHIN days after); a year alone, the year. A date after "as of", "by", "before" or
+    "until" asks for everything up to its end ("How many dogs did she have as of June
+    2023?"), after "after" or "since" for everything from its start."""
     if not _MAYBE.search(text.lower()):
         return None, None
     patterns = _patterns()
@@ -132,19 +149,41 @@ def question_window(text: str) -> tuple[Window | None, int | None]:
         else:
             year, month, day = int(g[6]), int(g[7]), int(g[8])
         first = day_number(f"{year:04d}-{month:02d}-{day:02d}")
-        return (None if first is None else (first, first + TOLD_WITHIN)), None
+        return (None if first is None else _bounded(text, found.start(), (first, first), TOLD_WITHIN)), None
     found = patterns["month_year"].search(text)
     if found:
         window = _month_window(int(found.group(2)), _month_number(found.group(1)))
-        return (None if window is None else (window[0], window[1] + TOLD_WITHIN)), None
+        return (None if window is None else _bounded(text, found.start(), window, TOLD_WITHIN)), None
     found = patterns["year"].search(text)
     if found:
-        year = int(found.group(1))
-        return _whole_year(year), None
+        window = _whole_year(int(found.group(1)))
+        return (None if window is None else _bounded(text, found.start(1), window, 0)), None
     found = patterns["month"].search(text)
     if found:
         return None, _month_number(found.group(1))
     return None, None
+
+
+#: Words before a date that make it a bound: everything up to it, or everything from it.
+_UP_TO = re.compile(r"\b(?:as of|by|before|until|till|prior to)\s+(?:the\s+)?$", _FLAGS)
+_JUST_BEFORE = re.compile(r"\b(day|night|week|weekend|month)s?\s+before\s+(?:the\s+)?$", _FLAGS)
+_FROM = re.compile(r"\b(?:after|since)\s+(?:the\s+)?$", _FLAGS)
+_EVER = 10**7  # a day number after any date a store holds
+
+
+def _bounded(text: str, at: int, named: Window, told: int) -> Window:
+    """The days of a date named at ``at``: ``named`` and ``told`` days after it, or everything up
+    to its end, or from its start, when the words before it say so ("the week before" it: the
+    days just before it)."""
+    before = text[max(0, at - 24) : at]
+    if _UP_TO.search(before):
+        just = _JUST_BEFORE.search(before)
+        if just:  # "the week before 4 May": the days just before it
+            return (named[0] - (45 if just.group(1).lower() == "month" else TOLD_WITHIN), named[0])
+        return (0, named[1])
+    if _FROM.search(before):
+        return (named[0], _EVER)
+    return (named[0], named[1] + told)
 
 
 def _whole_year(year: int) -> Window | None:

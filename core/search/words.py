@@ -96,6 +96,69 @@ IRREGULAR = {
     "indexes": "index",
 }
 
+#: Short forms people type for a word, in chat and in code, each asked for with its full
+#: form and the other way round ("gf" finds "girlfriend", "database" finds "db"). Only words
+#: whose short form means nothing else in ordinary text or code (not "py", "js", "ts": file
+#: names would answer every question about the language).
+SHORT_FORMS = {
+    "gf": "girlfriend",
+    "bf": "boyfriend",
+    "bday": "birthday",
+    "pic": "picture",
+    "pics": "pictures",
+    "vid": "video",
+    "vids": "videos",
+    "convo": "conversation",
+    "fav": "favorite",
+    "fave": "favorite",
+    "favourite": "favorite",
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "bro": "brother",
+    "sis": "sister",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+    "hubby": "husband",
+    "doggo": "dog",
+    "pup": "puppy",
+    "pups": "puppies",
+    "vacay": "vacation",
+    "uni": "university",
+    "info": "information",
+    "db": "database",
+    "repo": "repository",
+    "repos": "repositories",
+    "config": "configuration",
+    "auth": "authentication",
+    "env": "environment",
+    "deps": "dependencies",
+    "dep": "dependency",
+    "dir": "directory",
+    "dirs": "directories",
+    "docs": "documentation",
+    "impl": "implementation",
+    "msg": "message",
+    "msgs": "messages",
+    "err": "error",
+    "arg": "argument",
+    "args": "arguments",
+    "param": "parameter",
+    "params": "parameters",
+    "func": "function",
+    "var": "variable",
+    "vars": "variables",
+    "pkg": "package",
+    "lib": "library",
+    "libs": "libraries",
+    "perf": "performance",
+    "prod": "production",
+    "k8s": "kubernetes",
+}
+_LONG_FORMS: dict[str, list[str]] = {}
+for _short, _long in SHORT_FORMS.items():
+    _LONG_FORMS.setdefault(_long, []).append(_short)
+
 #: Surface endings that name the same thing (both ways): a query word with one ending also
 #: asks for the word with the other (``decision`` → ``decide``), the stemmer joins the rest.
 _VARIANTS: tuple[tuple[str, str], ...] = (
@@ -162,6 +225,10 @@ def variants(word: str) -> list[str]:
     if base is not None:
         out.append(base)
     out.extend(form for form, base_ in IRREGULAR.items() if base_ == word)
+    full = SHORT_FORMS.get(word)
+    if full is not None:
+        out.append(full)
+    out.extend(_LONG_FORMS.get(word, ()))
     roots = [word]
     for suffix, repl in (
         ("s", ""),

@@ -86,6 +86,23 @@ def test_stemming_and_word_forms(tmp_path: Path) -> None:
     assert "rotation threshold" in _top(search(store, "rotating thresholds")).snippet.lower()
 
 
+def test_a_short_form_finds_its_full_word_and_back(tmp_path: Path) -> None:
+    assert "python" not in variants("py")  # file names would answer every question about the language
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    write_l1(
+        store,
+        "2026-11-02_100000_chat0001.l1.jsonl",
+        [
+            *_filler(8),
+            l1_entry(10, "user", text="The gf and I are hitting the beach next month!"),
+            l1_entry(11, "assistant", text="Moved the migration to run before the database opens its pool."),
+        ],
+    )
+    # neither entry holds the word asked: each is found by the other form
+    assert "hitting the beach" in _top(search(store, "his girlfriend", tiers=["l1"])).snippet
+    assert "database opens" in _top(search(store, "the db", tiers=["l1"])).snippet
+
+
 def test_neighbour_context_finds_a_tool_result_by_its_question(tmp_path: Path) -> None:
     store = _store(tmp_path)
     # the listing itself never says "backup job" or "permission": its prompt does

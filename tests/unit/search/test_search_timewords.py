@@ -6,7 +6,14 @@ from pathlib import Path
 
 from memkeeper.core.search import search
 from memkeeper.core.search.query import day_number
-from memkeeper.core.search.timewords import asks_when, in_window, month_of, question_window, tells_when
+from memkeeper.core.search.timewords import (
+    TOLD_WITHIN,
+    asks_when,
+    in_window,
+    month_of,
+    question_window,
+    tells_when,
+)
 from tests.l1_data import store_with_memory, write_l1
 
 
@@ -80,3 +87,52 @@ def test_a_question_asking_when_is_told_by_the_entry_that_says_when(tmp_path: Pa
     # the same words without "when": the entry holding more of them comes first
     plain = search(store, "They paint the fence blue with the kids", tiers=["l1"]).hits
     assert "last Saturday" not in plain[0].snippet
+
+
+def test_questions_asking_which_year_or_how_long_ago_ask_when() -> None:
+    for asked in (
+        "Which year did she adopt her first dog?",
+        "In what month did they move?",
+        "How long ago was her birthday?",
+        "How long has it been since he adopted the puppy?",
+        "How many weeks passed between the two trips?",
+    ):
+        assert asks_when(asked), asked
+    # a duration of an activity is not a time: "how long did it take" is answered by hours
+    assert not asks_when("How long did the hike take?") and not asks_when("How many dogs does she have?")
+    assert tells_when("I've had them for 3 years!") and tells_when("We met a couple of weeks back.")
+    assert not tells_when("I have three dogs and a cat.")
+
+
+def test_a_date_after_as_of_before_or_since_is_a_bound() -> None:
+    end_of_september = _day("2023-09-30")
+    assert question_window("How many pets did he have as of September 2023?") == ((0, end_of_september), None)
+    assert question_window("What had she built by 2022?") == ((0, _day("2022-12-31")), None)
+    window, _ = question_window("What has he cooked since 3 May, 2023?")
+    assert window is not None and window[0] == _day("2023-05-03") and window[1] > _day("2100-01-01")
+    # "the weekend before" a date: the days just before it, not everything before it
+    fourth = _day("2023-10-04")
+    assert question_window("What did she do the weekend before 4th October, 2023?") == (
+        (fourth - TOLD_WITHIN, fourth),
+        None,
+    )
+    # a date with no such word is the days of the date (and the few after, when it was told)
+    assert question_window("What happened on 4 October, 2023?") == ((fourth, fourth + TOLD_WITHIN), None)
+
+
+def test_as_of_a_date_does_not_favour_what_was_said_on_it(tmp_path: Path) -> None:
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    for day, text in (
+        ("2023-05-08", "We adopted two rescue animals from the shelter."),
+        ("2023-09-20", "We adopted a rescue kitten from the shelter."),
+    ):
+        write_l1(
+            store,
+            f"{day}_100000_chat{day[5:7]}.l1.jsonl",
+            [{"ts": f"{day}T10:00:00.000Z", "role": "user", "text": text}],
+        )
+    # "in September" favours what was said then; "as of September" asks for what was true by
+    # then: both entries are, and the one holding more of the question's words comes first
+    asked = "Which rescue animals had they adopted from the shelter {} September 2023?"
+    assert "kitten" in search(store, asked.format("in"), tiers=["l1"]).hits[0].snippet
+    assert "two rescue animals" in search(store, asked.format("as of"), tiers=["l1"]).hits[0].snippet
