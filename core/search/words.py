@@ -98,8 +98,9 @@ IRREGULAR = {
 
 #: Short forms people type for a word, in chat and in code, each asked for with its full
 #: form and the other way round ("gf" finds "girlfriend", "database" finds "db"). Only words
-#: whose short form means nothing else in ordinary text or code (not "py", "js", "ts": file
-#: names would answer every question about the language).
+#: whose short form means nothing else in ordinary text or code: not "py" or "js" (file names
+#: would answer every question about the language), nor "var", "func", "args", "err", "lib",
+#: "info" (keywords, names and paths of code and logs would answer every question with the word).
 SHORT_FORMS = {
     "gf": "girlfriend",
     "bf": "boyfriend",
@@ -125,7 +126,6 @@ SHORT_FORMS = {
     "pups": "puppies",
     "vacay": "vacation",
     "uni": "university",
-    "info": "information",
     "db": "database",
     "repo": "repository",
     "repos": "repositories",
@@ -138,19 +138,6 @@ SHORT_FORMS = {
     "dirs": "directories",
     "docs": "documentation",
     "impl": "implementation",
-    "msg": "message",
-    "msgs": "messages",
-    "err": "error",
-    "arg": "argument",
-    "args": "arguments",
-    "param": "parameter",
-    "params": "parameters",
-    "func": "function",
-    "var": "variable",
-    "vars": "variables",
-    "pkg": "package",
-    "lib": "library",
-    "libs": "libraries",
     "perf": "performance",
     "prod": "production",
     "k8s": "kubernetes",
