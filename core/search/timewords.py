@@ -65,6 +65,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "month_year": re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", _FLAGS),  # "July 2023"
         "month": re.compile(rf"\b(?:in|during|of|since|by)\s+{_MONTH}\b", _FLAGS),  # "in July" (any year)
+        # the words before a date that make it a bound ("as of", "the week before", "since")
+        "bound": re.compile(
+            r"\b(?:(day|night|week|weekend|month)s?\s+)?(as of|by|until|till|before|prior to|since|after)"
+            r"\s+(?:the\s+)?$",
+            _FLAGS,
+        ),
         "year": re.compile(
             rf"\b(?:in|during|of|since|by|before|after|until)\s+{_YEAR}\b", _FLAGS
         ),  # "in 2023"
@@ -133,9 +139,9 @@ def question_window(text: str) -> tuple[Window | None, int | None]:
     """The days a question names, and a month named without a year (1-12), or (None, None).
 
     A full date gives that day to TOLD_WITHIN days after it; a month and year, the month (and
-    TOLD_WITHIN days after); a year alone, the year. A date after "as of", "by", "before" or
-    "until" asks for everything up to its end ("How many dogs did she have as of June
-    2023?"), after "after" or "since" for everything from its start."""
+    TOLD_WITHIN days after); a year alone, the year. A date after "as of", "by", "before",
+    "since" or "after" is a bound (see :func:`_bounded`): "How many dogs did she have as of
+    June 2023?" asks for everything said up to its end."""
     if not _MAYBE.search(text.lower()):
         return None, None
     patterns = _patterns()
@@ -164,26 +170,28 @@ def question_window(text: str) -> tuple[Window | None, int | None]:
     return None, None
 
 
-#: Words before a date that make it a bound: everything up to it, or everything from it.
-_UP_TO = re.compile(r"\b(?:as of|by|before|until|till|prior to)\s+(?:the\s+)?$", _FLAGS)
-_JUST_BEFORE = re.compile(r"\b(day|night|week|weekend|month)s?\s+before\s+(?:the\s+)?$", _FLAGS)
-_FROM = re.compile(r"\b(?:after|since)\s+(?:the\s+)?$", _FLAGS)
 _EVER = 10**7  # a day number after any date a store holds
 
 
 def _bounded(text: str, at: int, named: Window, told: int) -> Window:
-    """The days of a date named at ``at``: ``named`` and ``told`` days after it, or everything up
-    to its end, or from its start, when the words before it say so ("the week before" it: the
-    days just before it)."""
-    before = text[max(0, at - 24) : at]
-    if _UP_TO.search(before):
-        just = _JUST_BEFORE.search(before)
-        if just:  # "the week before 4 May": the days just before it
-            return (named[0] - (45 if just.group(1).lower() == "month" else TOLD_WITHIN), named[0])
-        return (0, named[1])
-    if _FROM.search(before):
+    """The days of a date named at ``at``: ``named`` and ``told`` days after it, or a bound
+    when the words before it say so: "as of", "by", "until" it: up to its end; "before" it:
+    up to its start ("the week before" it: the days just before it); "since" it: from its
+    start; "after" it: from its end."""
+    bound = _patterns()["bound"].search(text[max(0, at - 24) : at])
+    if bound is None:
+        return (named[0], named[1] + told)
+    word = bound.group(2).lower()
+    if word == "before" or word == "prior to":
+        span = bound.group(1)
+        if span:  # "the week before 4 May": the days just before it
+            return (named[0] - (45 if span.lower() == "month" else TOLD_WITHIN), named[0])
+        return (0, named[0])
+    if word == "since":
         return (named[0], _EVER)
-    return (named[0], named[1] + told)
+    if word == "after":
+        return (named[1], _EVER)
+    return (0, named[1])  # as of, by, until, till
 
 
 def _whole_year(year: int) -> Window | None:

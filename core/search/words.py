@@ -142,9 +142,9 @@ SHORT_FORMS = {
     "prod": "production",
     "k8s": "kubernetes",
 }
-_LONG_FORMS: dict[str, list[str]] = {}
-for _short, _long in SHORT_FORMS.items():
-    _LONG_FORMS.setdefault(_long, []).append(_short)
+_LONG_FORMS = {
+    full: [short for short, of in SHORT_FORMS.items() if of == full] for full in set(SHORT_FORMS.values())
+}
 
 #: Surface endings that name the same thing (both ways): a query word with one ending also
 #: asks for the word with the other (``decision`` → ``decide``), the stemmer joins the rest.
