@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from . import timewords, words
+from . import answers, timewords, words
 from .query import quoted
 
 _PATHLIKE = re.compile(r"[^\W_][/._:-]+[^\W_]")
@@ -38,6 +38,9 @@ class RankedQuery(NamedTuple):
     month: int | None = None
     #: The question asks when something happened ("When did …?", see :func:`.timewords.asks_when`).
     when: bool = False
+    #: The question asks who, or how many (see :mod:`.answers`).
+    who: bool = False
+    how_many: bool = False
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -101,6 +104,8 @@ def parse_ranked(text: str) -> RankedQuery:
         window,
         month,
         timewords.asks_when(text),
+        answers.asks_who(text),
+        answers.asks_count(text),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import schema, timewords, words
+from . import answers, schema, timewords, words
 from .near import Near, context_marks, followed
 from .query import bm25_norm, bm25_term, day_number, recency_bonus
 from .question import RankedQuery, group_expr
@@ -35,6 +35,11 @@ DATE_BOOST = 1.0
 #: question asking when: on LoCoMo, R@10 +0.4 points on the tuning conversations and +0.8 on the
 #: one held aside, R@1 +1.7 and +0.8 (flat from 1.0 to 2.0; docs/recall.md).
 WHEN_BOOST = 1.0
+#: An entry naming someone the question does not, for a question asking who; one holding a
+#: number, for a question asking how many (see :mod:`.answers`): this much more. Chosen on the
+#: two tuning conversations of LoCoMo (0.5 and 1.0 alike there; docs/recall.md, fourth round).
+WHO_BOOST = 1.0
+COUNT_BOOST = 1.0
 #: Calibration (see :func:`calibrated`): a hit that does not stand out keeps STANDOUT_BASE of its
 #: coverage; one scoring STANDOUT_FULL times the next best hit, all of it. Tuned on two LoCoMo
 #: conversations (the "high" tier, >= 0.92, right about the top hit 81 % of the time; 92 % on
@@ -151,7 +156,6 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
     """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
     days = [day_number(c.doc.date) if c.doc else None for c in cands]
     newest = max((d for d in days if d is not None), default=None)
-    dated = query.window is not None or query.month is not None
     out: list[Ranked] = []
     for cand, day in zip(cands, days, strict=True):
         if cand.doc is None:
@@ -160,13 +164,28 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
         cov = coverage(query, idf, cand.own, cand.context)
         recency = recency_bonus(day, newest) / 0.3  # 0..1
         score = cand.score * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
-        if dated and timewords.in_window(query.window, query.month, cand.doc.date, cand.doc.body):
-            score *= 1.0 + DATE_BOOST
-        if query.when and timewords.tells_when(cand.doc.body):
-            score *= 1.0 + WHEN_BOOST
+        score *= asked_for(query, cand.doc)
         out.append(Ranked(cand.doc, score, confidence(query, cov), cand.rowid))
     out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
     return out
+
+
+def asked_for(query: RankedQuery, doc: Doc) -> float:
+    """How much more an entry scores for holding what the question asks for beyond its words:
+    the days it names, a time when it asks when, a name when it asks who, a number when it
+    asks how many (1.0: nothing of these)."""
+    factor = 1.0
+    if (query.window is not None or query.month is not None) and timewords.in_window(
+        query.window, query.month, doc.date, doc.body
+    ):
+        factor *= 1.0 + DATE_BOOST
+    if query.when and timewords.tells_when(doc.body):
+        factor *= 1.0 + WHEN_BOOST
+    if query.who and answers.names_someone(doc.body, query.text):
+        factor *= 1.0 + WHO_BOOST
+    if query.how_many and answers.tells_count(doc.body):
+        factor *= 1.0 + COUNT_BOOST
+    return factor
 
 
 def calibrated(items: list[Ranked]) -> list[Ranked]:
@@ -239,6 +258,7 @@ def scan_rank(docs: Sequence[Doc], query: RankedQuery) -> list[Ranked]:
         cov = coverage(query, idf, set(tf), set())
         recency = recency_bonus(day_number(doc.date), newest) / 0.3
         score = bm25 * (COORD_BASE + (1.0 - COORD_BASE) * cov) * (1.0 + RECENCY_WEIGHT * recency)
+        score *= asked_for(query, doc)
         out.append(Ranked(doc, score, confidence(query, cov)))
     out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
     return out
