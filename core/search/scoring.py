@@ -153,7 +153,8 @@ def confidence(query: RankedQuery, cov: float) -> float:
 
 
 def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) -> list[Ranked]:
-    """Coordination (the share of the query held) and the mild recency bonus on top of BM25."""
+    """Coordination (the share of the query held), the mild recency bonus and what the question
+    asks for (:func:`asked_for`) on top of BM25."""
     days = [day_number(c.doc.date) if c.doc else None for c in cands]
     newest = max((d for d in days if d is not None), default=None)
     out: list[Ranked] = []
