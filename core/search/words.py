@@ -142,9 +142,22 @@ SHORT_FORMS = {
     "prod": "production",
     "k8s": "kubernetes",
 }
-_LONG_FORMS = {
-    full: [short for short, of in SHORT_FORMS.items() if of == full] for full in set(SHORT_FORMS.values())
-}
+
+
+def _both_ways(*tables: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Each word of ``tables`` with the words it stands for: its entry's value, then the keys
+    whose value it is (table by table, in their order)."""
+    other: dict[str, list[str]] = {}
+    for table in tables:
+        for form, base in table.items():
+            other.setdefault(form, []).append(base)
+        for form, base in table.items():
+            other.setdefault(base, []).append(form)
+    return {word: tuple(forms) for word, forms in other.items()}
+
+
+#: A word's other forms from the two tables, both ways (built once: a query word is a look-up).
+_OTHER_FORMS = _both_ways(IRREGULAR, SHORT_FORMS)
 
 #: Surface endings that name the same thing (both ways): a query word with one ending also
 #: asks for the word with the other (``decision`` → ``decide``), the stemmer joins the rest.
@@ -206,16 +219,8 @@ def stem(word: str) -> str:
 
 
 def variants(word: str) -> list[str]:
-    """Other words a query word stands for: irregular forms and derivational pairs."""
-    out: list[str] = []
-    base = IRREGULAR.get(word)
-    if base is not None:
-        out.append(base)
-    out.extend(form for form, base_ in IRREGULAR.items() if base_ == word)
-    full = SHORT_FORMS.get(word)
-    if full is not None:
-        out.append(full)
-    out.extend(_LONG_FORMS.get(word, ()))
+    """Other words a query word stands for: irregular forms, short forms and derivational pairs."""
+    out = list(_OTHER_FORMS.get(word, ()))
     roots = [word]
     for suffix, repl in (
         ("s", ""),
