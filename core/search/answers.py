@@ -39,8 +39,14 @@ def asks_who(question: str) -> bool:
 
 def names_someone(body: str, question: str) -> bool:
     """Whether an entry names someone (a capitalised word inside a sentence) the question does not."""
-    asked = set(_patterns()["word"].findall(question))
+    asked = _words_of(question)
     return any(found.group(1) not in asked for found in _patterns()["name"].finditer(body))
+
+
+@lru_cache(maxsize=16)
+def _words_of(question: str) -> frozenset[str]:
+    """The words of a question, as written (read once per question, not once per entry scored)."""
+    return frozenset(_patterns()["word"].findall(question))
 
 
 def asks_count(question: str) -> bool:
