@@ -52,7 +52,7 @@ from .query import (
     relevance,
     snippet,
 )
-from .scoring import calibrated
+from .scoring import by_session, calibrated
 from .sources import (
     SMALL_TIERS,
     TIERS,
@@ -568,10 +568,12 @@ def _tier_hits(
     limit: int,
 ) -> list[Hit]:
     """A tier's best ``limit`` hits, their confidences calibrated; in L1 each hit is an exchange
-    (the turns around it come with it, see :mod:`.exchange`)."""
+    (the turns around it come with it, see :mod:`.exchange`), ranked with its session
+    (:func:`.scoring.by_session`)."""
     if tier == "l1" and not query.spaceless:
-        found = exchanges(conn, reader, [(item.rowid, item) for item in items], limit)
-        best = calibrated([x.item for x in found])
+        found = exchanges(conn, reader, [(item.rowid, item) for item in by_session(items)], limit)
+        own = {item.rowid: item.score for item in items}
+        best = calibrated([x.item for x in found], [own[x.rowid] for x in found])
         return [ranked.make_hit(item, query, x.docs) for item, x in zip(best, found, strict=True)]
     return [ranked.make_hit(item, query) for item in calibrated(items[: max(2, limit)])[:limit]]
 

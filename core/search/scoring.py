@@ -40,6 +40,10 @@ WHEN_BOOST = 1.0
 #: two tuning conversations of LoCoMo (0.5 and 1.0 alike there; docs/recall.md, fourth round).
 WHO_BOOST = 1.0
 COUNT_BOOST = 1.0
+#: How much more an L1 candidate scores for the session it is in (:func:`by_session`): chosen on
+#: the two tuning conversations of LoCoMo (R@1 +1.6, R@5 +1.0 points, R@10 unchanged; 0.2 to
+#: 1.0 alike), see docs/recall.md, fifth round.
+SESSION_WEIGHT = 0.3
 #: Calibration (see :func:`calibrated`): a hit that does not stand out keeps STANDOUT_BASE of its
 #: coverage; one scoring STANDOUT_FULL times the next best hit, all of it. Tuned on two LoCoMo
 #: conversations (the "high" tier, >= 0.92, right about the top hit 81 % of the time; 92 % on
@@ -171,6 +175,27 @@ def rescored(query: RankedQuery, cands: list[Candidate], idf: dict[str, float]) 
     return out
 
 
+def by_session(items: list[Ranked]) -> list[Ranked]:
+    """``items`` (one tier's ranked candidates) re-ordered with their session: each scores
+    ``1 + SESSION_WEIGHT * share`` times more, ``share`` being its file's part of the
+    candidates' scores over the best file's (1 for the file holding most of what matched).
+
+    A conversation comes back to a topic within a session: the session where the question's
+    words gather is where its answer most likely is, even when the answering entry holds
+    fewer of them than a stray entry elsewhere."""
+    if len(items) < 2:
+        return items
+    total: dict[str, float] = {}
+    for item in items:
+        total[item.doc.file] = total.get(item.doc.file, 0.0) + item.score
+    best = max(total.values())
+    if best <= 0:
+        return items
+    out = [r._replace(score=r.score * (1.0 + SESSION_WEIGHT * total[r.doc.file] / best)) for r in items]
+    out.sort(key=lambda r: (-r.score, r.doc.file, r.doc.loc))
+    return out
+
+
 def asked_for(query: RankedQuery, doc: Doc) -> float:
     """How much more an entry scores for holding what the question asks for beyond its words:
     the days it names, a time when it asks when, a name when it asks who, a number when it
@@ -189,18 +214,21 @@ def asked_for(query: RankedQuery, doc: Doc) -> float:
     return factor
 
 
-def calibrated(items: list[Ranked]) -> list[Ranked]:
+def calibrated(items: list[Ranked], own: Sequence[float] | None = None) -> list[Ranked]:
     """``items`` (one tier's hits, best first) with confidences that mean something: each
     hit's coverage times STANDOUT_BASE + (1 - STANDOUT_BASE) * min(1, log(m) / log(STANDOUT_FULL)),
     where ``m`` is how many times the next best hit's score the hit scores (none below the
     best stands out: m < 1). On the tuning conversations the top hit was right 37 % of the
-    time when m < 1.3 whatever its coverage, 85 % when m >= 2.5."""
+    time when m < 1.3 whatever its coverage, 85 % when m >= 2.5. ``own``: the scores to
+    compare instead of the items' (their scores before :func:`by_session`: a hit stands out
+    by its own words, whatever else its session holds)."""
     from math import log
 
+    scores = [item.score for item in items] if own is None else list(own)
     out: list[Ranked] = []
     for i, item in enumerate(items):
-        other = (items[1].score if len(items) > 1 else 0.0) if i == 0 else items[0].score
-        ratio = item.score / other if other > 0 else STANDOUT_FULL
+        other = (scores[1] if len(items) > 1 else 0.0) if i == 0 else scores[0]
+        ratio = scores[i] / other if other > 0 else STANDOUT_FULL
         standout = min(1.0, max(0.0, log(ratio) / log(STANDOUT_FULL))) if ratio > 0 else 0.0
         share = STANDOUT_BASE + (1.0 - STANDOUT_BASE) * standout
         out.append(item._replace(confidence=round(item.confidence * share, 4)))

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from memkeeper.core.search import HIGH_CONFIDENCE, ranked, search
+from memkeeper.core.search import HIGH_CONFIDENCE, ranked, scoring, search
+from memkeeper.core.search.sources import Doc
 from memkeeper.core.search.words import edit_distance, variants
 from memkeeper.core.store.paths import StorePaths
 from tests.l1_data import l1_entry, store_with_memory, write_l1
@@ -401,3 +402,46 @@ def test_an_exchange_takes_the_reply_to_a_follow_up_question_instead_of_the_turn
     asked = search(store, "take from it", tiers=["l1"]).hits[0]
     assert asked.line is not None
     assert [t.line for t in asked.exchange] == [asked.line - 1, asked.line + 1]
+
+
+def test_a_candidate_ranks_with_its_session() -> None:
+    def item(file: str, loc: int, score: float) -> scoring.Ranked:
+        return scoring.Ranked(Doc("l1", "user", file, str(loc), loc, None, "", "text"), score, 0.5, loc)
+
+    stray = item("sessions/b.l1.jsonl", 1, 1.0)
+    answer, other, more = (item("sessions/a.l1.jsonl", n, s) for n, s in ((2, 0.9), (3, 0.5), (4, 0.5)))
+    # alone the stray entry scores best; the answer's session holds most of what matched
+    ordered = scoring.by_session([stray, answer, other, more])
+    assert [r.doc.loc for r in ordered] == ["2", "1", "3", "4"]
+    assert ordered[0].score == pytest.approx(0.9 * (1 + scoring.SESSION_WEIGHT))
+    assert ordered[1].score == pytest.approx(1.0 * (1 + scoring.SESSION_WEIGHT * 1.0 / 1.9))
+    # one session: every score grows alike, the order stays; one candidate is left as it is
+    same = scoring.by_session([answer, other, more])
+    assert [r.doc.loc for r in same] == ["2", "3", "4"]
+    assert scoring.by_session([stray]) == [stray]
+
+
+def test_the_session_where_a_question_s_words_gather_ranks_its_entry_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = store_with_memory(tmp_path / "chat", "# Memory\n")
+    trip = (
+        "We went sailing along the coast last weekend.",
+        "How was the sailing?",
+        "Windy, the sailing was rough near the cliffs.",
+        "Did you make it to the harbour?",
+        "We sailed into the harbour after the storm had passed.",
+        "Glad you are safe.",
+    )
+    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=t) for i, t in enumerate(trip)]
+    write_l1(store, "2026-11-20_100000_trip0001.l1.jsonl", [*_filler(8), *turns, *_filler(8)])
+    stray = [l1_entry(0, "user", text="Storm, harbour and sailing photos in the new magazine.")]
+    write_l1(store, "2026-11-21_100000_misc0002.l1.jsonl", [*_filler(8), *stray, *_filler(8)])
+    asked = "sailing harbour after the storm"
+
+    def top_file() -> str:
+        return search(store, asked, tiers=["l1"]).hits[0].file
+
+    assert "trip0001" in top_file()
+    monkeypatch.setattr(scoring, "SESSION_WEIGHT", 0.0)
+    assert "misc0002" in top_file()  # on its own words alone the stray entry wins
