@@ -28,6 +28,11 @@ def _filler(n: int) -> list[dict[str, Any]]:
     return out
 
 
+def _chat(said: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``said`` as a chat: typed prompts and replies in turn."""
+    return [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
+
+
 def _store(tmp_path: Path) -> StorePaths:
     store = store_with_memory(
         tmp_path / "proj",
@@ -372,8 +377,7 @@ def test_an_exchange_whose_turn_before_is_shown_already_takes_the_next_turn_afte
         "She must love it.",
         "She does, every single day.",
     )
-    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
-    write_l1(store, "2026-11-20_100000_chat0003.l1.jsonl", [*turns, *_filler(10)])
+    write_l1(store, "2026-11-20_100000_chat0003.l1.jsonl", [*_chat(said), *_filler(10)])
     first, second = search(store, "lighthouse keeper retired", tiers=["l1"]).hits[:2]
     assert (first.line, [t.line for t in first.exchange]) == (2, [1, 3])
     # line 3 is shown with the first hit: the second takes the two turns after it
@@ -391,8 +395,7 @@ def test_an_exchange_takes_the_reply_to_a_follow_up_question_instead_of_the_turn
         "That patience pays off, and that quiet work matters.",
         "Good lesson.",
     )
-    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=text) for i, text in enumerate(said)]
-    write_l1(store, "2026-11-20_100000_chat0004.l1.jsonl", [*_filler(10), *turns, *_filler(10)])
+    write_l1(store, "2026-11-20_100000_chat0004.l1.jsonl", [*_filler(10), *_chat(said), *_filler(10)])
     top = search(store, "novel lighthouse keeper island", tiers=["l1"]).hits[0]
     assert "lighthouse keeper" in top.snippet and top.line is not None
     # the turn after it asks about it: that question and its reply come, not the greeting before
@@ -433,8 +436,7 @@ def test_the_session_where_a_question_s_words_gather_ranks_its_entry_first(
         "We sailed into the harbour after the storm had passed.",
         "Glad you are safe.",
     )
-    turns = [l1_entry(i, ("user", "assistant")[i % 2], text=t) for i, t in enumerate(trip)]
-    write_l1(store, "2026-11-20_100000_trip0001.l1.jsonl", [*_filler(8), *turns, *_filler(8)])
+    write_l1(store, "2026-11-20_100000_trip0001.l1.jsonl", [*_filler(8), *_chat(trip), *_filler(8)])
     stray = [l1_entry(0, "user", text="Storm, harbour and sailing photos in the new magazine.")]
     write_l1(store, "2026-11-21_100000_misc0002.l1.jsonl", [*_filler(8), *stray, *_filler(8)])
     asked = "sailing harbour after the storm"
