@@ -18,9 +18,10 @@ file is a cache of the folder, so an unreadable one is simply written again.
 
 The kernel stamps a folder's time with a coarse clock (one tick is a few milliseconds), so
 a file created in the same tick as a listing would leave the time unchanged. A listing is
-therefore saved only when the folder's time is at least :data:`SETTLE_SECONDS` old when
-the listing starts: a hook that finds it younger answers from its listing without saving
-it, and the L1 writer (a background job) waits those few milliseconds first.
+therefore saved only when the folder's time is at least
+:data:`memkeeper.core.store.derived.SETTLE_SECONDS` old when the listing starts: a hook that
+finds it younger answers from its listing without saving it, and the L1 writer (a background
+job) waits those few milliseconds first.
 
 Stdlib ``os`` only: the SessionStart hook imports this module.
 """
@@ -39,8 +40,6 @@ NEWEST_FILE = "l1-newest.json"
 NEWEST_LOCK = "l1-newest.lock"
 #: Names kept: more than SessionStart reads, so a few removed files still leave enough.
 KEEP = 32
-#: Longer than the coarse clock's tick (1-10 ms): see the module's note.
-SETTLE_SECONDS = derived.SETTLE_SECONDS
 
 
 def _is_plain_l1(name: str) -> bool:
@@ -74,15 +73,11 @@ def _save(state_dir: str, stamp: list[int], names: list[str]) -> None:
     )
 
 
-def _age(stamp: list[int]) -> float:
-    return time.time() - stamp[2] / 1e9
-
-
 def newest_l1_names(root: str, limit: int = KEEP, settle: bool = False) -> list[str]:
     """The ``limit`` (at most :data:`KEEP`) greatest plain L1 names of the store at ``root``, newest first.
 
     ``settle`` (for a writer, never a hook): when the folder has just changed, wait until
-    its time is :data:`SETTLE_SECONDS` old, so the listing can be saved.
+    its time is :data:`.derived.SETTLE_SECONDS` old, so the listing can be saved.
     """
     sessions = os.path.join(root, SESSIONS_DIR)
     state_dir = os.path.join(root, STATE_DIR)
@@ -92,8 +87,8 @@ def newest_l1_names(root: str, limit: int = KEEP, settle: bool = False) -> list[
     names = _saved(state_dir, stamp)
     if names is not None:
         return names[:limit]
-    if settle and 0 <= _age(stamp) < SETTLE_SECONDS:
-        time.sleep(SETTLE_SECONDS - _age(stamp))
+    if settle and 0 <= derived.age(stamp[2]) < derived.SETTLE_SECONDS:
+        time.sleep(derived.SETTLE_SECONDS - derived.age(stamp[2]))
         stamp = _folder_stamp(sessions) or stamp
     settled = derived.settled(stamp[2])
     try:

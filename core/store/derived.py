@@ -31,9 +31,14 @@ from ..basics import fastjson, platform
 SETTLE_SECONDS = 0.05
 
 
+def age(mtime_ns: int) -> float:
+    """How many seconds ago a time of the file system (``st_mtime_ns``) was."""
+    return time.time() - mtime_ns / 1e9
+
+
 def settled(mtime_ns: int) -> bool:
     """True when a time of the file system (``st_mtime_ns``) is :data:`SETTLE_SECONDS` old or older."""
-    return time.time() - mtime_ns / 1e9 >= SETTLE_SECONDS
+    return age(mtime_ns) >= SETTLE_SECONDS
 
 
 def saved(path: str, key: str, stamp: list[int]) -> dict[str, object] | None:
