@@ -72,8 +72,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             _FLAGS,
         ),
         "year": re.compile(
-            rf"\b(?:in|during|of|since|by|before|after|until)\s+{_YEAR}\b", _FLAGS
-        ),  # "in 2023"
+            rf"\b(?:in|during|of|since|by|before|prior to|after|until|till)\s+{_YEAR}\b", _FLAGS
+        ),  # "in 2023", "till 2023"
     }
 
 

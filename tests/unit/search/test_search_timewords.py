@@ -109,6 +109,9 @@ def test_a_date_after_as_of_before_or_since_is_a_bound() -> None:
     assert question_window("How many pets did he have as of September 2023?") == ((0, end_of_september), None)
     assert question_window("What had she built by 2022?") == ((0, _day("2022-12-31")), None)
     assert question_window("What had she built before 2022?") == ((0, _day("2022-01-01")), None)
+    # every bound word works before a bare year as before a month or a date
+    assert question_window("What had she built prior to 2022?") == ((0, _day("2022-01-01")), None)
+    assert question_window("What had she built till 2022?") == ((0, _day("2022-12-31")), None)
     window, _ = question_window("What has he cooked since 3 May, 2023?")
     assert window is not None and window[0] == _day("2023-05-03") and window[1] > _day("2100-01-01")
     # "the weekend before" a date: the days just before it, not everything before it
