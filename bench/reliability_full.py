@@ -74,7 +74,8 @@ def run_pytest(args: list[str], env_extra: dict[str, str]) -> tuple[int, str]:
     env = dict(os.environ)
     env.update(env_extra)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rxs", "-p", "no:cacheprovider", *args],
+        # one process (-n 0): the trials print their counts (-s), which xdist's workers would swallow
+        [sys.executable, "-m", "pytest", "-q", "-rxs", "-n", "0", "-p", "no:cacheprovider", *args],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -94,7 +95,7 @@ def outcomes(text: str, *words: str) -> list[int]:
     return [count(rf"(\d+) {word}", text) for word in words]
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials-per-op", type=int, default=50)
     parser.add_argument("--processes", type=int, default=16)
@@ -102,7 +103,94 @@ def main() -> int:
     parser.add_argument("--fuzz-examples", type=int, default=3000)
     parser.add_argument("--atheris-seconds", type=int, default=120)
     parser.add_argument("--seed", type=int, default=1000)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def pytest_runs(args: argparse.Namespace) -> dict[str, tuple[int, str]]:
+    """The faults, privacy/hostile, hypothesis and atheris trials: each one pytest run's exit code and output."""
+    return {
+        "faults": run_pytest(["tests/reliability/test_fault_trials.py"], {}),
+        "privacy/hostile": run_pytest(
+            ["tests/reliability/test_privacy_trials.py", "tests/reliability/test_hostile_content.py"], {}
+        ),
+        "hypothesis": run_pytest(
+            ["tests/reliability/test_fuzz_properties.py", "--hypothesis-show-statistics"],
+            {"RELIABILITY_FUZZ_EXAMPLES": str(args.fuzz_examples)},
+        ),
+        "atheris": run_pytest(
+            ["tests/reliability/test_atheris_transcript.py", "-s"],
+            {"RELIABILITY_ATHERIS_SECONDS": str(args.atheris_seconds)},
+        ),
+    }
+
+
+def crash_lines(crash: list[dict[str, object]]) -> list[str]:
+    """A table row per crash operation."""
+    lines = []
+    for row in crash:
+        ok = "ok" if not row["failed"] else f"{row['failed']} FAILED"
+        dup = f", {row['dup']} duplicated lines" if row["dup"] else ""
+        if row["cut"]:
+            dup += f"; {row['cut']} unconfirmed line(s) cut short by the kill itself"
+        lines.append(f"| {row['what']} | {row['trials']} | – | {row['mid']} | {row['lost']} | {ok}{dup} |")
+    return lines
+
+
+def concurrency_line(what: object, c: kit.ConcurrencyResult) -> str:
+    return (
+        f"| {what} | {c.checks} checks, {c.appends} appends | – | – | {c.bytes_lost} | "
+        f"{'ok' if c.ok else 'FAILED'}: counter {c.counted}/{c.checks}, {c.archives} archives, "
+        f"{c.torn} torn, {c.duplicated_lines} duplicated |"
+    )
+
+
+def pytest_lines(runs: dict[str, tuple[int, str]], atheris_seconds: int) -> tuple[list[str], int]:
+    """The table rows of the pytest-run trials, and how many inputs the fuzzers tried."""
+    faults_out = runs["faults"][1]
+    fuzz_rc, fuzz_out = runs["hypothesis"]
+    ath_rc, ath_out = runs["atheris"]
+    privacy_out = runs["privacy/hostile"][1]
+    passed, xfailed, failed, skipped = outcomes(faults_out, "passed", "xfailed", "failed", "skipped")
+    hyp = sum(int(n) for n in re.findall(r"(\d+) passing,", fuzz_out))
+    hyp_failed, hyp_passed = outcomes(fuzz_out, "failed", "passed")
+    ath_runs = count(r"atheris tried (\d+) inputs", ath_out)
+    if ath_rc == 0 and ath_runs:
+        ath_state = "ok"
+    else:
+        ath_state = "skipped (atheris unavailable)" if "skipped" in ath_out else "FAILED"
+    p_passed, p_xfailed, p_failed = outcomes(privacy_out, "passed", "xfailed", "failed")
+    lines = [
+        f"| faults: disk full (tmpfs + file-size limit), read-only, permission denied, summarizer "
+        f"hangs/dies/fails/babbles | {passed + xfailed + failed} faults | – | – | 0 | "
+        f"{passed} ok, {xfailed} known issue(s), {failed} failed, {skipped} skipped |",
+        f"| fuzz (hypothesis): tail vs reference, transcript parser, privacy filter | "
+        f"{hyp_passed + hyp_failed} properties | {hyp} | – | – | "
+        f"{'ok' if fuzz_rc == 0 else 'FAILED'} |",
+        f"| fuzz (atheris, coverage-guided, {atheris_seconds} s): transcript parser → L1 | 1 | "
+        f"{ath_runs} | – | – | {ath_state} |",
+        f"| privacy (planted secrets, `<private>`) + hostile content (markup, ANSI, NUL, huge lines) "
+        f"| {p_passed + p_xfailed + p_failed} scenarios | – | – | – | {p_passed} ok, "
+        f"{p_xfailed} known issue(s), {p_failed} failed |",
+    ]
+    return lines, hyp + ath_runs
+
+
+def problems_of(
+    crash: list[dict[str, object]], c: kit.ConcurrencyResult, runs: dict[str, tuple[int, str]]
+) -> list[str]:
+    """What failed, in a line each (the known issues printed on the way)."""
+    problems = [d for row in crash for d in row["details"]]  # type: ignore[attr-defined]
+    problems += c.problems
+    for name, (rc, out) in runs.items():
+        if rc != 0:
+            problems.append(f"{name}: pytest exit {rc}\n{out[-2000:]}")
+        for known in re.findall(r"^XFAIL .*$", out, re.MULTILINE):
+            print(f"known issue: {known}")
+    return problems
+
+
+def main() -> int:
+    args = _arguments()
     os.environ["MEMKEEPER_NO_JOBS"] = "1"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memkeeper-reliability-") as tmp:
@@ -111,88 +199,27 @@ def main() -> int:
         (base / "home").mkdir()
         crash = crash_trials(base, args.trials_per_op, args.seed)
         conc = concurrency(base, args.processes, args.seconds)
-    faults_rc, faults_out = run_pytest(["tests/reliability/test_fault_trials.py"], {})
-    privacy_rc, privacy_out = run_pytest(
-        ["tests/reliability/test_privacy_trials.py", "tests/reliability/test_hostile_content.py"], {}
-    )
-    fuzz_rc, fuzz_out = run_pytest(
-        ["tests/reliability/test_fuzz_properties.py", "--hypothesis-show-statistics"],
-        {"RELIABILITY_FUZZ_EXAMPLES": str(args.fuzz_examples)},
-    )
-    ath_rc, ath_out = run_pytest(
-        ["tests/reliability/test_atheris_transcript.py", "-s"],
-        {"RELIABILITY_ATHERIS_SECONDS": str(args.atheris_seconds)},
-    )
-
+    runs = pytest_runs(args)
+    c = conc["result"]
+    assert isinstance(c, kit.ConcurrencyResult)
+    total_lost = sum(int(row["lost"]) for row in crash) + c.bytes_lost  # type: ignore[call-overload]
     lines = [
         "| trial | trials / faults | inputs tried | kills mid-operation | bytes lost | result |",
         "|---|---:|---:|---:|---:|---|",
+        *crash_lines(crash),
+        concurrency_line(conc["what"], c),
     ]
-    total_lost = 0
-    for row in crash:
-        total_lost += int(row["lost"])  # type: ignore[call-overload]
-        ok = "ok" if not row["failed"] else f"{row['failed']} FAILED"
-        dup = f", {row['dup']} duplicated lines" if row["dup"] else ""
-        if row["cut"]:
-            dup += f"; {row['cut']} unconfirmed line(s) cut short by the kill itself"
-        lines.append(f"| {row['what']} | {row['trials']} | – | {row['mid']} | {row['lost']} | {ok}{dup} |")
-    c = conc["result"]
-    assert isinstance(c, kit.ConcurrencyResult)
-    total_lost += c.bytes_lost
-    lines.append(
-        f"| {conc['what']} | {c.checks} checks, {c.appends} appends | – | – | {c.bytes_lost} | "
-        f"{'ok' if c.ok else 'FAILED'}: counter {c.counted}/{c.checks}, {c.archives} archives, "
-        f"{c.torn} torn, {c.duplicated_lines} duplicated |"
-    )
-    passed, xfailed, failed, skipped = outcomes(faults_out, "passed", "xfailed", "failed", "skipped")
-    lines.append(
-        f"| faults: disk full (tmpfs + file-size limit), read-only, permission denied, summarizer "
-        f"hangs/dies/fails/babbles | {passed + xfailed + failed} faults | – | – | 0 | "
-        f"{passed} ok, {xfailed} known issue(s), {failed} failed, {skipped} skipped |"
-    )
-    hyp = sum(int(n) for n in re.findall(r"(\d+) passing,", fuzz_out))
-    hyp_failed, hyp_passed = outcomes(fuzz_out, "failed", "passed")
-    lines.append(
-        f"| fuzz (hypothesis): tail vs reference, transcript parser, privacy filter | "
-        f"{hyp_passed + hyp_failed} properties | {hyp} | – | – | "
-        f"{'ok' if fuzz_rc == 0 else 'FAILED'} |"
-    )
-    ath_runs = count(r"atheris tried (\d+) inputs", ath_out)
-    ath_state = (
-        "ok"
-        if ath_rc == 0 and ath_runs
-        else ("skipped (atheris unavailable)" if "skipped" in ath_out else "FAILED")
-    )
-    lines.append(
-        f"| fuzz (atheris, coverage-guided, {args.atheris_seconds} s): transcript parser → L1 | 1 | "
-        f"{ath_runs} | – | – | {ath_state} |"
-    )
-    p_passed, p_xfailed, p_failed = outcomes(privacy_out, "passed", "xfailed", "failed")
-    lines.append(
-        f"| privacy (planted secrets, `<private>`) + hostile content (markup, ANSI, NUL, huge lines) "
-        f"| {p_passed + p_xfailed + p_failed} scenarios | – | – | – | {p_passed} ok, "
-        f"{p_xfailed} known issue(s), {p_failed} failed |"
-    )
+    fuzz_lines, inputs = pytest_lines(runs, args.atheris_seconds)
+    lines += fuzz_lines
     lines.append(
         f"| **total** | {sum(int(r['trials']) for r in crash)} crash trials | "  # type: ignore[call-overload]
-        f"{hyp + ath_runs} | – | **{total_lost}** | |"
+        f"{inputs} | – | **{total_lost}** | |"
     )
     print("\n".join(lines))
     print(
         f"\n(run took {time.monotonic() - started:.0f} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs)"
     )
-    problems = [d for row in crash for d in row["details"]]  # type: ignore[attr-defined]
-    problems += c.problems
-    for name, rc, out in (
-        ("faults", faults_rc, faults_out),
-        ("privacy/hostile", privacy_rc, privacy_out),
-        ("hypothesis", fuzz_rc, fuzz_out),
-        ("atheris", ath_rc, ath_out),
-    ):
-        if rc != 0:
-            problems.append(f"{name}: pytest exit {rc}\n{out[-2000:]}")
-        for known in re.findall(r"^XFAIL .*$", out, re.MULTILINE):
-            print(f"known issue: {known}")
+    problems = problems_of(crash, c, runs)
     for problem in problems:
         print(f"PROBLEM: {problem}")
     return 0 if not problems and total_lost == 0 else 1
