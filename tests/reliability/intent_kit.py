@@ -282,6 +282,15 @@ def _check_restore(paths: Any, trash_id: str, files: dict[str, bytes], trial: Tr
     trashed = [p.read_bytes() for p in paths.trash.rglob("*") if p.is_file() and p.name != "manifest.json"]
     back = {rel for rel, data in files.items() if (paths.root / rel).is_file()}
     kept = {rel for rel, data in files.items() if data in trashed}
+    _count_restored_files(paths, files, back, kept, trial)
+    listed = [item.id for item in list_trash(paths)]
+    _check_restore_all_or_nothing(set(files), back, kept, listed, trash_id, trial)
+
+
+def _count_restored_files(
+    paths: Any, files: dict[str, bytes], back: set[str], kept: set[str], trial: Trial
+) -> None:
+    """Check each file: changed if back with other bytes, lost if in neither place, duplicated if in both."""
     for rel, data in files.items():
         if rel in back and (paths.root / rel).read_bytes() != data:
             trial.problems.append(f"{rel} came back changed")
@@ -289,11 +298,16 @@ def _check_restore(paths: Any, trash_id: str, files: dict[str, bytes], trial: Tr
             trial.bytes_lost += len(data)
         if rel in back and rel in kept:
             trial.duplicated_lines += data.count(b"\n")
-    listed = [item.id for item in list_trash(paths)]
-    if back == set(files):
+
+
+def _check_restore_all_or_nothing(
+    names: set[str], back: set[str], kept: set[str], listed: list[str], trash_id: str, trial: Trial
+) -> None:
+    """Check the restore is whole: all back with no trash entry left, or none back and its entry kept."""
+    if back == names:
         if listed:
             trial.problems.append("restored, but a phantom trash entry is left")
-    elif kept == set(files) and not back:
+    elif kept == names and not back:
         if listed != [trash_id]:
             trial.problems.append("not restored, and the trash entry is gone")
     else:

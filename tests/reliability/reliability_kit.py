@@ -558,10 +558,7 @@ def concurrency_run(
     the real ``memkeeper check`` (a new interpreter each call); the others call the check's
     code in-process to push harder. Every call counts one tool use.
     """
-    from memkeeper.core import doctor
-    from memkeeper.core.log.progress import read_counters
     from memkeeper.core.store.atomic import atomic_write_json
-    from memkeeper.core.store.memory_index import list_archives
 
     paths = new_project(base, "concurrency")
     # The config file holds thresholds before the 0.95 scaling, as the JS plugin's.
@@ -572,32 +569,56 @@ def concurrency_run(
     threshold = int(threshold_tokens * 0.95)
     carry = int(carry_tokens * 0.95)
     env = child_env(base / "home")
-    procs = []
-    for w in range(processes):
-        slot = w % hook_every if hook_every else -1
-        mode = "hook" if slot == 0 else "check" if slot == 1 else "inproc"
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-P",
-                    "-c",
-                    WORKER,
-                    str(paths.project),
-                    str(w),
-                    str(seconds),
-                    mode,
-                    str(rotation_deadline),
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-            )
-        )
+    procs = [
+        _start_worker(paths, env, w, _worker_mode(w, hook_every), seconds, rotation_deadline)
+        for w in range(processes)
+    ]
     result = ConcurrencyResult(processes, seconds)
+    per_worker = _collect_workers(procs, result, max(seconds, rotation_deadline) + 300)
+    _check_counter_archives_and_doctor(paths, threshold, result)
+    lines, structure = reconstruct(paths, carry)
+    result.problems += structure
+    seen, order = _tally_worker_lines(lines, result)
+    result.count_duplicates(seen)
+    _check_worker_lines(per_worker, seen, order, result)
+    return result
+
+
+def _worker_mode(w: int, hook_every: int) -> str:
+    """Worker ``w``'s mode: of every ``hook_every``, one ``hook``, one ``check``, the others ``inproc``."""
+    slot = w % hook_every if hook_every else -1
+    return "hook" if slot == 0 else "check" if slot == 1 else "inproc"
+
+
+def _start_worker(
+    paths: StorePaths, env: dict[str, str], w: int, mode: str, seconds: float, rotation_deadline: float
+) -> subprocess.Popen[bytes]:
+    """Start worker ``w`` (the WORKER script) in ``mode``, its output piped."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-P",
+            "-c",
+            WORKER,
+            str(paths.project),
+            str(w),
+            str(seconds),
+            mode,
+            str(rotation_deadline),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _collect_workers(
+    procs: list[subprocess.Popen[bytes]], result: ConcurrencyResult, timeout: float
+) -> dict[int, int]:
+    """Check every worker finished with no failed check, adding up its counts; the appends of each worker."""
     per_worker: dict[int, int] = {}
     for w, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=max(seconds, rotation_deadline) + 300)
+        out, err = proc.communicate(timeout=timeout)
         words = out.decode().split()
         if proc.returncode != 0 or len(words) < 4:
             result.problems.append(f"worker {w} failed: {err.decode()[-300:]}")
@@ -608,14 +629,22 @@ def concurrency_run(
         per_worker[w] = appends
         if failures:
             result.problems.append(f"worker {w}: {failures} checks failed")
+    return per_worker
+
+
+def _check_counter_archives_and_doctor(paths: StorePaths, threshold: int, result: ConcurrencyResult) -> None:
+    """Check the tool-use counter equals the checks, no archive is below the threshold, and doctor finds nothing."""
+    from memkeeper.core import doctor
+    from memkeeper.core.basics.tokens import tokens_for_bytes
+    from memkeeper.core.log.progress import read_counters
+    from memkeeper.core.store.memory_index import list_archives
+
     counters = read_counters(paths)
     result.counted = int(counters.get("toolUses", 0))
     if result.counted != result.checks:
         result.problems.append(f"counter {result.counted} != checks {result.checks}")
     archives = list_archives(paths)
     result.archives = len(archives)
-    from memkeeper.core.basics.tokens import tokens_for_bytes
-
     for name in archives:
         tokens = tokens_for_bytes((paths.root / name).stat().st_size)
         if tokens < threshold:
@@ -623,8 +652,12 @@ def concurrency_run(
     findings = doctor.diagnose(paths, stale_seconds=0)
     if findings:
         result.problems.append("doctor: " + "; ".join(f"{f.code} {f.path}" for f in findings))
-    lines, structure = reconstruct(paths, carry)
-    result.problems += structure
+
+
+def _tally_worker_lines(
+    lines: list[bytes], result: ConcurrencyResult
+) -> tuple[Counter[tuple[int, int]], dict[int, list[int]]]:
+    """Count the intact worker lines (torn ones in ``result.torn``); (each line's count, each worker's order)."""
     seen: Counter[tuple[int, int]] = Counter()
     order: dict[int, list[int]] = {}
     for raw in lines:
@@ -636,7 +669,16 @@ def concurrency_run(
         key = (int(m.group(1)), int(m.group(2)))
         seen[key] += 1
         order.setdefault(key[0], []).append(key[1])
-    result.count_duplicates(seen)
+    return seen, order
+
+
+def _check_worker_lines(
+    per_worker: dict[int, int],
+    seen: Counter[tuple[int, int]],
+    order: dict[int, list[int]],
+    result: ConcurrencyResult,
+) -> None:
+    """Check every appended line is there, each worker's in order, none torn, duplicated or lost."""
     for w, count in per_worker.items():
         missing = [i for i in range(count) if (w, i) not in seen]
         result.lines_lost += len(missing)
@@ -649,7 +691,6 @@ def concurrency_run(
         result.problems.append(f"{result.duplicated_lines} duplicated lines")
     if result.lines_lost:
         result.problems.append(f"{result.lines_lost} lines lost")
-    return result
 
 
 # --------------------------------------------------------------------------- legacy migration

@@ -104,8 +104,8 @@ def test_init_only_puts_memory_into_session_start_context(
     assert '"additionalContext"' in log and "INITMARKER-4242" in log
 
 
-def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, mock: MockAnthropic) -> None:
-    paths = e2e_project
+def _first_prompt_with_a_tool_call(claude: Claude, paths: StorePaths, mock: MockAnthropic) -> str:
+    """Check a first prompt with a tool call answers, gets the memory and is counted; its session id."""
     before = len(mock.requests)
     done = claude(
         "-p",
@@ -120,15 +120,18 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert result["result"] == FINAL_TEXT and not result["is_error"]
-    session = result["session_id"]
+    session: str = result["session_id"]
 
     # SessionStart's memory reached the model.
     assert any("INITMARKER-4242" in json.dumps(body) for body in mock.requests[before:])
     # The prompt and the tool call were counted for this session.
     counts = progress.read_counters(paths)["sessions"][session]
     assert (counts["messages"], counts["toolUses"]) == (1, 1)
+    return session
 
-    # After SessionEnd the detached jobs write L1 (with the typed prompt) and flush into memory.md.
+
+def _check_l1_and_flush_after_session_end(paths: StorePaths, session: str, mock: MockAnthropic) -> None:
+    """Check SessionEnd's jobs write L1 (prompt and tool call) and flush every entry once into memory.md."""
     files = wait_for(lambda: l1_files(paths, session), "the session's L1 file")
     wait_for(lambda: "USE_TOOL: run echo please" in files[0].read_text("utf-8"), "the typed prompt in L1")
     entries = l1_entries(files[0])
@@ -141,7 +144,9 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     assert sum(run["entries"] for run in runs) == len(l1_entries(files[0]))
     assert paths.memory.read_text("utf-8").count("MOCKFLUSH") == sum(run["sections"] for run in runs) >= 1
 
-    # Resume appends to the same L1 file.
+
+def _check_resume_appends_to_the_same_l1(claude: Claude, paths: StorePaths, session: str) -> None:
+    """Check a resumed session's prompt goes into the session's one L1 file, the first prompt not repeated."""
     done = claude(
         "-p", "second prompt after resume", "--resume", session, "--model", "haiku", "--output-format", "json"
     )
@@ -155,7 +160,9 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     assert prompts.count("USE_TOOL: run echo please") == 1 and "second prompt after resume" in prompts
     wait_quiet(paths)
 
-    # /compact fires PreCompact, which starts a flush.
+
+def _check_compact_resupplies_and_flushes(claude: Claude, paths: StorePaths, session: str) -> None:
+    """Check /compact re-supplies the memory and the dropped context, and PreCompact flushes every entry once."""
     debug = paths.project.parent / "compact-debug.log"
     done = claude(
         "-p",
@@ -182,6 +189,20 @@ def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, moc
     runs = read_runs(paths)
     entries = l1_entries(l1_files(paths, session)[0])
     assert sum(run["entries"] for run in runs) == len(entries)
+
+
+def test_session_resume_and_compact(claude: Claude, e2e_project: StorePaths, mock: MockAnthropic) -> None:
+    paths = e2e_project
+    session = _first_prompt_with_a_tool_call(claude, paths, mock)
+
+    # After SessionEnd the detached jobs write L1 (with the typed prompt) and flush into memory.md.
+    _check_l1_and_flush_after_session_end(paths, session, mock)
+
+    # Resume appends to the same L1 file.
+    _check_resume_appends_to_the_same_l1(claude, paths, session)
+
+    # /compact fires PreCompact, which starts a flush.
+    _check_compact_resupplies_and_flushes(claude, paths, session)
     assert paths.memory.read_text("utf-8").count("INITMARKER-4242") == 1
     assert not (paths.project / "CLAUDE.md").exists()
     assert (

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,8 +170,8 @@ def test_demo_is_deterministic_and_refuses_an_existing_store(tmp_path: Path) -> 
         create_demo_store(tmp_path / "a")
 
 
-def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
-    memory = demo.memory.read_text("utf-8")
+def _check_memory_format(memory: str) -> None:
+    """Check memory.md has dated section headers and only `- [tag]: text` bullets."""
     headers = re.findall(
         r"^## (\d{4}-\d{2}-\d{2}_\d{4}) \(local (\d{2}-\d{2}_\d{4})\)$", memory, re.MULTILINE
     )
@@ -178,9 +179,28 @@ def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
     assert all(
         re.fullmatch(r"- \[[^\]]+\]: .+", line) for line in memory.splitlines() if line.startswith("-")
     )
-    everything = memory + "".join(p.read_text("utf-8") for p in demo.root.glob("memory_*.md"))
-    assert re.search(r"[\uac00-\ud7a3]", everything)  # some Korean
-    index = json.loads(demo.index.read_text())
+
+
+def _check_summary_format(data: dict[str, Any]) -> None:
+    """Check a generated archive summary has every field, and its themes, decisions and issues theirs."""
+    assert {
+        "dateRange",
+        "sectionCount",
+        "themes",
+        "keyDecisions",
+        "issues",
+        "overallSummary",
+        "sourceFile",
+        "generatedAt",
+        "generator",
+    } <= set(data)
+    assert all({"name", "summary", "sessions"} <= set(t) for t in data["themes"])
+    assert all({"decision", "reason", "date"} <= set(d) for d in data["keyDecisions"])
+    assert all(i["status"] in ("open", "resolved") for i in data["issues"])
+
+
+def _check_index_entries(demo: StorePaths, index: dict[str, Any]) -> None:
+    """Check each rotated file in the index: its name, size, date range and summary agree with the files."""
     assert len(index["rotatedFiles"]) >= 4
     for entry in index["rotatedFiles"]:
         archive = demo.archive(entry["file"])
@@ -192,22 +212,11 @@ def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
         summary = demo.archive(entry["summary"])
         assert summary.exists() == entry["summaryGenerated"]
         if entry["summaryGenerated"]:
-            data = json.loads(summary.read_text("utf-8"))
-            assert {
-                "dateRange",
-                "sectionCount",
-                "themes",
-                "keyDecisions",
-                "issues",
-                "overallSummary",
-                "sourceFile",
-                "generatedAt",
-                "generator",
-            } <= set(data)
-            assert all({"name", "summary", "sessions"} <= set(t) for t in data["themes"])
-            assert all({"decision", "reason", "date"} <= set(d) for d in data["keyDecisions"])
-            assert all(i["status"] in ("open", "resolved") for i in data["issues"])
-    l1 = sorted(demo.sessions.glob("*.l1.jsonl"))
+            _check_summary_format(json.loads(summary.read_text("utf-8")))
+
+
+def _check_l1_files(l1: list[Path]) -> list[dict[str, Any]]:
+    """Check the L1 files span several days, are named after their session and hold every kind of entry."""
     assert len({p.name[:10] for p in l1}) >= 5  # several days
     entries = [json.loads(line) for p in l1 for line in p.read_text("utf-8").splitlines()]
     for path in l1:
@@ -218,6 +227,18 @@ def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
     results = {e["tool_use_id"] for e in entries if e["role"] == "tool_result"}
     assert calls == results
     assert any(e.get("sidechain") and e.get("agentId") for e in entries)
+    return entries
+
+
+def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
+    memory = demo.memory.read_text("utf-8")
+    _check_memory_format(memory)
+    everything = memory + "".join(p.read_text("utf-8") for p in demo.root.glob("memory_*.md"))
+    assert re.search(r"[\uac00-\ud7a3]", everything)  # some Korean
+    index = json.loads(demo.index.read_text())
+    _check_index_entries(demo, index)
+    l1 = sorted(demo.sessions.glob("*.l1.jsonl"))
+    entries = _check_l1_files(l1)
     assert index["lastMemoryUpdateTs"] < max(e["ts"] for e in entries)  # the newest session is unflushed
     for name in ("project", "architecture", "conventions"):
         assert demo.named(name).read_text("utf-8").startswith("# ")
