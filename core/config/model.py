@@ -95,13 +95,14 @@ class RecallConfig(_Section):
     enabled: bool = Field(
         default=True, description="Add what memory knows to each prompt (per-prompt recall)."
     )
-    # A calibrated confidence (search.scoring.calibrated) at which 81 % of injections held an
-    # answering turn on LoCoMo (docs/recall.md); the "high" tier (0.92) injected too rarely.
+    # A calibrated confidence (search.scoring.calibrated) at which 82 % of injections (a confident
+    # hit and its companions, recall.lookup.COMPANION_SHARE) held an answering turn on LoCoMo
+    # (docs/recall.md); the "high" tier (0.92) injected too rarely.
     minConfidence: float = Field(
         default=0.6,
         ge=0,
         le=1,
-        description="Recall only hits at least this confident (0 to 1; higher is quieter).",
+        description="Recall when a hit is at least this confident (0 to 1; higher is quieter).",
     )
 
 

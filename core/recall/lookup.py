@@ -59,6 +59,10 @@ if TYPE_CHECKING:
     from .wire import Listener
 
 MAX_HITS = 3
+#: Once a hit is confident enough to inject, the next best hits come with it (up to MAX_HITS)
+#: when their confidence is at least this share of the bar: the answer is often a confident
+#: lookup's second or third hit (docs/recall.md, sixth round).
+COMPANION_SHARE = 0.5
 MAX_CHARS = 1_500
 #: The longest the hook waits on a locked index (SQLite's busy timeout), in seconds.
 BUSY_TIMEOUT = 0.05
@@ -205,14 +209,16 @@ def _earlier(hit: Hit, session_id: str | None, short_id: str, state: dict[str, A
 
 
 def pick(hits: list[Hit], session_id: str | None, state: dict[str, Any], min_confidence: float) -> list[Hit]:
-    """The hits worth injecting: confident, from earlier sessions, new to this session; best first."""
+    """The hits worth injecting, best first: from earlier sessions, new to this session; the first
+    confident, the others (its companions) at least COMPANION_SHARE of ``min_confidence``."""
     shown = set(state.get("shown") or ())
     context = state.get("context") if isinstance(state.get("context"), str) else ""
     short_id = session_id[:8] if session_id else ""
     chosen: list[Hit] = []
     seen: set[str] = set()
     for hit in sorted(hits, key=lambda h: -h.confidence):
-        if hit.confidence < min_confidence or hit.id in shown or hit.id in seen:
+        bar = min_confidence * COMPANION_SHARE if chosen else min_confidence
+        if hit.confidence < bar or hit.id in shown or hit.id in seen:
             continue
         if not _earlier(hit, session_id, short_id, state) or _in_context(hit, str(context)):
             continue
@@ -290,7 +296,13 @@ def _lookup(paths: StorePaths, prompt: str, min_confidence: float, conn: Any) ->
     from ..search.engine import search_confident
 
     return search_confident(
-        paths, prompt[:QUERY_CHARS], min_confidence, limit=CANDIDATES, timeout=BUSY_TIMEOUT, conn=conn
+        paths,
+        prompt[:QUERY_CHARS],
+        min_confidence,
+        limit=CANDIDATES,
+        timeout=BUSY_TIMEOUT,
+        conn=conn,
+        floor=min_confidence * COMPANION_SHARE,
     )
 
 

@@ -722,8 +722,11 @@ def search_confident(
     limit: int = 6,
     timeout: float = 0.05,
     conn: sqlite3.Connection | None = None,
+    floor: float | None = None,
 ) -> list[Hit] | None:
-    """The ranked hits at or above ``min_confidence`` only, best first, on the index as it stands.
+    """The ranked hits at or above ``min_confidence`` only, best first, on the index as it stands;
+    with ``floor``, a tier holding such a hit also gives its next best hits down to ``floor``
+    (per-prompt recall's companions: the answer is often a confident lookup's second hit).
 
     :func:`search_readonly`'s guarantees (read-only, never refreshed, None when the index
     cannot be read within ``timeout``), for per-prompt recall: each tier re-scores only the
@@ -733,6 +736,7 @@ def search_confident(
     the hit; per-prompt recall names a hit by its id).
     """
     parsed = ranked.parse_ranked(query)
+    bar = min_confidence if floor is None else min(floor, min_confidence)
     own = conn is None
     conn = schema.connect_readonly(paths.search_db, timeout) if conn is None else conn
     if conn is None:
@@ -747,11 +751,9 @@ def search_confident(
                 items = ranked.rank_confident(conn, reader, tier, parsed, min_confidence)
                 if items is None:
                     items = ranked.rank_tier(conn, reader, tier, parsed, lambda _doc: True, False)[0]
-                hits.extend(
-                    h
-                    for h in _tier_hits(conn, reader, tier, parsed, items, limit)
-                    if h.confidence >= min_confidence
-                )
+                found = _tier_hits(conn, reader, tier, parsed, items, limit)
+                if any(h.confidence >= min_confidence for h in found):
+                    hits.extend(h for h in found if h.confidence >= bar)
         hits.sort(key=lambda h: (-h.confidence, -h.score))
         return hits[:limit]  # (no line: recall names hits by id)
     except (sqlite3.Error, OSError):

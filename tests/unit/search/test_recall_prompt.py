@@ -542,6 +542,89 @@ def test_the_confident_lookup_finds_what_the_full_ranking_finds(
         assert want  # the comparison is not between two empty lists
 
 
+@pytest.fixture
+def checklist(empty_store: StorePaths) -> StorePaths:
+    """Two earlier sessions (who owns the release checklist, a step added to it) and this one."""
+    store = empty_store
+    _l1(
+        store,
+        f"2026-11-02_100000_{EARLIER[:8]}.l1.jsonl",
+        EARLIER,
+        [
+            ("user", "who keeps the release checklist up to date?"),
+            ("assistant", "Priya owns the release checklist; it lives in the wiki under Operations."),
+            ("user", "thanks"),
+        ],
+    )
+    _l1(
+        store,
+        f"2026-11-05_100000_{OTHER[:8]}.l1.jsonl",
+        OTHER,
+        [
+            ("user", "add the database migration step to the release checklist"),
+            ("assistant", "Added the migration step before the smoke tests."),
+            ("user", "good"),
+        ],
+    )
+    _l1(
+        store,
+        f"2026-11-07_100000_{CURRENT[:8]}.l1.jsonl",
+        CURRENT,
+        [("user", "rename the settings page"), ("assistant", "The settings page is now called Preferences.")],
+    )
+    refresh(store)
+    return store
+
+
+def test_a_confident_hit_brings_its_companions(checklist: StorePaths) -> None:
+    """Once a hit is confident, the next best come with it down to COMPANION_SHARE of the bar; never alone."""
+    from memkeeper.core.search.engine import search_confident
+
+    question, bar = "who owns the release checklist?", 0.5
+    floor = bar * recall.COMPANION_SHARE
+    alone = search_confident(checklist, question, bar)
+    along = search_confident(checklist, question, bar, floor=floor)
+    assert alone is not None and along is not None
+    assert [h.snippet[:22] for h in alone] == ["Priya owns the release"]
+    assert [h.snippet[:22] for h in along] == ["Priya owns the release", "add the database migra"]
+    assert along[0].confidence >= bar > along[1].confidence >= floor
+    # no confident hit: nothing, however close the next one comes to the floor
+    vague = "release checklist owner"
+    full = search_readonly_hits(checklist, vague)
+    assert max(full) < 0.3 and sorted(full)[-2] >= 0.15
+    assert search_confident(checklist, vague, 0.3, floor=0.15) == []
+    # through the whole step: the companion is injected after the confident hit
+    text = _ask(checklist, question, confidence=bar)
+    lines = text.splitlines()[1:]
+    assert len(lines) == 2 and "Priya owns" in lines[0] and "migration step" in lines[1], text
+
+
+def search_readonly_hits(store: StorePaths, prompt: str) -> list[float]:
+    """The full ranking's confidences for ``prompt``."""
+    from memkeeper.core.search.engine import search_readonly
+
+    full = search_readonly(store, prompt, limit=10)
+    assert full is not None
+    return [h.confidence for h in full.hits]
+
+
+def test_companions_come_only_after_a_new_confident_hit() -> None:
+    """pick: the first hit injected is confident; the others need COMPANION_SHARE of the bar."""
+    from memkeeper.core.search.model import Hit
+
+    def hit(n: int, confidence: float) -> Hit:
+        name = f"sessions/2026-11-0{n}_100000_{EARLIER[:8]}.l1.jsonl"
+        return Hit(
+            f"l1-{n}", "l1", "prompt", name, 1, EARLIER, None, "", f"entry {n}", 5, 1.0, (), confidence
+        )
+
+    hits = [hit(1, 0.8), hit(2, 0.45), hit(3, 0.25), hit(4, 0.2)]
+    assert [h.id for h in recall.pick(hits, CURRENT, {}, 0.6)] == ["l1-1", "l1-2"]
+    assert recall.pick(hits[1:], CURRENT, {}, 0.6) == []  # companions never come alone
+    # the confident hit shown earlier in the session: its companions do not come on their own
+    assert recall.pick(hits, CURRENT, {"shown": ["l1-1"]}, 0.6) == []
+
+
 def test_a_confident_lookup_reads_the_index_generation_once(indexed: StorePaths) -> None:
     """Its vocabulary lookups are kept per index generation: read once per search, not once per lookup."""
     from memkeeper.core.search import schema
