@@ -38,6 +38,13 @@ typed as a prompt in its own conversation's project, through :func:`memkeeper.co
 questions whose injection holds an evidence turn (by the entry ids it names, exchange
 turns included), the share with any injection, the precision (right / injected), and the
 injections in another conversation's project (there, anything injected is wrong).
+
+    python bench/bench_prompt_recall.py --own DIR [--min-confidence X]
+
+does the same with our own question sets (``bench/recall_questions``) in the store that
+``bench_recall.py --keep DIR`` built (real coding sessions among generated noise): right when
+the injection names the entry that answers; then every one of those questions in each LoCoMo
+conversation's project, and each LoCoMo question in that store (anything injected is wrong).
 """
 
 from __future__ import annotations
@@ -191,6 +198,52 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
         )
 
 
+#: An entry's id as an injection names it (``l1-<file hash>-<offset>``).
+ENTRY_ID = r"\b[a-z0-9]+-[0-9a-f]{10}-\d+"
+
+
+def own_recall(keep: Path, min_confidence: float | None, folder: Path) -> None:
+    """Per-prompt recall on our own question sets in the store kept at ``keep``, and across domains."""
+    import re
+
+    import bench_recall
+    import locomo
+
+    from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
+    from memkeeper.core.recall.lookup import lookup_here
+    from memkeeper.core.search.engine import iter_all_docs
+    from memkeeper.core.store.paths import paths_for
+
+    low = DEFAULT_RECALL_CONFIDENCE if min_confidence is None else min_confidence
+    paths = paths_for(keep / "project")
+    docs = list(iter_all_docs(paths))
+    print(f"per-prompt recall on our own question sets, minConfidence {low}")
+    print(f"  {'set':<22} {'questions':>9} {'injected':>9} {'right':>7} {'precision':>9}")
+    ours: list[str] = []
+    for name in ("tuning", "heldout"):
+        questions = bench_recall.load_questions(name)
+        injected = right = 0
+        for question in questions:
+            answer = bench_recall.resolve(paths, docs, question["answer"])
+            text = lookup_here(str(paths.project), None, question["q"], low)
+            injected += bool(text)
+            right += answer in set(re.findall(ENTRY_ID, text))
+            ours.append(question["q"])
+        n = len(questions)
+        print(f"  {name:<22} {n:>9} {injected / n:>9.1%} {right / n:>7.1%} {right / max(1, injected):>9.1%}")
+    if not folder.is_dir():
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-prompt-own-") as work:
+        convs = locomo.build_all(folder, Path(work))
+        elsewhere = sum(bool(lookup_here(str(c.paths.project), None, q, low)) for c in convs for q in ours)
+        print(
+            f"  ours in a LoCoMo conversation's project: {elsewhere} of {len(ours) * len(convs)} injected anything"
+        )
+        theirs = [qa["question"] for conv in convs for qa in conv.questions]
+        here = sum(bool(lookup_here(str(paths.project), None, q, low)) for q in theirs)
+        print(f"  LoCoMo questions in our sessions' project: {here} of {len(theirs)} injected anything")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds (default 20)")
@@ -202,9 +255,18 @@ def main() -> int:
         help="measure what is injected on these LoCoMo conversations instead (default ../shared/recall/locomo-tune)",
     )
     parser.add_argument(
-        "--min-confidence", type=float, help="with --locomo: instead of the configured default"
+        "--own",
+        type=Path,
+        metavar="DIR",
+        help="measure what is injected for our own question sets in the store bench_recall.py --keep DIR built",
+    )
+    parser.add_argument(
+        "--min-confidence", type=float, help="with --locomo or --own: instead of the configured default"
     )
     args = parser.parse_args()
+    if args.own is not None:
+        own_recall(args.own, args.min_confidence, REPO.parent / "shared" / "recall" / "locomo-tune")
+        return 0
     if args.locomo is not None:
         locomo_recall(args.locomo, args.min_confidence)
         return 0
