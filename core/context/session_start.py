@@ -14,12 +14,11 @@ file: a section it cannot read is left out.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..basics.fastjson import json_lines
+from ..basics.fastjson import json_lines, loads
 from ..basics.platform import open_no_follow
 from ..capture.l1_newest import newest_l1_names
 from ..store.atomic import open_read
@@ -84,7 +83,7 @@ def _read_json(path: Path) -> Any:
     """The JSON value of the store file ``path`` (never read through a link), or None."""
     try:
         with open_read(path) as handle:
-            return json.loads(handle.read().decode("utf-8"))
+            return loads(handle.read().decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # nested too deep: as unreadable as corrupt
         return None
 
@@ -317,7 +316,7 @@ def transcript_section(transcript: Path) -> str:
         if not line.startswith("{"):
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except ValueError:
             continue
         if not isinstance(record, dict) or record.get("isSidechain"):
