@@ -546,32 +546,24 @@ def test_the_confident_lookup_finds_what_the_full_ranking_finds(
 def checklist(empty_store: StorePaths) -> StorePaths:
     """Two earlier sessions (who owns the release checklist, a step added to it) and this one."""
     store = empty_store
-    _l1(
-        store,
-        f"2026-11-02_100000_{EARLIER[:8]}.l1.jsonl",
-        EARLIER,
-        [
+    sessions = {
+        ("2026-11-02", EARLIER): [
             ("user", "who keeps the release checklist up to date?"),
             ("assistant", "Priya owns the release checklist; it lives in the wiki under Operations."),
             ("user", "thanks"),
         ],
-    )
-    _l1(
-        store,
-        f"2026-11-05_100000_{OTHER[:8]}.l1.jsonl",
-        OTHER,
-        [
+        ("2026-11-05", OTHER): [
             ("user", "add the database migration step to the release checklist"),
             ("assistant", "Added the migration step before the smoke tests."),
             ("user", "good"),
         ],
-    )
-    _l1(
-        store,
-        f"2026-11-07_100000_{CURRENT[:8]}.l1.jsonl",
-        CURRENT,
-        [("user", "rename the settings page"), ("assistant", "The settings page is now called Preferences.")],
-    )
+        ("2026-11-07", CURRENT): [
+            ("user", "rename the settings page"),
+            ("assistant", "The settings page is now called Preferences."),
+        ],
+    }
+    for (day, session), entries in sessions.items():
+        _l1(store, f"{day}_100000_{session[:8]}.l1.jsonl", session, entries)
     refresh(store)
     return store
 
