@@ -61,9 +61,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, also under python -P
 from bench_hooks import BASELINE, fresh_python, make_store
+
+if TYPE_CHECKING:
+    from locomo import Conversation
 
 BARE = "python -I -S -c pass"
 
@@ -137,6 +141,10 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+#: An entry's id as an injection names it (``l1-<file hash>-<offset>``).
+ENTRY_ID = r"\b[a-z0-9]+-[0-9a-f]{10}-\d+"
+
+
 def injected_turns(
     project: Path, question: str, min_confidence: float, turn_of: dict[str, str]
 ) -> set[str] | None:
@@ -148,7 +156,20 @@ def injected_turns(
     text = lookup_here(str(project), None, question, min_confidence)
     if not text:
         return None
-    return {turn_of[i] for i in re.findall(r"\bl1-[0-9a-f]{10}-\d+", text) if i in turn_of}
+    return {turn_of[i] for i in re.findall(ENTRY_ID, text) if i in turn_of}
+
+
+def indexed_conversations(folder: Path, work: Path) -> list[Conversation]:
+    """The LoCoMo conversations of ``folder`` built into projects under ``work``, each with its
+    search index (per-prompt recall reads an index and never builds one: without it, it injects nothing)."""
+    import locomo
+
+    from memkeeper.core.search import search
+
+    convs = locomo.build_all(folder, work)
+    for conv in convs:
+        search(conv.paths, "build the index", deep=True)
+    return convs
 
 
 def locomo_recall(folder: Path, min_confidence: float | None) -> None:
@@ -156,13 +177,10 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
     import locomo
 
     from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
-    from memkeeper.core.search import search
 
     low = DEFAULT_RECALL_CONFIDENCE if min_confidence is None else min_confidence
     with tempfile.TemporaryDirectory(prefix="bench-prompt-locomo-") as work:
-        convs = locomo.build_all(folder, Path(work))
-        for conv in convs:
-            search(conv.paths, "build the index", deep=True)
+        convs = indexed_conversations(folder, Path(work))
         print(f"per-prompt recall on {len(convs)} LoCoMo conversations, minConfidence {low}")
         print(f"  {'asked in':<22} {'questions':>9} {'injected':>9} {'right':>7} {'precision':>9}")
         total = {"n": 0, "injected": 0, "right": 0, "elsewhere": 0, "asked elsewhere": 0}
@@ -198,16 +216,11 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
         )
 
 
-#: An entry's id as an injection names it (``l1-<file hash>-<offset>``).
-ENTRY_ID = r"\b[a-z0-9]+-[0-9a-f]{10}-\d+"
-
-
 def own_recall(keep: Path, min_confidence: float | None, folder: Path) -> None:
     """Per-prompt recall on our own question sets in the store kept at ``keep``, and across domains."""
     import re
 
     import bench_recall
-    import locomo
 
     from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
     from memkeeper.core.recall.lookup import lookup_here
@@ -234,7 +247,7 @@ def own_recall(keep: Path, min_confidence: float | None, folder: Path) -> None:
     if not folder.is_dir():
         return
     with tempfile.TemporaryDirectory(prefix="bench-prompt-own-") as work:
-        convs = locomo.build_all(folder, Path(work))
+        convs = indexed_conversations(folder, Path(work))
         elsewhere = sum(bool(lookup_here(str(c.paths.project), None, q, low)) for c in convs for q in ours)
         print(
             f"  ours in a LoCoMo conversation's project: {elsewhere} of {len(ours) * len(convs)} injected anything"
