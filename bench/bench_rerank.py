@@ -245,16 +245,6 @@ def first_right(labels: list[bool], order: list[int]) -> int | None:
     return None
 
 
-def figures(ranks: list[int | None]) -> str:
-    n = len(ranks) or 1
-
-    def at(k: int) -> float:
-        return 100 * sum(1 for r in ranks if r and r <= k) / n
-
-    mrr = sum(1 / r for r in ranks if r) / n
-    return f"{at(1):6.1f} {at(5):6.1f} {at(10):6.1f} {mrr:6.3f}"
-
-
 def held_out(
     questions: list[Question], held: str, l2: float
 ) -> tuple[list[int | None], list[int | None], Model]:
@@ -274,6 +264,8 @@ def held_out(
 
 
 def main(argv: list[str] | None = None) -> int:
+    import locomo
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--locomo", type=Path, default=HERE.parent.parent / "shared" / "recall" / "locomo-tune"
@@ -296,8 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             chosen = [_only(q, keep) for q in questions]
             engine, again, model = held_out(chosen, held, args.l2)
             if label == ORDERS[0][0]:
-                print(f"  {held:<10} {'engine':<28} {len(engine):>4} {figures(engine)}")
-            print(f"  {'':<10} {label:<28} {len(again):>4} {figures(again)}")
+                print(f"  {held:<10} {'engine':<28} {len(engine):>4} {locomo.figures(engine)}")
+            print(f"  {'':<10} {label:<28} {len(again):>4} {locomo.figures(again)}")
             weights = ", ".join(f"{FEATURES[j]} {w:+.2f}" for j, w in zip(keep, model.weights(), strict=True))
             print(f"  {'':<10}   weights: {weights}")
     return 0

@@ -121,6 +121,17 @@ def evidence(qa: dict[str, Any]) -> set[str]:
     return {e.strip() for e in qa["evidence"]}
 
 
+def figures(ranks: list[int | None]) -> str:
+    """R@1, R@5, R@10 (%) and MRR of questions found at ``ranks`` (None: not in the top 10), as columns."""
+    n = len(ranks) or 1
+
+    def at(k: int) -> float:
+        return 100 * sum(1 for r in ranks if r and r <= k) / n
+
+    mrr = sum(1 / r for r in ranks if r) / n
+    return f"{at(1):6.1f} {at(5):6.1f} {at(10):6.1f} {mrr:6.3f}"
+
+
 def table(rows: list[dict[str, Any]], label: str) -> list[str]:
     """R@1, R@5, R@10, MRR and empty answers of ``rows`` (each with rank, empty, category,
     conversation), overall, per category and per conversation, one line each."""
@@ -129,15 +140,8 @@ def table(rows: list[dict[str, Any]], label: str) -> list[str]:
         n = len(rs)
         if not n:
             return f"  {label:<10} {name:<16} {0:>4}"
-
-        def at(k: int) -> float:
-            return 100 * sum(1 for r in rs if r["rank"] and r["rank"] <= k) / n
-
-        mrr = sum(1 / r["rank"] for r in rs if r["rank"]) / n
         empty = 100 * sum(r["empty"] for r in rs) / n
-        return (
-            f"  {label:<10} {name:<16} {n:>4} {at(1):6.1f} {at(5):6.1f} {at(10):6.1f} {mrr:6.3f} {empty:6.1f}"
-        )
+        return f"  {label:<10} {name:<16} {n:>4} {figures([r['rank'] for r in rs])} {empty:6.1f}"
 
     out = [line("all", rows)]
     out += [line(f"{c} {name}", [r for r in rows if r["category"] == c]) for c, name in CATEGORIES.items()]
