@@ -53,6 +53,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -149,8 +150,6 @@ def injected_turns(
     project: Path, question: str, min_confidence: float, turn_of: dict[str, str]
 ) -> set[str] | None:
     """The turns per-prompt recall injects for ``question`` in ``project`` (None: nothing injected)."""
-    import re
-
     from memkeeper.core.recall.lookup import lookup_here
 
     text = lookup_here(str(project), None, question, min_confidence)
@@ -218,8 +217,6 @@ def locomo_recall(folder: Path, min_confidence: float | None) -> None:
 
 def own_recall(keep: Path, min_confidence: float | None, folder: Path) -> None:
     """Per-prompt recall on our own question sets in the store kept at ``keep``, and across domains."""
-    import re
-
     import bench_recall
 
     from memkeeper.core.config.reader import DEFAULT_RECALL_CONFIDENCE
