@@ -582,7 +582,7 @@ def test_a_confident_hit_brings_its_companions(checklist: StorePaths) -> None:
     assert along[0].confidence >= bar > along[1].confidence >= floor
     # no confident hit: nothing, however close the next one comes to the floor
     vague = "release checklist owner"
-    full = search_readonly_hits(checklist, vague)
+    full = _full_ranking_confidences(checklist, vague)
     assert max(full) < 0.3 and sorted(full)[-2] >= 0.15
     assert search_confident(checklist, vague, 0.3, floor=0.15) == []
     # through the whole step: the companion is injected after the confident hit
@@ -591,7 +591,7 @@ def test_a_confident_hit_brings_its_companions(checklist: StorePaths) -> None:
     assert len(lines) == 2 and "Priya owns" in lines[0] and "migration step" in lines[1], text
 
 
-def search_readonly_hits(store: StorePaths, prompt: str) -> list[float]:
+def _full_ranking_confidences(store: StorePaths, prompt: str) -> list[float]:
     """The full ranking's confidences for ``prompt``."""
     from memkeeper.core.search.engine import search_readonly
 
