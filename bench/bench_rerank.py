@@ -283,10 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         f"re-ordering the top {args.top} of ranked search, each conversation held out in turn (L2 {args.l2})"
     )
     print(f"  {'held out':<10} {'order':<28} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
+    chosen = {label: [_only(q, keep) for q in questions] for label, keep in ORDERS}
     for held in names:
         for label, keep in ORDERS:
-            chosen = [_only(q, keep) for q in questions]
-            engine, again, model = held_out(chosen, held, args.l2)
+            engine, again, model = held_out(chosen[label], held, args.l2)
             if label == ORDERS[0][0]:
                 print(f"  {held:<10} {'engine':<28} {len(engine):>4} {locomo.figures(engine)}")
             print(f"  {'':<10} {label:<28} {len(again):>4} {locomo.figures(again)}")
