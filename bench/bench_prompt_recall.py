@@ -255,13 +255,15 @@ def own_recall(keep: Path, min_confidence: float | None, folder: Path) -> None:
 
 
 def main() -> int:
+    import locomo
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds (default 20)")
     parser.add_argument(
         "--locomo",
         type=Path,
         nargs="?",
-        const=REPO.parent / "shared" / "recall" / "locomo-tune",
+        const=locomo.TUNING,
         help="measure what is injected on these LoCoMo conversations instead (default ../shared/recall/locomo-tune)",
     )
     parser.add_argument(
@@ -275,7 +277,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.own is not None:
-        own_recall(args.own, args.min_confidence, REPO.parent / "shared" / "recall" / "locomo-tune")
+        own_recall(args.own, args.min_confidence, locomo.TUNING)
         return 0
     if args.locomo is not None:
         locomo_recall(args.locomo, args.min_confidence)

@@ -54,6 +54,7 @@ from memkeeper.core.search.sources import Doc, l1_body
 from memkeeper.core.store.paths import StorePaths, paths_for
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the sibling modules, also under python -P
 QUESTIONS = HERE / "recall_questions"
 K = 10
 _WORD = re.compile(r"[^\W_]+")
@@ -293,7 +294,6 @@ def shares_a_word(question: str, vocabulary: set[str]) -> bool:
 
 def conversational(folder: Path) -> None:
     """The LoCoMo conversations of ``folder``: ranked search beside the two baselines, by category and conversation."""
-    sys.path.insert(0, str(HERE))  # the sibling module, also under python -P
     import locomo
 
     with tempfile.TemporaryDirectory(prefix="bench-locomo-") as work:
@@ -381,6 +381,8 @@ def ask_set(
 
 
 def main(argv: list[str] | None = None) -> int:
+    import locomo
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     default = HERE.parent.parent / "shared" / "transcripts"
     parser.add_argument("--transcripts", type=Path, default=default, help="folder of real transcripts")
@@ -390,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--locomo",
         type=Path,
-        default=HERE.parent.parent / "shared" / "recall" / "locomo-tune",
+        default=locomo.TUNING,
         help="LoCoMo conversations (third-party data, read where it is; skipped when absent)",
     )
     parser.add_argument(

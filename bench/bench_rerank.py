@@ -267,9 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     import locomo
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--locomo", type=Path, default=HERE.parent.parent / "shared" / "recall" / "locomo-tune"
-    )
+    parser.add_argument("--locomo", type=Path, default=locomo.TUNING)
     parser.add_argument("--top", type=int, default=30, help="hits per question to re-order (default 30)")
     parser.add_argument("--l2", type=float, default=1.0, help="the L2 penalty (default 1.0)")
     args = parser.parse_args(argv)

@@ -28,6 +28,8 @@ from memkeeper.core.search.model import Hit
 from memkeeper.core.store.paths import StorePaths, paths_for
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: The conversations to tune on, read where they are: ``../shared/recall/locomo-tune`` beside the repository.
+TUNING = Path(__file__).resolve().parents[2] / "shared" / "recall" / "locomo-tune"
 
 
 def norm(text: str) -> str:
