@@ -29,7 +29,6 @@ Usage: python bench/bench_rerank.py [--locomo DIR] [--top K] [--l2 X]   (default
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -151,8 +150,7 @@ def collect(folder: Path, work: Path, top: int) -> list[Question]:
 
     out: list[Question] = []
     for conv in locomo.build_all(folder, work):
-        raw = json.loads((folder / f"{conv.name}.json").read_text(encoding="utf-8"))
-        speakers = {raw["speaker_a"], raw["speaker_b"]}
+        speakers = set(conv.speakers)
         bodies = {d.id: d.body for d in iter_all_docs(conv.paths) if d.tier == "l1"}
         words = Words(bodies)
         for qa in conv.questions:

@@ -37,14 +37,21 @@ def norm(text: str) -> str:
 
 
 class Conversation:
-    """One conversation built into a project: its L1 entries mapped to their turns, its questions."""
+    """One conversation built into a project: its L1 entries mapped to their turns, its questions,
+    and the names of its two speakers."""
 
     def __init__(
-        self, name: str, paths: StorePaths, turn_of: dict[str, str], qa: list[dict[str, Any]]
+        self,
+        name: str,
+        paths: StorePaths,
+        turn_of: dict[str, str],
+        qa: list[dict[str, Any]],
+        speakers: tuple[str, str],
     ) -> None:
         self.name = name
         self.paths = paths
         self.turn_of = turn_of  # L1 entry id -> dia_id
+        self.speakers = speakers
         self.questions = [q for q in qa if q.get("category") in CATEGORIES and q.get("evidence")]
 
     def turns(self, hit: Hit) -> set[str]:
@@ -106,7 +113,7 @@ def build(conv_path: Path, work: Path) -> Conversation:
         for d in iter_all_docs(paths)
         if d.tier == "l1" and norm(d.body) in by_text
     }
-    return Conversation(name, paths, turn_of, conv["qa"])
+    return Conversation(name, paths, turn_of, conv["qa"], (first, conv["speaker_b"]))
 
 
 def build_all(folder: Path, work: Path) -> list[Conversation]:
