@@ -178,6 +178,9 @@ FILES = [
     "Dockerfile",
     "fly.toml",
 ]
+#: The application's own modules: what a routine bullet about code (a refactor, tests, coverage, a lint
+#: finding) names; a commit or a merge conflict may touch any file.
+MODULES = [name for name in FILES if name.startswith("app/")]
 BRANCHES = [
     "main",
     "feat/credit-notes",
@@ -219,16 +222,16 @@ ROUTINE = [
     ("tests", "Full suite green: {passed} passed, {small} skipped in {secs} s"),
     ("git", "Committed {sha} on {branch} touching {file}"),
     ("review", "Addressed review comments on PR #{pr} (naming, one missing test)"),
-    ("refactor", "Split {file} into smaller functions; no behaviour change, mypy clean"),
+    ("refactor", "Split {module} into smaller functions; no behaviour change, mypy clean"),
     ("docs", "Updated the README section on {doc}"),
-    ("tests", "Added {small2} tests for {file} edge cases"),
-    ("debug", "Reproduced the failure in {file} with a minimal test before touching the code"),
+    ("tests", "Added {small2} tests for {module} edge cases"),
+    ("debug", "Reproduced the failure in {module} with a minimal test before touching the code"),
     ("git", "Rebased {feature} on main; resolved a conflict in {file}"),
     ("ci", "CI run #{run} green in {mins} min {secs2} s"),
     ("deps", "Bumped {dep} to the latest patch release; lock file regenerated with uv lock"),
-    ("tests", "Coverage of {file} is now {pct}%"),
-    ("review", "Claude suggested extracting a helper in {file}; accepted after reading the diff"),
-    ("debug", "ruff flagged an unused import in {file}; removed"),
+    ("tests", "Coverage of {module} is now {pct}%"),
+    ("review", "Claude suggested extracting a helper in {module}; accepted after reading the diff"),
+    ("debug", "ruff flagged an unused import in {module}; removed"),
     ("db", "Ran the migrations against a copy of the staging DB: {mins} min, no locks over 1 s"),
 ]
 DOC_TOPICS = ["local setup", "running migrations", "webhook testing", "API keys", "deploys", "the worker"]
@@ -237,6 +240,7 @@ DEPENDENCIES = ["fastapi", "sqlalchemy", "pydantic", "alembic", "httpx", "arq", 
 
 def _routine_bullet(rng: random.Random) -> str:
     topic, template = rng.choice(ROUTINE)
+    named = rng.choice(MODULES if "{module}" in template else FILES)
     text = template.format(
         passed=rng.randrange(180, 420),
         small=rng.randrange(0, 4),
@@ -244,7 +248,8 @@ def _routine_bullet(rng: random.Random) -> str:
         sha=f"{rng.getrandbits(28):07x}",
         branch=rng.choice(BRANCHES),
         feature=rng.choice(BRANCHES[1:]),
-        file=rng.choice(FILES),
+        file=named,
+        module=named,
         pr=rng.randrange(12, 140),
         doc=rng.choice(DOC_TOPICS),
         small2=rng.randrange(2, 9),

@@ -133,17 +133,18 @@ async def test_remove_a_bullet_into_the_trash_and_restore_it_with_enter(store: S
         doc = await _open(app, pilot, Target("memory"))
         bullet = next(i for i, item in enumerate(doc.items) if item.kind == "bullet")
         text = doc.items[bullet].text
+        shown = sum(item.text == text for item in doc.items)  # the demo may repeat a routine bullet
         doc.move_to(bullet)
         original = store.memory.read_text()
         await pilot.press("x")
         await settle(pilot)
         await pilot.press("y")  # confirm
         await settle(pilot)
-        assert text not in store.memory.read_text()
+        assert store.memory.read_text().count(text) == original.count(text) - 1  # that bullet, not its twins
         trash = list_trash(store)
         assert trash[0].kind == "excerpt"
         await settle(pilot)
-        assert all(item.text != text for item in _doc(app).items)  # the viewer reloaded
+        assert sum(item.text == text for item in _doc(app).items) == shown - 1  # the viewer reloaded
         await pilot.press("t")
         await settle(pilot)
         assert isinstance(app.screen, TrashScreen)

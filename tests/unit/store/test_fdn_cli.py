@@ -244,6 +244,20 @@ def test_demo_content_is_in_the_real_formats(demo: StorePaths) -> None:
         assert demo.named(name).read_text("utf-8").startswith("# ")
 
 
+def test_demo_bullets_about_code_name_a_code_module(tmp_path: Path) -> None:
+    """A refactor, a test, coverage or a lint finding is about a module, never about a Dockerfile."""
+    about_code = re.compile(
+        r"(?:Split|tests for|Coverage of|failure in|helper in|unused import in) (\S+?)[;\s]"
+    )
+    named: list[str] = []
+    for seed in range(4):
+        paths = create_demo_store(tmp_path / str(seed), seed=seed)
+        text = "".join(p.read_text("utf-8") for p in sorted(paths.root.glob("memory*.md")))
+        named += about_code.findall(text)
+    assert len(named) >= 20
+    assert all(name.startswith("app/") and name.endswith(".py") for name in named), sorted(set(named))
+
+
 def test_demo_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "demo", str(tmp_path / "d"))
     assert code == 0 and out.strip() == str((tmp_path / "d").absolute())
